@@ -1,0 +1,31 @@
+# kael_add_plugin(<name> SOURCES ... [LIBRARIES ...] [OUTPUT_DIRECTORY dir] [NO_INSTALL])
+# Declares a device plugin: a MODULE library named kael_plugin_<name>.so with hidden visibility,
+# linked only against plugin_api (plus the given libraries), exporting only kael_plugin_query.
+function(kael_add_plugin name)
+  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;COMPONENT" "SOURCES;LIBRARIES" ${ARGN})
+  set(target kael_plugin_${name})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  if(NOT ARG_OUTPUT_DIRECTORY)
+    set(ARG_OUTPUT_DIRECTORY ${KAEL_PLUGIN_OUTPUT_DIRECTORY})
+  endif()
+  set_target_properties(${target} PROPERTIES
+    PREFIX ""
+    OUTPUT_NAME kael_plugin_${name}
+    LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY}
+    C_VISIBILITY_PRESET hidden
+    CXX_VISIBILITY_PRESET hidden
+    CUDA_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON
+    INSTALL_RPATH "$ORIGIN")
+  target_link_libraries(${target} PRIVATE kael::plugin_api ${ARG_LIBRARIES})
+  # The version script keeps every symbol but the entry local, static libraries' included.
+  target_link_options(${target} PRIVATE
+    "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map" "LINKER:--no-undefined")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/plugin.map)
+  if(NOT ARG_NO_INSTALL)
+    if(NOT ARG_COMPONENT)
+      set(ARG_COMPONENT ${name})
+    endif()
+    install(TARGETS ${target} LIBRARY DESTINATION ${KAEL_PLUGIN_SUBDIR} COMPONENT ${ARG_COMPONENT})
+  endif()
+endfunction()

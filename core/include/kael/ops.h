@@ -1,0 +1,92 @@
+#pragma once
+// Operations. All operands must live on one device; scalars follow the tensor's device.
+// Every op runs through a plugin kernel; nothing here touches tensor data on the host.
+#include <optional>
+
+#include "kael/tensor.h"
+
+namespace kael {
+
+// Elementwise, with broadcasting and type promotion.
+[[nodiscard]] Tensor add(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor sub(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor mul(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor div(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor pow(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor maximum(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor minimum(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor eq(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor ne(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor lt(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor le(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor gt(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor ge(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor logical_and(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor logical_or(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor logical_not(const Tensor& a);
+[[nodiscard]] Tensor neg(const Tensor& a);
+[[nodiscard]] Tensor abs(const Tensor& a);
+[[nodiscard]] Tensor sign(const Tensor& a);
+[[nodiscard]] Tensor exp(const Tensor& a);
+[[nodiscard]] Tensor log(const Tensor& a);
+[[nodiscard]] Tensor sqrt(const Tensor& a);
+[[nodiscard]] Tensor rsqrt(const Tensor& a);
+[[nodiscard]] Tensor sin(const Tensor& a);
+[[nodiscard]] Tensor cos(const Tensor& a);
+[[nodiscard]] Tensor tanh(const Tensor& a);
+[[nodiscard]] Tensor sigmoid(const Tensor& a);
+[[nodiscard]] Tensor relu(const Tensor& a);
+[[nodiscard]] Tensor gelu(const Tensor& a, bool tanh_approximation = false);
+[[nodiscard]] Tensor square(const Tensor& a);
+[[nodiscard]] Tensor reciprocal(const Tensor& a);
+[[nodiscard]] Tensor relu_backward(const Tensor& input, const Tensor& grad);
+[[nodiscard]] Tensor sigmoid_backward(const Tensor& input, const Tensor& grad);
+[[nodiscard]] Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor clamp(const Tensor& a, double low, double high);
+[[nodiscard]] Tensor clamp_int(const Tensor& a, std::int64_t low, std::int64_t high);
+[[nodiscard]] Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
+[[nodiscard]] Tensor masked_fill_int(const Tensor& a, const Tensor& mask, std::int64_t value);
+
+// Reductions; dim may be negative. keepdim keeps the reduced dimension with size 1.
+[[nodiscard]] Tensor sum(const Tensor& a);
+[[nodiscard]] Tensor sum(const Tensor& a, std::int64_t dim, bool keepdim = false);
+[[nodiscard]] Tensor mean(const Tensor& a);
+[[nodiscard]] Tensor mean(const Tensor& a, std::int64_t dim, bool keepdim = false);
+[[nodiscard]] Tensor prod(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                          bool keepdim = false);
+[[nodiscard]] Tensor max(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                         bool keepdim = false);
+[[nodiscard]] Tensor min(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                         bool keepdim = false);
+[[nodiscard]] Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                            bool keepdim = false);
+[[nodiscard]] Tensor argmin(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                            bool keepdim = false);
+
+// Matrix products: 1-d operands as in numpy, batch dimensions broadcast.
+[[nodiscard]] Tensor matmul(const Tensor& a, const Tensor& b);
+
+// out[i][j] = data[i][index[i][j]] (for axis 1); index is i64, checked on the host first.
+[[nodiscard]] Tensor gather(const Tensor& data, std::int64_t axis, const Tensor& index);
+// data[i][index[i][j]] += source[i][j] (for axis 1), in place.
+Tensor& scatter_add_(Tensor& data, std::int64_t axis, const Tensor& index, const Tensor& source);
+[[nodiscard]] Tensor index_select(const Tensor& data, std::int64_t axis, const Tensor& index);
+
+// Operators.
+[[nodiscard]] Tensor operator+(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor operator-(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor operator*(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor operator/(const Tensor& a, const Tensor& b);
+[[nodiscard]] Tensor operator-(const Tensor& a);
+[[nodiscard]] Tensor operator+(const Tensor& a, double b);
+[[nodiscard]] Tensor operator-(const Tensor& a, double b);
+[[nodiscard]] Tensor operator*(const Tensor& a, double b);
+[[nodiscard]] Tensor operator/(const Tensor& a, double b);
+[[nodiscard]] Tensor operator+(double a, const Tensor& b);
+[[nodiscard]] Tensor operator*(double a, const Tensor& b);
+
+// True when shapes and dtypes agree and every element is within tolerance (NaN equals NaN).
+[[nodiscard]] bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5,
+                            double atol = 1e-8);
+
+}  // namespace kael

@@ -1,0 +1,82 @@
+#pragma once
+// Plugin discovery and the status record of every candidate. The same records are shown by
+// kael-info, the C++ API and Python.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kael/device.h"
+
+namespace kael {
+
+enum class PluginStatus {
+    Loaded,            // loaded and serving at least one device
+    NoDevices,         // loaded, 0 devices; reason says why
+    IncompatibleAbi,   // ABI major differs; reason gives both versions
+    LoadError,         // the loader failed; reason is its message (e.g. a missing dependency)
+    MissingEntry,      // the file loaded but does not export kael_plugin_query
+    InitFailed,        // init() or probe() returned an error or threw; reason is its message
+    Disabled,          // excluded by KAEL_PLUGINS
+    Duplicate,         // another plugin with the same name was found first
+};
+[[nodiscard]] std::string to_string(PluginStatus status);
+
+struct PluginRecord {
+    std::string path;          // the file that was tried
+    std::string name;          // from the table, or from the file name when it did not load
+    std::string version;
+    std::string kind;          // "cpu", "gpu", "emulated", or "" when unknown
+    std::string device_type;   // "cpu", "cuda", or ""
+    std::string build_info;
+    int priority = 0;
+    std::uint32_t abi_major = 0;  // the plugin's; 0 when unknown
+    std::uint32_t abi_minor = 0;
+    PluginStatus status = PluginStatus::LoadError;
+    std::string reason;        // empty for Loaded
+    int device_count = 0;
+    bool selected = false;     // serves its device type (highest priority with devices)
+};
+
+struct DeviceInfo {
+    Device device;
+    std::string name;
+    std::uint64_t memory_total = 0;
+    std::uint64_t memory_free = 0;
+    int capability_major = 0;
+    int capability_minor = 0;
+    std::string plugin;        // the plugin serving it
+    bool emulated = false;
+};
+
+struct DiscoveryStep {
+    std::string folder;
+    std::string origin;        // "api", "KAEL_PLUGIN_PATH", "default"
+    bool exists = false;
+    std::vector<std::string> candidates;
+};
+
+// Loads plugins (once) from: folders given to add_plugin_folder before first use, then
+// KAEL_PLUGIN_PATH, then <dir of libkael_core>/kael/plugins. Never the current directory.
+void add_plugin_folder(const std::string& folder);
+// Loads one more folder now, after discovery; returns the records it added.
+std::vector<PluginRecord> load_plugin_folder(const std::string& folder);
+
+[[nodiscard]] std::vector<PluginRecord> plugins();
+[[nodiscard]] std::vector<DeviceInfo> devices();
+[[nodiscard]] std::vector<DiscoveryStep> discovery_steps();
+[[nodiscard]] bool is_available(const Device& device);
+// Throws DeviceError with the reason when no plugin serves the device.
+void require_device(const Device& device);
+[[nodiscard]] std::string core_abi_version();
+[[nodiscard]] std::string core_version();
+
+// Kernel calls served by the cpu plugin through copies because the device's plugin left the
+// slot empty, keyed "plugin:slot".
+[[nodiscard]] std::map<std::string, std::int64_t> fallback_counts();
+void reset_fallback_counts();
+
+// Waits for all queued work on the device.
+void synchronize(const Device& device);
+
+}  // namespace kael

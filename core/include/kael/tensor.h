@@ -1,0 +1,143 @@
+#pragma once
+// Tensor: a handle to a shared TensorImpl (shape, strides, offset, dtype) over a Storage that
+// lives on one device. Copies of a Tensor share the impl; views share the storage.
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kael/device.h"
+#include "kael/dtype.h"
+#include "kael/error.h"
+
+namespace kael {
+
+using Shape = std::vector<std::int64_t>;
+
+namespace detail {
+class Backend;
+}
+
+// Raw bytes on one device, allocated and released through the device's plugin.
+class Storage {
+public:
+    Storage(std::int64_t nbytes, Device device);
+    ~Storage();
+    Storage(const Storage&) = delete;
+    Storage& operator=(const Storage&) = delete;
+
+    // Device address; only the device's plugin may dereference it unless the device is cpu.
+    [[nodiscard]] void* data() const { return data_; }
+    [[nodiscard]] std::int64_t nbytes() const { return nbytes_; }
+    [[nodiscard]] const Device& device() const { return device_; }
+    [[nodiscard]] const detail::Backend& backend() const { return *backend_; }
+
+private:
+    void* data_ = nullptr;
+    std::int64_t nbytes_ = 0;
+    Device device_;
+    const detail::Backend* backend_ = nullptr;
+};
+
+struct TensorImpl {
+    std::shared_ptr<Storage> storage;
+    Shape shape;
+    Shape strides;             // in elements
+    std::int64_t offset = 0;   // in elements
+    DType dtype = DType::F32;
+};
+
+class Tensor {
+public:
+    Tensor() = default;
+    explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+    [[nodiscard]] bool defined() const { return impl_ != nullptr; }
+    [[nodiscard]] const Shape& shape() const { return impl().shape; }
+    [[nodiscard]] const Shape& strides() const { return impl().strides; }
+    [[nodiscard]] std::int64_t offset() const { return impl().offset; }
+    [[nodiscard]] std::int64_t dim() const { return static_cast<std::int64_t>(shape().size()); }
+    [[nodiscard]] std::int64_t size(std::int64_t dim) const;
+    [[nodiscard]] std::int64_t numel() const;
+    [[nodiscard]] DType dtype() const { return impl().dtype; }
+    [[nodiscard]] const Device& device() const { return impl().storage->device(); }
+    [[nodiscard]] std::int64_t nbytes() const { return numel() * itemsize(dtype()); }
+    [[nodiscard]] bool is_contiguous() const;
+    [[nodiscard]] bool same_impl(const Tensor& other) const { return impl_ == other.impl_; }
+    [[nodiscard]] TensorImpl& impl() const;
+    [[nodiscard]] const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+    // Address of the first element on any device. On a non-cpu device only the plugin may
+    // dereference it.
+    [[nodiscard]] void* device_data() const;
+    // Host accessors: throw on a device tensor ("... call cpu() first").
+    template <typename T> [[nodiscard]] T* data_ptr() const;
+    void check_on_host() const;
+    // Copies to the host when needed; one element only.
+    template <typename T> [[nodiscard]] T item() const;
+    [[nodiscard]] double item_double() const;
+    // All elements in logical order, converted to T, copied to the host when needed.
+    template <typename T> [[nodiscard]] std::vector<T> to_vector() const;
+
+    // Views: share storage.
+    [[nodiscard]] Tensor view(const Shape& shape) const;
+    [[nodiscard]] Tensor reshape(const Shape& shape) const;  // copies when no view exists
+    [[nodiscard]] Tensor flatten() const { return reshape({-1}); }
+    [[nodiscard]] Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;
+    [[nodiscard]] Tensor T() const;
+    [[nodiscard]] Tensor permute(const Shape& order) const;
+    [[nodiscard]] Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t stop,
+                               std::int64_t step = 1) const;
+    [[nodiscard]] Tensor select(std::int64_t dim, std::int64_t index) const;
+    [[nodiscard]] Tensor unsqueeze(std::int64_t dim) const;
+    [[nodiscard]] Tensor squeeze(std::int64_t dim) const;
+    [[nodiscard]] Tensor squeeze() const;
+    [[nodiscard]] Tensor expand(const Shape& shape) const;
+    [[nodiscard]] Tensor as_strided(const Shape& shape, const Shape& strides,
+                                    std::int64_t offset) const;
+
+    // Copies.
+    [[nodiscard]] Tensor contiguous() const;
+    [[nodiscard]] Tensor clone() const;
+    [[nodiscard]] Tensor to(DType dtype) const;
+    // Same device returns this same handle; otherwise a contiguous copy on the target.
+    [[nodiscard]] Tensor to(const Device& device) const;
+    [[nodiscard]] Tensor cuda(int index = 0) const { return to(Device(DeviceType::CUDA, index)); }
+    [[nodiscard]] Tensor cpu() const { return to(kCPU); }
+    // Writes other (broadcast, converted) into this tensor's elements.
+    Tensor& copy_(const Tensor& other);
+    Tensor& fill_(double value);
+
+    [[nodiscard]] std::string str() const;
+
+private:
+    std::shared_ptr<TensorImpl> impl_;
+};
+
+// Factories. Shapes with a zero dimension are valid and allocate nothing.
+[[nodiscard]] Tensor empty(const Shape& shape, DType dtype = DType::F32, Device device = kCPU);
+[[nodiscard]] Tensor zeros(const Shape& shape, DType dtype = DType::F32, Device device = kCPU);
+[[nodiscard]] Tensor ones(const Shape& shape, DType dtype = DType::F32, Device device = kCPU);
+[[nodiscard]] Tensor full(const Shape& shape, double value, DType dtype = DType::F32,
+                          Device device = kCPU);
+// Integer fill values keep every bit (values above 2^53 included).
+[[nodiscard]] Tensor full_int(const Shape& shape, std::int64_t value, DType dtype = DType::I64,
+                              Device device = kCPU);
+[[nodiscard]] Tensor arange(double start, double stop, double step = 1,
+                            DType dtype = DType::F32, Device device = kCPU);
+[[nodiscard]] Tensor scalar_tensor(double value, DType dtype, Device device = kCPU);
+// Tensors from host values; shape defaults to {values.size()}.
+[[nodiscard]] Tensor tensor(const std::vector<float>& values, Shape shape = {},
+                            Device device = kCPU);
+[[nodiscard]] Tensor tensor(const std::vector<double>& values, Shape shape = {},
+                            Device device = kCPU);
+[[nodiscard]] Tensor tensor(const std::vector<std::int64_t>& values, Shape shape = {},
+                            Device device = kCPU);
+[[nodiscard]] Tensor tensor_bool(const std::vector<bool>& values, Shape shape = {},
+                                 Device device = kCPU);
+
+[[nodiscard]] std::string to_string(const Shape& shape);
+std::ostream& operator<<(std::ostream& stream, const Tensor& tensor);
+
+}  // namespace kael

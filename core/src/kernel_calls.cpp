@@ -1,0 +1,210 @@
+#include "kernel_calls.h"
+
+#include <functional>
+
+#include "backend.h"
+#include "kael/tensor_iterator.h"
+
+namespace kael::detail {
+
+kael_element_params no_params() {
+    kael_element_params params{};
+    params.struct_size = sizeof(params);
+    return params;
+}
+
+kael_element_params real_params(double first, double second) {
+    kael_element_params params = no_params();
+    params.reals[0] = first;
+    params.reals[1] = second;
+    return params;
+}
+
+kael_element_params integer_params(std::int64_t first, std::int64_t second) {
+    kael_element_params params = no_params();
+    params.integers[0] = first;
+    params.integers[1] = second;
+    return params;
+}
+
+void check_same_device(const std::vector<Tensor>& tensors, const char* op) {
+    for (const Tensor& tensor : tensors) {
+        if (tensor.device() != tensors.front().device()) {
+            throw DeviceError(std::string(op) +
+                              ": expected all tensors to be on the same device, but found " +
+                              tensors.front().device().str() + " and " + tensor.device().str());
+        }
+    }
+}
+
+void transfer(void* target, const Device& target_device, const void* source,
+              const Device& source_device, std::int64_t bytes) {
+    if (bytes == 0) {
+        return;
+    }
+    const Backend& to = backend_for(target_device);
+    const Backend& from = backend_for(source_device);
+    if (target_device == source_device) {
+        to.copy_within(target_device.index, target, source, bytes);
+    } else if (from.host_addressable()) {
+        to.copy_to_device(target_device.index, target, source, bytes);
+    } else if (to.host_addressable()) {
+        from.copy_to_host(source_device.index, target, source, bytes);
+    } else {
+        std::vector<std::byte> staging(static_cast<std::size_t>(bytes));
+        from.copy_to_host(source_device.index, staging.data(), source, bytes);
+        to.copy_to_device(target_device.index, target, staging.data(), bytes);
+    }
+}
+
+namespace {
+
+// A cpu tensor over a host copy of the tensor's whole storage, with the same view.
+Tensor host_mirror(const Tensor& tensor) {
+    const Storage& storage = *tensor.impl().storage;
+    auto impl = std::make_shared<TensorImpl>(tensor.impl());
+    impl->storage = std::make_shared<Storage>(storage.nbytes(), kCPU);
+    transfer(impl->storage->data(), kCPU, storage.data(), storage.device(), storage.nbytes());
+    return Tensor(impl);
+}
+
+void write_back(const Tensor& mirror, const Tensor& original) {
+    const Storage& storage = *original.impl().storage;
+    transfer(storage.data(), storage.device(), mirror.impl().storage->data(), kCPU,
+             storage.nbytes());
+}
+
+// Runs the kernel on the tensors' device, or on the cpu plugin over host mirrors when the
+// device's plugin lacks the slot. outputs are written back after a fallback.
+template <typename HasSlot>
+void run(const char* slot, const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+         HasSlot has_slot,
+         const std::function<void(const Backend&, int, const std::vector<Tensor>&,
+                                  const std::vector<Tensor>&)>& call) {
+    const Device device = outputs.front().device();
+    const Backend& backend = backend_for(device);
+    if (has_slot(backend.table())) {
+        call(backend, device.index, outputs, inputs);
+        return;
+    }
+    const Backend& host = cpu_backend();
+    if (!has_slot(host.table())) {
+        throw TypeError(std::string("no plugin implements '") + slot + "' (not even cpu)");
+    }
+    std::vector<Tensor> host_outputs;
+    std::vector<Tensor> host_inputs;
+    for (const Tensor& output : outputs) {
+        host_outputs.push_back(host_mirror(output));
+    }
+    for (const Tensor& input : inputs) {
+        host_inputs.push_back(host_mirror(input));
+    }
+    count_fallback(backend, slot);
+    call(host, 0, host_outputs, host_inputs);
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        write_back(host_outputs[i], outputs[i]);
+    }
+}
+
+#define KAEL_SLOT_CHECK(slot) [](const kael_plugin* table) { return KAEL_HAS_SLOT(table, slot); }
+
+}  // namespace
+
+void fill(const Tensor& out, const kael_element_params& value) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("fill", {out}, {}, KAEL_SLOT_CHECK(fill),
+        [&](const Backend& backend, int device, const auto& outs, const auto&) {
+            backend.check(backend.table()->fill(device, abi(outs[0].dtype()),
+                                                outs[0].device_data(), outs[0].numel(), &value),
+                          "fill");
+        });
+}
+
+void convert(const Tensor& out, const Tensor& input) {
+    check_same_device({out, input}, "convert");
+    if (out.numel() == 0) {
+        return;
+    }
+    run("convert", {out}, {input}, KAEL_SLOT_CHECK(convert),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const kael_element_layout layout = element_layout(outs[0], {ins[0]});
+            backend.check(backend.table()->convert(device, abi(outs[0].dtype()),
+                                                   abi(ins[0].dtype()), &layout),
+                          "convert");
+        });
+}
+
+void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor>& inputs,
+                 DType in_dtype, const kael_element_params& params) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("elementwise", {out}, inputs, KAEL_SLOT_CHECK(elementwise),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const kael_element_layout layout = element_layout(outs[0], ins);
+            backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),
+                                                       abi(in_dtype), &layout, &params),
+                          "elementwise");
+        });
+}
+
+void reduce(kael_reduce_op op, const Tensor& out, const Tensor& input, std::int64_t chunk_size,
+            std::int64_t rows) {
+    if (rows == 0) {
+        return;
+    }
+    run("reduce", {out}, {input}, KAEL_SLOT_CHECK(reduce),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->reduce(device, op, abi(outs[0].dtype()),
+                                                  abi(ins[0].dtype()), outs[0].device_data(),
+                                                  ins[0].device_data(), chunk_size, rows),
+                          "reduce");
+        });
+}
+
+void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("matmul", {out}, {a, b}, KAEL_SLOT_CHECK(matmul),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->matmul(device, abi(outs[0].dtype()),
+                                                  ins[0].device_data(), ins[1].device_data(),
+                                                  outs[0].device_data(), &sizes),
+                          "matmul");
+        });
+}
+
+void gather(const Tensor& out, const Tensor& data, const Tensor& index,
+            const kael_index_layout& layout) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("gather", {out}, {data, index}, KAEL_SLOT_CHECK(gather),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->gather(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              ins[0].device_data(),
+                              static_cast<const std::int64_t*>(ins[1].device_data()), &layout),
+                          "gather");
+        });
+}
+
+void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
+                 const kael_index_layout& layout) {
+    if (index.numel() == 0) {
+        return;
+    }
+    run("scatter_add", {data}, {index, source}, KAEL_SLOT_CHECK(scatter_add),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->scatter_add(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              static_cast<const std::int64_t*>(ins[0].device_data()),
+                              ins[1].device_data(), &layout),
+                          "scatter_add");
+        });
+}
+
+}  // namespace kael::detail

@@ -1,0 +1,34 @@
+#pragma once
+// The core's only way to touch tensor data: plugin kernels, with the host fallback through the
+// cpu plugin when the device's plugin leaves a slot empty.
+#include <vector>
+
+#include "kael/plugin_api.h"
+#include "kael/tensor.h"
+
+namespace kael::detail {
+
+inline kael_dtype abi(DType dtype) { return static_cast<kael_dtype>(dtype); }
+kael_element_params no_params();
+kael_element_params real_params(double first, double second = 0);
+kael_element_params integer_params(std::int64_t first, std::int64_t second = 0);
+
+// Throws "expected all tensors to be on the same device, but found cpu and cuda".
+void check_same_device(const std::vector<Tensor>& tensors, const char* op);
+// Copies bytes between blocks on any two devices.
+void transfer(void* target, const Device& target_device, const void* source,
+              const Device& source_device, std::int64_t bytes);
+
+void fill(const Tensor& contiguous_out, const kael_element_params& value);
+void convert(const Tensor& out, const Tensor& input);  // input broadcast to out's shape
+void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor>& inputs,
+                 DType in_dtype, const kael_element_params& params);
+void reduce(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in,
+            std::int64_t chunk_size, std::int64_t rows);
+void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes);
+void gather(const Tensor& out, const Tensor& data, const Tensor& index,
+            const kael_index_layout& layout);
+void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
+                 const kael_index_layout& layout);
+
+}  // namespace kael::detail

@@ -1,0 +1,205 @@
+// Elementwise front-end: promotion, broadcasting and the scalar rules, then one plugin call.
+#include <cmath>
+
+#include "kael/ops.h"
+#include "kael/tensor_iterator.h"
+#include "kernel_calls.h"
+
+namespace kael {
+
+namespace {
+
+using detail::no_params;
+
+DType floating(DType dtype) { return is_floating(dtype) ? dtype : DType::F32; }
+
+Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
+           const std::vector<Tensor>& inputs, const kael_element_params& params = no_params(),
+           std::size_t converted_from = 0) {
+    detail::check_same_device(inputs, name);
+    Shape shape = inputs.front().shape();
+    for (std::size_t i = 1; i < inputs.size(); ++i) {
+        shape = broadcast_shapes(shape, inputs[i].shape(), name);
+    }
+    std::vector<Tensor> operands;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        operands.push_back(i >= converted_from ? inputs[i].to(compute) : inputs[i]);
+    }
+    Tensor out = empty(shape, out_dtype, inputs.front().device());
+    detail::elementwise(op, out, operands, compute, params);
+    return out;
+}
+
+Tensor unary_float(kael_element_op op, const char* name, const Tensor& a) {
+    const DType dtype = floating(a.dtype());
+    return run(op, name, dtype, dtype, {a});
+}
+
+Tensor unary_numeric(kael_element_op op, const char* name, const Tensor& a) {
+    const DType dtype = a.dtype() == DType::Bool ? DType::I64 : a.dtype();
+    return run(op, name, dtype, dtype, {a});
+}
+
+Tensor binary(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
+    const DType dtype = promote(a.dtype(), b.dtype());
+    return run(op, name, dtype, dtype, {a, b});
+}
+
+Tensor compare(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
+    return run(op, name, DType::Bool, promote(a.dtype(), b.dtype()), {a, b});
+}
+
+// A scalar operand lives on the tensor's device and keeps the tensor's dtype when it can.
+Tensor scalar_like(const Tensor& tensor, double value) {
+    DType dtype = tensor.dtype();
+    if (!is_floating(dtype) && (std::trunc(value) != value || dtype == DType::Bool)) {
+        dtype = std::trunc(value) == value && dtype == DType::Bool ? DType::I64 : DType::F32;
+    }
+    return scalar_tensor(value, dtype, tensor.device());
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_PLUS, "add", a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MULTIPLY, "mul", a, b); }
+Tensor sub(const Tensor& a, const Tensor& b) {
+    if (a.dtype() == DType::Bool && b.dtype() == DType::Bool) {
+        throw TypeError("sub: subtraction of two bool tensors is not supported; use logical_xor "
+                        "or convert to i64");
+    }
+    return binary(KAEL_OP_MINUS, "sub", a, b);
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+    const DType dtype = floating(promote(a.dtype(), b.dtype()));
+    return run(KAEL_OP_DIVIDE, "div", dtype, dtype, {a, b});
+}
+Tensor pow(const Tensor& a, const Tensor& b) {
+    if (promote(a.dtype(), b.dtype()) == DType::Bool) {
+        throw TypeError("pow: not supported for bool tensors");
+    }
+    return binary(KAEL_OP_POWER, "pow", a, b);
+}
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MAXIMUM, "maximum", a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MINIMUM, "minimum", a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_EQUAL, "eq", a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_NOT_EQUAL, "ne", a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_LESS, "lt", a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_LESS_EQUAL, "le", a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_GREATER, "gt", a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_GREATER_EQUAL, "ge", a, b); }
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+    return compare(KAEL_OP_LOGICAL_AND, "logical_and", a, b);
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+    return compare(KAEL_OP_LOGICAL_OR, "logical_or", a, b);
+}
+Tensor logical_not(const Tensor& a) {
+    return run(KAEL_OP_LOGICAL_NOT, "logical_not", DType::Bool, a.dtype(), {a});
+}
+
+Tensor neg(const Tensor& a) {
+    if (a.dtype() == DType::Bool) {
+        throw TypeError("neg: negation of a bool tensor is not supported; use logical_not");
+    }
+    return run(KAEL_OP_NEGATE, "neg", a.dtype(), a.dtype(), {a});
+}
+Tensor abs(const Tensor& a) { return unary_numeric(KAEL_OP_ABS, "abs", a); }
+Tensor sign(const Tensor& a) { return unary_numeric(KAEL_OP_SIGN, "sign", a); }
+Tensor square(const Tensor& a) { return unary_numeric(KAEL_OP_SQUARE, "square", a); }
+Tensor relu(const Tensor& a) { return unary_numeric(KAEL_OP_RELU, "relu", a); }
+Tensor exp(const Tensor& a) { return unary_float(KAEL_OP_EXP, "exp", a); }
+Tensor log(const Tensor& a) { return unary_float(KAEL_OP_LOG, "log", a); }
+Tensor sqrt(const Tensor& a) { return unary_float(KAEL_OP_SQRT, "sqrt", a); }
+Tensor rsqrt(const Tensor& a) { return unary_float(KAEL_OP_RSQRT, "rsqrt", a); }
+Tensor sin(const Tensor& a) { return unary_float(KAEL_OP_SIN, "sin", a); }
+Tensor cos(const Tensor& a) { return unary_float(KAEL_OP_COS, "cos", a); }
+Tensor tanh(const Tensor& a) { return unary_float(KAEL_OP_TANH, "tanh", a); }
+Tensor sigmoid(const Tensor& a) { return unary_float(KAEL_OP_SIGMOID, "sigmoid", a); }
+Tensor reciprocal(const Tensor& a) { return unary_float(KAEL_OP_RECIPROCAL, "reciprocal", a); }
+Tensor gelu(const Tensor& a, bool tanh_approximation) {
+    return unary_float(tanh_approximation ? KAEL_OP_GELU_TANH : KAEL_OP_GELU_EXACT, "gelu", a);
+}
+
+Tensor relu_backward(const Tensor& input, const Tensor& grad) {
+    const DType dtype = floating(promote(input.dtype(), grad.dtype()));
+    return run(KAEL_OP_RELU_BACKWARD, "relu_backward", dtype, dtype, {input, grad});
+}
+Tensor sigmoid_backward(const Tensor& input, const Tensor& grad) {
+    const DType dtype = floating(promote(input.dtype(), grad.dtype()));
+    return run(KAEL_OP_SIGMOID_BACKWARD, "sigmoid_backward", dtype, dtype, {input, grad});
+}
+
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
+    if (condition.dtype() != DType::Bool) {
+        throw TypeError("where: condition must be bool, got " + to_string(condition.dtype()));
+    }
+    const DType dtype = promote(a.dtype(), b.dtype());
+    return run(KAEL_OP_WHERE, "where", dtype, dtype, {condition, a, b}, no_params(), 1);
+}
+
+Tensor clamp(const Tensor& a, double low, double high) {
+    if (low > high) {
+        throw ValueError("clamp: low " + std::to_string(low) + " is greater than high " +
+                         std::to_string(high));
+    }
+    if (!is_floating(a.dtype())) {
+        return clamp_int(a, static_cast<std::int64_t>(std::ceil(low)),
+                         static_cast<std::int64_t>(std::floor(high)));
+    }
+    return run(KAEL_OP_CLAMP, "clamp", a.dtype(), a.dtype(), {a}, detail::real_params(low, high));
+}
+
+Tensor clamp_int(const Tensor& a, std::int64_t low, std::int64_t high) {
+    if (low > high) {
+        throw ValueError("clamp: low " + std::to_string(low) + " is greater than high " +
+                         std::to_string(high));
+    }
+    if (is_floating(a.dtype())) {
+        return clamp(a, static_cast<double>(low), static_cast<double>(high));
+    }
+    const DType dtype = a.dtype() == DType::Bool ? DType::I64 : a.dtype();
+    return run(KAEL_OP_CLAMP, "clamp", dtype, dtype, {a}, detail::integer_params(low, high));
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
+    if (!is_floating(a.dtype())) {
+        return masked_fill_int(a, mask, static_cast<std::int64_t>(value));
+    }
+    if (mask.dtype() != DType::Bool) {
+        throw TypeError("masked_fill: mask must be bool, got " + to_string(mask.dtype()));
+    }
+    detail::check_same_device({a, mask}, "masked_fill");
+    Tensor out = empty(broadcast_shapes(a.shape(), mask.shape(), "masked_fill"), a.dtype(),
+                       a.device());
+    detail::elementwise(KAEL_OP_MASKED_FILL, out, {a, mask}, a.dtype(), detail::real_params(value));
+    return out;
+}
+
+Tensor masked_fill_int(const Tensor& a, const Tensor& mask, std::int64_t value) {
+    if (is_floating(a.dtype())) {
+        return masked_fill(a, mask, static_cast<double>(value));
+    }
+    if (mask.dtype() != DType::Bool) {
+        throw TypeError("masked_fill: mask must be bool, got " + to_string(mask.dtype()));
+    }
+    detail::check_same_device({a, mask}, "masked_fill");
+    Tensor out = empty(broadcast_shapes(a.shape(), mask.shape(), "masked_fill"), a.dtype(),
+                       a.device());
+    detail::elementwise(KAEL_OP_MASKED_FILL, out, {a, mask}, a.dtype(),
+                        detail::integer_params(a.dtype() == DType::Bool ? value != 0 : value));
+    return out;
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator+(const Tensor& a, double b) { return add(a, scalar_like(a, b)); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, scalar_like(a, b)); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, scalar_like(a, b)); }
+Tensor operator/(const Tensor& a, double b) { return div(a, scalar_like(a, b)); }
+Tensor operator+(double a, const Tensor& b) { return add(scalar_like(b, a), b); }
+Tensor operator*(double a, const Tensor& b) { return mul(scalar_like(b, a), b); }
+
+}  // namespace kael

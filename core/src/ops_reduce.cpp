@@ -1,0 +1,130 @@
+// Reductions: the reduced dimension is moved last and made contiguous, then rows are reduced.
+#include "kael/ops.h"
+#include "kernel_calls.h"
+
+namespace kael {
+
+namespace {
+
+DType accumulated(kael_reduce_op op, DType dtype) {
+    switch (op) {
+        case KAEL_REDUCE_SUM:
+        case KAEL_REDUCE_PROD: return is_floating(dtype) ? dtype : DType::I64;
+        case KAEL_REDUCE_ARGMAX:
+        case KAEL_REDUCE_ARGMIN: return DType::I64;
+        default: return dtype;
+    }
+}
+
+bool needs_elements(kael_reduce_op op) {
+    return op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD;
+}
+
+Tensor reduce_all(kael_reduce_op op, const char* name, const Tensor& a) {
+    if (needs_elements(op) && a.numel() == 0) {
+        throw ValueError(std::string(name) + ": cannot reduce an empty tensor of shape " +
+                         to_string(a.shape()));
+    }
+    const Tensor input = a.contiguous();
+    Tensor out = empty({}, accumulated(op, a.dtype()), a.device());
+    detail::reduce(op, out, input, a.numel(), 1);
+    return out;
+}
+
+Tensor reduce_dim(kael_reduce_op op, const char* name, const Tensor& a, std::int64_t dim,
+                  bool keepdim) {
+    const std::int64_t rank = std::max<std::int64_t>(a.dim(), 1);
+    if (dim < -rank || dim >= rank) {
+        throw IndexError(std::string(name) + ": dimension " + std::to_string(dim) +
+                         " is out of range for shape " + to_string(a.shape()));
+    }
+    if (a.dim() == 0) {
+        return reduce_all(op, name, a);
+    }
+    dim = dim < 0 ? dim + a.dim() : dim;
+    const std::int64_t size = a.shape()[dim];
+    if (needs_elements(op) && size == 0) {
+        throw ValueError(std::string(name) + ": cannot reduce dimension " + std::to_string(dim) +
+                         " of size 0 (shape " + to_string(a.shape()) + ")");
+    }
+    Shape order;
+    Shape out_shape;
+    for (std::int64_t d = 0; d < a.dim(); ++d) {
+        if (d != dim) {
+            order.push_back(d);
+            out_shape.push_back(a.shape()[d]);
+        }
+    }
+    order.push_back(dim);
+    const Tensor input = a.permute(order).contiguous();
+    Tensor out = empty(out_shape, accumulated(op, a.dtype()), a.device());
+    detail::reduce(op, out, input, size, out.numel());
+    return keepdim ? out.unsqueeze(dim) : out;
+}
+
+Tensor reduce(kael_reduce_op op, const char* name, const Tensor& a,
+              std::optional<std::int64_t> dim, bool keepdim) {
+    if (!dim) {
+        Tensor out = reduce_all(op, name, a);
+        if (keepdim) {
+            return out.view(Shape(a.shape().size(), 1));
+        }
+        return out;
+    }
+    return reduce_dim(op, name, a, *dim, keepdim);
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& a) { return reduce_all(KAEL_REDUCE_SUM, "sum", a); }
+Tensor sum(const Tensor& a, std::int64_t dim, bool keepdim) {
+    return reduce_dim(KAEL_REDUCE_SUM, "sum", a, dim, keepdim);
+}
+
+Tensor mean(const Tensor& a) {
+    if (!is_floating(a.dtype())) {
+        throw TypeError("mean: expected a floating dtype, got " + to_string(a.dtype()));
+    }
+    return sum(a) / static_cast<double>(a.numel());
+}
+
+Tensor mean(const Tensor& a, std::int64_t dim, bool keepdim) {
+    if (!is_floating(a.dtype())) {
+        throw TypeError("mean: expected a floating dtype, got " + to_string(a.dtype()));
+    }
+    const Tensor total = sum(a, dim, keepdim);
+    const std::int64_t count = a.dim() == 0 ? 1 : a.size(dim);
+    return total / static_cast<double>(count);
+}
+
+Tensor prod(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
+    return reduce(KAEL_REDUCE_PROD, "prod", a, dim, keepdim);
+}
+Tensor max(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
+    return reduce(KAEL_REDUCE_MAX, "max", a, dim, keepdim);
+}
+Tensor min(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
+    return reduce(KAEL_REDUCE_MIN, "min", a, dim, keepdim);
+}
+Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
+    return reduce(KAEL_REDUCE_ARGMAX, "argmax", a, dim, keepdim);
+}
+Tensor argmin(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
+    return reduce(KAEL_REDUCE_ARGMIN, "argmin", a, dim, keepdim);
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+    if (a.shape() != b.shape() || a.dtype() != b.dtype()) {
+        return false;
+    }
+    if (a.numel() == 0) {
+        return true;
+    }
+    const Tensor x = a.to(DType::F64);
+    const Tensor y = b.to(DType::F64);
+    const Tensor close = le(abs(x - y), abs(y) * rtol + atol);
+    const Tensor both_nan = logical_and(ne(x, x), ne(y, y));
+    return min(logical_or(close, both_nan)).item<bool>();
+}
+
+}  // namespace kael

@@ -1,0 +1,333 @@
+// Plugin discovery: every candidate file gets a status record; loaded plugins are never unloaded.
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "backend.h"
+#include "kael/error.h"
+#include "registry_state.h"
+
+namespace kael {
+namespace fs = std::filesystem;
+
+namespace detail {
+
+RegistryState& state() {
+    // Leaked on purpose: tensors in static storage may release blocks after main returns.
+    static auto* registry = new RegistryState();
+    return *registry;
+}
+
+namespace {
+
+std::vector<std::string> split(const std::string& text, char separator) {
+    std::vector<std::string> parts;
+    std::stringstream stream(text);
+    std::string part;
+    while (std::getline(stream, part, separator)) {
+        if (!part.empty()) {
+            parts.push_back(part);
+        }
+    }
+    return parts;
+}
+
+std::string env(const char* name) {
+    const char* value = std::getenv(name);
+    return value == nullptr ? std::string() : std::string(value);
+}
+
+bool looks_like_plugin(const fs::path& file) {
+    const std::string name = file.filename().string();
+    return name.starts_with(KAEL_PLUGIN_FILE_PREFIX) && name.ends_with(".so") &&
+           name.size() > std::string(KAEL_PLUGIN_FILE_PREFIX).size() + 3;
+}
+
+std::string plugin_name_of(const fs::path& file) {
+    const std::string name = file.filename().string();
+    const auto prefix = std::string(KAEL_PLUGIN_FILE_PREFIX).size();
+    return name.substr(prefix, name.size() - prefix - 3);
+}
+
+// KAEL_PLUGINS="cpu,cuda" keeps only those; "-emulated" drops one and keeps the rest.
+bool enabled_by_env(const std::string& name) {
+    const std::string setting = env("KAEL_PLUGINS");
+    if (setting.empty()) {
+        return true;
+    }
+    bool has_allow_list = false;
+    bool allowed = false;
+    for (const std::string& entry : split(setting, ',')) {
+        if (entry.front() == '-') {
+            if (entry.substr(1) == name) {
+                return false;
+            }
+        } else {
+            has_allow_list = true;
+            allowed = allowed || entry == name;
+        }
+    }
+    return !has_allow_list || allowed;
+}
+
+std::string kind_name(kael_plugin_kind kind) {
+    switch (kind) {
+        case KAEL_PLUGIN_KIND_CPU: return "cpu";
+        case KAEL_PLUGIN_KIND_GPU: return "gpu";
+        case KAEL_PLUGIN_KIND_EMULATED: return "emulated";
+        default: return "unknown";
+    }
+}
+
+std::string plugin_message(const kael_plugin* table) {
+    try {
+        const char* message = table->last_error != nullptr ? table->last_error() : nullptr;
+        return message != nullptr && *message != '\0' ? message : "no message from the plugin";
+    } catch (...) {
+        return "the plugin's last_error threw";
+    }
+}
+
+constexpr std::size_t kRequiredTableSize = offsetof(kael_plugin, synchronize) + sizeof(void*);
+
+// Fills the record from the table and runs init and probe; returns whether it can serve.
+bool admit(const kael_plugin* table, PluginRecord& record) {
+    record.abi_major = table->abi_major;
+    record.abi_minor = table->abi_minor;
+    if (table->abi_major != KAEL_ABI_MAJOR) {
+        record.status = PluginStatus::IncompatibleAbi;
+        record.reason = "plugin ABI " + std::to_string(table->abi_major) + "." +
+                        std::to_string(table->abi_minor) + ", core ABI " + core_abi_version() +
+                        " (the major versions must match)";
+        return false;
+    }
+    if (table->struct_size < kRequiredTableSize) {
+        record.status = PluginStatus::IncompatibleAbi;
+        record.reason = "plugin table has " + std::to_string(table->struct_size) +
+                        " bytes, fewer than the required " + std::to_string(kRequiredTableSize);
+        return false;
+    }
+    record.name = table->name != nullptr ? table->name : record.name;
+    record.version = table->version != nullptr ? table->version : "";
+    record.kind = kind_name(table->kind);
+    record.device_type = table->device_type != nullptr ? table->device_type : "";
+    record.build_info = table->build_info != nullptr ? table->build_info : "";
+    record.priority = table->priority;
+    for (const auto* slot : {(const void*)table->probe, (const void*)table->device_properties,
+                             (const void*)table->allocate, (const void*)table->release,
+                             (const void*)table->copy_to_device, (const void*)table->copy_to_host,
+                             (const void*)table->copy_within_device,
+                             (const void*)table->synchronize, (const void*)table->last_error}) {
+        if (slot == nullptr) {
+            record.status = PluginStatus::LoadError;
+            record.reason = "a required slot of the plugin table is NULL";
+            return false;
+        }
+    }
+    if (record.device_type != "cpu" && record.device_type != "cuda") {
+        record.status = PluginStatus::LoadError;
+        record.reason = "unknown device type '" + record.device_type + "'";
+        return false;
+    }
+    try {
+        if (table->init != nullptr && table->init() != KAEL_STATUS_OK) {
+            record.status = PluginStatus::InitFailed;
+            record.reason = "init failed: " + plugin_message(table);
+            return false;
+        }
+        std::int32_t count = 0;
+        const char* reason = nullptr;
+        if (table->probe(&count, &reason) != KAEL_STATUS_OK) {
+            record.status = PluginStatus::InitFailed;
+            record.reason = "probe failed: " + plugin_message(table);
+            return false;
+        }
+        record.device_count = std::max(0, count);
+        if (count <= 0) {
+            record.status = PluginStatus::NoDevices;
+            record.reason = reason != nullptr && *reason != '\0' ? reason
+                                                                  : "the plugin found no devices";
+            return true;
+        }
+    } catch (const std::exception& error) {
+        record.status = PluginStatus::InitFailed;
+        record.reason = std::string("the plugin threw a C++ exception across the ABI: ") +
+                        error.what();
+        return false;
+    } catch (...) {
+        record.status = PluginStatus::InitFailed;
+        record.reason = "the plugin threw an unknown exception across the ABI";
+        return false;
+    }
+    record.status = PluginStatus::Loaded;
+    return true;
+}
+
+void try_candidate(RegistryState& registry, const fs::path& file) {
+    PluginRecord record;
+    record.path = file.string();
+    record.name = plugin_name_of(file);
+    if (!enabled_by_env(record.name)) {
+        record.status = PluginStatus::Disabled;
+        record.reason = "disabled by KAEL_PLUGINS=" + env("KAEL_PLUGINS");
+        registry.records.push_back(record);
+        return;
+    }
+    for (const PluginRecord& other : registry.records) {
+        if (other.name == record.name && other.status != PluginStatus::Disabled &&
+            other.status != PluginStatus::Duplicate) {
+            record.status = PluginStatus::Duplicate;
+            record.reason = "a plugin named '" + record.name + "' was already found at " +
+                            other.path;
+            registry.records.push_back(record);
+            return;
+        }
+    }
+    boost::dll::shared_library library;
+    try {
+        library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& error) {
+        record.status = PluginStatus::LoadError;
+        record.reason = error.what();
+        registry.records.push_back(record);
+        return;
+    }
+    if (!library.has(KAEL_PLUGIN_ENTRY_NAME)) {
+        record.status = PluginStatus::MissingEntry;
+        record.reason = std::string("the library does not export ") + KAEL_PLUGIN_ENTRY_NAME;
+        registry.libraries->push_back(std::move(library));
+        registry.records.push_back(record);
+        return;
+    }
+    const auto query = library.get<const kael_plugin*(std::uint32_t, std::uint32_t)>(
+        KAEL_PLUGIN_ENTRY_NAME);
+    registry.libraries->push_back(std::move(library));
+    const kael_plugin* table = nullptr;
+    try {
+        table = query(KAEL_ABI_MAJOR, KAEL_ABI_MINOR);
+    } catch (...) {
+        table = nullptr;
+    }
+    if (table == nullptr) {
+        record.status = PluginStatus::LoadError;
+        record.reason = std::string(KAEL_PLUGIN_ENTRY_NAME) + " returned no plugin table";
+        registry.records.push_back(record);
+        return;
+    }
+    const bool usable = admit(table, record);
+    registry.records.push_back(record);
+    if (usable) {
+        registry.backends.emplace_back(table, registry.records.size() - 1);
+    }
+}
+
+void scan_folder(RegistryState& registry, const std::string& folder, const std::string& origin) {
+    DiscoveryStep step;
+    step.folder = folder;
+    step.origin = origin;
+    std::error_code error;
+    step.exists = fs::is_directory(folder, error);
+    std::vector<fs::path> files;
+    if (step.exists) {
+        for (const auto& entry : fs::directory_iterator(folder, error)) {
+            if (looks_like_plugin(entry.path())) {
+                files.push_back(entry.path());
+            }
+        }
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+        step.candidates.push_back(file.string());
+        try_candidate(registry, file);
+    }
+    registry.steps.push_back(step);
+}
+
+void select_backends(RegistryState& registry) {
+    registry.serving.clear();
+    for (PluginRecord& record : registry.records) {
+        record.selected = false;
+    }
+    for (Backend& backend : registry.backends) {
+        PluginRecord& record = registry.records[backend.record_index()];
+        if (record.device_count <= 0) {
+            continue;
+        }
+        auto found = registry.serving.find(record.device_type);
+        if (found == registry.serving.end() ||
+            registry.records[found->second->record_index()].priority < record.priority) {
+            registry.serving[record.device_type] = &backend;
+        }
+    }
+    for (const auto& [type, backend] : registry.serving) {
+        registry.records[backend->record_index()].selected = true;
+    }
+}
+
+void shutdown_plugins() {
+    RegistryState& registry = state();
+    const std::lock_guard lock(registry.mutex);
+    registry.shut_down = true;
+    for (const Backend& backend : registry.backends) {
+        if (KAEL_HAS_SLOT(backend.table(), shutdown)) {
+            try {
+                backend.table()->shutdown();
+            } catch (...) {
+            }
+        }
+    }
+}
+
+std::string default_plugin_folder() {
+    const fs::path core = boost::dll::this_line_location();
+    return fs::weakly_canonical(core.parent_path() / "kael" / "plugins").string();
+}
+
+}  // namespace
+
+RegistryState& discovered() {
+    RegistryState& registry = state();
+    std::call_once(registry.discovered, [&registry] {
+        const std::lock_guard lock(registry.mutex);
+        for (const std::string& folder : registry.api_folders) {
+            scan_folder(registry, folder, "api");
+        }
+        for (const std::string& folder : split(env("KAEL_PLUGIN_PATH"), ':')) {
+            scan_folder(registry, folder, "KAEL_PLUGIN_PATH");
+        }
+        scan_folder(registry, default_plugin_folder(), "default");
+        select_backends(registry);
+        std::atexit(shutdown_plugins);
+    });
+    return registry;
+}
+
+std::vector<PluginRecord> load_folder_now(const std::string& folder) {
+    RegistryState& registry = discovered();
+    const std::lock_guard lock(registry.mutex);
+    const std::size_t before = registry.records.size();
+    scan_folder(registry, folder, "api");
+    select_backends(registry);
+    return {registry.records.begin() + static_cast<std::ptrdiff_t>(before),
+            registry.records.end()};
+}
+
+}  // namespace detail
+
+void add_plugin_folder(const std::string& folder) {
+    detail::RegistryState& registry = detail::state();
+    const std::lock_guard lock(registry.mutex);
+    registry.api_folders.push_back(folder);
+}
+
+std::vector<PluginRecord> load_plugin_folder(const std::string& folder) {
+    return detail::load_folder_now(folder);
+}
+
+}  // namespace kael

@@ -1,0 +1,35 @@
+#pragma once
+// The registry's shared state, private to the core.
+#include <boost/dll/shared_library.hpp>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "kael/registry.h"
+
+namespace kael::detail {
+
+struct RegistryState {
+    std::mutex mutex;
+    std::once_flag discovered;
+    bool shut_down = false;
+    std::vector<std::string> api_folders;
+    std::vector<PluginRecord> records;
+    std::vector<DiscoveryStep> steps;
+    // Never destroyed: unloading plugins at exit crashes every system that tried it.
+    std::vector<boost::dll::shared_library>* libraries =
+        new std::vector<boost::dll::shared_library>();
+    std::deque<Backend> backends;               // stable addresses
+    std::map<std::string, Backend*> serving;    // device type -> selected backend
+    std::mutex fallback_mutex;
+    std::map<std::string, std::int64_t> fallbacks;
+};
+
+RegistryState& state();
+RegistryState& discovered();
+std::vector<PluginRecord> load_folder_now(const std::string& folder);
+
+}  // namespace kael::detail

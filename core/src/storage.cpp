@@ -1,0 +1,23 @@
+#include "backend.h"
+#include "kael/tensor.h"
+
+namespace kael {
+
+Storage::Storage(std::int64_t nbytes, Device device)
+    : nbytes_(nbytes), device_(device), backend_(&detail::backend_for(device)) {
+    if (nbytes < 0) {
+        throw ValueError("cannot allocate a negative number of bytes (" + std::to_string(nbytes) +
+                         ")");
+    }
+    if (nbytes > 0) {
+        data_ = backend_->allocate(device.index, nbytes);
+    }
+}
+
+Storage::~Storage() {
+    if (data_ != nullptr) {
+        backend_->release(device_.index, data_);
+    }
+}
+
+}  // namespace kael

@@ -1,0 +1,478 @@
+#include "kael/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <sstream>
+
+#include "kael/tensor_iterator.h"
+#include "kernel_calls.h"
+
+namespace kael {
+
+namespace {
+
+std::int64_t product(const Shape& shape) {
+    return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+Shape contiguous_strides(const Shape& shape) {
+    Shape strides(shape.size(), 1);
+    for (std::size_t i = shape.size(); i-- > 1;) {
+        strides[i - 1] = strides[i] * std::max<std::int64_t>(shape[i], 1);
+    }
+    return strides;
+}
+
+std::int64_t wrap_dim(std::int64_t dim, std::int64_t rank, const char* op) {
+    const std::int64_t bound = std::max<std::int64_t>(rank, 1);
+    if (dim < -bound || dim >= bound) {
+        throw IndexError(std::string(op) + ": dimension " + std::to_string(dim) +
+                         " is out of range for a tensor with " + std::to_string(rank) +
+                         " dimension(s)");
+    }
+    return dim < 0 ? dim + bound : dim;
+}
+
+Tensor with_view(const Tensor& base, Shape shape, Shape strides, std::int64_t offset) {
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = base.impl().storage;
+    impl->shape = std::move(shape);
+    impl->strides = std::move(strides);
+    impl->offset = offset;
+    impl->dtype = base.dtype();
+    return Tensor(impl);
+}
+
+Tensor from_host(const void* values, std::int64_t count, Shape shape, DType dtype,
+                 const Device& device) {
+    if (shape.empty()) {
+        shape = {count};
+    }
+    if (product(shape) != count) {
+        throw ValueError("tensor: " + std::to_string(count) + " values do not fill shape " +
+                         to_string(shape));
+    }
+    Tensor host = empty(shape, dtype, kCPU);
+    if (count > 0) {
+        std::memcpy(host.device_data(), values, static_cast<std::size_t>(host.nbytes()));
+    }
+    return host.to(device);
+}
+
+}  // namespace
+
+std::string to_string(const Shape& shape) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        text += (i == 0 ? "" : ", ") + std::to_string(shape[i]);
+    }
+    return text + "]";
+}
+
+TensorImpl& Tensor::impl() const {
+    if (!impl_) {
+        throw ValueError("use of an undefined tensor");
+    }
+    return *impl_;
+}
+
+std::int64_t Tensor::size(std::int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
+std::int64_t Tensor::numel() const { return product(shape()); }
+
+bool Tensor::is_contiguous() const {
+    std::int64_t expected = 1;
+    for (std::size_t i = shape().size(); i-- > 0;) {
+        if (shape()[i] == 1) {
+            continue;
+        }
+        if (shape()[i] == 0) {
+            return true;
+        }
+        if (strides()[i] != expected) {
+            return false;
+        }
+        expected *= shape()[i];
+    }
+    return true;
+}
+
+void* Tensor::device_data() const {
+    auto* base = static_cast<std::byte*>(impl().storage->data());
+    return base == nullptr ? nullptr : base + offset() * itemsize(dtype());
+}
+
+void Tensor::check_on_host() const {
+    if (!device().is_cpu()) {
+        throw DeviceError(
+            "this operation reads tensor memory directly, which is not possible on device " +
+            to_string(device().type) + "; call cpu() first");
+    }
+}
+
+template <typename T> T* Tensor::data_ptr() const {
+    check_on_host();
+    if (dtype() != dtype_of_v<T>) {
+        throw TypeError("data_ptr: tensor has dtype " + to_string(dtype()) + ", asked for " +
+                        to_string(dtype_of_v<T>));
+    }
+    return static_cast<T*>(device_data());
+}
+template float* Tensor::data_ptr<float>() const;
+template double* Tensor::data_ptr<double>() const;
+template std::int64_t* Tensor::data_ptr<std::int64_t>() const;
+template bool* Tensor::data_ptr<bool>() const;
+
+template <typename T> std::vector<T> Tensor::to_vector() const {
+    const Tensor host = to(kCPU).to(dtype_of_v<T>).contiguous();
+    std::vector<T> values(static_cast<std::size_t>(host.numel()));
+    if constexpr (std::is_same_v<T, bool>) {
+        const auto* bytes = static_cast<const std::uint8_t*>(host.device_data());
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            values[i] = bytes[i] != 0;
+        }
+    } else if (!values.empty()) {
+        std::memcpy(values.data(), host.device_data(), values.size() * sizeof(T));
+    }
+    return values;
+}
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
+template std::vector<bool> Tensor::to_vector<bool>() const;
+
+template <typename T> T Tensor::item() const {
+    if (numel() != 1) {
+        throw ValueError("item: expected a tensor with one element, got shape " +
+                         to_string(shape()));
+    }
+    return to_vector<T>().front();
+}
+template float Tensor::item<float>() const;
+template double Tensor::item<double>() const;
+template std::int64_t Tensor::item<std::int64_t>() const;
+template bool Tensor::item<bool>() const;
+
+double Tensor::item_double() const { return item<double>(); }
+
+Tensor Tensor::view(const Shape& requested) const {
+    Shape shape = requested;
+    std::int64_t known = 1;
+    int inferred = -1;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == -1) {
+            if (inferred >= 0) {
+                throw ValueError("view: only one dimension can be -1, got " + to_string(shape));
+            }
+            inferred = static_cast<int>(i);
+        } else if (shape[i] < 0) {
+            throw ValueError("view: invalid shape " + to_string(shape));
+        } else {
+            known *= shape[i];
+        }
+    }
+    if (inferred >= 0) {
+        if (known == 0 || numel() % known != 0) {
+            throw ValueError("view: shape " + to_string(requested) + " is invalid for " +
+                             std::to_string(numel()) + " elements");
+        }
+        shape[inferred] = numel() / known;
+    }
+    if (product(shape) != numel()) {
+        throw ValueError("view: shape " + to_string(requested) + " is invalid for a tensor of shape " +
+                         to_string(this->shape()));
+    }
+    if (!is_contiguous()) {
+        throw ValueError("view: tensor of shape " + to_string(this->shape()) +
+                         " is not contiguous; use reshape()");
+    }
+    return with_view(*this, shape, contiguous_strides(shape), offset());
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+    return is_contiguous() ? view(shape) : contiguous().view(shape);
+}
+
+Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
+    if (dim() < 2 && dim0 == dim1) {
+        return with_view(*this, shape(), strides(), offset());
+    }
+    dim0 = wrap_dim(dim0, dim(), "transpose");
+    dim1 = wrap_dim(dim1, dim(), "transpose");
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    std::swap(shape[dim0], shape[dim1]);
+    std::swap(strides[dim0], strides[dim1]);
+    return with_view(*this, shape, strides, offset());
+}
+
+Tensor Tensor::T() const {
+    if (dim() > 2) {
+        throw ValueError("T: expected a tensor with at most 2 dimensions, got shape " +
+                         to_string(shape()));
+    }
+    return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::permute(const Shape& order) const {
+    if (static_cast<std::int64_t>(order.size()) != dim()) {
+        throw ValueError("permute: order " + to_string(order) + " does not match shape " +
+                         to_string(shape()));
+    }
+    Shape shape(order.size());
+    Shape strides(order.size());
+    std::vector<bool> seen(order.size(), false);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const std::int64_t d = wrap_dim(order[i], dim(), "permute");
+        if (seen[d]) {
+            throw ValueError("permute: repeated dimension in " + to_string(order));
+        }
+        seen[d] = true;
+        shape[i] = this->shape()[d];
+        strides[i] = this->strides()[d];
+    }
+    return with_view(*this, shape, strides, offset());
+}
+
+Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t stop,
+                     std::int64_t step) const {
+    d = wrap_dim(d, dim(), "slice");
+    if (step <= 0) {
+        throw ValueError("slice: step must be positive, got " + std::to_string(step));
+    }
+    const std::int64_t size = shape()[d];
+    auto clampi = [size](std::int64_t v) {
+        v = v < 0 ? v + size : v;
+        return std::min(std::max<std::int64_t>(v, 0), size);
+    };
+    start = clampi(start);
+    stop = std::max(clampi(stop), start);
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    shape[d] = (stop - start + step - 1) / step;
+    const std::int64_t new_offset = offset() + start * strides[d];
+    strides[d] *= step;
+    return with_view(*this, shape, strides, new_offset);
+}
+
+Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
+    d = wrap_dim(d, dim(), "select");
+    const std::int64_t size = shape()[d];
+    if (index < -size || index >= size) {
+        throw IndexError("select: index " + std::to_string(index) +
+                         " is out of range for dimension " + std::to_string(d) + " of size " +
+                         std::to_string(size));
+    }
+    index = index < 0 ? index + size : index;
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    const std::int64_t new_offset = offset() + index * strides[d];
+    shape.erase(shape.begin() + d);
+    strides.erase(strides.begin() + d);
+    return with_view(*this, shape, strides, new_offset);
+}
+
+Tensor Tensor::unsqueeze(std::int64_t d) const {
+    d = wrap_dim(d, dim() + 1, "unsqueeze");
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    const std::int64_t stride =
+        d < dim() ? shape[d] * strides[d] : 1;
+    shape.insert(shape.begin() + d, 1);
+    strides.insert(strides.begin() + d, stride);
+    return with_view(*this, shape, strides, offset());
+}
+
+Tensor Tensor::squeeze(std::int64_t d) const {
+    if (dim() == 0) {
+        return *this;
+    }
+    d = wrap_dim(d, dim(), "squeeze");
+    if (shape()[d] != 1) {
+        return with_view(*this, shape(), strides(), offset());
+    }
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    shape.erase(shape.begin() + d);
+    strides.erase(strides.begin() + d);
+    return with_view(*this, shape, strides, offset());
+}
+
+Tensor Tensor::squeeze() const {
+    Shape shape;
+    Shape strides;
+    for (std::size_t i = 0; i < this->shape().size(); ++i) {
+        if (this->shape()[i] != 1) {
+            shape.push_back(this->shape()[i]);
+            strides.push_back(this->strides()[i]);
+        }
+    }
+    return with_view(*this, shape, strides, offset());
+}
+
+Tensor Tensor::expand(const Shape& target) const {
+    if (target.size() < shape().size()) {
+        throw ValueError("expand: cannot expand shape " + to_string(shape()) + " to " +
+                         to_string(target));
+    }
+    const std::size_t lead = target.size() - shape().size();
+    Shape shape(target.size());
+    Shape strides(target.size(), 0);
+    for (std::size_t i = 0; i < target.size(); ++i) {
+        const std::int64_t wanted = target[i];
+        if (i < lead) {
+            if (wanted < 0) {
+                throw ValueError("expand: -1 is not allowed for a new dimension in " +
+                                 to_string(target));
+            }
+            shape[i] = wanted;
+            continue;
+        }
+        const std::int64_t have = this->shape()[i - lead];
+        if (wanted == -1 || wanted == have) {
+            shape[i] = have;
+            strides[i] = this->strides()[i - lead];
+        } else if (have == 1 && wanted >= 0) {
+            shape[i] = wanted;
+        } else {
+            throw ValueError("expand: cannot expand shape " + to_string(this->shape()) + " to " +
+                             to_string(target));
+        }
+    }
+    return with_view(*this, shape, strides, offset());
+}
+
+Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, std::int64_t new_offset) const {
+    if (shape.size() != strides.size()) {
+        throw ValueError("as_strided: shape " + to_string(shape) + " and strides " +
+                         to_string(strides) + " differ in length");
+    }
+    std::int64_t last = new_offset;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == 0) {
+            last = -1;
+            break;
+        }
+        last += (shape[i] - 1) * strides[i];
+    }
+    if (new_offset < 0 || last * itemsize(dtype()) >= std::max<std::int64_t>(impl().storage->nbytes(), 1)) {
+        if (last >= 0) {
+            throw IndexError("as_strided: view reaches outside the storage");
+        }
+    }
+    return with_view(*this, shape, strides, new_offset);
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+    Tensor out = empty(shape(), dtype(), device());
+    detail::convert(out, *this);
+    return out;
+}
+
+Tensor Tensor::to(DType target) const {
+    if (target == dtype()) {
+        return *this;
+    }
+    Tensor out = empty(shape(), target, device());
+    detail::convert(out, *this);
+    return out;
+}
+
+Tensor Tensor::to(const Device& target) const {
+    if (target == device()) {
+        return *this;
+    }
+    const Tensor source = contiguous();
+    Tensor out = empty(shape(), dtype(), target);
+    detail::transfer(out.device_data(), target, source.device_data(), source.device(), nbytes());
+    return out;
+}
+
+Tensor& Tensor::copy_(const Tensor& other) {
+    if (broadcast_shapes(other.shape(), shape(), "copy_") != shape()) {
+        throw ValueError("copy_: source shape " + to_string(other.shape()) +
+                         " cannot be broadcast to " + to_string(shape()));
+    }
+    detail::convert(*this, other);
+    return *this;
+}
+
+Tensor& Tensor::fill_(double value) {
+    const Tensor scalar = scalar_tensor(value, dtype(), device());
+    detail::convert(*this, scalar);
+    return *this;
+}
+
+Tensor empty(const Shape& shape, DType dtype, Device device) {
+    for (const std::int64_t size : shape) {
+        if (size < 0) {
+            throw ValueError("empty: negative dimension in shape " + to_string(shape));
+        }
+    }
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<Storage>(product(shape) * itemsize(dtype), device);
+    impl->shape = shape;
+    impl->strides = contiguous_strides(shape);
+    impl->dtype = dtype;
+    return Tensor(impl);
+}
+
+Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+    Tensor out = empty(shape, dtype, device);
+    if (is_floating(dtype)) {
+        detail::fill(out, detail::real_params(value));
+    } else {
+        detail::fill(out, detail::integer_params(
+                              dtype == DType::Bool ? (value != 0 ? 1 : 0)
+                                                   : static_cast<std::int64_t>(value)));
+    }
+    return out;
+}
+
+Tensor full_int(const Shape& shape, std::int64_t value, DType dtype, Device device) {
+    Tensor out = empty(shape, dtype, device);
+    detail::fill(out, is_floating(dtype) ? detail::real_params(static_cast<double>(value))
+                                         : detail::integer_params(value));
+    return out;
+}
+
+Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
+Tensor ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
+
+Tensor scalar_tensor(double value, DType dtype, Device device) {
+    return full({}, value, dtype, device);
+}
+
+Tensor arange(double start, double stop, double step, DType dtype, Device device) {
+    if (step == 0) {
+        throw ValueError("arange: step must not be zero");
+    }
+    const auto count = static_cast<std::int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
+    std::vector<double> values(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+        values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * step;
+    }
+    return from_host(values.data(), count, {count}, DType::F64, kCPU).to(dtype).to(device);
+}
+
+Tensor tensor(const std::vector<float>& values, Shape shape, Device device) {
+    return from_host(values.data(), static_cast<std::int64_t>(values.size()), std::move(shape),
+                     DType::F32, device);
+}
+Tensor tensor(const std::vector<double>& values, Shape shape, Device device) {
+    return from_host(values.data(), static_cast<std::int64_t>(values.size()), std::move(shape),
+                     DType::F64, device);
+}
+Tensor tensor(const std::vector<std::int64_t>& values, Shape shape, Device device) {
+    return from_host(values.data(), static_cast<std::int64_t>(values.size()), std::move(shape),
+                     DType::I64, device);
+}
+Tensor tensor_bool(const std::vector<bool>& values, Shape shape, Device device) {
+    std::vector<std::uint8_t> bytes(values.begin(), values.end());
+    return from_host(bytes.data(), static_cast<std::int64_t>(bytes.size()), std::move(shape),
+                     DType::Bool, device);
+}
+
+}  // namespace kael

@@ -1,0 +1,280 @@
+/* kael plugin ABI: the only door between libkael_core and a device backend.
+ *
+ * Rules (see ARCHITECTURE.md):
+ *  - A plugin is a shared library named kael_plugin_<name>.so that exports exactly one symbol,
+ *    KAEL_PLUGIN_ENTRY (kael_plugin_query). Everything else has hidden visibility.
+ *  - ABI major must match exactly; a minor version only appends slots at the end of structs.
+ *    Every struct starts with struct_size, so a reader ignores slots past the size it was given.
+ *  - Nothing C++ crosses: no exceptions, no std types. Calls return a kael_status; after a failure
+ *    last_error() returns the message, valid until the next call into the plugin on that thread.
+ *  - Loading and querying a plugin runs no device work; probe() counts devices and explains zero.
+ *  - Plugins are never unloaded; shutdown() lets them release resources at exit.
+ *  - Every device call carries the device index (0 .. device_count-1) within the plugin.
+ *  - "owned by the plugin" pointers stay valid for the life of the process unless said otherwise.
+ * This header compiles as C99 and as C++. */
+#ifndef KAEL_PLUGIN_API_H
+#define KAEL_PLUGIN_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KAEL_ABI_MAJOR 1
+#define KAEL_ABI_MINOR 0
+#define KAEL_PLUGIN_ENTRY kael_plugin_query
+#define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
+#define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
+
+#define KAEL_MAX_DIMS 8     /* iteration dimensions after coalescing */
+#define KAEL_MAX_OPERANDS 4 /* one output plus up to three inputs (enough for where) */
+
+#if defined(_WIN32)
+#define KAEL_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define KAEL_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes; fixed-width so the ABI does not depend on enum sizes. */
+typedef int32_t kael_status;
+#define KAEL_STATUS_OK 0
+#define KAEL_STATUS_INVALID_ARGUMENT 1 /* bad dtype/op/layout from the caller */
+#define KAEL_STATUS_UNSUPPORTED 2      /* the plugin has the slot but not this dtype/op */
+#define KAEL_STATUS_OUT_OF_MEMORY 3    /* allocation failed on the device */
+#define KAEL_STATUS_DEVICE_ERROR 4     /* the device runtime reported an error */
+#define KAEL_STATUS_INTERNAL 5         /* anything else, including a caught C++ exception */
+
+/* Element types, in the order of kael::DType. kael's bool is one byte holding 0 or 1. */
+typedef int32_t kael_dtype;
+#define KAEL_DTYPE_F32 0
+#define KAEL_DTYPE_F64 1
+#define KAEL_DTYPE_I64 2
+#define KAEL_DTYPE_BOOL 3
+#define KAEL_DTYPE_COUNT 4
+
+/* What a plugin is; shown by kael-info and used to rank plugins serving one device type. */
+typedef int32_t kael_plugin_kind;
+#define KAEL_PLUGIN_KIND_CPU 0      /* host memory, host-addressable by the core */
+#define KAEL_PLUGIN_KIND_GPU 1      /* real accelerator memory */
+#define KAEL_PLUGIN_KIND_EMULATED 2 /* device semantics emulated on the host, for tests */
+
+/* Elementwise operations. Inputs are operands 1.. of the layout, the output is operand 0.
+ * Unary ops read one input, binary two, Where three (condition, then, else).
+ * Comparison and logical ops write bool; the rest write the input dtype (in_dtype). */
+typedef int32_t kael_element_op;
+enum {
+    KAEL_OP_IDENTITY = 0, /* copy (convert uses it with out_dtype != in_dtype) */
+    KAEL_OP_NEGATE,
+    KAEL_OP_ABS,
+    KAEL_OP_SIGN,
+    KAEL_OP_EXP,
+    KAEL_OP_LOG,
+    KAEL_OP_SQRT,
+    KAEL_OP_RSQRT,
+    KAEL_OP_SIN,
+    KAEL_OP_COS,
+    KAEL_OP_TANH,
+    KAEL_OP_SIGMOID,
+    KAEL_OP_RELU,
+    KAEL_OP_GELU_EXACT,
+    KAEL_OP_GELU_TANH,
+    KAEL_OP_SQUARE,
+    KAEL_OP_RECIPROCAL,
+    KAEL_OP_LOGICAL_NOT, /* writes bool */
+    KAEL_OP_PLUS,
+    KAEL_OP_MINUS,
+    KAEL_OP_MULTIPLY,
+    KAEL_OP_DIVIDE, /* integer division truncates toward zero; division by zero gives 0 */
+    KAEL_OP_POWER,
+    KAEL_OP_MAXIMUM, /* NaN propagates */
+    KAEL_OP_MINIMUM, /* NaN propagates */
+    KAEL_OP_EQUAL,   /* comparisons write bool */
+    KAEL_OP_NOT_EQUAL,
+    KAEL_OP_LESS,
+    KAEL_OP_LESS_EQUAL,
+    KAEL_OP_GREATER,
+    KAEL_OP_GREATER_EQUAL,
+    KAEL_OP_LOGICAL_AND, /* writes bool */
+    KAEL_OP_LOGICAL_OR,  /* writes bool */
+    KAEL_OP_RELU_BACKWARD,    /* (input, grad): grad where input > 0 else 0 */
+    KAEL_OP_SIGMOID_BACKWARD, /* (input, grad): grad * s * (1 - s), s = sigmoid(input) */
+    KAEL_OP_WHERE,            /* (bool condition, a, b): a where condition else b */
+    KAEL_OP_CLAMP,            /* params: [0] low, [1] high */
+    KAEL_OP_MASKED_FILL,      /* (input, bool mask): params[0] where mask else input */
+    KAEL_OP_COUNT
+};
+
+/* Reductions over contiguous rows. Sum accumulates in double for floats and wraps in int64 for
+ * integers; Max/Min propagate NaN; Argmax/Argmin write int64 (first occurrence, NaN wins). */
+typedef int32_t kael_reduce_op;
+enum {
+    KAEL_REDUCE_SUM = 0,
+    KAEL_REDUCE_PROD,
+    KAEL_REDUCE_MAX,
+    KAEL_REDUCE_MIN,
+    KAEL_REDUCE_ARGMAX,
+    KAEL_REDUCE_ARGMIN,
+    KAEL_REDUCE_COUNT
+};
+
+/* A strided iteration space, as TensorIterator computes it after broadcasting and coalescing.
+ * Element e has coordinates from e decomposed innermost-first over shape; operand k lives at
+ * base[k] + sum(coord[d] * strides[k][d]) bytes. Broadcast dimensions have stride 0. */
+typedef struct kael_element_layout {
+    size_t struct_size;                             /* sizeof(kael_element_layout) */
+    int32_t dims;                                   /* 0..KAEL_MAX_DIMS; 0 means one element */
+    int32_t operands;                               /* 1..KAEL_MAX_OPERANDS, output first */
+    int64_t count;                                  /* product of shape; may be 0 */
+    int64_t shape[KAEL_MAX_DIMS];                   /* outermost first */
+    int64_t strides[KAEL_MAX_OPERANDS][KAEL_MAX_DIMS]; /* in bytes, may be 0 or negative */
+    void* base[KAEL_MAX_OPERANDS];                  /* device addresses; owned by the caller */
+} kael_element_layout;
+
+/* Constants for clamp, masked_fill and fill. Integer values travel apart from real ones because
+ * a double cannot hold every int64 exactly. Integer and bool dtypes read integers[]. */
+typedef struct kael_element_params {
+    size_t struct_size; /* sizeof(kael_element_params) */
+    double reals[2];
+    int64_t integers[2];
+} kael_element_params;
+
+/* gather/scatter_add addressing, in elements. The iteration space is the index tensor's shape;
+ * for each coordinate c: source/out at c (source_strides), index at c (index_strides), data at c
+ * with c[axis] replaced by the index value (data_strides). Indices are already bounds-checked and
+ * made non-negative by the core. */
+typedef struct kael_index_layout {
+    size_t struct_size; /* sizeof(kael_index_layout) */
+    int32_t dims;       /* 1..KAEL_MAX_DIMS */
+    int32_t axis;       /* 0..dims-1 */
+    int64_t count;      /* product of shape; may be 0 */
+    int64_t shape[KAEL_MAX_DIMS];
+    int64_t data_strides[KAEL_MAX_DIMS];
+    int64_t index_strides[KAEL_MAX_DIMS];
+    int64_t source_strides[KAEL_MAX_DIMS]; /* the out tensor for gather, the source for scatter */
+} kael_index_layout;
+
+/* out[b] = op(a[b]) x op(b[b]) for b in batches; out is contiguous rows x columns.
+ * a is rows x inner (or inner x rows when a_transposed), b is inner x columns (or columns x
+ * inner when b_transposed), both contiguous in that stored form. Batch strides are in elements;
+ * 0 broadcasts one matrix over every batch. */
+typedef struct kael_matmul_sizes {
+    size_t struct_size; /* sizeof(kael_matmul_sizes) */
+    int64_t batches;
+    int64_t rows;
+    int64_t inner;
+    int64_t columns;
+    int64_t a_batch_stride;
+    int64_t b_batch_stride;
+    int32_t a_transposed;
+    int32_t b_transposed;
+} kael_matmul_sizes;
+
+/* Filled by device_properties(). Strings are copied into the struct, NUL-terminated. */
+typedef struct kael_device_properties {
+    size_t struct_size; /* set by the caller to sizeof(kael_device_properties) */
+    char name[128];     /* "NVIDIA H200", "host CPU (16 threads)" */
+    uint64_t memory_total; /* bytes; 0 when unknown */
+    uint64_t memory_free;  /* bytes; 0 when unknown */
+    int32_t capability_major; /* compute capability; 0 for non-GPU devices */
+    int32_t capability_minor;
+} kael_device_properties;
+
+/* The table a plugin returns from kael_plugin_query. Static, owned by the plugin.
+ * Memory and runtime slots are required; kernel slots may be NULL, in which case the core runs
+ * that work on the cpu plugin through copies and counts it (kael::fallback_counts). */
+typedef struct kael_plugin {
+    size_t struct_size; /* sizeof(kael_plugin) as the plugin was built; later slots absent */
+    uint32_t abi_major; /* KAEL_ABI_MAJOR the plugin was built with; must equal the core's */
+    uint32_t abi_minor; /* KAEL_ABI_MINOR the plugin was built with; any value works */
+
+    const char* name;        /* "cpu", "cuda", "emulated"; matches the file name; not NULL */
+    const char* version;     /* plugin version, "0.1.0"; not NULL */
+    kael_plugin_kind kind;   /* KAEL_PLUGIN_KIND_* */
+    int32_t priority;        /* among plugins serving one device type, the highest with devices wins */
+    const char* device_type; /* "cpu" or "cuda": the Device type it serves; not NULL */
+    const char* build_info;  /* "compiler=GCC 12.2; cuda=13.0"; not NULL, may be "" */
+
+    /* Message of the last failed call on this thread; never NULL; owned by the plugin. */
+    const char* (*last_error)(void);
+    /* Plugin-wide setup without device work (e.g. resolve the driver library). Called once after
+     * the ABI check. May be NULL. A failure marks the plugin "init failed" with last_error(). */
+    kael_status (*init)(void);
+    /* Counts devices. On 0, *reason (owned by the plugin, may stay NULL) says why, e.g.
+     * "CUDA driver not found (libcuda.so.1: cannot open shared object file)". Not NULL. */
+    kael_status (*probe)(int32_t* device_count, const char** reason);
+    /* Fills *properties for one device; the caller sets properties->struct_size. Not NULL. */
+    kael_status (*device_properties)(int32_t device, kael_device_properties* properties);
+    /* Releases resources before exit; the plugin is never dlclosed. May be NULL. */
+    void (*shutdown)(void);
+
+    /* Allocates bytes (> 0) on the device; *block receives a device address owned by the
+     * caller until release(). Not NULL. */
+    kael_status (*allocate)(int32_t device, int64_t bytes, void** block);
+    /* Frees a block from allocate(); must not fail; NULL block is a no-op. Not NULL. */
+    void (*release)(int32_t device, void* block);
+    /* Copies bytes from host memory (source, owned by caller) to device memory. Not NULL. */
+    kael_status (*copy_to_device)(int32_t device, void* target, const void* source, int64_t bytes);
+    /* Copies bytes from device memory to host memory (target, owned by caller); waits for
+     * earlier work on the device. Not NULL. */
+    kael_status (*copy_to_host)(int32_t device, void* target, const void* source, int64_t bytes);
+    /* Copies bytes between two blocks of the same device. Not NULL. */
+    kael_status (*copy_within_device)(int32_t device, void* target, const void* source,
+                                      int64_t bytes);
+    /* Waits until all queued work on the device is done. Not NULL. */
+    kael_status (*synchronize)(int32_t device);
+
+    /* Writes count copies of the value (params reals[0] or integers[0]) into target. May be NULL. */
+    kael_status (*fill)(int32_t device, kael_dtype dtype, void* target, int64_t count,
+                        const kael_element_params* value);
+    /* operand 0 (out_dtype) = operand 1 (in_dtype) converted: float to int saturates, NaN to 0,
+     * anything non-zero to bool true. May be NULL. */
+    kael_status (*convert)(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
+                           const kael_element_layout* layout);
+    /* Runs op over the layout; in_dtype is the inputs' dtype (Where: of operands 2 and 3, the
+     * condition is bool; masked_fill: the mask is bool). May be NULL. */
+    kael_status (*elementwise)(int32_t device, kael_element_op op, kael_dtype out_dtype,
+                               kael_dtype in_dtype, const kael_element_layout* layout,
+                               const kael_element_params* params);
+    /* Reduces output_count contiguous rows of chunk_size elements of data into results
+     * (contiguous, out_dtype). Empty rows give the identity (sum 0, prod 1); Max/Min/Arg* on
+     * empty rows are rejected by the core. May be NULL. */
+    kael_status (*reduce)(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
+                          kael_dtype in_dtype, void* results, const void* data,
+                          int64_t chunk_size, int64_t output_count);
+    /* out = a x b per kael_matmul_sizes, all of dtype (not bool). out never aliases a or b.
+     * May be NULL. */
+    kael_status (*matmul)(int32_t device, kael_dtype dtype, const void* a, const void* b,
+                          void* out, const kael_matmul_sizes* sizes);
+    /* out[c] = data[c with axis -> indices[c]] for every c of the layout. May be NULL. */
+    kael_status (*gather)(int32_t device, kael_dtype dtype, void* out, const void* data,
+                          const int64_t* indices, const kael_index_layout* layout);
+    /* data[c with axis -> indices[c]] += source[c], repeated indices accumulate (bool: or).
+     * May be NULL. */
+    kael_status (*scatter_add)(int32_t device, kael_dtype dtype, void* data,
+                               const int64_t* indices, const void* source,
+                               const kael_index_layout* layout);
+} kael_plugin;
+
+/* The one exported symbol. The core passes its own ABI version; the plugin returns its static
+ * table (even when the majors differ, so the core can report both), or NULL if it cannot serve. */
+typedef const kael_plugin* (*kael_plugin_query_fn)(uint32_t core_abi_major,
+                                                   uint32_t core_abi_minor);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#if defined(__cplusplus)
+static_assert(sizeof(kael_element_layout) == 8 + 8 + 8 + 64 + 256 + 32, "layout ABI size");
+static_assert(sizeof(kael_element_params) == 40, "params ABI size");
+static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64, "index layout ABI size");
+static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size");
+static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
+static_assert(sizeof(kael_plugin) == 56 + 18 * 8, "plugin table size");
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+_Static_assert(sizeof(kael_plugin) == 56 + 18 * 8, "plugin table size");
+#endif
+
+#endif /* KAEL_PLUGIN_API_H */

@@ -1,0 +1,75 @@
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "cpu_kernels.h"
+#include "kael/kernels/plugin_support.h"
+
+namespace kael::cpu {
+namespace {
+
+constexpr std::align_val_t kAlignment{64};
+
+void check_copy(int32_t device, void* target, const void* source, int64_t bytes) {
+    check_device(device);
+    if (bytes < 0) {
+        plugin::invalid("negative byte count " + std::to_string(bytes));
+    }
+    if (bytes > 0 && (target == nullptr || source == nullptr)) {
+        plugin::invalid("null pointer for a copy of " + std::to_string(bytes) + " bytes");
+    }
+}
+
+}  // namespace
+
+kael_status allocate(int32_t device, int64_t bytes, void** block) {
+    return plugin::guarded("cpu.allocate", [&] {
+        check_device(device);
+        if (block == nullptr) {
+            plugin::invalid("block is null");
+        }
+        if (bytes <= 0) {
+            plugin::invalid("allocation size must be positive, got " + std::to_string(bytes));
+        }
+        *block = ::operator new(static_cast<size_t>(bytes), kAlignment);
+    });
+}
+
+void release(int32_t /*device*/, void* block) {
+    if (block != nullptr) {
+        ::operator delete(block, kAlignment);
+    }
+}
+
+kael_status copy_to_device(int32_t device, void* target, const void* source, int64_t bytes) {
+    return plugin::guarded("cpu.copy_to_device", [&] {
+        check_copy(device, target, source, bytes);
+        if (bytes > 0) {
+            std::memcpy(target, source, static_cast<size_t>(bytes));
+        }
+    });
+}
+
+kael_status copy_to_host(int32_t device, void* target, const void* source, int64_t bytes) {
+    return plugin::guarded("cpu.copy_to_host", [&] {
+        check_copy(device, target, source, bytes);
+        if (bytes > 0) {
+            std::memcpy(target, source, static_cast<size_t>(bytes));
+        }
+    });
+}
+
+kael_status copy_within_device(int32_t device, void* target, const void* source, int64_t bytes) {
+    return plugin::guarded("cpu.copy_within_device", [&] {
+        check_copy(device, target, source, bytes);
+        if (bytes > 0) {
+            std::memmove(target, source, static_cast<size_t>(bytes));  // tolerates overlap
+        }
+    });
+}
+
+kael_status synchronize(int32_t device) {
+    return plugin::guarded("cpu.synchronize", [&] { check_device(device); });
+}
+
+}  // namespace kael::cpu

@@ -1,0 +1,12 @@
+# kael-info --json must parse and list the cpu device.
+execute_process(COMMAND ${INFO} --json OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "kael-info --json exited with ${rc}")
+endif()
+string(JSON schema GET "${out}" schema_version)
+string(JSON device_count LENGTH "${out}" devices)
+string(JSON first GET "${out}" devices 0 device)
+if(NOT schema EQUAL 1 OR device_count LESS 1 OR NOT first STREQUAL "cpu")
+  message(FATAL_ERROR "unexpected kael-info --json output:\n${out}")
+endif()
+message(STATUS "schema ${schema}, ${device_count} device(s), first ${first}")

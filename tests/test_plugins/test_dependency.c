@@ -1,0 +1,3 @@
+#include "test_dependency.h"
+
+int kael_test_dependency_device_count(void) { return 1; }

@@ -1,0 +1,92 @@
+#define BOOST_TEST_MODULE views
+#include <boost/test/unit_test.hpp>
+
+#include "kael/ops.h"
+
+using kael::Shape;
+using kael::Tensor;
+
+namespace {
+Tensor iota(const Shape& shape) {
+    std::int64_t count = 1;
+    for (auto s : shape) count *= s;
+    return kael::arange(0, static_cast<double>(count), 1, kael::DType::F32).view(shape);
+}
+std::vector<float> values(const Tensor& t) { return t.to_vector<float>(); }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(transpose_shares_storage_and_swaps_strides) {
+    const Tensor x = iota({2, 3});
+    const Tensor t = x.T();
+    BOOST_TEST(t.shape() == (Shape{3, 2}), boost::test_tools::per_element());
+    BOOST_TEST(t.strides() == (Shape{1, 3}), boost::test_tools::per_element());
+    BOOST_TEST(!t.is_contiguous());
+    BOOST_TEST(t.impl().storage == x.impl().storage);
+    BOOST_TEST(values(t) == (std::vector<float>{0, 3, 1, 4, 2, 5}), boost::test_tools::per_element());
+    const Tensor c = t.contiguous();
+    BOOST_TEST(c.is_contiguous());
+    BOOST_TEST(c.strides() == (Shape{2, 1}), boost::test_tools::per_element());
+    BOOST_TEST(values(c) == (std::vector<float>{0, 3, 1, 4, 2, 5}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(slices_with_steps_and_negative_bounds) {
+    const Tensor x = iota({10});
+    BOOST_TEST(values(x.slice(0, 1, 9, 3)) == (std::vector<float>{1, 4, 7}), boost::test_tools::per_element());
+    BOOST_TEST(values(x.slice(0, -3, 100)) == (std::vector<float>{7, 8, 9}), boost::test_tools::per_element());
+    BOOST_TEST(x.slice(0, 5, 2).numel() == 0);
+    const Tensor m = iota({4, 5});
+    const Tensor column = m.slice(1, 2, 3).squeeze(1);
+    BOOST_TEST(column.offset() == 2);
+    BOOST_TEST(values(column) == (std::vector<float>{2, 7, 12, 17}), boost::test_tools::per_element());
+    BOOST_TEST(values(m.select(0, -1)) == (std::vector<float>{15, 16, 17, 18, 19}), boost::test_tools::per_element());
+    BOOST_CHECK_THROW((void)m.select(0, 4), kael::IndexError);
+    BOOST_CHECK_THROW((void)m.slice(2, 0, 1), kael::IndexError);
+    BOOST_CHECK_THROW((void)x.slice(0, 0, 3, 0), kael::ValueError);
+}
+
+BOOST_AUTO_TEST_CASE(view_reshape_unsqueeze_expand_permute) {
+    const Tensor x = iota({2, 3, 4});
+    BOOST_TEST(x.view({6, -1}).shape() == (Shape{6, 4}), boost::test_tools::per_element());
+    BOOST_CHECK_THROW((void)x.view({5, -1}), kael::ValueError);
+    BOOST_CHECK_THROW((void)x.transpose(0, 2).view({24}), kael::ValueError);
+    const Tensor r = x.transpose(0, 2).reshape({24});
+    BOOST_TEST(r.to_vector<float>()[1] == 12.0f);
+    BOOST_TEST(x.unsqueeze(1).shape() == (Shape{2, 1, 3, 4}), boost::test_tools::per_element());
+    BOOST_TEST(x.unsqueeze(-1).shape() == (Shape{2, 3, 4, 1}), boost::test_tools::per_element());
+    const Tensor row = iota({1, 3}).expand({4, 3});
+    BOOST_TEST(row.strides() == (Shape{0, 1}), boost::test_tools::per_element());
+    BOOST_TEST(values(row).size() == 12u);
+    BOOST_CHECK_THROW((void)iota({2, 3}).expand({4, 3}), kael::ValueError);
+    const Tensor p = x.permute({2, 0, 1});
+    BOOST_TEST(p.shape() == (Shape{4, 2, 3}), boost::test_tools::per_element());
+    BOOST_TEST(p.strides() == (Shape{1, 12, 4}), boost::test_tools::per_element());
+    BOOST_CHECK_THROW((void)x.permute({0, 0, 1}), kael::ValueError);
+}
+
+BOOST_AUTO_TEST_CASE(writes_through_views_reach_the_base) {
+    Tensor x = kael::zeros({3, 3});
+    Tensor diagonal = x.as_strided({3}, {4}, 0);
+    diagonal.fill_(7);
+    BOOST_TEST(values(x) == (std::vector<float>{7, 0, 0, 0, 7, 0, 0, 0, 7}), boost::test_tools::per_element());
+    Tensor column = x.slice(1, 1, 2);
+    column.copy_(kael::tensor(std::vector<float>{1, 2, 3}, {3, 1}));
+    BOOST_TEST(values(x) == (std::vector<float>{7, 1, 0, 0, 2, 0, 0, 3, 7}), boost::test_tools::per_element());
+    BOOST_CHECK_THROW(column.copy_(kael::ones({2})), kael::ValueError);
+}
+
+BOOST_AUTO_TEST_CASE(empty_tensors_have_no_storage_and_work) {
+    const Tensor e = kael::zeros({0, 4});
+    BOOST_TEST(e.numel() == 0);
+    BOOST_TEST(e.T().contiguous().numel() == 0);
+    BOOST_TEST(values(e).empty());
+    BOOST_CHECK_THROW((void)kael::empty({-1}), kael::ValueError);
+}
+
+BOOST_AUTO_TEST_CASE(host_access_and_items) {
+    const Tensor x = kael::tensor(std::vector<double>{1.5, 2.5});
+    BOOST_TEST(x.data_ptr<double>()[1] == 2.5);
+    BOOST_CHECK_THROW((void)x.data_ptr<float>(), kael::TypeError);
+    BOOST_CHECK_THROW((void)x.item<double>(), kael::ValueError);
+    BOOST_TEST(x.select(0, 0).item<double>() == 1.5);
+    BOOST_TEST(x.str() == "tensor([1.5, 2.5], dtype=f64)");
+}
