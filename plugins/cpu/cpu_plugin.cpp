@@ -1,6 +1,5 @@
-#include <unistd.h>
-
 #include <cblas.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -40,7 +39,8 @@ std::string blas_description() {
 }
 
 const std::string& build_info() {
-    static const std::string info = "compiler=" + compiler_description() + "; blas=" + blas_description();
+    static const std::string info =
+        "compiler=" + compiler_description() + "; blas=" + blas_description();
     return info;
 }
 

@@ -88,18 +88,18 @@ void for_each_span(const kael_element_layout& layout, int64_t begin, int64_t end
             coord[dim] = 0;
             ++coord[dim - 1];
             for (int op = 0; op < operands; ++op) {
-                pointers[op] += layout.strides[op][dim - 1] - layout.shape[dim] * layout.strides[op][dim];
+                pointers[op] +=
+                    layout.strides[op][dim - 1] - layout.shape[dim] * layout.strides[op][dim];
             }
         }
     }
 }
 
 template <typename Out, typename... Ins, typename F, size_t... Input>
-void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t count, const F& function,
-                std::index_sequence<Input...>) {
-    const bool contiguous =
-        strides[0] == int64_t{sizeof(Storage<Out>)} &&
-        ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)}) && ...);
+void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t count,
+                const F& function, std::index_sequence<Input...>) {
+    const bool contiguous = strides[0] == int64_t{sizeof(Storage<Out>)} &&
+                            ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)}) && ...);
     std::byte* const out = pointers[0];
     if (contiguous) {
         // Constant strides let the compiler vectorize this loop.
@@ -111,15 +111,17 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
         return;
     }
     for (int64_t i = 0; i < count; ++i) {
-        store_element<Out>(out + i * strides[0],
-                           function(load_element<Ins>(pointers[Input + 1] + i * strides[Input + 1])...));
+        store_element<Out>(
+            out + i * strides[0],
+            function(load_element<Ins>(pointers[Input + 1] + i * strides[Input + 1])...));
     }
 }
 
 struct LayoutRunner {
     const kael_element_layout& layout;
 
-    template <typename Out, typename... Ins, typename F> void run(const F& function) const {
+    template <typename Out, typename... Ins, typename F>
+    void run(const F& function) const {
         const auto walk = [&](int64_t begin, int64_t end) {
             for_each_span(layout, begin, end,
                           [&](std::byte* const* pointers, const int64_t* strides, int64_t count) {

@@ -29,7 +29,8 @@ void check_sizes(const kael_matmul_sizes* sizes) {
     }
 }
 
-template <typename T> void gemm_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
+template <typename T>
+void gemm_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
     if (std::max({s.rows, s.inner, s.columns}) > INT_MAX) {
         plugin::unsupported("matmul dimension above the BLAS int range");
     }
@@ -48,8 +49,8 @@ template <typename T> void gemm_batches(const T* a, const T* b, T* out, const ka
             cblas_sgemm(CblasRowMajor, a_op, b_op, rows, columns, inner, 1.0F, a_batch, lda,
                         b_batch, ldb, 0.0F, out_batch, columns);
         } else {
-            cblas_dgemm(CblasRowMajor, a_op, b_op, rows, columns, inner, 1.0, a_batch, lda,
-                        b_batch, ldb, 0.0, out_batch, columns);
+            cblas_dgemm(CblasRowMajor, a_op, b_op, rows, columns, inner, 1.0, a_batch, lda, b_batch,
+                        ldb, 0.0, out_batch, columns);
         }
     }
 }

@@ -17,8 +17,8 @@ void check_device(int32_t device) {
 }
 
 int worker_count() {
-    static const int workers = static_cast<int>(
-        std::clamp<unsigned>(std::thread::hardware_concurrency(), 1U, 8U));
+    static const int workers =
+        static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1U, 8U));
     return workers;
 }
 

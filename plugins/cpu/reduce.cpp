@@ -25,7 +25,8 @@ constexpr int64_t kMinParallelElements = int64_t{1} << 16;
 
 // A reducer folds one block with first/step, merges partials of adjacent blocks with merge, and
 // turns the final state into the output value with finish.
-template <typename In, bool Multiply> struct Accumulate {
+template <typename In, bool Multiply>
+struct Accumulate {
     using Acc = std::conditional_t<is_floating_v<In>, double, int64_t>;
     using State = Acc;
     using Out = std::conditional_t<is_floating_v<In>, In, int64_t>;
@@ -39,11 +40,14 @@ template <typename In, bool Multiply> struct Accumulate {
             return Multiply ? kernels::wrapping_multiply(a, b) : kernels::wrapping_add(a, b);
         }
     }
-    static State step(State state, In value, int64_t index) { return merge(state, first(value, index)); }
+    static State step(State state, In value, int64_t index) {
+        return merge(state, first(value, index));
+    }
     static Out finish(State state) { return static_cast<Out>(state); }
 };
 
-template <typename In, bool Largest> struct Extreme {
+template <typename In, bool Largest>
+struct Extreme {
     using State = In;
     using Out = In;
     static constexpr bool kHasIdentity = false;
@@ -56,13 +60,15 @@ template <typename In, bool Largest> struct Extreme {
     static Out finish(State state) { return state; }
 };
 
-template <typename In> struct Position {
+template <typename In>
+struct Position {
     In value;
     int64_t index;
 };
 
 // Keeps the earlier position on ties; the first NaN wins over everything after it.
-template <typename In, bool Largest> struct ArgExtreme {
+template <typename In, bool Largest>
+struct ArgExtreme {
     using State = Position<In>;
     using Out = int64_t;
     static constexpr bool kHasIdentity = false;
@@ -91,7 +97,8 @@ typename R::State fold(const Storage<In>* row, int64_t begin, int64_t end) {
     return state;
 }
 
-template <typename R> typename R::State merge_pairwise(std::vector<typename R::State>& partials) {
+template <typename R>
+typename R::State merge_pairwise(std::vector<typename R::State>& partials) {
     size_t width = partials.size();
     while (width > 1) {
         const size_t half = width / 2;
@@ -147,8 +154,8 @@ void run_reduce(const char* op_name, void* results, const void* data, int64_t ch
     const bool parallel_rows = large && output_count >= worker_count();
     const auto reduce_rows = [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
-            const auto state = reduce_row<R, In>(input + row * chunk_size, chunk_size,
-                                                 large && !parallel_rows);
+            const auto state =
+                reduce_row<R, In>(input + row * chunk_size, chunk_size, large && !parallel_rows);
             kernels::store_element<Out>(out + row, R::finish(state));
         }
     };
@@ -160,8 +167,8 @@ void run_reduce(const char* op_name, void* results, const void* data, int64_t ch
 }
 
 const char* reduce_op_name(kael_reduce_op op) {
-    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {"sum",    "prod",   "max",
-                                                              "min",    "argmax", "argmin"};
+    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {"sum", "prod",   "max",
+                                                              "min", "argmax", "argmin"};
     return op >= 0 && op < KAEL_REDUCE_COUNT ? kNames[op] : "unknown reduction";
 }
 
@@ -192,7 +199,8 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
         const kael_dtype expected = expected_out_dtype(op, in_dtype);
         if (out_dtype != expected) {
             plugin::invalid(std::string(name) + " of " + plugin::dtype_name(in_dtype) + " writes " +
-                            plugin::dtype_name(expected) + ", not " + plugin::dtype_name(out_dtype));
+                            plugin::dtype_name(expected) + ", not " +
+                            plugin::dtype_name(out_dtype));
         }
         if (chunk_size < 0 || output_count < 0) {
             plugin::invalid(std::string(name) + ": negative chunk_size or output_count");
@@ -207,17 +215,23 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
             using In = kernels::TagType<decltype(tag)>;
             switch (op) {
                 case KAEL_REDUCE_SUM:
-                    return run_reduce<Accumulate<In, false>, In>(name, results, data, chunk_size, output_count);
+                    return run_reduce<Accumulate<In, false>, In>(name, results, data, chunk_size,
+                                                                 output_count);
                 case KAEL_REDUCE_PROD:
-                    return run_reduce<Accumulate<In, true>, In>(name, results, data, chunk_size, output_count);
+                    return run_reduce<Accumulate<In, true>, In>(name, results, data, chunk_size,
+                                                                output_count);
                 case KAEL_REDUCE_MAX:
-                    return run_reduce<Extreme<In, true>, In>(name, results, data, chunk_size, output_count);
+                    return run_reduce<Extreme<In, true>, In>(name, results, data, chunk_size,
+                                                             output_count);
                 case KAEL_REDUCE_MIN:
-                    return run_reduce<Extreme<In, false>, In>(name, results, data, chunk_size, output_count);
+                    return run_reduce<Extreme<In, false>, In>(name, results, data, chunk_size,
+                                                              output_count);
                 case KAEL_REDUCE_ARGMAX:
-                    return run_reduce<ArgExtreme<In, true>, In>(name, results, data, chunk_size, output_count);
+                    return run_reduce<ArgExtreme<In, true>, In>(name, results, data, chunk_size,
+                                                                output_count);
                 default:
-                    return run_reduce<ArgExtreme<In, false>, In>(name, results, data, chunk_size, output_count);
+                    return run_reduce<ArgExtreme<In, false>, In>(name, results, data, chunk_size,
+                                                                 output_count);
             }
         });
     });

@@ -14,18 +14,22 @@
 
 namespace kael::kernels {
 
-template <typename T> struct TypeTag {
+template <typename T>
+struct TypeTag {
     using type = T;
 };
 // The compute type a with_dtype visitor received: TagType<decltype(tag)>.
-template <typename Tag> using TagType = typename std::remove_cvref_t<Tag>::type;
+template <typename Tag>
+using TagType = typename std::remove_cvref_t<Tag>::type;
 
-inline bool valid_dtype(kael_dtype dtype) { return dtype >= 0 && dtype < KAEL_DTYPE_COUNT; }
+inline bool valid_dtype(kael_dtype dtype) {
+    return dtype >= 0 && dtype < KAEL_DTYPE_COUNT;
+}
 
 inline std::int64_t dtype_size(kael_dtype dtype) {
     switch (dtype) {
         case KAEL_DTYPE_F32: return 4;
-        case KAEL_DTYPE_F64: return 8;
+        case KAEL_DTYPE_F64:
         case KAEL_DTYPE_I64: return 8;
         case KAEL_DTYPE_BOOL: return 1;
         default: plugin::invalid("invalid dtype " + std::to_string(dtype));
@@ -33,7 +37,8 @@ inline std::int64_t dtype_size(kael_dtype dtype) {
 }
 
 // Calls visit(TypeTag<T>{}) with T the compute type of dtype (bool for KAEL_DTYPE_BOOL).
-template <typename Visit> decltype(auto) with_dtype(kael_dtype dtype, Visit&& visit) {
+template <typename Visit>
+decltype(auto) with_dtype(kael_dtype dtype, Visit&& visit) {
     switch (dtype) {
         case KAEL_DTYPE_F32: return visit(TypeTag<float>{});
         case KAEL_DTYPE_F64: return visit(TypeTag<double>{});
@@ -45,11 +50,14 @@ template <typename Visit> decltype(auto) with_dtype(kael_dtype dtype, Visit&& vi
 
 inline const char* element_op_name(kael_element_op op) {
     static constexpr const char* kNames[KAEL_OP_COUNT] = {
-        "identity", "negate", "abs", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
-        "tanh", "sigmoid", "relu", "gelu_exact", "gelu_tanh", "square", "reciprocal",
-        "logical_not", "plus", "minus", "multiply", "divide", "power", "maximum", "minimum",
-        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-        "logical_or", "relu_backward", "sigmoid_backward", "where", "clamp", "masked_fill"};
+        "identity",      "negate",      "abs",         "sign",          "exp",
+        "log",           "sqrt",        "rsqrt",       "sin",           "cos",
+        "tanh",          "sigmoid",     "relu",        "gelu_exact",    "gelu_tanh",
+        "square",        "reciprocal",  "logical_not", "plus",          "minus",
+        "multiply",      "divide",      "power",       "maximum",       "minimum",
+        "equal",         "not_equal",   "less",        "less_equal",    "greater",
+        "greater_equal", "logical_and", "logical_or",  "relu_backward", "sigmoid_backward",
+        "where",         "clamp",       "masked_fill"};
     return op >= 0 && op < KAEL_OP_COUNT ? kNames[op] : "unknown op";
 }
 
@@ -123,7 +131,9 @@ bool run_floating(kael_element_op op, Runner& runner) {
         case KAEL_OP_GELU_EXACT: runner.template run<T, T>(GeluExact<T>{}); return true;
         case KAEL_OP_GELU_TANH: runner.template run<T, T>(GeluTanh<T>{}); return true;
         case KAEL_OP_RECIPROCAL: runner.template run<T, T>(Reciprocal<T>{}); return true;
-        case KAEL_OP_SIGMOID_BACKWARD: runner.template run<T, T, T>(SigmoidBackward<T>{}); return true;
+        case KAEL_OP_SIGMOID_BACKWARD:
+            runner.template run<T, T, T>(SigmoidBackward<T>{});
+            return true;
         default: return false;
     }
 }
@@ -179,7 +189,8 @@ bool run_any(kael_element_op op, const kael_element_params* params, Runner& runn
 
 // Validates the call (see check_elementwise_call), then runs the op's functor through runner.
 // Throws StatusError: INVALID_ARGUMENT for a malformed call, UNSUPPORTED for an op the dtype
-// lacks (transcendental functions on i64/bool; negate, minus, divide, power, relu_backward on bool).
+// lacks (transcendental functions on i64/bool; negate, minus, divide, power, relu_backward on
+// bool).
 template <typename Runner>
 void dispatch_elementwise(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                           int operands, const kael_element_params* params, Runner& runner) {

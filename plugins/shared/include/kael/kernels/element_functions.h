@@ -1,195 +1,36 @@
 #pragma once
 // One definition of every element function, shared by the cpu, emulated and cuda plugins so they
-// cannot disagree on NaN propagation, integer overflow or rounding. Header-only and valid in
-// CUDA device code: no exceptions, no allocation, only math functions nvcc also provides.
-#include <cmath>
+// cannot disagree on NaN propagation, integer overflow or rounding. One functor per
+// kael_element_op, templated on the compute type (bool for KAEL_DTYPE_BOOL); Convert serves the
+// convert slot. Valid in CUDA device code.
 #include <cstdint>
 #include <type_traits>
 
-#include "kael/plugin_api.h"
-
-#if defined(__CUDACC__)
-#define KAEL_HD __host__ __device__
-#else
-#define KAEL_HD
-#endif
+#include "kael/kernels/element_math.h"
 
 namespace kael::kernels {
 
-// bool is computed as C++ bool and stored as one byte holding 0 or 1.
-template <typename T> using Storage = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;
-
-template <typename T> KAEL_HD inline T load_element(const void* address) {
-    if constexpr (std::is_same_v<T, bool>) {
-        return *static_cast<const std::uint8_t*>(address) != 0;
-    } else {
-        return *static_cast<const T*>(address);
-    }
-}
-
-template <typename T> KAEL_HD inline void store_element(void* address, T value) {
-    if constexpr (std::is_same_v<T, bool>) {
-        *static_cast<std::uint8_t*>(address) = value ? 1 : 0;
-    } else {
-        *static_cast<T*>(address) = value;
-    }
-}
-
-template <typename T> inline constexpr bool is_floating_v = std::is_floating_point_v<T>;
-template <typename T> inline constexpr bool is_bool_v = std::is_same_v<T, bool>;
-
-template <typename T> KAEL_HD inline bool is_nan(T value) {
-    if constexpr (is_floating_v<T>) {
-        return value != value;
-    } else {
-        return false;
-    }
-}
-
-// Float to int saturates and maps NaN to 0; anything non-zero (NaN included) becomes true.
-template <typename To, typename From> KAEL_HD inline To saturating_cast(From value) {
-    if constexpr (std::is_same_v<To, From>) {
-        return value;
-    } else if constexpr (is_bool_v<To>) {
-        return value != From(0);
-    } else if constexpr (is_bool_v<From>) {
-        return value ? To(1) : To(0);
-    } else if constexpr (std::is_same_v<To, std::int64_t> && is_floating_v<From>) {
-        constexpr double kTwoTo63 = 9223372036854775808.0;
-        if (value != value) {
-            return 0;
-        }
-        if (static_cast<double>(value) >= kTwoTo63) {
-            return INT64_MAX;  // macros, not numeric_limits: usable in device code
-        }
-        if (static_cast<double>(value) <= -kTwoTo63) {
-            return INT64_MIN;
-        }
-        return static_cast<std::int64_t>(value);
-    } else {
-        return static_cast<To>(value);
-    }
-}
-
-KAEL_HD inline std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-}
-
-KAEL_HD inline std::int64_t wrapping_subtract(std::int64_t a, std::int64_t b) {
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
-}
-
-KAEL_HD inline std::int64_t wrapping_multiply(std::int64_t a, std::int64_t b) {
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
-}
-
-KAEL_HD inline std::int64_t wrapping_negate(std::int64_t a) { return wrapping_subtract(0, a); }
-
-template <typename T> KAEL_HD inline T nan_aware_max(T a, T b) {
-    if (is_nan(a)) {
-        return a;
-    }
-    if (is_nan(b)) {
-        return b;
-    }
-    return a > b ? a : b;
-}
-
-template <typename T> KAEL_HD inline T nan_aware_min(T a, T b) {
-    if (is_nan(a)) {
-        return a;
-    }
-    if (is_nan(b)) {
-        return b;
-    }
-    return a < b ? a : b;
-}
-
-// Explicit float/double spellings so host and device pick the same precision.
-namespace math {
-template <typename T> KAEL_HD inline T exp(T x) {
-    if constexpr (std::is_same_v<T, float>) { return ::expf(x); } else { return ::exp(x); }
-}
-template <typename T> KAEL_HD inline T log(T x) {
-    if constexpr (std::is_same_v<T, float>) { return ::logf(x); } else { return ::log(x); }
-}
-template <typename T> KAEL_HD inline T sqrt(T x) {
-    if constexpr (std::is_same_v<T, float>) { return ::sqrtf(x); } else { return ::sqrt(x); }
-}
-template <typename T> KAEL_HD inline T sin(T x) {
-    if constexpr (std::is_same_v<T, float>) { return ::sinf(x); } else { return ::sin(x); }
-}
-template <typename T> KAEL_HD inline T cos(T x) {
-    if constexpr (std::is_same_v<T, float>) { return ::cosf(x); } else { return ::cos(x); }
-}
-template <typename T> KAEL_HD inline T tanh(T x) {
-    if constexpr (std::is_same_v<T, float>) { return ::tanhf(x); } else { return ::tanh(x); }
-}
-template <typename T> KAEL_HD inline T erf(T x) {
-    if constexpr (std::is_same_v<T, float>) { return ::erff(x); } else { return ::erf(x); }
-}
-template <typename T> KAEL_HD inline T fabs(T x) {
-    if constexpr (std::is_same_v<T, float>) { return ::fabsf(x); } else { return ::fabs(x); }
-}
-template <typename T> KAEL_HD inline T pow(T x, T y) {
-    if constexpr (std::is_same_v<T, float>) { return ::powf(x, y); } else { return ::pow(x, y); }
-}
-}  // namespace math
-
-template <typename T> KAEL_HD inline T stable_sigmoid(T x) {
-    if (x >= T(0)) {
-        return T(1) / (T(1) + math::exp(-x));
-    }
-    const T e = math::exp(x);  // also reached by NaN, which stays NaN
-    return e / (T(1) + e);
-}
-
-// Exponentiation by squaring with wrapping; a negative exponent truncates 1/base^n toward zero.
-KAEL_HD inline std::int64_t integer_power(std::int64_t base, std::int64_t exponent) {
-    if (exponent < 0) {
-        if (base == 1) {
-            return 1;
-        }
-        if (base == -1) {
-            return (exponent & 1) != 0 ? -1 : 1;
-        }
-        return 0;
-    }
-    std::int64_t result = 1;
-    while (exponent > 0) {
-        if ((exponent & 1) != 0) {
-            result = wrapping_multiply(result, base);
-        }
-        base = wrapping_multiply(base, base);
-        exponent >>= 1;
-    }
-    return result;
-}
-
-// Reads parameter slot `index` as T: integers[] for i64 and bool, reals[] for floats.
-template <typename T> inline T element_param(const kael_element_params& params, int index) {
-    if constexpr (is_bool_v<T>) {
-        return params.integers[index] != 0;
-    } else if constexpr (std::is_same_v<T, std::int64_t>) {
-        return params.integers[index];
-    } else {
-        return static_cast<T>(params.reals[index]);
-    }
-}
-
 // ---- Unary functors --------------------------------------------------------------------------
-template <typename T> struct Identity {
+template <typename T>
+struct Identity {
     KAEL_HD T operator()(T x) const { return x; }
 };
-template <typename Out, typename In> struct Convert {
+template <typename Out, typename In>
+struct Convert {
     KAEL_HD Out operator()(In x) const { return saturating_cast<Out>(x); }
 };
-template <typename T> struct Negate {
+template <typename T>
+struct Negate {
     KAEL_HD T operator()(T x) const {
-        if constexpr (std::is_same_v<T, std::int64_t>) { return wrapping_negate(x); } else { return -x; }
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+            return wrapping_negate(x);
+        } else {
+            return -x;
+        }
     }
 };
-template <typename T> struct Abs {
+template <typename T>
+struct Abs {
     KAEL_HD T operator()(T x) const {
         if constexpr (is_floating_v<T>) {
             return math::fabs(x);
@@ -200,7 +41,8 @@ template <typename T> struct Abs {
         }
     }
 };
-template <typename T> struct Sign {
+template <typename T>
+struct Sign {
     KAEL_HD T operator()(T x) const {
         if constexpr (is_bool_v<T>) {
             return x;
@@ -212,40 +54,51 @@ template <typename T> struct Sign {
         }
     }
 };
-template <typename T> struct Exp {
+template <typename T>
+struct Exp {
     KAEL_HD T operator()(T x) const { return math::exp(x); }
 };
-template <typename T> struct Log {
+template <typename T>
+struct Log {
     KAEL_HD T operator()(T x) const { return math::log(x); }
 };
-template <typename T> struct Sqrt {
+template <typename T>
+struct Sqrt {
     KAEL_HD T operator()(T x) const { return math::sqrt(x); }
 };
-template <typename T> struct Rsqrt {
+template <typename T>
+struct Rsqrt {
     KAEL_HD T operator()(T x) const { return T(1) / math::sqrt(x); }
 };
-template <typename T> struct Sin {
+template <typename T>
+struct Sin {
     KAEL_HD T operator()(T x) const { return math::sin(x); }
 };
-template <typename T> struct Cos {
+template <typename T>
+struct Cos {
     KAEL_HD T operator()(T x) const { return math::cos(x); }
 };
-template <typename T> struct Tanh {
+template <typename T>
+struct Tanh {
     KAEL_HD T operator()(T x) const { return math::tanh(x); }
 };
-template <typename T> struct Sigmoid {
+template <typename T>
+struct Sigmoid {
     KAEL_HD T operator()(T x) const { return stable_sigmoid(x); }
 };
-template <typename T> struct Relu {
+template <typename T>
+struct Relu {
     KAEL_HD T operator()(T x) const { return x > T(0) ? x : (is_nan(x) ? x : T(0)); }
 };
-template <typename T> struct GeluExact {
+template <typename T>
+struct GeluExact {
     KAEL_HD T operator()(T x) const {
         constexpr T kInverseSqrt2 = T(0.70710678118654752440);
         return T(0.5) * x * (T(1) + math::erf(x * kInverseSqrt2));
     }
 };
-template <typename T> struct GeluTanh {
+template <typename T>
+struct GeluTanh {
     KAEL_HD T operator()(T x) const {
         constexpr T kSqrt2OverPi = T(0.79788456080286535588);
         constexpr T kKappa = T(0.044715);
@@ -253,7 +106,8 @@ template <typename T> struct GeluTanh {
         return T(0.5) * x * (T(1) + math::tanh(inner));
     }
 };
-template <typename T> struct Square {
+template <typename T>
+struct Square {
     KAEL_HD T operator()(T x) const {
         if constexpr (std::is_same_v<T, std::int64_t>) {
             return wrapping_multiply(x, x);
@@ -264,15 +118,18 @@ template <typename T> struct Square {
         }
     }
 };
-template <typename T> struct Reciprocal {
+template <typename T>
+struct Reciprocal {
     KAEL_HD T operator()(T x) const { return T(1) / x; }
 };
-template <typename T> struct LogicalNot {
+template <typename T>
+struct LogicalNot {
     KAEL_HD bool operator()(T x) const { return x == T(0); }
 };
 
 // ---- Binary functors -------------------------------------------------------------------------
-template <typename T> struct Plus {
+template <typename T>
+struct Plus {
     KAEL_HD T operator()(T a, T b) const {
         if constexpr (is_bool_v<T>) {
             return a || b;
@@ -283,12 +140,18 @@ template <typename T> struct Plus {
         }
     }
 };
-template <typename T> struct Minus {
+template <typename T>
+struct Minus {
     KAEL_HD T operator()(T a, T b) const {
-        if constexpr (std::is_same_v<T, std::int64_t>) { return wrapping_subtract(a, b); } else { return a - b; }
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+            return wrapping_subtract(a, b);
+        } else {
+            return a - b;
+        }
     }
 };
-template <typename T> struct Multiply {
+template <typename T>
+struct Multiply {
     KAEL_HD T operator()(T a, T b) const {
         if constexpr (is_bool_v<T>) {
             return a && b;
@@ -299,7 +162,8 @@ template <typename T> struct Multiply {
         }
     }
 };
-template <typename T> struct Divide {
+template <typename T>
+struct Divide {
     KAEL_HD T operator()(T a, T b) const {
         if constexpr (std::is_same_v<T, std::int64_t>) {
             if (b == 0) {
@@ -314,45 +178,62 @@ template <typename T> struct Divide {
         }
     }
 };
-template <typename T> struct Power {
+template <typename T>
+struct Power {
     KAEL_HD T operator()(T a, T b) const {
-        if constexpr (std::is_same_v<T, std::int64_t>) { return integer_power(a, b); } else { return math::pow(a, b); }
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+            return integer_power(a, b);
+        } else {
+            return math::pow(a, b);
+        }
     }
 };
-template <typename T> struct Maximum {
+template <typename T>
+struct Maximum {
     KAEL_HD T operator()(T a, T b) const { return nan_aware_max(a, b); }
 };
-template <typename T> struct Minimum {
+template <typename T>
+struct Minimum {
     KAEL_HD T operator()(T a, T b) const { return nan_aware_min(a, b); }
 };
-template <typename T> struct Equal {
+template <typename T>
+struct Equal {
     KAEL_HD bool operator()(T a, T b) const { return a == b; }
 };
-template <typename T> struct NotEqual {
+template <typename T>
+struct NotEqual {
     KAEL_HD bool operator()(T a, T b) const { return a != b; }
 };
-template <typename T> struct Less {
+template <typename T>
+struct Less {
     KAEL_HD bool operator()(T a, T b) const { return a < b; }
 };
-template <typename T> struct LessEqual {
+template <typename T>
+struct LessEqual {
     KAEL_HD bool operator()(T a, T b) const { return a <= b; }
 };
-template <typename T> struct Greater {
+template <typename T>
+struct Greater {
     KAEL_HD bool operator()(T a, T b) const { return a > b; }
 };
-template <typename T> struct GreaterEqual {
+template <typename T>
+struct GreaterEqual {
     KAEL_HD bool operator()(T a, T b) const { return a >= b; }
 };
-template <typename T> struct LogicalAnd {
+template <typename T>
+struct LogicalAnd {
     KAEL_HD bool operator()(T a, T b) const { return a != T(0) && b != T(0); }
 };
-template <typename T> struct LogicalOr {
+template <typename T>
+struct LogicalOr {
     KAEL_HD bool operator()(T a, T b) const { return a != T(0) || b != T(0); }
 };
-template <typename T> struct ReluBackward {
+template <typename T>
+struct ReluBackward {
     KAEL_HD T operator()(T input, T grad) const { return input > T(0) ? grad : T(0); }
 };
-template <typename T> struct SigmoidBackward {
+template <typename T>
+struct SigmoidBackward {
     KAEL_HD T operator()(T input, T grad) const {
         const T s = stable_sigmoid(input);
         return grad * s * (T(1) - s);
@@ -360,15 +241,18 @@ template <typename T> struct SigmoidBackward {
 };
 
 // ---- Functors with more inputs or parameters ---------------------------------------------------
-template <typename T> struct Where {
+template <typename T>
+struct Where {
     KAEL_HD T operator()(bool condition, T a, T b) const { return condition ? a : b; }
 };
-template <typename T> struct Clamp {
+template <typename T>
+struct Clamp {
     T low;
     T high;
     KAEL_HD T operator()(T x) const { return nan_aware_min(nan_aware_max(x, low), high); }
 };
-template <typename T> struct MaskedFill {
+template <typename T>
+struct MaskedFill {
     T value;
     KAEL_HD T operator()(T x, bool mask) const { return mask ? value : x; }
 };

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the build into a scratch prefix, moves the tree elsewhere, and checks that kael-info
+# still finds libkael_core and the cpu plugin through $ORIGIN-relative paths alone.
+set -euo pipefail
+build_dir=$1
+scratch=$2
+rm -rf "$scratch"
+cmake --install "$build_dir" --prefix "$scratch/first" >/dev/null
+mv "$scratch/first" "$scratch/moved"
+info="$scratch/moved/bin/kael-info"
+env -u KAEL_PLUGIN_PATH -u LD_LIBRARY_PATH "$info" --json > "$scratch/info.json"
+grep -q '"device": "cpu"' "$scratch/info.json"
+grep -q "$scratch/moved/lib/kael/plugins/kael_plugin_cpu.so" "$scratch/info.json"
+if grep -q "$build_dir/lib" "$scratch/info.json"; then
+    echo "the moved tree still loads plugins from the build tree" >&2
+    exit 1
+fi
+if readelf -d "$scratch/moved/lib/libkael_core.so" "$info" | grep -E 'R(UN)?PATH' | grep -v ORIGIN; then
+    echo "absolute RPATH found" >&2
+    exit 1
+fi
+env -u KAEL_PLUGIN_PATH "$scratch/moved/bin/kael-demo" --device cpu | grep -q "matches cpu"
+echo "relocated install at $scratch/moved lists the cpu device"

@@ -1,0 +1,238 @@
+#pragma once
+// Scalar helpers under the element functions: storage of bool, saturating and wrapping integer
+// arithmetic, NaN-aware max/min, and float/double math that host and device spell the same.
+// Header-only and valid in CUDA device code: no exceptions, no allocation.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kael/plugin_api.h"
+
+#if defined(__CUDACC__)
+#define KAEL_HD __host__ __device__
+#else
+#define KAEL_HD
+#endif
+
+namespace kael::kernels {
+
+// bool is computed as C++ bool and stored as one byte holding 0 or 1.
+template <typename T>
+using Storage = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;
+
+template <typename T>
+KAEL_HD inline T load_element(const void* address) {
+    if constexpr (std::is_same_v<T, bool>) {
+        return *static_cast<const std::uint8_t*>(address) != 0;
+    } else {
+        return *static_cast<const T*>(address);
+    }
+}
+
+template <typename T>
+KAEL_HD inline void store_element(void* address, T value) {
+    if constexpr (std::is_same_v<T, bool>) {
+        *static_cast<std::uint8_t*>(address) = value ? 1 : 0;
+    } else {
+        *static_cast<T*>(address) = value;
+    }
+}
+
+template <typename T>
+inline constexpr bool is_floating_v = std::is_floating_point_v<T>;
+template <typename T>
+inline constexpr bool is_bool_v = std::is_same_v<T, bool>;
+
+template <typename T>
+KAEL_HD inline bool is_nan(T value) {
+    if constexpr (is_floating_v<T>) {
+        return value != value;
+    } else {
+        return false;
+    }
+}
+
+// Float to int saturates and maps NaN to 0; anything non-zero (NaN included) becomes true.
+template <typename To, typename From>
+KAEL_HD inline To saturating_cast(From value) {
+    if constexpr (std::is_same_v<To, From>) {
+        return value;
+    } else if constexpr (is_bool_v<To>) {
+        return value != From(0);
+    } else if constexpr (is_bool_v<From>) {
+        return value ? To(1) : To(0);
+    } else if constexpr (std::is_same_v<To, std::int64_t> && is_floating_v<From>) {
+        constexpr double kTwoTo63 = 9223372036854775808.0;
+        if (value != value) {
+            return 0;
+        }
+        if (static_cast<double>(value) >= kTwoTo63) {
+            return INT64_MAX;  // macros, not numeric_limits: usable in device code
+        }
+        if (static_cast<double>(value) <= -kTwoTo63) {
+            return INT64_MIN;
+        }
+        return static_cast<std::int64_t>(value);
+    } else {
+        return static_cast<To>(value);
+    }
+}
+
+KAEL_HD inline std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+
+KAEL_HD inline std::int64_t wrapping_subtract(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+
+KAEL_HD inline std::int64_t wrapping_multiply(std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+}
+
+KAEL_HD inline std::int64_t wrapping_negate(std::int64_t a) {
+    return wrapping_subtract(0, a);
+}
+
+template <typename T>
+KAEL_HD inline T nan_aware_max(T a, T b) {
+    if (is_nan(a)) {
+        return a;
+    }
+    if (is_nan(b)) {
+        return b;
+    }
+    return a > b ? a : b;
+}
+
+template <typename T>
+KAEL_HD inline T nan_aware_min(T a, T b) {
+    if (is_nan(a)) {
+        return a;
+    }
+    if (is_nan(b)) {
+        return b;
+    }
+    return a < b ? a : b;
+}
+
+// Explicit float/double spellings so host and device pick the same precision.
+namespace math {
+template <typename T>
+KAEL_HD inline T exp(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::expf(x);
+    } else {
+        return ::exp(x);
+    }
+}
+template <typename T>
+KAEL_HD inline T log(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::logf(x);
+    } else {
+        return ::log(x);
+    }
+}
+template <typename T>
+KAEL_HD inline T sqrt(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::sqrtf(x);
+    } else {
+        return ::sqrt(x);
+    }
+}
+template <typename T>
+KAEL_HD inline T sin(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::sinf(x);
+    } else {
+        return ::sin(x);
+    }
+}
+template <typename T>
+KAEL_HD inline T cos(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::cosf(x);
+    } else {
+        return ::cos(x);
+    }
+}
+template <typename T>
+KAEL_HD inline T tanh(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::tanhf(x);
+    } else {
+        return ::tanh(x);
+    }
+}
+template <typename T>
+KAEL_HD inline T erf(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::erff(x);
+    } else {
+        return ::erf(x);
+    }
+}
+template <typename T>
+KAEL_HD inline T fabs(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::fabsf(x);
+    } else {
+        return ::fabs(x);
+    }
+}
+template <typename T>
+KAEL_HD inline T pow(T x, T y) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::powf(x, y);
+    } else {
+        return ::pow(x, y);
+    }
+}
+}  // namespace math
+
+template <typename T>
+KAEL_HD inline T stable_sigmoid(T x) {
+    if (x >= T(0)) {
+        return T(1) / (T(1) + math::exp(-x));
+    }
+    const T e = math::exp(x);  // also reached by NaN, which stays NaN
+    return e / (T(1) + e);
+}
+
+// Exponentiation by squaring with wrapping; a negative exponent truncates 1/base^n toward zero.
+KAEL_HD inline std::int64_t integer_power(std::int64_t base, std::int64_t exponent) {
+    if (exponent < 0) {
+        if (base == 1) {
+            return 1;
+        }
+        if (base == -1) {
+            return (exponent & 1) != 0 ? -1 : 1;
+        }
+        return 0;
+    }
+    std::int64_t result = 1;
+    while (exponent > 0) {
+        if ((exponent & 1) != 0) {
+            result = wrapping_multiply(result, base);
+        }
+        base = wrapping_multiply(base, base);
+        exponent >>= 1;
+    }
+    return result;
+}
+
+// Reads parameter slot `index` as T: integers[] for i64 and bool, reals[] for floats.
+template <typename T>
+inline T element_param(const kael_element_params& params, int index) {
+    if constexpr (is_bool_v<T>) {
+        return params.integers[index] != 0;
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+        return params.integers[index];
+    } else {
+        return static_cast<T>(params.reals[index]);
+    }
+}
+
+}  // namespace kael::kernels
