@@ -94,6 +94,18 @@ std::string plugin_message(const kael_plugin* table) {
     }
 }
 
+// Boost.DLL wraps dlerror() in its own text and appends an unrelated errno message ("Bad file
+// descriptor"); the loader's own words are what a user can act on.
+std::string loader_message(const std::string& what) {
+    const std::string marker = "(dlerror system message: ";
+    const std::size_t start = what.find(marker);
+    const std::size_t end = what.rfind(')');
+    if (start == std::string::npos || end == std::string::npos || end < start + marker.size()) {
+        return what;
+    }
+    return what.substr(start + marker.size(), end - start - marker.size());
+}
+
 constexpr std::size_t kRequiredTableSize = offsetof(kael_plugin, synchronize) + sizeof(void*);
 
 // Fills the record from the table and runs init and probe; returns whether it can serve.
@@ -113,7 +125,15 @@ bool admit(const kael_plugin* table, PluginRecord& record) {
                         " bytes, fewer than the required " + std::to_string(kRequiredTableSize);
         return false;
     }
-    record.name = table->name != nullptr ? table->name : record.name;
+    const std::string file_name = record.name;
+    record.name = table->name != nullptr ? table->name : "";
+    if (record.name != file_name) {
+        record.status = PluginStatus::LoadError;
+        record.reason = "the plugin calls itself '" + record.name + "' but its file is named for '" +
+                        file_name + "'; KAEL_PLUGINS and duplicate checks rely on them matching";
+        record.name = file_name;
+        return false;
+    }
     record.version = table->version != nullptr ? table->version : "";
     record.kind = kind_name(table->kind);
     record.device_type = table->device_type != nullptr ? table->device_type : "";
@@ -194,7 +214,7 @@ void try_candidate(RegistryState& registry, const fs::path& file) {
         library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& error) {
         record.status = PluginStatus::LoadError;
-        record.reason = error.what();
+        record.reason = loader_message(error.what());
         registry.records.push_back(record);
         return;
     }

@@ -24,7 +24,7 @@ kael_status test_synchronize(int32_t device);
 } /* extern "C" */
 #endif
 
-/* In declaration order, so C++20 designated initializers accept them after .probe. */
+/* For designated initializers in C plugins. */
 #define TEST_PLUGIN_DEVICE_SLOTS                      \
     .device_properties = test_device_properties,      \
     .allocate = test_allocate,                        \

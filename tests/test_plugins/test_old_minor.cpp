@@ -1,0 +1,115 @@
+// A plugin from an older ABI minor has no kernel slots: its device still works, with every
+// kernel run on the cpu plugin through copies and counted. Run with
+// KAEL_PLUGIN_PATH=<old_minor folder> and KAEL_PLUGINS=cpu,old_minor.
+#include <boost/test/unit_test.hpp>
+
+#include "plugin_loading_support.h"
+
+using kael::PluginStatus;
+using namespace kael_test;
+
+namespace {
+
+const kael::Device kCuda("cuda");
+
+std::int64_t fallbacks_for(const std::string& slot) {
+    const auto counts = kael::fallback_counts();
+    const auto found = counts.find("old_minor:" + slot);
+    return found == counts.end() ? 0 : found->second;
+}
+
+void check_on_cuda(const kael::Tensor& tensor) {
+    BOOST_CHECK_MESSAGE(tensor.device() == kCuda, "result lives on " << tensor.device().str());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(old_minor)
+
+BOOST_AUTO_TEST_CASE(loads_and_serves_cuda) {
+    const kael::PluginRecord record = require_record("old_minor");
+    check_status(record, PluginStatus::Loaded);
+    BOOST_TEST(record.selected);
+    BOOST_TEST(record.reason.empty());
+    BOOST_TEST(record.device_type == "cuda");
+    BOOST_TEST(record.kind == "emulated");
+    BOOST_TEST(record.priority == 1);
+    BOOST_TEST(record.device_count == 1);
+    BOOST_TEST(record.version == "0.0.9");
+
+    bool cuda_listed = false;
+    for (const kael::DeviceInfo& info : kael::devices()) {
+        if (info.device == kCuda) {
+            cuda_listed = true;
+            BOOST_TEST(info.plugin == "old_minor");
+            BOOST_TEST(info.emulated);
+            BOOST_TEST(info.name == "kael test device (host memory)");
+        }
+    }
+    BOOST_TEST(cuda_listed);
+    BOOST_CHECK_THROW(kael::require_device(kael::Device("cuda:1")), kael::DeviceError);
+    check_core_still_works();
+}
+
+BOOST_AUTO_TEST_CASE(factories_fall_back_for_fill) {
+    kael::reset_fallback_counts();
+    const kael::Tensor zeros = kael::zeros({3}, kael::DType::F32, kCuda);
+    check_on_cuda(zeros);
+    const std::vector<float> expected = {0.0F, 0.0F, 0.0F};
+    BOOST_TEST(zeros.to_vector<float>() == expected, boost::test_tools::per_element());
+    BOOST_TEST(fallbacks_for("fill") > 0);
+}
+
+BOOST_AUTO_TEST_CASE(add_falls_back_for_elementwise) {
+    kael::reset_fallback_counts();
+    const kael::Tensor a = kael::tensor(std::vector<float>{1.0F, 2.0F, 3.0F}, {}, kCuda);
+    const kael::Tensor b = kael::ones({3}, kael::DType::F32, kCuda);
+    const kael::Tensor sum = kael::add(a, b);
+    check_on_cuda(sum);
+    const std::vector<float> expected = {2.0F, 3.0F, 4.0F};
+    BOOST_TEST(sum.to_vector<float>() == expected, boost::test_tools::per_element());
+    BOOST_TEST(fallbacks_for("elementwise") > 0);
+}
+
+BOOST_AUTO_TEST_CASE(sum_falls_back_for_reduce) {
+    kael::reset_fallback_counts();
+    const kael::Tensor a = kael::tensor(std::vector<float>{1.0F, 2.0F, 3.0F, 4.0F}, {2, 2}, kCuda);
+    const kael::Tensor total = kael::sum(a);
+    check_on_cuda(total);
+    BOOST_TEST(total.item<float>() == 10.0F);
+    const kael::Tensor rows = kael::sum(a, 1);
+    check_on_cuda(rows);
+    const std::vector<float> expected = {3.0F, 7.0F};
+    BOOST_TEST(rows.to_vector<float>() == expected, boost::test_tools::per_element());
+    BOOST_TEST(fallbacks_for("reduce") > 0);
+}
+
+BOOST_AUTO_TEST_CASE(matmul_falls_back_for_matmul) {
+    kael::reset_fallback_counts();
+    const kael::Tensor a = kael::tensor(std::vector<float>{1.0F, 2.0F, 3.0F, 4.0F}, {2, 2}, kCuda);
+    const kael::Tensor b = kael::tensor(std::vector<float>{5.0F, 6.0F, 7.0F, 8.0F}, {2, 2}, kCuda);
+    const kael::Tensor product = kael::matmul(a, b);
+    check_on_cuda(product);
+    const std::vector<float> expected = {19.0F, 22.0F, 43.0F, 50.0F};
+    BOOST_TEST(product.to_vector<float>() == expected, boost::test_tools::per_element());
+    BOOST_TEST(fallbacks_for("matmul") > 0);
+}
+
+BOOST_AUTO_TEST_CASE(gather_falls_back_for_gather) {
+    kael::reset_fallback_counts();
+    const kael::Tensor data = kael::tensor(std::vector<float>{1.0F, 2.0F, 3.0F, 4.0F}, {2, 2}, kCuda);
+    const kael::Tensor index = kael::tensor(std::vector<std::int64_t>{1, 0, 0, 0}, {2, 2}, kCuda);
+    const kael::Tensor gathered = kael::gather(data, 1, index);
+    check_on_cuda(gathered);
+    const std::vector<float> expected = {2.0F, 1.0F, 3.0F, 3.0F};
+    BOOST_TEST(gathered.to_vector<float>() == expected, boost::test_tools::per_element());
+    BOOST_TEST(fallbacks_for("gather") > 0);
+}
+
+BOOST_AUTO_TEST_CASE(cpu_work_is_never_counted_as_fallback) {
+    kael::reset_fallback_counts();
+    check_core_still_works();
+    BOOST_TEST(kael::fallback_counts().empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
