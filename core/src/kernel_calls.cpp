@@ -207,4 +207,32 @@ void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
         });
 }
 
+void sort(const Tensor& values, const Tensor& indices, const Tensor& input,
+          std::int64_t chunk_size, std::int64_t rows, bool descending) {
+    if (chunk_size == 0 || rows == 0) {
+        return;
+    }
+    run("sort", {values, indices}, {input}, KAEL_SLOT_CHECK(sort),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->sort(
+                              device, abi(ins[0].dtype()), outs[0].device_data(),
+                              static_cast<std::int64_t*>(outs[1].device_data()),
+                              ins[0].device_data(), chunk_size, rows, descending ? 1 : 0),
+                          "sort");
+        });
+}
+
+void cumsum(const Tensor& out, const Tensor& input, std::int64_t chunk_size, std::int64_t rows) {
+    if (chunk_size == 0 || rows == 0) {
+        return;
+    }
+    run("cumsum", {out}, {input}, KAEL_SLOT_CHECK(cumsum),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->cumsum(device, abi(outs[0].dtype()),
+                                                  abi(ins[0].dtype()), outs[0].device_data(),
+                                                  ins[0].device_data(), chunk_size, rows),
+                          "cumsum");
+        });
+}
+
 }  // namespace kael::detail

@@ -30,5 +30,11 @@ void gather(const Tensor& out, const Tensor& data, const Tensor& index,
             const kael_index_layout& layout);
 void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
                  const kael_index_layout& layout);
+// Rows of chunk_size contiguous elements: sorted values (input dtype) and int64 positions.
+void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_in,
+          std::int64_t chunk_size, std::int64_t rows, bool descending);
+// Inclusive prefix sums of rows of chunk_size contiguous elements.
+void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
+            std::int64_t rows);
 
 }  // namespace kael::detail

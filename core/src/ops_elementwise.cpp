@@ -1,6 +1,7 @@
 // Elementwise front-end: promotion, broadcasting and the scalar rules, then one plugin call.
 #include <cmath>
 
+#include "autograd/record.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
@@ -13,9 +14,20 @@ using detail::no_params;
 
 DType floating(DType dtype) { return is_floating(dtype) ? dtype : DType::F32; }
 
+Tensor differentiable(const autograd::Recording& recording, kael_element_op op,
+                      const std::vector<Tensor>& inputs, const Tensor& out,
+                      const kael_element_params& params) {
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(out, autograd::elementwise_name(op),
+                            autograd::elementwise_backward(op, inputs, out, params));
+}
+
 Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
            const std::vector<Tensor>& inputs, const kael_element_params& params = no_params(),
            std::size_t converted_from = 0) {
+    const autograd::Recording recording(inputs);
     detail::check_same_device(inputs, name);
     Shape shape = inputs.front().shape();
     for (std::size_t i = 1; i < inputs.size(); ++i) {
@@ -27,7 +39,7 @@ Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
     }
     Tensor out = empty(shape, out_dtype, inputs.front().device());
     detail::elementwise(op, out, operands, compute, params);
-    return out;
+    return differentiable(recording, op, inputs, out, params);
 }
 
 Tensor unary_float(kael_element_op op, const char* name, const Tensor& a) {
@@ -168,11 +180,13 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
     if (mask.dtype() != DType::Bool) {
         throw TypeError("masked_fill: mask must be bool, got " + to_string(mask.dtype()));
     }
+    const autograd::Recording recording({a, mask});
     detail::check_same_device({a, mask}, "masked_fill");
     Tensor out = empty(broadcast_shapes(a.shape(), mask.shape(), "masked_fill"), a.dtype(),
                        a.device());
-    detail::elementwise(KAEL_OP_MASKED_FILL, out, {a, mask}, a.dtype(), detail::real_params(value));
-    return out;
+    const kael_element_params params = detail::real_params(value);
+    detail::elementwise(KAEL_OP_MASKED_FILL, out, {a, mask}, a.dtype(), params);
+    return differentiable(recording, KAEL_OP_MASKED_FILL, {a, mask}, out, params);
 }
 
 Tensor masked_fill_int(const Tensor& a, const Tensor& mask, std::int64_t value) {

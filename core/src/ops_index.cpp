@@ -1,4 +1,6 @@
 // gather / scatter_add / index_select. Index bounds are checked on the host before any write.
+#include "dims.h"
+#include "autograd/record.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
@@ -6,15 +8,6 @@
 namespace kael {
 
 namespace {
-
-std::int64_t checked_axis(const Tensor& data, std::int64_t axis, const char* op) {
-    const std::int64_t rank = std::max<std::int64_t>(data.dim(), 1);
-    if (axis < -rank || axis >= rank) {
-        throw IndexError(std::string(op) + ": axis " + std::to_string(axis) +
-                         " is out of range for shape " + to_string(data.shape()));
-    }
-    return axis < 0 ? axis + rank : axis;
-}
 
 // Validates shapes and index values; returns the index with negative entries wrapped.
 Tensor checked_index(const Tensor& data, std::int64_t axis, const Tensor& index,
@@ -62,25 +55,38 @@ Tensor checked_index(const Tensor& data, std::int64_t axis, const Tensor& index,
 }  // namespace
 
 Tensor gather(const Tensor& data, std::int64_t axis, const Tensor& index) {
+    const autograd::Recording recording({data, index});
     detail::check_same_device({data, index}, "gather");
-    axis = checked_axis(data, axis, "gather");
+    axis = detail::wrapped_dim(data, axis, "gather");
     const Tensor safe = checked_index(data, axis, index, nullptr, "gather");
     Tensor out = empty(index.shape(), data.dtype(), data.device());
     detail::gather(out, data, safe, index_layout(data, axis, safe, out));
-    return out;
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(out, "GatherBackward", autograd::gather_backward(data, axis, safe));
 }
 
 Tensor& scatter_add_(Tensor& data, std::int64_t axis, const Tensor& index, const Tensor& source) {
     detail::check_same_device({data, index, source}, "scatter_add_");
-    axis = checked_axis(data, axis, "scatter_add_");
+    autograd::check_in_place(data, "scatter_add_");
+    axis = detail::wrapped_dim(data, axis, "scatter_add_");
     if (source.dim() != index.dim()) {
         throw ValueError("scatter_add_: source shape " + to_string(source.shape()) +
                          " and index shape " + to_string(index.shape()) +
                          " must have the same number of dimensions");
     }
-    const Tensor safe = checked_index(data, axis, index, &source, "scatter_add_");
-    const Tensor values = source.to(data.dtype());
-    detail::scatter_add(data, safe, values, index_layout(data, axis, safe, values));
+    Tensor safe;
+    {
+        const NoGradGuard no_grad;
+        safe = checked_index(data, axis, index, &source, "scatter_add_");
+        const Tensor values = source.to(data.dtype());
+        detail::scatter_add(data, safe, values, index_layout(data, axis, safe, values));
+    }
+    if (is_grad_enabled()) {
+        autograd::record_in_place(data, {safe, source}, "ScatterAddBackward",
+                                  autograd::scatter_add_backward(source, axis, safe));
+    }
     return data;
 }
 
@@ -88,7 +94,7 @@ Tensor index_select(const Tensor& data, std::int64_t axis, const Tensor& index) 
     if (index.dim() != 1) {
         throw ValueError("index_select: index must be 1-d, got shape " + to_string(index.shape()));
     }
-    axis = checked_axis(data, axis, "index_select");
+    axis = detail::wrapped_dim(data, axis, "index_select");
     if (data.dim() == 0) {
         return gather(data.unsqueeze(0), 0, index).squeeze(0);
     }

@@ -1,4 +1,5 @@
 // matmul: numpy rules for 1-d operands, broadcast batches, transposed views passed as flags.
+#include "autograd/record.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
@@ -49,6 +50,7 @@ MatrixOperand prepare(const Tensor& operand, const Shape& batch) {
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+    const autograd::Recording recording({a_in, b_in});
     detail::check_same_device({a_in, b_in}, "matmul");
     if (a_in.dim() == 0 || b_in.dim() == 0) {
         throw ValueError("matmul: both operands need at least one dimension, got shapes " +
@@ -97,7 +99,10 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     if (b_vector) {
         out = out.squeeze(-1);
     }
-    return out;
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(out, "MatmulBackward", autograd::matmul_backward(a_in, b_in));
 }
 
 }  // namespace kael

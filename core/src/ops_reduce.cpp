@@ -1,4 +1,5 @@
 // Reductions: the reduced dimension is moved last and made contiguous, then rows are reduced.
+#include "autograd/record.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 
@@ -76,9 +77,15 @@ Tensor reduce(kael_reduce_op op, const char* name, const Tensor& a,
 
 }  // namespace
 
-Tensor sum(const Tensor& a) { return reduce_all(KAEL_REDUCE_SUM, "sum", a); }
+Tensor sum(const Tensor& a) {
+    const autograd::Recording recording({a});
+    return recording.finish(reduce_all(KAEL_REDUCE_SUM, "sum", a), "SumBackward",
+                            autograd::sum_backward(a, std::nullopt, false));
+}
 Tensor sum(const Tensor& a, std::int64_t dim, bool keepdim) {
-    return reduce_dim(KAEL_REDUCE_SUM, "sum", a, dim, keepdim);
+    const autograd::Recording recording({a});
+    return recording.finish(reduce_dim(KAEL_REDUCE_SUM, "sum", a, dim, keepdim), "SumBackward",
+                            autograd::sum_backward(a, dim, keepdim));
 }
 
 Tensor mean(const Tensor& a) {
@@ -98,13 +105,30 @@ Tensor mean(const Tensor& a, std::int64_t dim, bool keepdim) {
 }
 
 Tensor prod(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
-    return reduce(KAEL_REDUCE_PROD, "prod", a, dim, keepdim);
+    const autograd::Recording recording({a});
+    const Tensor out = reduce(KAEL_REDUCE_PROD, "prod", a, dim, keepdim);
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(out, "ProdBackward", autograd::prod_backward(a, out, dim, keepdim));
 }
 Tensor max(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
-    return reduce(KAEL_REDUCE_MAX, "max", a, dim, keepdim);
+    const autograd::Recording recording({a});
+    const Tensor out = reduce(KAEL_REDUCE_MAX, "max", a, dim, keepdim);
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(out, "MaxBackward",
+                            autograd::extremum_backward(a, out, dim, keepdim, true));
 }
 Tensor min(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
-    return reduce(KAEL_REDUCE_MIN, "min", a, dim, keepdim);
+    const autograd::Recording recording({a});
+    const Tensor out = reduce(KAEL_REDUCE_MIN, "min", a, dim, keepdim);
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(out, "MinBackward",
+                            autograd::extremum_backward(a, out, dim, keepdim, false));
 }
 Tensor argmax(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
     return reduce(KAEL_REDUCE_ARGMAX, "argmax", a, dim, keepdim);

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "autograd/record.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
 
@@ -41,7 +42,27 @@ Tensor with_view(const Tensor& base, Shape shape, Shape strides, std::int64_t of
     impl->strides = std::move(strides);
     impl->offset = offset;
     impl->dtype = base.dtype();
+    impl->view_base = base.impl().view_base ? base.impl().view_base : base.impl_ptr();
     return Tensor(impl);
+}
+
+// Gives out a backward node when input takes part in autograd; backward maps the output's
+// gradient to input's.
+template <typename Backward>
+Tensor recorded(const Tensor& input, Tensor out, const char* name, Backward&& backward) {
+    if (!is_grad_enabled() || !input.requires_grad()) {
+        return out;
+    }
+    const autograd::Recording recording({input});
+    return recording.finish(std::move(out), name,
+                            [backward = std::forward<Backward>(backward)](const Tensor& grad) {
+                                return std::vector<Tensor>{backward(grad)};
+                            });
+}
+
+Tensor reshaped(const Tensor& input, Tensor out, const char* name) {
+    return recorded(input, std::move(out), name,
+                    [shape = input.shape()](const Tensor& grad) { return grad.reshape(shape); });
 }
 
 Tensor from_host(const void* values, std::int64_t count, Shape shape, DType dtype,
@@ -186,7 +207,8 @@ Tensor Tensor::view(const Shape& requested) const {
         throw ValueError("view: tensor of shape " + to_string(this->shape()) +
                          " is not contiguous; use reshape()");
     }
-    return with_view(*this, shape, contiguous_strides(shape), offset());
+    return reshaped(*this, with_view(*this, shape, contiguous_strides(shape), offset()),
+                    "ViewBackward");
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {
@@ -195,7 +217,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
 
 Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
     if (dim() < 2 && dim0 == dim1) {
-        return with_view(*this, shape(), strides(), offset());
+        return reshaped(*this, with_view(*this, shape(), strides(), offset()), "ViewBackward");
     }
     dim0 = wrap_dim(dim0, dim(), "transpose");
     dim1 = wrap_dim(dim1, dim(), "transpose");
@@ -203,7 +225,8 @@ Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
     Shape strides = this->strides();
     std::swap(shape[dim0], shape[dim1]);
     std::swap(strides[dim0], strides[dim1]);
-    return with_view(*this, shape, strides, offset());
+    return recorded(*this, with_view(*this, shape, strides, offset()), "TransposeBackward",
+                    [dim0, dim1](const Tensor& grad) { return grad.transpose(dim0, dim1); });
 }
 
 Tensor Tensor::T() const {
@@ -221,6 +244,7 @@ Tensor Tensor::permute(const Shape& order) const {
     }
     Shape shape(order.size());
     Shape strides(order.size());
+    Shape inverse(order.size());
     std::vector<bool> seen(order.size(), false);
     for (std::size_t i = 0; i < order.size(); ++i) {
         const std::int64_t d = wrap_dim(order[i], dim(), "permute");
@@ -230,8 +254,10 @@ Tensor Tensor::permute(const Shape& order) const {
         seen[d] = true;
         shape[i] = this->shape()[d];
         strides[i] = this->strides()[d];
+        inverse[d] = static_cast<std::int64_t>(i);
     }
-    return with_view(*this, shape, strides, offset());
+    return recorded(*this, with_view(*this, shape, strides, offset()), "PermuteBackward",
+                    [inverse](const Tensor& grad) { return grad.permute(inverse); });
 }
 
 Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t stop,
@@ -252,7 +278,12 @@ Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t stop,
     shape[d] = (stop - start + step - 1) / step;
     const std::int64_t new_offset = offset() + start * strides[d];
     strides[d] *= step;
-    return with_view(*this, shape, strides, new_offset);
+    return recorded(*this, with_view(*this, shape, strides, new_offset), "SliceBackward",
+                    [input_shape = this->shape(), d, start, stop, step](const Tensor& grad) {
+                        Tensor whole = zeros(input_shape, grad.dtype(), grad.device());
+                        whole.slice(d, start, stop, step).copy_(grad);
+                        return whole;
+                    });
 }
 
 Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
@@ -269,7 +300,12 @@ Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
     const std::int64_t new_offset = offset() + index * strides[d];
     shape.erase(shape.begin() + d);
     strides.erase(strides.begin() + d);
-    return with_view(*this, shape, strides, new_offset);
+    return recorded(*this, with_view(*this, shape, strides, new_offset), "SelectBackward",
+                    [input_shape = this->shape(), d, index](const Tensor& grad) {
+                        Tensor whole = zeros(input_shape, grad.dtype(), grad.device());
+                        whole.select(d, index).copy_(grad);
+                        return whole;
+                    });
 }
 
 Tensor Tensor::unsqueeze(std::int64_t d) const {
@@ -280,7 +316,7 @@ Tensor Tensor::unsqueeze(std::int64_t d) const {
         d < dim() ? shape[d] * strides[d] : 1;
     shape.insert(shape.begin() + d, 1);
     strides.insert(strides.begin() + d, stride);
-    return with_view(*this, shape, strides, offset());
+    return reshaped(*this, with_view(*this, shape, strides, offset()), "UnsqueezeBackward");
 }
 
 Tensor Tensor::squeeze(std::int64_t d) const {
@@ -289,13 +325,13 @@ Tensor Tensor::squeeze(std::int64_t d) const {
     }
     d = wrap_dim(d, dim(), "squeeze");
     if (shape()[d] != 1) {
-        return with_view(*this, shape(), strides(), offset());
+        return reshaped(*this, with_view(*this, shape(), strides(), offset()), "SqueezeBackward");
     }
     Shape shape = this->shape();
     Shape strides = this->strides();
     shape.erase(shape.begin() + d);
     strides.erase(strides.begin() + d);
-    return with_view(*this, shape, strides, offset());
+    return reshaped(*this, with_view(*this, shape, strides, offset()), "SqueezeBackward");
 }
 
 Tensor Tensor::squeeze() const {
@@ -307,7 +343,7 @@ Tensor Tensor::squeeze() const {
             strides.push_back(this->strides()[i]);
         }
     }
-    return with_view(*this, shape, strides, offset());
+    return reshaped(*this, with_view(*this, shape, strides, offset()), "SqueezeBackward");
 }
 
 Tensor Tensor::expand(const Shape& target) const {
@@ -339,10 +375,17 @@ Tensor Tensor::expand(const Shape& target) const {
                              to_string(target));
         }
     }
-    return with_view(*this, shape, strides, offset());
+    return recorded(*this, with_view(*this, shape, strides, offset()), "ExpandBackward",
+                    [input_shape = this->shape()](const Tensor& grad) {
+                        return autograd::sum_to(grad, input_shape);
+                    });
 }
 
 Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, std::int64_t new_offset) const {
+    if (is_grad_enabled() && requires_grad()) {
+        throw ValueError("as_strided: not differentiable; call it on detach() or under "
+                         "NoGradGuard");
+    }
     if (shape.size() != strides.size()) {
         throw ValueError("as_strided: shape " + to_string(shape) + " and strides " +
                          to_string(strides) + " differ in length");
@@ -368,7 +411,7 @@ Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 Tensor Tensor::clone() const {
     Tensor out = empty(shape(), dtype(), device());
     detail::convert(out, *this);
-    return out;
+    return recorded(*this, out, "CloneBackward", [](const Tensor& grad) { return grad; });
 }
 
 Tensor Tensor::to(DType target) const {
@@ -377,17 +420,23 @@ Tensor Tensor::to(DType target) const {
     }
     Tensor out = empty(shape(), target, device());
     detail::convert(out, *this);
-    return out;
+    return recorded(*this, out, "ToDTypeBackward",
+                    [source = dtype()](const Tensor& grad) { return grad.to(source); });
 }
 
 Tensor Tensor::to(const Device& target) const {
     if (target == device()) {
         return *this;
     }
-    const Tensor source = contiguous();
     Tensor out = empty(shape(), dtype(), target);
-    detail::transfer(out.device_data(), target, source.device_data(), source.device(), nbytes());
-    return out;
+    {
+        const NoGradGuard no_grad;
+        const Tensor source = contiguous();
+        detail::transfer(out.device_data(), target, source.device_data(), source.device(),
+                         nbytes());
+    }
+    return recorded(*this, out, "ToDeviceBackward",
+                    [source = device()](const Tensor& grad) { return grad.to(source); });
 }
 
 Tensor& Tensor::copy_(const Tensor& other) {
@@ -395,13 +444,22 @@ Tensor& Tensor::copy_(const Tensor& other) {
         throw ValueError("copy_: source shape " + to_string(other.shape()) +
                          " cannot be broadcast to " + to_string(shape()));
     }
+    autograd::check_in_place(*this, "copy_");
     detail::convert(*this, other);
+    // The old value is overwritten; the source's gradient is summed back to its shape.
+    autograd::record_in_place(*this, {other}, "CopyBackward", [](const Tensor& grad) {
+        return std::vector<Tensor>{Tensor(), grad};
+    });
     return *this;
 }
 
 Tensor& Tensor::fill_(double value) {
+    autograd::check_in_place(*this, "fill_");
     const Tensor scalar = scalar_tensor(value, dtype(), device());
     detail::convert(*this, scalar);
+    autograd::record_in_place(*this, {}, "FillBackward", [](const Tensor&) {
+        return std::vector<Tensor>{Tensor()};
+    });
     return *this;
 }
 

@@ -47,4 +47,10 @@ kael_status gather(int32_t device, kael_dtype dtype, void* out, const void* data
 kael_status scatter_add(int32_t device, kael_dtype dtype, void* data, const int64_t* indices,
                         const void* source, const kael_index_layout* layout);
 
+// sequence.cpp
+kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
+                 const void* data, int64_t chunk_size, int64_t row_count, int32_t descending);
+kael_status cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
+                   const void* data, int64_t chunk_size, int64_t row_count);
+
 }  // namespace kael::cpu

@@ -109,6 +109,8 @@ kael_plugin make_table() {
     table.matmul = matmul;
     table.gather = gather;
     table.scatter_add = scatter_add;
+    table.sort = sort;
+    table.cumsum = cumsum;
     return table;
 }
 

@@ -1,3 +1,7 @@
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -9,6 +13,20 @@ namespace kael::cpu {
 namespace {
 
 constexpr std::align_val_t kAlignment{64};
+// Blocks from 4 MiB up ask for transparent huge pages, as numpy's allocator does: faulting in a
+// fresh large block 4 KiB at a time can cost more than the elementwise op that fills it.
+constexpr int64_t kHugePageMinBytes = int64_t{1} << 22;
+
+void advise_huge_pages(void* block, int64_t bytes) {
+    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto start = reinterpret_cast<std::uintptr_t>(block);
+    const std::uintptr_t first = (start + page - 1) / page * page;
+    const std::uintptr_t last = (start + static_cast<std::uintptr_t>(bytes)) / page * page;
+    if (last > first) {
+        // Only a hint: where the kernel declines, the block works with ordinary pages.
+        madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+    }
+}
 
 void check_copy(int32_t device, void* target, const void* source, int64_t bytes) {
     check_device(device);
@@ -32,6 +50,9 @@ kael_status allocate(int32_t device, int64_t bytes, void** block) {
             plugin::invalid("allocation size must be positive, got " + std::to_string(bytes));
         }
         *block = ::operator new(static_cast<size_t>(bytes), kAlignment);
+        if (bytes >= kHugePageMinBytes) {
+            advise_huge_pages(*block, bytes);
+        }
     });
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@ using Shape = std::vector<std::int64_t>;
 namespace detail {
 class Backend;
 }
+
+struct AutogradMeta;  // kael/autograd.h
+class Node;
 
 // Raw bytes on one device, allocated and released through the device's plugin.
 class Storage {
@@ -46,6 +50,11 @@ struct TensorImpl {
     Shape strides;             // in elements
     std::int64_t offset = 0;   // in elements
     DType dtype = DType::F32;
+    // Gradient state; null for tensors that never took part in autograd.
+    std::shared_ptr<AutogradMeta> autograd;
+    // For a view, the tensor (not itself a view) whose storage it shares; in-place writes
+    // through the view rewrite that tensor's gradient history.
+    std::shared_ptr<TensorImpl> view_base;
 };
 
 class Tensor {
@@ -110,6 +119,22 @@ public:
     Tensor& fill_(double value);
 
     [[nodiscard]] std::string str() const;
+
+    // Autograd (kael/autograd.h). Only leaves with a floating dtype may set requires_grad.
+    [[nodiscard]] bool requires_grad() const;
+    Tensor set_requires_grad(bool requires_grad) const;  // returns this tensor
+    [[nodiscard]] bool is_leaf() const;
+    // Accumulated gradient of a leaf; undefined before the first backward.
+    [[nodiscard]] Tensor grad() const;
+    void set_grad(const Tensor& grad) const;  // an undefined tensor clears it
+    void zero_grad() const;                   // fills a defined gradient with zeros
+    [[nodiscard]] std::shared_ptr<Node> grad_fn() const;
+    // Same storage and view, no gradient history.
+    [[nodiscard]] Tensor detach() const;
+    // Gradients of this tensor with respect to every leaf that requires grad, added to their
+    // grad(). gradient defaults to ones for a one-element tensor.
+    void backward(const std::optional<Tensor>& gradient = std::nullopt,
+                  bool retain_graph = false) const;
 
 private:
     std::shared_ptr<TensorImpl> impl_;

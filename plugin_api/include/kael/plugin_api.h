@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 0
+#define KAEL_ABI_MINOR 1
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -255,6 +255,19 @@ typedef struct kael_plugin {
     kael_status (*scatter_add)(int32_t device, kael_dtype dtype, void* data,
                                const int64_t* indices, const void* source,
                                const kael_index_layout* layout);
+
+    /* Since ABI 1.1. */
+    /* Sorts row_count contiguous rows of chunk_size elements of data (dtype) into values (dtype,
+     * contiguous) and indices (int64 positions within the row); stable, ascending or descending
+     * (descending != 0); NaN sorts as the largest value. Outputs never alias data. May be NULL. */
+    kael_status (*sort)(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
+                        const void* data, int64_t chunk_size, int64_t row_count,
+                        int32_t descending);
+    /* Inclusive prefix sums of row_count contiguous rows of chunk_size elements of data into out
+     * (contiguous). Floats accumulate in double and store out_dtype == in_dtype; i64 and bool
+     * write int64 (out_dtype i64), wrapping on overflow. out never aliases data. May be NULL. */
+    kael_status (*cumsum)(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
+                          const void* data, int64_t chunk_size, int64_t row_count);
 } kael_plugin;
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
@@ -272,9 +285,9 @@ static_assert(sizeof(kael_element_params) == 40, "params ABI size");
 static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64, "index layout ABI size");
 static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size");
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 18 * 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 20 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 18 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 20 * 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */

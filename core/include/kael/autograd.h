@@ -1,0 +1,91 @@
+#pragma once
+// Reverse-mode automatic differentiation over a graph recorded while ops run (PyTorch's
+// design): each differentiable op gives its floating output a Node whose next_edges lead to
+// the nodes of its inputs; backward() walks that graph in dependency order from the root.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kael/tensor.h"
+
+namespace kael {
+
+struct Edge {
+    std::shared_ptr<Node> function;  // null: this input needs no gradient
+    int input_nr = 0;                // which gradient input of function this edge feeds
+    [[nodiscard]] bool valid() const { return function != nullptr; }
+};
+
+struct AutogradMeta {
+    bool requires_grad = false;
+    Tensor grad;                       // leaves only; undefined until a backward reaches it
+    std::shared_ptr<Node> grad_fn;     // null for leaves
+    int output_nr = 0;                 // which output of grad_fn this tensor is
+    std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad while a graph uses it
+};
+
+// What the engine checks and converts an input gradient to before passing it on.
+struct InputMetadata {
+    Shape shape;
+    DType dtype = DType::F32;
+    Device device;
+};
+
+class Node {
+public:
+    Node() = default;
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+    virtual ~Node() = default;
+
+    // One gradient per forward output in, one gradient per next edge out (undefined tensors
+    // for inputs that need none).
+    virtual std::vector<Tensor> apply(std::vector<Tensor> grads) = 0;
+    [[nodiscard]] virtual std::string name() const = 0;
+    [[nodiscard]] virtual int num_inputs() const { return 1; }
+    // Called after backward without retain_graph; a later apply must then throw kael::Error.
+    virtual void release_saved_tensors() {}
+
+    std::vector<Edge> next_edges;
+    std::vector<InputMetadata> input_metadata;  // parallel to next_edges
+};
+
+// Thread-local grad mode: while off, ops record nothing.
+[[nodiscard]] bool is_grad_enabled();
+void set_grad_enabled(bool enabled);
+
+class NoGradGuard {
+public:
+    NoGradGuard() : previous_(is_grad_enabled()) { set_grad_enabled(false); }
+    ~NoGradGuard() { set_grad_enabled(previous_); }
+    NoGradGuard(const NoGradGuard&) = delete;
+    NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+private:
+    bool previous_;
+};
+
+namespace autograd {
+
+// Runs backward from root (see Tensor::backward).
+void backward(const Tensor& root, const std::optional<Tensor>& gradient = std::nullopt,
+              bool retain_graph = false);
+
+// Sums a broadcast gradient down to shape (leading dimensions, then size-1 dimensions).
+// Throws ValueError when grad's shape is not a broadcast of shape.
+[[nodiscard]] Tensor sum_to(const Tensor& grad, const Shape& shape);
+
+// Compares the gradients backward computes for function's one-element (or summed) output
+// with central finite differences, in f64. inputs must be f64; those that require grad are
+// checked. Returns true when every element satisfies |analytic - numeric| <= atol +
+// rtol * |numeric|; otherwise throws ValueError naming the worst element, or returns false
+// when raise_on_failure is false.
+[[nodiscard]] bool gradcheck(const std::function<Tensor(const std::vector<Tensor>&)>& function,
+                             const std::vector<Tensor>& inputs, double eps = 1e-6,
+                             double atol = 1e-5, double rtol = 1e-3,
+                             bool raise_on_failure = true);
+
+}  // namespace autograd
+
+}  // namespace kael

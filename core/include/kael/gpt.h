@@ -1,0 +1,77 @@
+#pragma once
+// A GPT decoder: token and position embeddings, pre-norm causal self-attention blocks, a KV
+// cache for generation.
+#include <vector>
+
+#include "kael/nn.h"
+
+namespace kael::nn {
+
+struct GPTConfig {
+    std::int64_t vocab_size = 256;
+    std::int64_t block_size = 64;  // longest context
+    std::int64_t layers = 2;
+    std::int64_t heads = 2;
+    std::int64_t embed = 64;       // divisible by heads
+    double dropout = 0.0;
+};
+
+// Keys and values of every layer for the tokens seen so far, [B, H, T, head_dim] each.
+struct KVCache {
+    std::vector<Tensor> keys;
+    std::vector<Tensor> values;
+    [[nodiscard]] std::int64_t length() const { return keys.empty() ? 0 : keys[0].size(2); }
+};
+
+class CausalSelfAttention : public Module {
+public:
+    CausalSelfAttention(const GPTConfig& config, Device device);
+    // x [B, T, C]; with a cache, x holds only the new tokens and the cache grows by T.
+    Tensor forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values);
+
+private:
+    std::int64_t heads_;
+    double dropout_;
+    std::shared_ptr<Linear> query_key_value_;
+    std::shared_ptr<Linear> projection_;
+};
+
+class Block : public Module {
+public:
+    Block(const GPTConfig& config, Device device);
+    Tensor forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values);
+
+private:
+    double dropout_;
+    std::shared_ptr<LayerNorm> norm1_;
+    std::shared_ptr<CausalSelfAttention> attention_;
+    std::shared_ptr<LayerNorm> norm2_;
+    std::shared_ptr<Linear> expand_;
+    std::shared_ptr<Linear> contract_;
+};
+
+class GPT : public Module {
+public:
+    explicit GPT(const GPTConfig& config, Device device = kCPU);
+    // tokens i64 [B, T] -> logits [B, T, vocab]. With a cache, tokens are the new ones only.
+    Tensor forward(const Tensor& tokens) override;
+    Tensor forward(const Tensor& tokens, KVCache* cache);
+    // Mean cross entropy of next-token predictions.
+    Tensor loss(const Tensor& tokens, const Tensor& targets);
+    // Greedy (temperature 0) or sampled continuation of prompt, using the KV cache.
+    std::vector<std::int64_t> generate(const std::vector<std::int64_t>& prompt,
+                                       std::int64_t new_tokens, double temperature = 0);
+    [[nodiscard]] const GPTConfig& config() const { return config_; }
+    [[nodiscard]] Device device() const { return device_; }
+
+private:
+    GPTConfig config_;
+    Device device_;
+    std::shared_ptr<Embedding> token_embedding_;
+    std::shared_ptr<Embedding> position_embedding_;
+    std::vector<std::shared_ptr<Block>> blocks_;
+    std::shared_ptr<LayerNorm> final_norm_;
+    std::shared_ptr<Linear> head_;
+};
+
+}  // namespace kael::nn

@@ -1,0 +1,115 @@
+#pragma once
+// Modules own named parameters (leaf tensors that require grad) and child modules.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kael/ops_more.h"
+
+namespace kael::nn {
+
+class Module {
+public:
+    Module() = default;
+    Module(const Module&) = delete;
+    Module& operator=(const Module&) = delete;
+    virtual ~Module() = default;
+
+    // Unary modules override this; others expose their own forward signatures.
+    virtual Tensor forward(const Tensor& input);
+    Tensor operator()(const Tensor& input) { return forward(input); }
+
+    // Names are dotted paths ("blocks.0.attention.query.weight"), in registration order.
+    [[nodiscard]] std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+    [[nodiscard]] std::vector<Tensor> parameters() const;
+    [[nodiscard]] std::int64_t parameter_count() const;
+    void zero_grad();
+    void train(bool training = true);
+    void eval() { train(false); }
+    [[nodiscard]] bool is_training() const { return training_; }
+
+    // Binary file of every parameter (name, dtype, shape, bytes). load checks that names,
+    // dtypes and shapes match and throws ValueError naming the first that does not.
+    void save(const std::string& path) const;
+    void load(const std::string& path);
+
+protected:
+    Tensor& register_parameter(const std::string& name, const Tensor& value);
+    template <typename M> std::shared_ptr<M> register_module(const std::string& name,
+                                                             std::shared_ptr<M> module) {
+        children_.emplace_back(name, module);
+        return module;
+    }
+
+private:
+    std::vector<std::pair<std::string, Tensor>> parameters_;
+    std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+    bool training_ = true;
+};
+
+// y = x W^T + b, W [out, in] and b [out] uniform in +-1/sqrt(in) as in PyTorch.
+class Linear : public Module {
+public:
+    Linear(std::int64_t in_features, std::int64_t out_features, bool bias = true,
+           Device device = kCPU);
+    Tensor forward(const Tensor& input) override;
+    Tensor weight;
+    Tensor bias;
+};
+
+class Embedding : public Module {
+public:
+    Embedding(std::int64_t count, std::int64_t dim, Device device = kCPU);
+    Tensor forward(const Tensor& indices) override;
+    Tensor weight;
+};
+
+class LayerNorm : public Module {
+public:
+    explicit LayerNorm(std::int64_t dim, double eps = 1e-5, Device device = kCPU);
+    Tensor forward(const Tensor& input) override;
+    Tensor weight;
+    Tensor bias;
+    double eps;
+};
+
+class ReLU : public Module {
+public:
+    Tensor forward(const Tensor& input) override { return relu(input); }
+};
+class Sigmoid : public Module {
+public:
+    Tensor forward(const Tensor& input) override { return sigmoid(input); }
+};
+class Tanh : public Module {
+public:
+    Tensor forward(const Tensor& input) override { return tanh(input); }
+};
+class GELU : public Module {
+public:
+    explicit GELU(bool tanh_approximation = false) : tanh_approximation_(tanh_approximation) {}
+    Tensor forward(const Tensor& input) override { return gelu(input, tanh_approximation_); }
+
+private:
+    bool tanh_approximation_;
+};
+class Dropout : public Module {
+public:
+    explicit Dropout(double p) : p_(p) {}
+    Tensor forward(const Tensor& input) override { return dropout(input, p_, is_training()); }
+
+private:
+    double p_;
+};
+
+class Sequential : public Module {
+public:
+    explicit Sequential(std::vector<std::shared_ptr<Module>> modules);
+    Tensor forward(const Tensor& input) override;
+
+private:
+    std::vector<std::shared_ptr<Module>> modules_;
+};
+
+}  // namespace kael::nn

@@ -1,0 +1,67 @@
+#pragma once
+// Operations built on the ones in ops.h (composed, so they run on every device), plus joins and
+// the sequence family (sort, cumsum) backed by their own plugin kernels.
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "kael/ops.h"
+#include "kael/random.h"
+
+namespace kael {
+
+// Reductions; dim may be negative; no dim reduces over every element.
+// var/stddev divide by max(n - correction, 0) (NaN for too few elements); floating only.
+[[nodiscard]] Tensor var(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                         std::int64_t correction = 1, bool keepdim = false);
+[[nodiscard]] Tensor stddev(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                            std::int64_t correction = 1, bool keepdim = false);
+// Euclidean norm of all elements; floating only.
+[[nodiscard]] Tensor norm(const Tensor& a);
+// Truth of every / any element (non-zero is true); bool result; empty: all true, any false.
+[[nodiscard]] Tensor all(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                         bool keepdim = false);
+[[nodiscard]] Tensor any(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
+                         bool keepdim = false);
+// log(sum(exp(a), dim)) without overflow; integers compute in f32; an empty dim gives -inf.
+[[nodiscard]] Tensor logsumexp(const Tensor& a, std::int64_t dim, bool keepdim = false);
+
+// Neural-network functions. Integer inputs of softmax/log_softmax compute in f32.
+[[nodiscard]] Tensor softmax(const Tensor& a, std::int64_t dim);
+[[nodiscard]] Tensor log_softmax(const Tensor& a, std::int64_t dim);
+
+enum class Reduction { None, Mean, Sum };
+// logits [N, C] floating, targets i64 [N] in [0, C): -log_softmax(logits)[n, targets[n]],
+// reduced. IndexError for a target out of range.
+[[nodiscard]] Tensor cross_entropy(const Tensor& logits, const Tensor& targets,
+                                   Reduction reduction = Reduction::Mean);
+// Normalizes over the last dimension (size D); weight and bias, when defined, have shape [D].
+[[nodiscard]] Tensor layer_norm(const Tensor& x, const Tensor& weight = Tensor(),
+                                const Tensor& bias = Tensor(), double eps = 1e-5);
+// Rows of weight [V, D] picked by i64 indices of any shape: result shape indices.shape + [D].
+[[nodiscard]] Tensor embedding(const Tensor& weight, const Tensor& indices);
+// Zeroes each element with probability p and scales the rest by 1 / (1 - p); the mask comes
+// from the seeded generator. p == 0 or !training returns x itself. ValueError unless 0 <= p < 1.
+[[nodiscard]] Tensor dropout(const Tensor& x, double p, bool training = true);
+// x [..., in] x weight [out, in]^T + bias [out] (when defined).
+[[nodiscard]] Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// Joins. Every tensor has the same rank and the same sizes outside dim (cat; 1-d empty tensors
+// are skipped as in torch) or the same shape (stack); the result has the promoted dtype.
+[[nodiscard]] Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+[[nodiscard]] Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+
+// Sequence family over one dimension. sort is stable and puts NaN after every number (first
+// when descending); returns (values, i64 indices into dim).
+[[nodiscard]] std::pair<Tensor, Tensor> sort(const Tensor& a, std::int64_t dim = -1,
+                                             bool descending = false);
+[[nodiscard]] Tensor argsort(const Tensor& a, std::int64_t dim = -1, bool descending = false);
+// The k largest (or smallest) along dim, in sorted order; values are gathered from a.
+[[nodiscard]] std::pair<Tensor, Tensor> topk(const Tensor& a, std::int64_t k,
+                                             std::int64_t dim = -1, bool largest = true);
+// Inclusive prefix sums along dim; floats keep their dtype (double accumulation), integers
+// and bool give i64.
+[[nodiscard]] Tensor cumsum(const Tensor& a, std::int64_t dim);
+
+}  // namespace kael

@@ -1,0 +1,266 @@
+// The graph: grad mode, recording nodes, leaf accumulation, and the autograd side of Tensor.
+#include "kael/ops.h"
+#include "record.h"
+
+namespace kael {
+
+namespace {
+
+thread_local bool grad_mode_enabled = true;
+
+// A node whose backward formula is a function of the output gradient; releasing it drops the
+// tensors the function captured.
+class FunctionNode final : public Node {
+public:
+    FunctionNode(const char* name, autograd::BackwardFunction backward)
+        : name_(name), backward_(std::move(backward)) {}
+
+    std::vector<Tensor> apply(std::vector<Tensor> grads) override {
+        if (!backward_) {
+            throw Error(name_ + ": trying to backward through the graph a second time; its saved "
+                                "tensors were released by the first backward (call backward "
+                                "with retain_graph=true the first time to keep them)");
+        }
+        if (grads.empty() || !grads.front().defined()) {
+            return std::vector<Tensor>(next_edges.size());
+        }
+        std::vector<Tensor> result = backward_(grads.front());
+        if (result.size() != next_edges.size()) {
+            throw Error(name_ + ": backward returned " + std::to_string(result.size()) +
+                        " gradients for " + std::to_string(next_edges.size()) + " inputs");
+        }
+        return result;
+    }
+    [[nodiscard]] std::string name() const override { return name_; }
+    void release_saved_tensors() override { backward_ = nullptr; }
+
+private:
+    std::string name_;
+    autograd::BackwardFunction backward_;
+};
+
+// Adds incoming gradients into a leaf's grad.
+class AccumulateGrad final : public Node {
+public:
+    explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {}
+
+    std::vector<Tensor> apply(std::vector<Tensor> grads) override {
+        const Tensor& incoming = grads.front();
+        if (incoming.defined()) {
+            AutogradMeta& meta = *leaf_->autograd;
+            // A private copy: the incoming gradient may be shared with other nodes or leaves.
+            meta.grad = meta.grad.defined() ? add(meta.grad, incoming) : incoming.clone();
+        }
+        return {};
+    }
+    [[nodiscard]] std::string name() const override { return "AccumulateGrad"; }
+
+private:
+    std::shared_ptr<TensorImpl> leaf_;
+};
+
+AutogradMeta& meta_of(const Tensor& tensor) {
+    std::shared_ptr<AutogradMeta>& meta = tensor.impl().autograd;
+    if (!meta) {
+        meta = std::make_shared<AutogradMeta>();
+    }
+    return *meta;
+}
+
+InputMetadata metadata_of(const Tensor& tensor) {
+    return InputMetadata{tensor.shape(), tensor.dtype(), tensor.device()};
+}
+
+std::shared_ptr<Node> make_node(const char* name, autograd::BackwardFunction backward,
+                                const std::vector<Tensor>& inputs) {
+    auto node = std::make_shared<FunctionNode>(name, std::move(backward));
+    for (const Tensor& input : inputs) {
+        node->next_edges.push_back(autograd::gradient_edge(input));
+        node->input_metadata.push_back(metadata_of(input));
+    }
+    return node;
+}
+
+void set_history(const Tensor& tensor, std::shared_ptr<Node> node) {
+    AutogradMeta& meta = meta_of(tensor);
+    meta.requires_grad = true;
+    meta.grad_fn = std::move(node);
+    meta.output_nr = 0;
+}
+
+bool any_requires_grad(const std::vector<Tensor>& tensors) {
+    for (const Tensor& tensor : tensors) {
+        if (tensor.defined() && tensor.requires_grad()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+bool is_grad_enabled() { return grad_mode_enabled; }
+void set_grad_enabled(bool enabled) { grad_mode_enabled = enabled; }
+
+bool Tensor::requires_grad() const {
+    const auto& meta = impl().autograd;
+    return meta && (meta->requires_grad || meta->grad_fn);
+}
+
+Tensor Tensor::set_requires_grad(bool requires_grad) const {
+    if (!is_leaf()) {
+        throw ValueError("set_requires_grad: only leaf tensors can change requires_grad; this "
+                         "tensor was computed by " + grad_fn()->name() + " (use detach())");
+    }
+    if (requires_grad && !is_floating(dtype())) {
+        throw TypeError("set_requires_grad: only floating tensors can require grad, got " +
+                        kael::to_string(dtype()));
+    }
+    if (requires_grad || impl().autograd) {
+        meta_of(*this).requires_grad = requires_grad;
+    }
+    return *this;
+}
+
+bool Tensor::is_leaf() const { return !impl().autograd || !impl().autograd->grad_fn; }
+
+Tensor Tensor::grad() const { return impl().autograd ? impl().autograd->grad : Tensor(); }
+
+void Tensor::set_grad(const Tensor& grad) const {
+    if (grad.defined() && (grad.shape() != shape() || grad.dtype() != dtype() ||
+                           grad.device() != device())) {
+        throw ValueError("set_grad: gradient of shape " + kael::to_string(grad.shape()) + " (" +
+                         kael::to_string(grad.dtype()) + ", " + grad.device().str() +
+                         ") does not match tensor of shape " + kael::to_string(shape()) + " (" +
+                         kael::to_string(dtype()) + ", " + device().str() + ")");
+    }
+    if (grad.defined() || impl().autograd) {
+        meta_of(*this).grad = grad;
+    }
+}
+
+void Tensor::zero_grad() const {
+    if (impl().autograd && impl().autograd->grad.defined()) {
+        const NoGradGuard no_grad;
+        impl().autograd->grad.fill_(0);
+    }
+}
+
+std::shared_ptr<Node> Tensor::grad_fn() const {
+    return impl().autograd ? impl().autograd->grad_fn : nullptr;
+}
+
+Tensor Tensor::detach() const {
+    auto alias = std::make_shared<TensorImpl>();
+    alias->storage = impl().storage;
+    alias->shape = shape();
+    alias->strides = strides();
+    alias->offset = offset();
+    alias->dtype = dtype();
+    return Tensor(alias);
+}
+
+void Tensor::backward(const std::optional<Tensor>& gradient, bool retain_graph) const {
+    autograd::backward(*this, gradient, retain_graph);
+}
+
+namespace autograd {
+
+Edge gradient_edge(const Tensor& tensor) {
+    const auto& meta = tensor.impl().autograd;
+    if (!meta) {
+        return {};
+    }
+    if (meta->grad_fn) {
+        return {meta->grad_fn, meta->output_nr};
+    }
+    if (!meta->requires_grad) {
+        return {};
+    }
+    std::shared_ptr<Node> accumulator = meta->grad_accumulator.lock();
+    if (!accumulator) {
+        accumulator = std::make_shared<AccumulateGrad>(tensor.impl_ptr());
+        meta->grad_accumulator = accumulator;
+    }
+    return {accumulator, 0};
+}
+
+Recording::Recording(std::vector<Tensor> inputs)
+    : inputs_(std::move(inputs)), active_(is_grad_enabled() && any_requires_grad(inputs_)) {}
+
+Tensor Recording::finish(Tensor out, const char* name, BackwardFunction backward) const {
+    if (!active_ || !backward || !out.defined() || !is_floating(out.dtype())) {
+        return out;
+    }
+    for (const Tensor& input : inputs_) {
+        if (out.same_impl(input)) {
+            return out;
+        }
+    }
+    set_history(out, make_node(name, std::move(backward), inputs_));
+    return out;
+}
+
+void check_in_place(const Tensor& target, const char* op) {
+    if (!is_grad_enabled()) {
+        return;
+    }
+    const bool leaf = target.requires_grad() && target.is_leaf();
+    const auto& base = target.impl().view_base;
+    const bool view_of_leaf = base && Tensor(base).requires_grad() && Tensor(base).is_leaf();
+    if (leaf || view_of_leaf) {
+        throw ValueError(std::string(op) + ": a leaf tensor that requires grad (or a view of one) "
+                         "cannot be modified in place while grad mode is on; use NoGradGuard");
+    }
+}
+
+void record_in_place(const Tensor& target, const std::vector<Tensor>& inputs, const char* name,
+                     const BackwardFunction& backward) {
+    if (!is_grad_enabled() || !is_floating(target.dtype())) {
+        return;
+    }
+    const std::shared_ptr<TensorImpl> base_impl = target.impl().view_base;
+    const Tensor base = base_impl ? Tensor(base_impl) : target;
+    if (!any_requires_grad(inputs) && !target.requires_grad() && !base.requires_grad()) {
+        return;
+    }
+    std::vector<Tensor> edges_from{base};
+    edges_from.insert(edges_from.end(), inputs.begin(), inputs.end());
+    if (!base_impl) {
+        set_history(target, make_node(name, backward, edges_from));
+        return;
+    }
+    if (!base.is_contiguous() || base.offset() != 0) {
+        throw ValueError(std::string(name) + ": in-place writes through a view are "
+                         "differentiable only when the viewed tensor is contiguous");
+    }
+    const Shape base_shape = base.shape();
+    const Shape view_shape = target.shape();
+    const Shape view_strides = target.strides();
+    const std::int64_t view_offset = target.offset();
+    // The base's new value is its old value with the view's elements replaced.
+    auto copy_slices = [=](const Tensor& grad) {
+        Tensor base_grad = empty(base_shape, grad.dtype(), grad.device());
+        base_grad.copy_(grad);
+        Tensor region = base_grad.as_strided(view_shape, view_strides, view_offset);
+        std::vector<Tensor> grads = backward(region.clone());
+        if (grads.front().defined()) {
+            region.copy_(grads.front());
+        } else {
+            region.fill_(0);
+        }
+        grads.front() = base_grad;
+        return grads;
+    };
+    set_history(base, make_node(name, copy_slices, edges_from));
+    auto view_of_base = [=](const Tensor& grad) {
+        Tensor base_grad = zeros(base_shape, grad.dtype(), grad.device());
+        base_grad.as_strided(view_shape, view_strides, view_offset).copy_(grad);
+        return std::vector<Tensor>{base_grad};
+    };
+    set_history(target, make_node("AsStridedBackward", view_of_base, {base}));
+}
+
+}  // namespace autograd
+
+}  // namespace kael

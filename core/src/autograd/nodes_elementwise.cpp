@@ -1,0 +1,145 @@
+// Backward formulas of the elementwise ops. Gradients come out in the broadcast shape and the
+// computing dtype; the engine sums and converts them to each input's shape and dtype.
+#include <cmath>
+#include <numbers>
+
+#include "kael/ops.h"
+#include "record.h"
+
+namespace kael::autograd {
+
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+Tensor one_minus(const Tensor& t) { return neg(t) + 1.0; }
+
+// d/dx of x * Phi(x): Phi(x) + x * phi(x). Phi comes from gelu itself (gelu(x) / x), as the
+// core has no erf; at x = 0 Phi is 1/2.
+Tensor gelu_exact_derivative(const Tensor& x, const Tensor& y) {
+    const Tensor at_zero = eq(x, zero_scalar(x));
+    const Tensor cdf = where(at_zero, full({}, 0.5, x.dtype(), x.device()), y / x);
+    const Tensor pdf = exp(square(x) * -0.5) * (1 / std::sqrt(2 * std::numbers::pi));
+    return cdf + x * pdf;
+}
+
+// d/dx of 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+Tensor gelu_tanh_derivative(const Tensor& x) {
+    const double k = std::sqrt(2 / std::numbers::pi);
+    const Tensor t = tanh((x + x * x * x * 0.044715) * k);
+    const Tensor du = (square(x) * (3 * 0.044715) + 1.0) * k;
+    return (t + 1.0) * 0.5 + x * 0.5 * one_minus(square(t)) * du;
+}
+
+
+}  // namespace
+
+const char* elementwise_name(kael_element_op op) {
+    switch (op) {
+        case KAEL_OP_IDENTITY: return "CopyBackward";
+        case KAEL_OP_NEGATE: return "NegBackward";
+        case KAEL_OP_ABS: return "AbsBackward";
+        case KAEL_OP_SIGN: return "SignBackward";
+        case KAEL_OP_EXP: return "ExpBackward";
+        case KAEL_OP_LOG: return "LogBackward";
+        case KAEL_OP_SQRT: return "SqrtBackward";
+        case KAEL_OP_RSQRT: return "RsqrtBackward";
+        case KAEL_OP_SIN: return "SinBackward";
+        case KAEL_OP_COS: return "CosBackward";
+        case KAEL_OP_TANH: return "TanhBackward";
+        case KAEL_OP_SIGMOID: return "SigmoidBackward";
+        case KAEL_OP_RELU: return "ReluBackward";
+        case KAEL_OP_GELU_EXACT:
+        case KAEL_OP_GELU_TANH: return "GeluBackward";
+        case KAEL_OP_SQUARE: return "SquareBackward";
+        case KAEL_OP_RECIPROCAL: return "ReciprocalBackward";
+        case KAEL_OP_PLUS: return "AddBackward";
+        case KAEL_OP_MINUS: return "SubBackward";
+        case KAEL_OP_MULTIPLY: return "MulBackward";
+        case KAEL_OP_DIVIDE: return "DivBackward";
+        case KAEL_OP_POWER: return "PowBackward";
+        case KAEL_OP_MAXIMUM: return "MaximumBackward";
+        case KAEL_OP_MINIMUM: return "MinimumBackward";
+        case KAEL_OP_WHERE: return "WhereBackward";
+        case KAEL_OP_CLAMP: return "ClampBackward";
+        case KAEL_OP_MASKED_FILL: return "MaskedFillBackward";
+        default: return "NotDifferentiable";
+    }
+}
+
+BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tensor>& inputs,
+                                      const Tensor& out, const kael_element_params& params) {
+    const Tensor a = saved(inputs.front());
+    const Tensor b = inputs.size() > 1 ? saved(inputs[1]) : Tensor();
+    const Tensor y = saved(out);
+    switch (op) {
+        case KAEL_OP_IDENTITY: return [](const Tensor& g) { return Grads{g}; };
+        case KAEL_OP_NEGATE: return [](const Tensor& g) { return Grads{neg(g)}; };
+        case KAEL_OP_ABS: return [a](const Tensor& g) { return Grads{g * sign(a)}; };
+        case KAEL_OP_SIGN: return [](const Tensor& g) { return Grads{g * 0.0}; };
+        case KAEL_OP_EXP: return [y](const Tensor& g) { return Grads{g * y}; };
+        case KAEL_OP_LOG: return [a](const Tensor& g) { return Grads{g / a}; };
+        case KAEL_OP_SQRT: return [y](const Tensor& g) { return Grads{g * 0.5 / y}; };
+        case KAEL_OP_RSQRT:
+            return [y](const Tensor& g) { return Grads{g * (y * y * y) * -0.5}; };
+        case KAEL_OP_SIN: return [a](const Tensor& g) { return Grads{g * cos(a)}; };
+        case KAEL_OP_COS: return [a](const Tensor& g) { return Grads{neg(g * sin(a))}; };
+        case KAEL_OP_TANH:
+            return [y](const Tensor& g) { return Grads{g * one_minus(square(y))}; };
+        case KAEL_OP_SIGMOID:
+            return [a](const Tensor& g) { return Grads{sigmoid_backward(a, g)}; };
+        case KAEL_OP_RELU: return [a](const Tensor& g) { return Grads{relu_backward(a, g)}; };
+        case KAEL_OP_GELU_EXACT:
+            return [a, y](const Tensor& g) { return Grads{g * gelu_exact_derivative(a, y)}; };
+        case KAEL_OP_GELU_TANH:
+            return [a](const Tensor& g) { return Grads{g * gelu_tanh_derivative(a)}; };
+        case KAEL_OP_SQUARE: return [a](const Tensor& g) { return Grads{g * a * 2.0}; };
+        case KAEL_OP_RECIPROCAL:
+            return [y](const Tensor& g) { return Grads{neg(g * square(y))}; };
+        case KAEL_OP_PLUS: return [](const Tensor& g) { return Grads{g, g}; };
+        case KAEL_OP_MINUS: return [](const Tensor& g) { return Grads{g, neg(g)}; };
+        case KAEL_OP_MULTIPLY: return [a, b](const Tensor& g) { return Grads{g * b, g * a}; };
+        case KAEL_OP_DIVIDE:
+            return [b, y](const Tensor& g) {
+                const Tensor grad_a = g / b;
+                return Grads{grad_a, neg(grad_a * y)};
+            };
+        case KAEL_OP_POWER:
+            return [a, b, y](const Tensor& g) {
+                const Tensor grad_a = g * b * pow(a, b - 1.0);
+                // Where the base is 0, y * log(a) is 0 * -inf: its limit for b > 0 is 0.
+                const Tensor grad_b =
+                    where(eq(a, zero_scalar(a)), zero_scalar(g), g * y * log(a));
+                return Grads{grad_a, grad_b};
+            };
+        case KAEL_OP_MAXIMUM:
+        case KAEL_OP_MINIMUM:
+            return [a, b, op](const Tensor& g) {
+                // The chosen operand takes the gradient; ties split it evenly.
+                const Tensor a_wins = op == KAEL_OP_MAXIMUM ? gt(a, b) : lt(a, b);
+                const Tensor tie = eq(a, b);
+                const Tensor half = g * 0.5;
+                const Tensor zero = zero_scalar(g);
+                return Grads{where(a_wins, g, where(tie, half, zero)),
+                             where(logical_or(a_wins, tie), where(tie, half, zero), g)};
+            };
+        case KAEL_OP_WHERE:
+            return [condition = a](const Tensor& g) {
+                const Tensor zero = zero_scalar(g);
+                return Grads{Tensor(), where(condition, g, zero), where(condition, zero, g)};
+            };
+        case KAEL_OP_CLAMP:
+            return [a, low = params.reals[0], high = params.reals[1]](const Tensor& g) {
+                const Tensor inside = logical_and(ge(a, full({}, low, a.dtype(), a.device())),
+                                                  le(a, full({}, high, a.dtype(), a.device())));
+                return Grads{where(inside, g, zero_scalar(g))};
+            };
+        case KAEL_OP_MASKED_FILL:
+            return [mask = b](const Tensor& g) {
+                return Grads{masked_fill(g, mask, 0.0), Tensor()};
+            };
+        default: return nullptr;
+    }
+}
+
+}  // namespace kael::autograd

@@ -1,0 +1,121 @@
+// Backward formulas of reductions, matmul, gather and scatter_add_.
+#include "kael/ops.h"
+#include "record.h"
+
+namespace kael::autograd {
+
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+std::optional<std::int64_t> normalized(std::optional<std::int64_t> dim, std::int64_t rank) {
+    if (!dim || rank == 0) {
+        return std::nullopt;  // a 0-d tensor reduced along a dimension is a full reduction
+    }
+    return *dim < 0 ? *dim + rank : *dim;
+}
+
+// A reduced tensor with its reduced dimension back (size 1), so it broadcasts over the input.
+Tensor with_reduced_dim(const Tensor& reduced, std::optional<std::int64_t> dim, bool keepdim) {
+    return dim && !keepdim ? reduced.unsqueeze(*dim) : reduced;
+}
+
+}  // namespace
+
+BackwardFunction sum_backward(const Tensor& input, std::optional<std::int64_t> dim,
+                              bool keepdim) {
+    dim = normalized(dim, input.dim());
+    return [shape = input.shape(), dim, keepdim](const Tensor& g) {
+        return Grads{with_reduced_dim(g, dim, keepdim).expand(shape)};
+    };
+}
+
+BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
+                               std::optional<std::int64_t> dim, bool keepdim) {
+    dim = normalized(dim, input.dim());
+    return [a = saved(input), y = saved(out), dim, keepdim](const Tensor& g) {
+        // d prod / d a_i is the product of the others: y / a_i without zeros; with exactly one
+        // zero, the product of the non-zeros at the zero's position; with more, 0.
+        const Tensor zero = zero_scalar(a);
+        const Tensor is_zero = eq(a, zero);
+        const Tensor nonzero = where(is_zero, full({}, 1, a.dtype(), a.device()), a);
+        const Tensor zero_count = dim ? sum(is_zero, *dim, true) : sum(is_zero);
+        const Tensor nonzero_product = dim ? prod(nonzero, *dim, true) : prod(nonzero);
+        const Tensor one_zero = logical_and(eq(zero_count, full_int({}, 1, DType::I64,
+                                                                     a.device())),
+                                            is_zero);
+        const Tensor others = where(eq(zero_count, zeros({}, DType::I64, a.device())),
+                                    with_reduced_dim(y, dim, keepdim) / a,
+                                    where(one_zero, nonzero_product, zero));
+        return Grads{with_reduced_dim(g, dim, keepdim) * others};
+    };
+}
+
+BackwardFunction extremum_backward(const Tensor& input, const Tensor& out,
+                                   std::optional<std::int64_t> dim, bool keepdim, bool is_max) {
+    dim = normalized(dim, input.dim());
+    if (dim) {
+        return [a = saved(input), dim, keepdim, is_max](const Tensor& g) {
+            const Tensor index = is_max ? argmax(a, *dim, true) : argmin(a, *dim, true);
+            Tensor grad = zeros(a.shape(), g.dtype(), g.device());
+            scatter_add_(grad, *dim, index, with_reduced_dim(g, dim, keepdim));
+            return Grads{grad};
+        };
+    }
+    return [a = saved(input), y = saved(out)](const Tensor& g) {
+        const Tensor chosen = eq(a, y);
+        return Grads{where(chosen, g / sum(chosen), zero_scalar(g))};
+    };
+}
+
+BackwardFunction matmul_backward(const Tensor& a_in, const Tensor& b_in) {
+    return [a_in = saved(a_in), b_in = saved(b_in)](const Tensor& g_in) {
+        // 1-d operands are treated as matrices, as the forward did; the engine sums the
+        // gradients over broadcast batch dimensions.
+        const bool a_vector = a_in.dim() == 1;
+        const bool b_vector = b_in.dim() == 1;
+        const Tensor a = a_vector ? a_in.unsqueeze(0) : a_in;
+        const Tensor b = b_vector ? b_in.unsqueeze(1) : b_in;
+        Tensor g = a_vector ? g_in.unsqueeze(-2 + (b_vector ? 1 : 0)) : g_in;
+        if (b_vector) {
+            g = g.unsqueeze(-1);
+        }
+        Tensor grad_a = matmul(g, b.transpose(-2, -1));
+        Tensor grad_b = matmul(a.transpose(-2, -1), g);
+        if (a_vector) {
+            grad_a = grad_a.squeeze(-2);
+        }
+        if (b_vector) {
+            grad_b = grad_b.squeeze(-1);
+        }
+        return Grads{grad_a, grad_b};
+    };
+}
+
+BackwardFunction gather_backward(const Tensor& data, std::int64_t axis, const Tensor& index) {
+    return [shape = data.shape(), axis, index = saved(index)](const Tensor& g) {
+        Tensor grad = zeros(shape, g.dtype(), g.device());
+        scatter_add_(grad, axis, index, g);
+        return Grads{grad, Tensor()};
+    };
+}
+
+BackwardFunction scatter_add_backward(const Tensor& source, std::int64_t axis,
+                                      const Tensor& index) {
+    return [source_shape = source.shape(), axis, index = saved(index)](const Tensor& g) {
+        Tensor grad_source = gather(g, axis, index);
+        if (grad_source.shape() != source_shape) {
+            // Source elements beyond the index's extent are never read.
+            Tensor padded = zeros(source_shape, g.dtype(), g.device());
+            Tensor region = padded;
+            for (std::int64_t d = 0; d < index.dim(); ++d) {
+                region = region.slice(d, 0, index.shape()[d]);
+            }
+            region.copy_(grad_source);
+            grad_source = padded;
+        }
+        return Grads{g, Tensor(), grad_source};
+    };
+}
+
+}  // namespace kael::autograd

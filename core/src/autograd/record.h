@@ -1,0 +1,81 @@
+#pragma once
+// How ops record themselves: a Recording around the forward computation, then finish() with
+// the backward formula, written with ops on the incoming gradient.
+#include <functional>
+#include <optional>
+
+#include "kael/autograd.h"
+#include "kael/plugin_api.h"
+
+namespace kael::autograd {
+
+// Input gradients for one output gradient, one per recorded input (undefined: none).
+using BackwardFunction = std::function<std::vector<Tensor>(const Tensor& grad)>;
+
+// The gradient edge of a tensor: its grad_fn, its leaf accumulator, or none.
+[[nodiscard]] Edge gradient_edge(const Tensor& tensor);
+
+// Switches grad mode off while the forward runs, so helper ops record nothing, and remembers
+// whether the result needs a node.
+class Recording {
+public:
+    explicit Recording(std::vector<Tensor> inputs);
+    Recording(const Recording&) = delete;
+    Recording& operator=(const Recording&) = delete;
+
+    [[nodiscard]] bool active() const { return active_; }
+    // Gives out a node with edges to the inputs; returns out unchanged when inactive, when
+    // backward is empty, when out is not floating, or when out is one of the inputs.
+    Tensor finish(Tensor out, const char* name, BackwardFunction backward) const;
+
+private:
+    std::vector<Tensor> inputs_;
+    bool active_ = false;
+    NoGradGuard no_grad_;  // constructed after active_ read the caller's grad mode
+};
+
+// Records an in-place op on target: backward maps the gradient of target's new value to the
+// gradients of its old value and of inputs. A view target rewrites its base's history
+// (ValueError when that base is not contiguous).
+void record_in_place(const Tensor& target, const std::vector<Tensor>& inputs, const char* name,
+                     const BackwardFunction& backward);
+// Call before writing: ValueError for a leaf that requires grad (or a view of one) while grad
+// mode is on.
+void check_in_place(const Tensor& target, const char* op);
+
+// A handle that shares storage and view but carries no autograd state: what backward
+// functions capture, so saved outputs do not keep their own graph alive.
+[[nodiscard]] inline Tensor saved(const Tensor& tensor) { return tensor.detach(); }
+
+[[nodiscard]] inline Tensor zero_scalar(const Tensor& like) {
+    return zeros({}, like.dtype(), like.device());
+}
+
+// Backward formulas of the elementwise, reduction and index families (nodes_*.cpp).
+// elementwise_backward is empty for ops without a gradient (relu_backward, sigmoid_backward).
+[[nodiscard]] BackwardFunction elementwise_backward(kael_element_op op,
+                                                    const std::vector<Tensor>& inputs,
+                                                    const Tensor& out,
+                                                    const kael_element_params& params);
+[[nodiscard]] const char* elementwise_name(kael_element_op op);
+
+// Reductions over every element (dim empty) or one dimension; input is the forward input.
+[[nodiscard]] BackwardFunction sum_backward(const Tensor& input, std::optional<std::int64_t> dim,
+                                            bool keepdim);
+[[nodiscard]] BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
+                                             std::optional<std::int64_t> dim, bool keepdim);
+// max (is_max) or min: the gradient goes to the extreme elements (split evenly between ties
+// for a full reduction, to the argmax/argmin position along a dimension).
+[[nodiscard]] BackwardFunction extremum_backward(const Tensor& input, const Tensor& out,
+                                                 std::optional<std::int64_t> dim, bool keepdim,
+                                                 bool is_max);
+
+[[nodiscard]] BackwardFunction matmul_backward(const Tensor& a, const Tensor& b);
+
+[[nodiscard]] BackwardFunction gather_backward(const Tensor& data, std::int64_t axis,
+                                               const Tensor& index);
+// For scatter_add_: the old data takes the gradient unchanged, source the gathered part.
+[[nodiscard]] BackwardFunction scatter_add_backward(const Tensor& source, std::int64_t axis,
+                                                    const Tensor& index);
+
+}  // namespace kael::autograd

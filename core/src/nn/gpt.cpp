@@ -1,0 +1,167 @@
+#include "kael/gpt.h"
+
+#include <cmath>
+
+#include "kael/autograd.h"
+
+namespace kael::nn {
+
+CausalSelfAttention::CausalSelfAttention(const GPTConfig& config, Device device)
+    : heads_(config.heads), dropout_(config.dropout) {
+    if (config.embed % config.heads != 0) {
+        throw ValueError("GPT: embed " + std::to_string(config.embed) +
+                         " is not divisible by heads " + std::to_string(config.heads));
+    }
+    query_key_value_ = register_module(
+        "query_key_value", std::make_shared<Linear>(config.embed, 3 * config.embed, true, device));
+    projection_ = register_module("projection",
+                                  std::make_shared<Linear>(config.embed, config.embed, true, device));
+}
+
+Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
+                                           Tensor* cached_values) {
+    const std::int64_t batch = x.size(0);
+    const std::int64_t steps = x.size(1);
+    const std::int64_t channels = x.size(2);
+    const std::int64_t head_dim = channels / heads_;
+    const Tensor qkv = query_key_value_->forward(x);
+    auto split = [&](std::int64_t part) {
+        return qkv.slice(2, part * channels, (part + 1) * channels)
+            .reshape({batch, steps, heads_, head_dim})
+            .transpose(1, 2);
+    };
+    Tensor query = split(0);
+    Tensor key = split(1);
+    Tensor value = split(2);
+    std::int64_t past = 0;
+    if (cached_keys != nullptr) {
+        if (cached_keys->defined()) {
+            past = cached_keys->size(2);
+            key = cat({*cached_keys, key}, 2);
+            value = cat({*cached_values, value}, 2);
+        }
+        *cached_keys = key.detach();
+        *cached_values = value.detach();
+    }
+    const std::int64_t total = past + steps;
+    Tensor scores = matmul(query, key.transpose(-2, -1)) * (1.0 / std::sqrt(double(head_dim)));
+    // Query i (at position past + i) may not see keys after it.
+    const Tensor rows = arange(static_cast<double>(past), static_cast<double>(total), 1,
+                               DType::I64, x.device())
+                            .unsqueeze(1);
+    const Tensor columns =
+        arange(0, static_cast<double>(total), 1, DType::I64, x.device()).unsqueeze(0);
+    scores = masked_fill(scores, gt(columns, rows), -INFINITY);
+    Tensor attention = dropout(softmax(scores, -1), dropout_, is_training());
+    const Tensor mixed =
+        matmul(attention, value).transpose(1, 2).reshape({batch, steps, channels});
+    return projection_->forward(mixed);
+}
+
+Block::Block(const GPTConfig& config, Device device) : dropout_(config.dropout) {
+    norm1_ = register_module("norm1", std::make_shared<LayerNorm>(config.embed, 1e-5, device));
+    attention_ =
+        register_module("attention", std::make_shared<CausalSelfAttention>(config, device));
+    norm2_ = register_module("norm2", std::make_shared<LayerNorm>(config.embed, 1e-5, device));
+    expand_ = register_module("expand",
+                              std::make_shared<Linear>(config.embed, 4 * config.embed, true, device));
+    contract_ = register_module(
+        "contract", std::make_shared<Linear>(4 * config.embed, config.embed, true, device));
+}
+
+Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values) {
+    const Tensor attended = x + attention_->forward_cached(norm1_->forward(x), cached_keys,
+                                                           cached_values);
+    const Tensor hidden = gelu(expand_->forward(norm2_->forward(attended)), true);
+    return attended + dropout(contract_->forward(hidden), dropout_, is_training());
+}
+
+GPT::GPT(const GPTConfig& config, Device device) : config_(config), device_(device) {
+    token_embedding_ = register_module(
+        "token_embedding", std::make_shared<Embedding>(config.vocab_size, config.embed, device));
+    position_embedding_ = register_module(
+        "position_embedding", std::make_shared<Embedding>(config.block_size, config.embed, device));
+    for (std::int64_t i = 0; i < config.layers; ++i) {
+        blocks_.push_back(register_module("blocks." + std::to_string(i),
+                                          std::make_shared<Block>(config, device)));
+    }
+    final_norm_ = register_module("final_norm",
+                                  std::make_shared<LayerNorm>(config.embed, 1e-5, device));
+    head_ = register_module("head",
+                            std::make_shared<Linear>(config.embed, config.vocab_size, false, device));
+}
+
+Tensor GPT::forward(const Tensor& tokens) { return forward(tokens, nullptr); }
+
+Tensor GPT::forward(const Tensor& tokens, KVCache* cache) {
+    if (tokens.dim() != 2 || tokens.dtype() != DType::I64) {
+        throw ValueError("GPT: expected i64 tokens [B, T], got " + to_string(tokens.dtype()) + " " +
+                         to_string(tokens.shape()));
+    }
+    const std::int64_t past = cache != nullptr ? cache->length() : 0;
+    const std::int64_t steps = tokens.size(1);
+    if (past + steps > config_.block_size) {
+        throw ValueError("GPT: " + std::to_string(past + steps) +
+                         " positions exceed block_size " + std::to_string(config_.block_size));
+    }
+    if (cache != nullptr && cache->keys.empty()) {
+        cache->keys.resize(blocks_.size());
+        cache->values.resize(blocks_.size());
+    }
+    const Tensor positions = arange(static_cast<double>(past), static_cast<double>(past + steps),
+                                    1, DType::I64, tokens.device());
+    Tensor x = token_embedding_->forward(tokens) + position_embedding_->forward(positions);
+    x = dropout(x, config_.dropout, is_training());
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+        x = blocks_[i]->forward_cached(x, cache != nullptr ? &cache->keys[i] : nullptr,
+                                       cache != nullptr ? &cache->values[i] : nullptr);
+    }
+    return head_->forward(final_norm_->forward(x));
+}
+
+Tensor GPT::loss(const Tensor& tokens, const Tensor& targets) {
+    const Tensor logits = forward(tokens);
+    return cross_entropy(logits.reshape({-1, config_.vocab_size}), targets.reshape({-1}));
+}
+
+std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
+                                        std::int64_t new_tokens, double temperature) {
+    if (prompt.empty()) {
+        throw ValueError("generate: the prompt is empty");
+    }
+    const NoGradGuard guard;
+    std::vector<std::int64_t> tokens = prompt;
+    KVCache cache;
+    Tensor step = tensor(prompt, {1, static_cast<std::int64_t>(prompt.size())}, device_);
+    for (std::int64_t i = 0; i < new_tokens; ++i) {
+        if (cache.length() + step.size(1) > config_.block_size) {
+            // Context full: restart the cache from the last block_size - 1 tokens.
+            cache = KVCache();
+            const auto keep = std::min<std::size_t>(tokens.size(), config_.block_size - 1);
+            const std::vector<std::int64_t> window(tokens.end() - static_cast<std::ptrdiff_t>(keep),
+                                                   tokens.end());
+            step = tensor(window, {1, static_cast<std::int64_t>(keep)}, device_);
+        }
+        const Tensor logits = forward(step, &cache).select(1, -1).select(0, 0);
+        std::int64_t next = 0;
+        if (temperature <= 0) {
+            next = argmax(logits).item<std::int64_t>();
+        } else {
+            const std::vector<double> probabilities =
+                softmax(logits / temperature, 0).to_vector<double>();
+            double draw = rand({1}, DType::F64).item<double>();
+            for (std::size_t token = 0; token < probabilities.size(); ++token) {
+                draw -= probabilities[token];
+                next = static_cast<std::int64_t>(token);
+                if (draw <= 0) {
+                    break;
+                }
+            }
+        }
+        tokens.push_back(next);
+        step = tensor(std::vector<std::int64_t>{next}, {1, 1}, device_);
+    }
+    return tokens;
+}
+
+}  // namespace kael::nn

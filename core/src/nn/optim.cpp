@@ -1,0 +1,94 @@
+// Updates run under no-grad and write into each parameter's own storage with copy_.
+#include "kael/optim.h"
+
+#include <cmath>
+
+#include "kael/autograd.h"
+#include "kael/ops.h"
+
+namespace kael::optim {
+
+Optimizer::Optimizer(std::vector<Tensor> parameters) : parameters_(std::move(parameters)) {
+    for (const Tensor& parameter : parameters_) {
+        if (!parameter.requires_grad()) {
+            throw ValueError("optimizer: every parameter must require grad");
+        }
+    }
+}
+
+void Optimizer::zero_grad() {
+    for (const Tensor& parameter : parameters_) {
+        parameter.set_grad(Tensor());
+    }
+}
+
+SGD::SGD(std::vector<Tensor> parameters, double lr, double momentum, double weight_decay)
+    : Optimizer(std::move(parameters)), lr_(lr), momentum_(momentum), weight_decay_(weight_decay) {
+    if (lr < 0 || momentum < 0 || weight_decay < 0) {
+        throw ValueError("SGD: lr, momentum and weight_decay must be non-negative");
+    }
+    velocity_.resize(parameters_.size());
+}
+
+void SGD::step() {
+    const NoGradGuard guard;
+    for (std::size_t i = 0; i < parameters_.size(); ++i) {
+        Tensor parameter = parameters_[i];
+        Tensor grad = parameter.grad();
+        if (!grad.defined()) {
+            continue;
+        }
+        if (weight_decay_ != 0) {
+            grad = grad + parameter.detach() * weight_decay_;
+        }
+        if (momentum_ != 0) {
+            velocity_[i] = velocity_[i].defined() ? velocity_[i] * momentum_ + grad : grad.clone();
+            grad = velocity_[i];
+        }
+        parameter.copy_(parameter.detach() - grad * lr_);
+    }
+}
+
+Adam::Adam(std::vector<Tensor> parameters, double lr, double beta1, double beta2, double eps,
+           double weight_decay, bool decoupled_weight_decay)
+    : Optimizer(std::move(parameters)),
+      lr_(lr),
+      beta1_(beta1),
+      beta2_(beta2),
+      eps_(eps),
+      weight_decay_(weight_decay),
+      decoupled_(decoupled_weight_decay) {
+    if (lr < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 || eps < 0) {
+        throw ValueError("Adam: need lr >= 0, 0 <= beta < 1 and eps >= 0");
+    }
+    first_moment_.resize(parameters_.size());
+    second_moment_.resize(parameters_.size());
+}
+
+void Adam::step() {
+    const NoGradGuard guard;
+    ++steps_;
+    const double first_correction = 1 - std::pow(beta1_, static_cast<double>(steps_));
+    const double second_correction = 1 - std::pow(beta2_, static_cast<double>(steps_));
+    for (std::size_t i = 0; i < parameters_.size(); ++i) {
+        Tensor parameter = parameters_[i];
+        Tensor grad = parameter.grad();
+        if (!grad.defined()) {
+            continue;
+        }
+        Tensor value = parameter.detach();
+        if (weight_decay_ != 0 && decoupled_) {
+            value = value * (1 - lr_ * weight_decay_);
+        } else if (weight_decay_ != 0) {
+            grad = grad + value * weight_decay_;
+        }
+        Tensor& m = first_moment_[i];
+        Tensor& v = second_moment_[i];
+        m = m.defined() ? m * beta1_ + grad * (1 - beta1_) : grad * (1 - beta1_);
+        v = v.defined() ? v * beta2_ + square(grad) * (1 - beta2_) : square(grad) * (1 - beta2_);
+        const Tensor update = (m / first_correction) / (sqrt(v / second_correction) + eps_);
+        parameter.copy_(value - update * lr_);
+    }
+}
+
+}  // namespace kael::optim

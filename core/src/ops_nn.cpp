@@ -1,0 +1,143 @@
+// Neural-network functions composed from existing ops, so they run on every device.
+#include <string>
+
+#include "kael/ops_more.h"
+
+namespace kael {
+
+namespace {
+
+Tensor as_floating(const Tensor& a) { return is_floating(a.dtype()) ? a : a.to(DType::F32); }
+
+void require_floating(const Tensor& a, const char* op, const char* what) {
+    if (!is_floating(a.dtype())) {
+        throw TypeError(std::string(op) + ": expected " + what + " of a floating dtype, got " +
+                        to_string(a.dtype()));
+    }
+}
+
+void require_i64(const Tensor& a, const char* op, const char* what) {
+    if (a.dtype() != DType::I64) {
+        throw TypeError(std::string(op) + ": expected " + what + " of dtype i64, got " +
+                        to_string(a.dtype()));
+    }
+}
+
+// Throws IndexError naming op when any index is negative (index_select/gather would wrap it).
+void require_non_negative(const Tensor& indices, const char* op, std::int64_t size) {
+    if (indices.numel() == 0) {
+        return;
+    }
+    const std::int64_t lowest = min(indices).item<std::int64_t>();
+    if (lowest < 0) {
+        throw IndexError(std::string(op) + ": index " + std::to_string(lowest) +
+                         " is out of bounds for size " + std::to_string(size));
+    }
+}
+
+// x shifted so the largest element along dim is 0.
+Tensor shifted_by_max(const Tensor& x, std::int64_t dim) { return x - max(x, dim, true); }
+
+}  // namespace
+
+Tensor softmax(const Tensor& a, std::int64_t dim) {
+    const Tensor x = as_floating(a);
+    if (x.numel() == 0) {
+        (void)x.size(dim);  // validates dim
+        return empty(x.shape(), x.dtype(), x.device());
+    }
+    const Tensor exponentials = exp(shifted_by_max(x, dim));
+    return exponentials / sum(exponentials, dim, true);
+}
+
+Tensor log_softmax(const Tensor& a, std::int64_t dim) {
+    const Tensor x = as_floating(a);
+    if (x.numel() == 0) {
+        (void)x.size(dim);
+        return empty(x.shape(), x.dtype(), x.device());
+    }
+    const Tensor shifted = shifted_by_max(x, dim);
+    return shifted - log(sum(exp(shifted), dim, true));
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction) {
+    require_floating(logits, "cross_entropy", "logits");
+    require_i64(targets, "cross_entropy", "targets");
+    if (logits.dim() != 2 || targets.dim() != 1 || targets.size(0) != logits.size(0)) {
+        throw ValueError("cross_entropy: expected logits [N, C] and targets [N], got logits " +
+                         to_string(logits.shape()) + " and targets " + to_string(targets.shape()));
+    }
+    require_non_negative(targets, "cross_entropy", logits.size(1));
+    const Tensor picked = gather(log_softmax(logits, 1), 1, targets.unsqueeze(1)).squeeze(1);
+    switch (reduction) {
+        case Reduction::None: return -picked;
+        case Reduction::Sum: return -sum(picked);
+        case Reduction::Mean: break;
+    }
+    return -mean(picked);
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+    require_floating(x, "layer_norm", "input");
+    if (x.dim() == 0) {
+        throw ValueError("layer_norm: expected at least one dimension, got a 0-d tensor");
+    }
+    const Shape normalized{x.size(-1)};
+    for (const Tensor* parameter : {&weight, &bias}) {
+        if (parameter->defined() && parameter->shape() != normalized) {
+            throw ValueError("layer_norm: expected weight and bias of shape " +
+                             to_string(normalized) + " for input " + to_string(x.shape()) +
+                             ", got " + to_string(parameter->shape()));
+        }
+    }
+    const Tensor centered = x - mean(x, -1, true);
+    const Tensor variance = mean(square(centered), -1, true);
+    Tensor out = centered * rsqrt(variance + eps);
+    if (weight.defined()) {
+        out = out * weight;
+    }
+    if (bias.defined()) {
+        out = out + bias;
+    }
+    return out;
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices) {
+    require_i64(indices, "embedding", "indices");
+    if (weight.dim() != 2) {
+        throw ValueError("embedding: expected weight of shape [V, D], got " +
+                         to_string(weight.shape()));
+    }
+    require_non_negative(indices, "embedding", weight.size(0));
+    Shape out_shape = indices.shape();
+    out_shape.push_back(weight.size(1));
+    return index_select(weight, 0, indices.flatten()).reshape(out_shape);
+}
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+    if (!(p >= 0.0 && p < 1.0)) {
+        throw ValueError("dropout: probability " + std::to_string(p) + " is outside [0, 1)");
+    }
+    if (p == 0.0 || !training) {
+        return x;
+    }
+    require_floating(x, "dropout", "input");
+    const Tensor keep = bernoulli_mask(x.shape(), 1.0 - p, x.device());
+    return x * keep * (1.0 / (1.0 - p));
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+    if (weight.dim() != 2) {
+        throw ValueError("linear: expected weight of shape [out, in], got " +
+                         to_string(weight.shape()));
+    }
+    if (bias.defined() && bias.shape() != Shape{weight.size(0)}) {
+        throw ValueError("linear: expected bias of shape " + to_string(Shape{weight.size(0)}) +
+                         " for weight " + to_string(weight.shape()) + ", got " +
+                         to_string(bias.shape()));
+    }
+    const Tensor product = matmul(x, weight.T());
+    return bias.defined() ? product + bias : product;
+}
+
+}  // namespace kael

@@ -1,0 +1,75 @@
+// sort / argsort / topk / cumsum: the dimension is moved last and made contiguous, then one
+// kernel call handles every row; results are views back in the input's dimension order.
+#include <algorithm>
+#include <string>
+
+#include "dims.h"
+#include "autograd/record.h"
+#include "kael/ops_more.h"
+#include "kernel_calls.h"
+
+namespace kael {
+
+using detail::wrapped_dim;
+
+namespace {
+
+std::int64_t row_count(const Tensor& rows_last) {
+    const std::int64_t length = rows_last.size(-1);
+    return length == 0 ? 0 : rows_last.numel() / length;
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> sort(const Tensor& a, std::int64_t dim, bool descending) {
+    const std::int64_t d = wrapped_dim(a, dim, "sort");
+    if (a.dim() == 0) {
+        const auto [values, indices] = sort(a.unsqueeze(0), 0, descending);
+        return {values.squeeze(0), indices.squeeze(0)};
+    }
+    const Tensor input = a.transpose(d, -1).contiguous();
+    Tensor values = empty(input.shape(), a.dtype(), a.device());
+    Tensor indices = empty(input.shape(), DType::I64, a.device());
+    detail::sort(values, indices, input, input.size(-1), row_count(input), descending);
+    if (a.requires_grad() && is_grad_enabled()) {
+        // Gathering the values again gives them gather's gradient.
+        return {gather(a, d, indices.transpose(d, -1)), indices.transpose(d, -1)};
+    }
+    return {values.transpose(d, -1), indices.transpose(d, -1)};
+}
+
+Tensor argsort(const Tensor& a, std::int64_t dim, bool descending) {
+    return sort(a, dim, descending).second;
+}
+
+std::pair<Tensor, Tensor> topk(const Tensor& a, std::int64_t k, std::int64_t dim, bool largest) {
+    const std::int64_t d = wrapped_dim(a, dim, "topk");
+    const std::int64_t size = a.dim() == 0 ? 1 : a.shape()[d];
+    if (k < 0 || k > size) {
+        throw ValueError("topk: k = " + std::to_string(k) + " is out of range for dimension " +
+                         std::to_string(d) + " of shape " + to_string(a.shape()));
+    }
+    if (a.dim() == 0) {
+        const auto [values, indices] = topk(a.unsqueeze(0), k, 0, largest);
+        return {values.squeeze(0), indices.squeeze(0)};
+    }
+    const Tensor indices = argsort(a, d, largest).slice(d, 0, k);
+    return {gather(a, d, indices), indices};
+}
+
+Tensor cumsum(const Tensor& a, std::int64_t dim) {
+    const std::int64_t d = wrapped_dim(a, dim, "cumsum");
+    if (a.dim() == 0) {
+        return cumsum(a.unsqueeze(0), 0).squeeze(0);
+    }
+    const autograd::Recording recording({a});
+    const Tensor input = a.transpose(d, -1).contiguous();
+    Tensor out = empty(input.shape(), is_floating(a.dtype()) ? a.dtype() : DType::I64, a.device());
+    detail::cumsum(out, input, input.size(-1), row_count(input));
+    // The gradient of an inclusive prefix sum is the reversed prefix sum of the gradient.
+    return recording.finish(out.transpose(d, -1), "CumsumBackward", [d](const Tensor& g) {
+        return std::vector<Tensor>{sum(g, d, true) - cumsum(g, d) + g};
+    });
+}
+
+}  // namespace kael

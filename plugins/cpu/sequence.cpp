@@ -1,0 +1,150 @@
+// Row-wise sequence kernels: stable sort with int64 positions, inclusive prefix sums.
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cpu_kernels.h"
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/plugin_support.h"
+
+namespace kael::cpu {
+namespace {
+
+using kernels::is_floating_v;
+using kernels::is_nan;
+using kernels::load_element;
+using kernels::Storage;
+using kernels::store_element;
+
+constexpr int64_t kMinParallelElements = int64_t{1} << 15;
+
+// Strict weak order with NaN after every number (NaNs tie with each other).
+template <typename T>
+bool sorts_before(T a, T b) {
+    if constexpr (is_floating_v<T>) {
+        return !is_nan(a) && (is_nan(b) || a < b);
+    } else {
+        return a < b;
+    }
+}
+
+template <typename T>
+void sort_rows(void* values, int64_t* indices, const void* data, int64_t chunk_size,
+               int64_t row_count, bool descending) {
+    const auto* input = static_cast<const Storage<T>*>(data);
+    auto* output = static_cast<Storage<T>*>(values);
+    const auto sort_range = [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> order(static_cast<size_t>(chunk_size));
+        for (int64_t row = begin; row < end; ++row) {
+            const Storage<T>* row_in = input + row * chunk_size;
+            const auto value_at = [row_in](int64_t i) { return load_element<T>(row_in + i); };
+            std::iota(order.begin(), order.end(), int64_t{0});
+            if (descending) {
+                std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                    return sorts_before(value_at(b), value_at(a));
+                });
+            } else {
+                std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                    return sorts_before(value_at(a), value_at(b));
+                });
+            }
+            for (int64_t i = 0; i < chunk_size; ++i) {
+                const int64_t position = order[static_cast<size_t>(i)];
+                store_element<T>(output + row * chunk_size + i, value_at(position));
+                indices[row * chunk_size + i] = position;
+            }
+        }
+    };
+    const bool large = chunk_size * row_count >= kMinParallelElements;
+    parallel_ranges(row_count, large ? 2 : row_count + 1, sort_range);
+}
+
+template <typename In>
+void cumsum_rows(void* out, const void* data, int64_t chunk_size, int64_t row_count) {
+    using Out = std::conditional_t<is_floating_v<In>, In, int64_t>;
+    const auto* input = static_cast<const Storage<In>*>(data);
+    auto* output = static_cast<Out*>(out);
+    const auto sum_range = [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+            const Storage<In>* row_in = input + row * chunk_size;
+            Out* row_out = output + row * chunk_size;
+            if constexpr (is_floating_v<In>) {
+                double total = 0;
+                for (int64_t i = 0; i < chunk_size; ++i) {
+                    total += static_cast<double>(load_element<In>(row_in + i));
+                    row_out[i] = static_cast<Out>(total);
+                }
+            } else {
+                int64_t total = 0;
+                for (int64_t i = 0; i < chunk_size; ++i) {
+                    const auto value = static_cast<int64_t>(load_element<In>(row_in + i));
+                    total = kernels::wrapping_add(total, value);
+                    row_out[i] = total;
+                }
+            }
+        }
+    };
+    const bool large = chunk_size * row_count >= kMinParallelElements;
+    parallel_ranges(row_count, large ? 2 : row_count + 1, sum_range);
+}
+
+void check_rows(const char* name, int64_t chunk_size, int64_t row_count) {
+    if (chunk_size < 0 || row_count < 0) {
+        plugin::invalid(std::string(name) + ": negative chunk_size or row_count");
+    }
+}
+
+}  // namespace
+
+kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
+                 const void* data, int64_t chunk_size, int64_t row_count, int32_t descending) {
+    return plugin::guarded("cpu.sort", [&] {
+        check_device(device);
+        if (!kernels::valid_dtype(dtype)) {
+            plugin::invalid("sort: invalid dtype " + std::to_string(dtype));
+        }
+        check_rows("sort", chunk_size, row_count);
+        if (chunk_size == 0 || row_count == 0) {
+            return;
+        }
+        if (values == nullptr || indices == nullptr || data == nullptr) {
+            plugin::invalid("sort: null values, indices or data");
+        }
+        kernels::with_dtype(dtype, [&](auto tag) {
+            using T = kernels::TagType<decltype(tag)>;
+            sort_rows<T>(values, indices, data, chunk_size, row_count, descending != 0);
+        });
+    });
+}
+
+kael_status cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
+                   const void* data, int64_t chunk_size, int64_t row_count) {
+    return plugin::guarded("cpu.cumsum", [&] {
+        check_device(device);
+        if (!kernels::valid_dtype(in_dtype) || !kernels::valid_dtype(out_dtype)) {
+            plugin::invalid("cumsum: invalid dtype");
+        }
+        const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
+        const kael_dtype expected = floating ? in_dtype : KAEL_DTYPE_I64;
+        if (out_dtype != expected) {
+            plugin::invalid(std::string("cumsum of ") + plugin::dtype_name(in_dtype) +
+                            " writes " + plugin::dtype_name(expected) + ", not " +
+                            plugin::dtype_name(out_dtype));
+        }
+        check_rows("cumsum", chunk_size, row_count);
+        if (chunk_size == 0 || row_count == 0) {
+            return;
+        }
+        if (out == nullptr || data == nullptr) {
+            plugin::invalid("cumsum: null out or data");
+        }
+        kernels::with_dtype(in_dtype, [&](auto tag) {
+            using In = kernels::TagType<decltype(tag)>;
+            cumsum_rows<In>(out, data, chunk_size, row_count);
+        });
+    });
+}
+
+}  // namespace kael::cpu
