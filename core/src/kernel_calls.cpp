@@ -30,9 +30,14 @@ kael_element_params integer_params(std::int64_t first, std::int64_t second) {
 void check_same_device(const std::vector<Tensor>& tensors, const char* op) {
     for (const Tensor& tensor : tensors) {
         if (tensor.device() != tensors.front().device()) {
+            const Device& first = tensors.front().device();
+            const Device& other = tensor.device();
+            // Name types when they differ ("cpu and cuda"), indices when only they do.
+            const bool same_type = first.type == other.type;
             throw DeviceError(std::string(op) +
                               ": expected all tensors to be on the same device, but found " +
-                              tensors.front().device().str() + " and " + tensor.device().str());
+                              (same_type ? first.str() : to_string(first.type)) + " and " +
+                              (same_type ? other.str() : to_string(other.type)));
         }
     }
 }

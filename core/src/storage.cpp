@@ -1,3 +1,4 @@
+#include "allocator_internal.h"
 #include "backend.h"
 #include "kael/tensor.h"
 
@@ -10,13 +11,13 @@ Storage::Storage(std::int64_t nbytes, Device device)
                          ")");
     }
     if (nbytes > 0) {
-        data_ = backend_->allocate(device.index, nbytes);
+        data_ = detail::allocate_block(*backend_, device.index, nbytes);
     }
 }
 
 Storage::~Storage() {
     if (data_ != nullptr) {
-        backend_->release(device_.index, data_);
+        detail::release_block(*backend_, device_.index, data_, nbytes_);
     }
 }
 

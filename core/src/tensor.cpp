@@ -439,6 +439,23 @@ Tensor Tensor::to(const Device& target) const {
                     [source = device()](const Tensor& grad) { return grad.to(source); });
 }
 
+Tensor& Tensor::move_to_(const Device& target) {
+    if (target == device()) {
+        return *this;
+    }
+    const Tensor moved = detach().to(target);
+    const Tensor grad = this->grad();
+    TensorImpl& self = impl();
+    self.storage = moved.impl().storage;
+    self.strides = moved.strides();
+    self.offset = moved.offset();
+    self.view_base.reset();
+    if (grad.defined()) {
+        set_grad(grad.to(target));
+    }
+    return *this;
+}
+
 Tensor& Tensor::copy_(const Tensor& other) {
     if (broadcast_shapes(other.shape(), shape(), "copy_") != shape()) {
         throw ValueError("copy_: source shape " + to_string(other.shape()) +

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kael/allocator.h"
 #include "kael/ops.h"
 #include "kael/registry.h"
 
@@ -156,4 +157,21 @@ BOOST_AUTO_TEST_CASE(missing_devices_fail_with_a_reason) {
         BOOST_TEST(std::string(error.what()).find("cuda:0 is not available") != std::string::npos);
     }
     BOOST_CHECK_THROW((void)kael::ones({2}).to(kael::Device("cpu:1")), kael::ValueError);
+}
+
+BOOST_AUTO_TEST_CASE(freed_blocks_are_cached_and_can_be_emptied) {
+    if (!kael::caching_allocator_enabled()) {
+        return;  // sanitizer builds hand every block straight back
+    }
+    const kael::Device cpu("cpu");
+    kael::empty_cache(cpu);
+    { const Tensor first = kael::empty({1000, 3}); }
+    const kael::AllocatorStats before = kael::allocator_stats(cpu);
+    BOOST_TEST(before.cached_bytes >= 12000);
+    { const Tensor second = kael::empty({3, 1000}); }
+    const kael::AllocatorStats after = kael::allocator_stats(cpu);
+    BOOST_TEST(after.hits == before.hits + 1);
+    BOOST_TEST(after.misses == before.misses);
+    kael::empty_cache(cpu);
+    BOOST_TEST(kael::allocator_stats(cpu).cached_bytes == 0);
 }

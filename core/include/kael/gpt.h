@@ -62,11 +62,10 @@ public:
     std::vector<std::int64_t> generate(const std::vector<std::int64_t>& prompt,
                                        std::int64_t new_tokens, double temperature = 0);
     [[nodiscard]] const GPTConfig& config() const { return config_; }
-    [[nodiscard]] Device device() const { return device_; }
+    [[nodiscard]] Device device() const { return token_embedding_->weight.device(); }
 
 private:
     GPTConfig config_;
-    Device device_;
     std::shared_ptr<Embedding> token_embedding_;
     std::shared_ptr<Embedding> position_embedding_;
     std::vector<std::shared_ptr<Block>> blocks_;

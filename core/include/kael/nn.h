@@ -25,6 +25,8 @@ public:
     [[nodiscard]] std::vector<Tensor> parameters() const;
     [[nodiscard]] std::int64_t parameter_count() const;
     void zero_grad();
+    // Moves every parameter (and its gradient) in place, so optimizers keep working.
+    void to(const Device& device);
     void train(bool training = true);
     void eval() { train(false); }
     [[nodiscard]] bool is_training() const { return training_; }

@@ -114,6 +114,9 @@ public:
     [[nodiscard]] Tensor to(const Device& device) const;
     [[nodiscard]] Tensor cuda(int index = 0) const { return to(Device(DeviceType::CUDA, index)); }
     [[nodiscard]] Tensor cpu() const { return to(kCPU); }
+    // Moves this tensor's own data to device in place: every handle to it (an optimizer's, a
+    // module's) sees the new device. The gradient, when defined, moves too.
+    Tensor& move_to_(const Device& device);
     // Writes other (broadcast, converted) into this tensor's elements.
     Tensor& copy_(const Tensor& other);
     Tensor& fill_(double value);

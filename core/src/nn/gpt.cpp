@@ -76,7 +76,7 @@ Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cache
     return attended + dropout(contract_->forward(hidden), dropout_, is_training());
 }
 
-GPT::GPT(const GPTConfig& config, Device device) : config_(config), device_(device) {
+GPT::GPT(const GPTConfig& config, Device device) : config_(config) {
     token_embedding_ = register_module(
         "token_embedding", std::make_shared<Embedding>(config.vocab_size, config.embed, device));
     position_embedding_ = register_module(
@@ -130,9 +130,10 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
         throw ValueError("generate: the prompt is empty");
     }
     const NoGradGuard guard;
+    const Device device = token_embedding_->weight.device();  // follows Module::to
     std::vector<std::int64_t> tokens = prompt;
     KVCache cache;
-    Tensor step = tensor(prompt, {1, static_cast<std::int64_t>(prompt.size())}, device_);
+    Tensor step = tensor(prompt, {1, static_cast<std::int64_t>(prompt.size())}, device);
     for (std::int64_t i = 0; i < new_tokens; ++i) {
         if (cache.length() + step.size(1) > config_.block_size) {
             // Context full: restart the cache from the last block_size - 1 tokens.
@@ -140,7 +141,7 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
             const auto keep = std::min<std::size_t>(tokens.size(), config_.block_size - 1);
             const std::vector<std::int64_t> window(tokens.end() - static_cast<std::ptrdiff_t>(keep),
                                                    tokens.end());
-            step = tensor(window, {1, static_cast<std::int64_t>(keep)}, device_);
+            step = tensor(window, {1, static_cast<std::int64_t>(keep)}, device);
         }
         const Tensor logits = forward(step, &cache).select(1, -1).select(0, 0);
         std::int64_t next = 0;
@@ -159,7 +160,7 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
             }
         }
         tokens.push_back(next);
-        step = tensor(std::vector<std::int64_t>{next}, {1, 1}, device_);
+        step = tensor(std::vector<std::int64_t>{next}, {1, 1}, device);
     }
     return tokens;
 }

@@ -71,6 +71,13 @@ void Module::zero_grad() {
     }
 }
 
+void Module::to(const Device& device) {
+    const NoGradGuard guard;
+    for (Tensor& parameter : parameters()) {
+        parameter.move_to_(device);
+    }
+}
+
 void Module::train(bool training) {
     training_ = training;
     for (const auto& child : children_) {
