@@ -146,7 +146,8 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
     }
     const Tensor x = a.to(DType::F64);
     const Tensor y = b.to(DType::F64);
-    const Tensor close = le(abs(x - y), abs(y) * rtol + atol);
+    // Equal infinities are close although their difference is NaN.
+    const Tensor close = logical_or(le(abs(x - y), abs(y) * rtol + atol), eq(x, y));
     const Tensor both_nan = logical_and(ne(x, x), ne(y, y));
     return min(logical_or(close, both_nan)).item<bool>();
 }

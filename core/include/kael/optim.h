@@ -46,7 +46,8 @@ private:
     double eps_;
     double weight_decay_;
     bool decoupled_;
-    std::int64_t steps_ = 0;
+    // Per parameter, as in PyTorch: one that had no gradient yet has taken no step.
+    std::vector<std::int64_t> steps_;
     std::vector<Tensor> first_moment_;
     std::vector<Tensor> second_moment_;
 };

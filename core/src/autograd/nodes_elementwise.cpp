@@ -105,7 +105,11 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
                 return Grads{grad_a, neg(grad_a * y)};
             };
         case KAEL_OP_POWER:
-            return [a, b, y](const Tensor& g) {
+            return [a_in = a, b_in = b, y](const Tensor& g) {
+                // In the dtype the forward computed in, so an f64 operand's gradient does not
+                // go through log or pow in its f32 partner's precision.
+                const Tensor a = a_in.to(y.dtype());
+                const Tensor b = b_in.to(y.dtype());
                 const Tensor grad_a = g * b * pow(a, b - 1.0);
                 // Where the base is 0, y * log(a) is 0 * -inf: its limit for b > 0 is 0.
                 const Tensor grad_b =

@@ -136,9 +136,10 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
     Tensor step = tensor(prompt, {1, static_cast<std::int64_t>(prompt.size())}, device);
     for (std::int64_t i = 0; i < new_tokens; ++i) {
         if (cache.length() + step.size(1) > config_.block_size) {
-            // Context full: restart the cache from the last block_size - 1 tokens.
+            // Context full: restart the cache from the last block_size - 1 tokens (at least one).
             cache = KVCache();
-            const auto keep = std::min<std::size_t>(tokens.size(), config_.block_size - 1);
+            const auto keep = std::min<std::size_t>(
+                tokens.size(), std::max<std::int64_t>(config_.block_size - 1, 1));
             const std::vector<std::int64_t> window(tokens.end() - static_cast<std::ptrdiff_t>(keep),
                                                    tokens.end());
             step = tensor(window, {1, static_cast<std::int64_t>(keep)}, device);

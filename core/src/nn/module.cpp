@@ -128,10 +128,19 @@ void Module::load(const std::string& path) {
     std::vector<Tensor> values;
     for (const auto& [name, parameter] : named) {
         const auto length = read_value<std::uint64_t>(in, path);
+        if (length > 4096) {
+            throw ValueError("load: " + path + " is corrupt (a name of " + std::to_string(length) +
+                             " bytes)");
+        }
         std::string stored(length, '\0');
         in.read(stored.data(), static_cast<std::streamsize>(length));
         const auto dtype = static_cast<DType>(read_value<std::int32_t>(in, path));
-        Shape shape(read_value<std::uint64_t>(in, path));
+        const auto rank = read_value<std::uint64_t>(in, path);
+        if (rank > 64) {
+            throw ValueError("load: " + path + " is corrupt (a tensor of rank " +
+                             std::to_string(rank) + ")");
+        }
+        Shape shape(rank);
         for (std::int64_t& size : shape) {
             size = read_value<std::int64_t>(in, path);
         }

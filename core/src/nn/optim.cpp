@@ -24,7 +24,7 @@ void Optimizer::zero_grad() {
 
 SGD::SGD(std::vector<Tensor> parameters, double lr, double momentum, double weight_decay)
     : Optimizer(std::move(parameters)), lr_(lr), momentum_(momentum), weight_decay_(weight_decay) {
-    if (lr < 0 || momentum < 0 || weight_decay < 0) {
+    if (!(lr >= 0 && momentum >= 0 && weight_decay >= 0)) {  // NaN fails too
         throw ValueError("SGD: lr, momentum and weight_decay must be non-negative");
     }
     velocity_.resize(parameters_.size());
@@ -58,24 +58,26 @@ Adam::Adam(std::vector<Tensor> parameters, double lr, double beta1, double beta2
       eps_(eps),
       weight_decay_(weight_decay),
       decoupled_(decoupled_weight_decay) {
-    if (lr < 0 || beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1 || eps < 0) {
-        throw ValueError("Adam: need lr >= 0, 0 <= beta < 1 and eps >= 0");
+    if (!(lr >= 0 && beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1 && eps >= 0 &&
+          weight_decay >= 0)) {
+        throw ValueError("Adam: need lr >= 0, 0 <= beta < 1, eps >= 0 and weight_decay >= 0");
     }
+    steps_.resize(parameters_.size(), 0);
     first_moment_.resize(parameters_.size());
     second_moment_.resize(parameters_.size());
 }
 
 void Adam::step() {
     const NoGradGuard guard;
-    ++steps_;
-    const double first_correction = 1 - std::pow(beta1_, static_cast<double>(steps_));
-    const double second_correction = 1 - std::pow(beta2_, static_cast<double>(steps_));
     for (std::size_t i = 0; i < parameters_.size(); ++i) {
         Tensor parameter = parameters_[i];
         Tensor grad = parameter.grad();
         if (!grad.defined()) {
             continue;
         }
+        const auto step = static_cast<double>(++steps_[i]);
+        const double first_correction = 1 - std::pow(beta1_, step);
+        const double second_correction = 1 - std::pow(beta2_, step);
         Tensor value = parameter.detach();
         if (weight_decay_ != 0 && decoupled_) {
             value = value * (1 - lr_ * weight_decay_);

@@ -1,0 +1,25 @@
+#include "kael/kernels/tasks/reduce.h"
+
+#include "emulated_kernels.h"
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/plugin_support.h"
+
+namespace kael::emulated {
+
+kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                   void* results, const void* data, int64_t chunk_size, int64_t output_count) {
+    return plugin::guarded("emulated.reduce", [&] {
+        check_device(device);
+        if (output_count > 0 && kernels::valid_dtype(out_dtype)) {
+            check_on_device(results, output_count * kernels::dtype_size(out_dtype), "results");
+        }
+        if (output_count > 0 && chunk_size > 0 && kernels::valid_dtype(in_dtype)) {
+            check_on_device(data, output_count * chunk_size * kernels::dtype_size(in_dtype),
+                            "data");
+        }
+        kernels::tasks::launch_reduce<Launcher>(op, out_dtype, in_dtype, results, data, chunk_size,
+                                                output_count);
+    });
+}
+
+}  // namespace kael::emulated

@@ -1,0 +1,104 @@
+#pragma once
+// Elementwise tasks: one work item per element of a strided layout, through the shared functors
+// and the shared (op, dtype) dispatch. Fill writes one value into contiguous memory.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/element_functions.h"
+#include "kael/kernels/tasks/launch.h"
+
+namespace kael::kernels::tasks {
+
+// Addresses of every operand of element `element`: coordinates innermost first, byte offsets in
+// 64-bit arithmetic (a device has no previous element to carry a counter from).
+KAEL_HD inline void locate(const kael_element_layout& layout, std::int64_t element,
+                           std::byte** pointers) {
+    std::int64_t offsets[KAEL_MAX_OPERANDS] = {};
+    std::int64_t remaining = element;
+    for (int dim = layout.dims - 1; dim >= 0; --dim) {
+        const std::int64_t position = remaining % layout.shape[dim];
+        remaining /= layout.shape[dim];
+        for (int operand = 0; operand < layout.operands; ++operand) {
+            offsets[operand] += position * layout.strides[operand][dim];
+        }
+    }
+    for (int operand = 0; operand < layout.operands; ++operand) {
+        pointers[operand] = static_cast<std::byte*>(layout.base[operand]) + offsets[operand];
+    }
+}
+
+// operand 0 (Out) = function(operand 1 (Ins[0]), operand 2 (Ins[1]), ...).
+template <typename Out, typename F, typename... Ins>
+struct Element {
+    kael_element_layout layout;
+    F function;
+
+    KAEL_HD void operator()(std::int64_t item) const {
+        apply(item, std::index_sequence_for<Ins...>{});
+    }
+
+    template <std::size_t... Input>
+    KAEL_HD void apply(std::int64_t item, std::index_sequence<Input...> /*inputs*/) const {
+        std::byte* pointers[KAEL_MAX_OPERANDS];
+        locate(layout, item, pointers);
+        store_element<Out>(pointers[0], function(load_element<Ins>(pointers[Input + 1])...));
+    }
+};
+
+template <typename T>
+struct Fill {
+    Storage<T>* target;
+    T value;
+
+    KAEL_HD void operator()(std::int64_t item) const { store_element<T>(target + item, value); }
+};
+
+// The runner element_dispatch.h expects: one Element task per call, one item per element.
+template <typename Launcher>
+struct ElementRunner {
+    kael_element_layout layout;
+
+    template <typename Out, typename... Ins, typename F>
+    void run(const F& function) const {
+        Launcher::for_each(layout.count, Element<Out, F, Ins...>{layout, function});
+    }
+};
+
+template <typename Launcher>
+void launch_fill(kael_dtype dtype, void* target, std::int64_t count,
+                 const kael_element_params* value) {
+    if (count < 0) {
+        plugin::invalid("negative fill count " + std::to_string(count));
+    }
+    if (value == nullptr || value->struct_size < sizeof(kael_element_params)) {
+        plugin::invalid("fill value is null or its struct_size too small");
+    }
+    if (count > 0 && target == nullptr) {
+        plugin::invalid("fill target is null");
+    }
+    with_dtype(dtype, [&](auto tag) {
+        using T = TagType<decltype(tag)>;
+        Launcher::for_each(count,
+                           Fill<T>{static_cast<Storage<T>*>(target), element_param<T>(*value, 0)});
+    });
+}
+
+template <typename Launcher>
+void launch_convert(kael_dtype out_dtype, kael_dtype in_dtype, const kael_element_layout* layout) {
+    check_element_layout(layout);
+    ElementRunner<Launcher> runner{*layout};
+    dispatch_convert(out_dtype, in_dtype, layout->operands, runner);
+}
+
+template <typename Launcher>
+void launch_elementwise(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                        const kael_element_layout* layout, const kael_element_params* params) {
+    check_element_layout(layout);
+    ElementRunner<Launcher> runner{*layout};
+    dispatch_elementwise(op, out_dtype, in_dtype, layout->operands, params, runner);
+}
+
+}  // namespace kael::kernels::tasks

@@ -1,0 +1,111 @@
+#pragma once
+// The contract between the device task bodies and the plugin that runs them.
+//
+// A task is a trivially copyable struct (POD layouts, raw device pointers, element functors) with
+//     KAEL_HD void operator()(std::int64_t item) const;
+// that processes one work item and knows nothing of threads. Tasks are passed by value to the
+// launcher, so they hold no std::vector, std::function, virtuals or references.
+//
+// The host drivers in this folder (launch_fill, launch_reduce, ...) validate an ABI call and
+// enqueue tasks through a Launcher, a type with only static members:
+//     template <typename Task> static void for_each(std::int64_t count, const Task& task);
+//         runs task(i) for every i in [0, count) in any order, possibly concurrently;
+//     template <typename T> KAEL_HD static void atomic_add(T* target, T value);
+//         T is float, double or std::int64_t (wrapping); several items may hit one target;
+//     static void* allocate(std::int64_t bytes);  // device scratch (bytes > 0); throws on failure
+//     static void release(void* block);           // ordered after the work that used the block
+// Drivers throw plugin::StatusError for bad calls; the plugin wraps each entry in guarded().
+#include <cstdint>
+#include <string>
+
+#include "kael/kernels/element_math.h"
+#include "kael/kernels/plugin_support.h"
+#include "kael/plugin_api.h"
+
+namespace kael::kernels::tasks {
+
+KAEL_HD constexpr std::int64_t min_of(std::int64_t a, std::int64_t b) {
+    return a < b ? a : b;
+}
+
+KAEL_HD constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+    return (a + b - 1) / b;
+}
+
+// count elements of T in device scratch memory, released when the owner leaves scope.
+template <typename Launcher, typename T>
+class Scratch {
+public:
+    explicit Scratch(std::int64_t count)
+        : data_(static_cast<T*>(Launcher::allocate(count * std::int64_t{sizeof(T)}))) {}
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    ~Scratch() { Launcher::release(data_); }
+    [[nodiscard]] T* get() const { return data_; }
+
+private:
+    T* data_;
+};
+
+inline void check_element_layout(const kael_element_layout* layout) {
+    if (layout == nullptr || layout->struct_size < sizeof(kael_element_layout)) {
+        plugin::invalid("kael_element_layout is null or its struct_size too small");
+    }
+    if (layout->dims < 0 || layout->dims > KAEL_MAX_DIMS) {
+        plugin::invalid("layout dims " + std::to_string(layout->dims) + " outside 0.." +
+                        std::to_string(KAEL_MAX_DIMS));
+    }
+    if (layout->operands < 1 || layout->operands > KAEL_MAX_OPERANDS) {
+        plugin::invalid("layout operands " + std::to_string(layout->operands) + " outside 1.." +
+                        std::to_string(KAEL_MAX_OPERANDS));
+    }
+    std::int64_t product = 1;
+    for (int dim = 0; dim < layout->dims; ++dim) {
+        if (layout->shape[dim] < 0) {
+            plugin::invalid("negative layout extent " + std::to_string(layout->shape[dim]));
+        }
+        product *= layout->shape[dim];
+    }
+    if (product != layout->count) {
+        plugin::invalid("layout count " + std::to_string(layout->count) +
+                        " is not the product of its shape (" + std::to_string(product) + ")");
+    }
+    for (int operand = 0; layout->count > 0 && operand < layout->operands; ++operand) {
+        if (layout->base[operand] == nullptr) {
+            plugin::invalid("layout operand " + std::to_string(operand) + " is null");
+        }
+    }
+}
+
+inline void check_index_layout(const kael_index_layout* layout, const char* entry) {
+    if (layout == nullptr || layout->struct_size < sizeof(kael_index_layout)) {
+        plugin::invalid(std::string(entry) + ": kael_index_layout is null or too small");
+    }
+    if (layout->dims < 1 || layout->dims > KAEL_MAX_DIMS) {
+        plugin::invalid(std::string(entry) + ": dims " + std::to_string(layout->dims) +
+                        " outside 1.." + std::to_string(KAEL_MAX_DIMS));
+    }
+    if (layout->axis < 0 || layout->axis >= layout->dims) {
+        plugin::invalid(std::string(entry) + ": axis " + std::to_string(layout->axis) +
+                        " outside 0.." + std::to_string(layout->dims - 1));
+    }
+    std::int64_t product = 1;
+    for (int dim = 0; dim < layout->dims; ++dim) {
+        if (layout->shape[dim] < 0) {
+            plugin::invalid(std::string(entry) + ": negative extent");
+        }
+        product *= layout->shape[dim];
+    }
+    if (product != layout->count) {
+        plugin::invalid(std::string(entry) + ": count " + std::to_string(layout->count) +
+                        " is not the product of the shape (" + std::to_string(product) + ")");
+    }
+}
+
+inline void check_rows(const char* entry, std::int64_t chunk_size, std::int64_t row_count) {
+    if (chunk_size < 0 || row_count < 0) {
+        plugin::invalid(std::string(entry) + ": negative chunk_size or row_count");
+    }
+}
+
+}  // namespace kael::kernels::tasks

@@ -1,0 +1,258 @@
+#pragma once
+// Row reductions with the cpu plugin's summation order, so device results equal cpu results bit
+// for bit: a row of at most kBlock elements is folded in order by one item (ReduceRows); a longer
+// row is folded block by block (ReduceBlocks), each block in order from its first element, and
+// the partials merged pairwise (MergePairs: target[i] = source[2i] + source[2i + 1], the odd last
+// one copied) until one is left (StoreResult). The tree depends only on kBlock.
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/element_functions.h"
+#include "kael/kernels/tasks/launch.h"
+
+namespace kael::kernels::tasks {
+
+inline constexpr std::int64_t kBlock = 4096;
+
+// A reducer starts a block with first, folds with step, merges adjacent partials (earlier, later)
+// with merge and turns the final state into the output with finish.
+template <typename In, bool Multiply>
+struct Accumulate {
+    using State = std::conditional_t<is_floating_v<In>, double, std::int64_t>;
+    using Out = std::conditional_t<is_floating_v<In>, In, std::int64_t>;
+    static constexpr bool kHasIdentity = true;
+    KAEL_HD static State identity() { return Multiply ? State(1) : State(0); }
+    KAEL_HD static State first(In value, std::int64_t /*index*/) {
+        return static_cast<State>(value);
+    }
+    KAEL_HD static State merge(State a, State b) {
+        if constexpr (is_floating_v<In>) {
+            return Multiply ? a * b : a + b;
+        } else {
+            return Multiply ? wrapping_multiply(a, b) : wrapping_add(a, b);
+        }
+    }
+    KAEL_HD static State step(State state, In value, std::int64_t index) {
+        return merge(state, first(value, index));
+    }
+    KAEL_HD static Out finish(State state) { return static_cast<Out>(state); }
+};
+
+template <typename In, bool Largest>
+struct Extreme {
+    using State = In;
+    using Out = In;
+    static constexpr bool kHasIdentity = false;
+    KAEL_HD static State first(In value, std::int64_t /*index*/) { return value; }
+    KAEL_HD static State merge(State a, State b) {
+        return Largest ? nan_aware_max(a, b) : nan_aware_min(a, b);
+    }
+    KAEL_HD static State step(State state, In value, std::int64_t /*index*/) {
+        return merge(state, value);
+    }
+    KAEL_HD static Out finish(State state) { return state; }
+};
+
+template <typename In>
+struct Position {
+    In value;
+    std::int64_t index;
+};
+
+// Partials carry (value, index) so merging keeps the first occurrence; the first NaN wins.
+template <typename In, bool Largest>
+struct ArgExtreme {
+    using State = Position<In>;
+    using Out = std::int64_t;
+    static constexpr bool kHasIdentity = false;
+    KAEL_HD static State first(In value, std::int64_t index) { return {value, index}; }
+    KAEL_HD static State merge(State earlier, State later) {
+        if (is_nan(earlier.value)) {
+            return earlier;
+        }
+        if (is_nan(later.value)) {
+            return later;
+        }
+        const bool better = Largest ? later.value > earlier.value : later.value < earlier.value;
+        return better ? later : earlier;
+    }
+    KAEL_HD static State step(State state, In value, std::int64_t index) {
+        return merge(state, {value, index});
+    }
+    KAEL_HD static Out finish(State state) { return state.index; }
+};
+
+// Folds row[begin, end) (begin < end) in order; indices are positions within the row.
+template <typename R, typename In>
+KAEL_HD typename R::State fold(const Storage<In>* row, std::int64_t begin, std::int64_t end) {
+    typename R::State state = R::first(load_element<In>(row + begin), begin);
+    for (std::int64_t i = begin + 1; i < end; ++i) {
+        state = R::step(state, load_element<In>(row + i), i);
+    }
+    return state;
+}
+
+// One item per row of at most kBlock elements; an empty row gives the identity.
+template <typename R, typename In>
+struct ReduceRows {
+    const Storage<In>* data;
+    Storage<typename R::Out>* results;
+    std::int64_t chunk_size;
+
+    KAEL_HD void operator()(std::int64_t row) const {
+        using Out = typename R::Out;
+        if constexpr (R::kHasIdentity) {
+            if (chunk_size == 0) {
+                store_element<Out>(results + row, R::finish(R::identity()));
+                return;
+            }
+        }
+        store_element<Out>(results + row,
+                           R::finish(fold<R, In>(data + row * chunk_size, 0, chunk_size)));
+    }
+};
+
+// One item per kBlock-element block of every long row: partials[row * blocks + block].
+template <typename R, typename In>
+struct ReduceBlocks {
+    const Storage<In>* data;
+    typename R::State* partials;
+    std::int64_t chunk_size;
+    std::int64_t blocks;  // per row
+
+    KAEL_HD void operator()(std::int64_t item) const {
+        const std::int64_t row = item / blocks;
+        const std::int64_t begin = (item % blocks) * kBlock;
+        partials[item] =
+            fold<R, In>(data + row * chunk_size, begin, min_of(chunk_size, begin + kBlock));
+    }
+};
+
+// One item per output partial of one merge level of every row; rows are `stride` apart in both
+// buffers, and source and target never alias (a backwards or parallel order must not matter).
+template <typename R>
+struct MergePairs {
+    const typename R::State* source;
+    typename R::State* target;
+    std::int64_t width;  // partials per row in source
+    std::int64_t stride;
+
+    KAEL_HD void operator()(std::int64_t item) const {
+        const std::int64_t next_width = (width + 1) / 2;
+        const std::int64_t row = item / next_width;
+        const std::int64_t pair = item % next_width;
+        const typename R::State* row_source = source + row * stride;
+        target[row * stride + pair] = 2 * pair + 1 < width
+                                          ? R::merge(row_source[2 * pair], row_source[2 * pair + 1])
+                                          : row_source[2 * pair];
+    }
+};
+
+template <typename R>
+struct StoreResult {
+    const typename R::State* partials;
+    Storage<typename R::Out>* results;
+    std::int64_t stride;
+
+    KAEL_HD void operator()(std::int64_t row) const {
+        store_element<typename R::Out>(results + row, R::finish(partials[row * stride]));
+    }
+};
+
+template <typename Launcher, typename R, typename In>
+void reduce_rows(void* results, const void* data, std::int64_t chunk_size, std::int64_t row_count) {
+    using State = typename R::State;
+    const auto* input = static_cast<const Storage<In>*>(data);
+    auto* output = static_cast<Storage<typename R::Out>*>(results);
+    if (chunk_size <= kBlock) {
+        Launcher::for_each(row_count, ReduceRows<R, In>{input, output, chunk_size});
+        return;
+    }
+    const std::int64_t blocks = ceil_div(chunk_size, kBlock);
+    const Scratch<Launcher, State> first(row_count * blocks);
+    const Scratch<Launcher, State> second(row_count * blocks);
+    Launcher::for_each(row_count * blocks,
+                       ReduceBlocks<R, In>{input, first.get(), chunk_size, blocks});
+    State* source = first.get();
+    State* target = second.get();
+    for (std::int64_t width = blocks; width > 1; width = (width + 1) / 2) {
+        Launcher::for_each(row_count * ((width + 1) / 2),
+                           MergePairs<R>{source, target, width, blocks});
+        State* const merged = target;
+        target = source;
+        source = merged;
+    }
+    Launcher::for_each(row_count, StoreResult<R>{source, output, blocks});
+}
+
+inline const char* reduce_op_name(kael_reduce_op op) {
+    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {"sum", "prod",   "max",
+                                                              "min", "argmax", "argmin"};
+    return op >= 0 && op < KAEL_REDUCE_COUNT ? kNames[op] : "unknown reduction";
+}
+
+inline kael_dtype reduce_out_dtype(kael_reduce_op op, kael_dtype in_dtype) {
+    const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
+    switch (op) {
+        case KAEL_REDUCE_SUM:
+        case KAEL_REDUCE_PROD: return floating ? in_dtype : KAEL_DTYPE_I64;
+        case KAEL_REDUCE_MAX:
+        case KAEL_REDUCE_MIN: return in_dtype;
+        default: return KAEL_DTYPE_I64;
+    }
+}
+
+// The reduce slot: validates like the cpu plugin, then reduces every row.
+template <typename Launcher>
+void launch_reduce(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype, void* results,
+                   const void* data, std::int64_t chunk_size, std::int64_t output_count) {
+    if (op < 0 || op >= KAEL_REDUCE_COUNT) {
+        plugin::invalid("invalid reduce op " + std::to_string(op));
+    }
+    const std::string name = reduce_op_name(op);
+    if (!valid_dtype(in_dtype) || !valid_dtype(out_dtype)) {
+        plugin::invalid(name + ": invalid dtype");
+    }
+    const kael_dtype expected = reduce_out_dtype(op, in_dtype);
+    if (out_dtype != expected) {
+        plugin::invalid(name + " of " + plugin::dtype_name(in_dtype) + " writes " +
+                        plugin::dtype_name(expected) + ", not " + plugin::dtype_name(out_dtype));
+    }
+    check_rows(name.c_str(), chunk_size, output_count);
+    if (output_count == 0) {
+        return;
+    }
+    if (results == nullptr || (chunk_size > 0 && data == nullptr)) {
+        plugin::invalid(name + ": null results or data");
+    }
+    if (chunk_size == 0 && op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD) {
+        plugin::invalid(name + " of an empty row has no value");
+    }
+    with_dtype(in_dtype, [&](auto tag) {
+        using In = TagType<decltype(tag)>;
+        switch (op) {
+            case KAEL_REDUCE_SUM:
+                return reduce_rows<Launcher, Accumulate<In, false>, In>(results, data, chunk_size,
+                                                                        output_count);
+            case KAEL_REDUCE_PROD:
+                return reduce_rows<Launcher, Accumulate<In, true>, In>(results, data, chunk_size,
+                                                                       output_count);
+            case KAEL_REDUCE_MAX:
+                return reduce_rows<Launcher, Extreme<In, true>, In>(results, data, chunk_size,
+                                                                    output_count);
+            case KAEL_REDUCE_MIN:
+                return reduce_rows<Launcher, Extreme<In, false>, In>(results, data, chunk_size,
+                                                                     output_count);
+            case KAEL_REDUCE_ARGMAX:
+                return reduce_rows<Launcher, ArgExtreme<In, true>, In>(results, data, chunk_size,
+                                                                       output_count);
+            default:
+                return reduce_rows<Launcher, ArgExtreme<In, false>, In>(results, data, chunk_size,
+                                                                        output_count);
+        }
+    });
+}
+
+}  // namespace kael::kernels::tasks

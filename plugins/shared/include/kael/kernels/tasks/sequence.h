@@ -1,0 +1,156 @@
+#pragma once
+// Row-wise sequence tasks, one work item per row: inclusive prefix sums (CumsumRows) and a
+// stable merge sort of positions (SortRows) with NaN as the largest value. A stable sort's
+// result is unique, so it equals the cpu plugin's std::stable_sort exactly.
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/element_functions.h"
+#include "kael/kernels/tasks/launch.h"
+
+namespace kael::kernels::tasks {
+
+// Floats accumulate in double and store In; i64 and bool wrap in int64.
+template <typename In>
+struct CumsumRows {
+    using Out = std::conditional_t<is_floating_v<In>, In, std::int64_t>;
+    const Storage<In>* data;
+    Out* out;
+    std::int64_t chunk_size;
+
+    KAEL_HD void operator()(std::int64_t row) const {
+        const Storage<In>* row_in = data + row * chunk_size;
+        Out* const row_out = out + row * chunk_size;
+        if constexpr (is_floating_v<In>) {
+            double total = 0;
+            for (std::int64_t i = 0; i < chunk_size; ++i) {
+                total += static_cast<double>(load_element<In>(row_in + i));
+                row_out[i] = static_cast<Out>(total);
+            }
+        } else {
+            std::int64_t total = 0;
+            for (std::int64_t i = 0; i < chunk_size; ++i) {
+                total =
+                    wrapping_add(total, static_cast<std::int64_t>(load_element<In>(row_in + i)));
+                row_out[i] = total;
+            }
+        }
+    }
+};
+
+// Strict weak order with NaN after every number (NaNs tie with each other).
+template <typename T>
+KAEL_HD bool sorts_before(T a, T b) {
+    if constexpr (is_floating_v<T>) {
+        return !is_nan(a) && (is_nan(b) || a < b);
+    } else {
+        return a < b;
+    }
+}
+
+// Bottom-up merge sort of the row's positions, ping-ponging between the row of indices and the
+// row of scratch (chunk_size int64 per row); ties keep the earlier position.
+template <typename T>
+struct SortRows {
+    const Storage<T>* data;
+    Storage<T>* values;
+    std::int64_t* indices;
+    std::int64_t* scratch;
+    std::int64_t chunk_size;
+    bool descending;
+
+    KAEL_HD bool before(const Storage<T>* row, std::int64_t a, std::int64_t b) const {
+        const T a_value = load_element<T>(row + a);
+        const T b_value = load_element<T>(row + b);
+        return descending ? sorts_before(b_value, a_value) : sorts_before(a_value, b_value);
+    }
+
+    KAEL_HD void operator()(std::int64_t row) const {
+        const Storage<T>* row_in = data + row * chunk_size;
+        std::int64_t* const row_indices = indices + row * chunk_size;
+        std::int64_t* order = row_indices;
+        std::int64_t* spare = scratch + row * chunk_size;
+        for (std::int64_t i = 0; i < chunk_size; ++i) {
+            order[i] = i;
+        }
+        for (std::int64_t width = 1; width < chunk_size; width *= 2) {
+            for (std::int64_t left = 0; left < chunk_size; left += 2 * width) {
+                const std::int64_t middle = min_of(left + width, chunk_size);
+                const std::int64_t right = min_of(left + 2 * width, chunk_size);
+                std::int64_t from_left = left;
+                std::int64_t from_right = middle;
+                std::int64_t to = left;
+                while (from_left < middle && from_right < right) {
+                    const bool take_right = before(row_in, order[from_right], order[from_left]);
+                    spare[to++] = take_right ? order[from_right++] : order[from_left++];
+                }
+                while (from_left < middle) {
+                    spare[to++] = order[from_left++];
+                }
+                while (from_right < right) {
+                    spare[to++] = order[from_right++];
+                }
+            }
+            std::int64_t* const sorted = spare;
+            spare = order;
+            order = sorted;
+        }
+        for (std::int64_t i = 0; i < chunk_size; ++i) {
+            row_indices[i] = order[i];
+            values[row * chunk_size + i] = row_in[order[i]];
+        }
+    }
+};
+
+template <typename Launcher>
+void launch_sort(kael_dtype dtype, void* values, std::int64_t* indices, const void* data,
+                 std::int64_t chunk_size, std::int64_t row_count, bool descending) {
+    if (!valid_dtype(dtype)) {
+        plugin::invalid("sort: invalid dtype " + std::to_string(dtype));
+    }
+    check_rows("sort", chunk_size, row_count);
+    if (chunk_size == 0 || row_count == 0) {
+        return;
+    }
+    if (values == nullptr || indices == nullptr || data == nullptr) {
+        plugin::invalid("sort: null values, indices or data");
+    }
+    const Scratch<Launcher, std::int64_t> scratch(chunk_size * row_count);
+    with_dtype(dtype, [&](auto tag) {
+        using T = TagType<decltype(tag)>;
+        Launcher::for_each(row_count, SortRows<T>{static_cast<const Storage<T>*>(data),
+                                                  static_cast<Storage<T>*>(values), indices,
+                                                  scratch.get(), chunk_size, descending});
+    });
+}
+
+template <typename Launcher>
+void launch_cumsum(kael_dtype out_dtype, kael_dtype in_dtype, void* out, const void* data,
+                   std::int64_t chunk_size, std::int64_t row_count) {
+    if (!valid_dtype(in_dtype) || !valid_dtype(out_dtype)) {
+        plugin::invalid("cumsum: invalid dtype");
+    }
+    const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
+    const kael_dtype expected = floating ? in_dtype : KAEL_DTYPE_I64;
+    if (out_dtype != expected) {
+        plugin::invalid(std::string("cumsum of ") + plugin::dtype_name(in_dtype) + " writes " +
+                        plugin::dtype_name(expected) + ", not " + plugin::dtype_name(out_dtype));
+    }
+    check_rows("cumsum", chunk_size, row_count);
+    if (chunk_size == 0 || row_count == 0) {
+        return;
+    }
+    if (out == nullptr || data == nullptr) {
+        plugin::invalid("cumsum: null out or data");
+    }
+    with_dtype(in_dtype, [&](auto tag) {
+        using In = TagType<decltype(tag)>;
+        using Out = typename CumsumRows<In>::Out;
+        Launcher::for_each(row_count, CumsumRows<In>{static_cast<const Storage<In>*>(data),
+                                                     static_cast<Out*>(out), chunk_size});
+    });
+}
+
+}  // namespace kael::kernels::tasks

@@ -1,0 +1,71 @@
+#pragma once
+// Cross-backend conformance: every op of the plugin ABI computed on the device named by
+// KAEL_TEST_DEVICE (default "cuda") and on cpu from the same host inputs, then compared.
+// Ops are described in tables (name, dtypes, operand roles, a lambda) and run over layouts.
+#include <boost/test/unit_test.hpp>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kael/ops_more.h"
+#include "kael/registry.h"
+
+namespace conformance {
+
+using kael::DType;
+using kael::Shape;
+using kael::Tensor;
+using Tensors = std::vector<Tensor>;
+
+[[nodiscard]] const kael::Device& device();
+[[nodiscard]] std::string dtype_name(DType dtype);
+
+// Device result vs cpu result: rtol 1e-4 (f32) or 1e-10 (f64), plus rtol * scale absolute
+// (for sums whose result may cancel to near zero). Zero signs must agree when zero_sign is set.
+struct Tolerance {
+    double scale = 0;
+    bool zero_sign = true;
+};
+
+// A host tensor the op reads through a view: the cpu run reads view(clone of base), the device
+// run view(base copied to the device), so both see the same strides and the same values.
+struct Operand {
+    Tensor base;
+    std::function<Tensor(const Tensor&)> view = [](const Tensor& t) { return t; };
+};
+
+using Op = std::function<Tensors(const Tensors&)>;
+using Factory = std::function<Tensors(const kael::Device&)>;
+
+// Runs op on both sides and compares every output and every input afterwards, or that both
+// throw the same error type. Each call counts as one check.
+void run_and_compare(const std::vector<Operand>& operands, const Op& op,
+                     const Tolerance& tolerance = {});
+// The same for ops that take no tensor: make is called with the device, then with cpu.
+void compare_factory(const Factory& make, const Tolerance& tolerance = {});
+void expect_same(const Tensor& on_device, const Tensor& on_cpu, const Tolerance& tolerance = {});
+
+// Seeded host values of dtype: floats are randn * 3, i64 in [-20, 20), bool half true. With
+// specials, one element in seven is replaced, in turn, by NaN, inf, -inf, -0.0, 0.0, 0.5, 1e30
+// (floats) or by INT64_MAX, INT64_MIN, -1, 0, INT64_MAX - 1, 2^40 (i64).
+[[nodiscard]] Tensor values(DType dtype, const Shape& shape, bool specials = true);
+
+// How the operands of an op are laid out: the base shape of operand i and the view over it.
+struct Layout {
+    std::string name;
+    std::function<Shape(std::size_t)> base;
+    std::function<Tensor(const Tensor&, std::size_t)> view;
+};
+// Logical shape {4, 6} (or others): contiguous, transposed, strided, broadcast, permuted_3d,
+// permuted_strided_3d, scalar, empty, large_transposed, mixed (each operand a different kind, one
+// implicitly broadcast from rank 1).
+[[nodiscard]] const std::vector<Layout>& element_layouts();
+// Logical shape {3, 4, 5}: contiguous, transposed, strided, broadcast, empty, scalar; then
+// long_rows ({3, 12289}, transposed).
+[[nodiscard]] const std::vector<Layout>& reduce_layouts();
+
+inline const std::vector<DType> kAllDTypes = {DType::F32, DType::F64, DType::I64, DType::Bool};
+inline const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::I64};
+
+}  // namespace conformance

@@ -1,0 +1,48 @@
+#pragma once
+// The device suite runs on the device named by KAEL_TEST_DEVICE (default "cuda") and compares
+// every result with the cpu. A missing device fails every test: it never counts as a pass.
+#include <boost/test/unit_test.hpp>
+#include <cstdlib>
+#include <string>
+
+#include "kael/allocator.h"
+#include "kael/autograd.h"
+#include "kael/gpt.h"
+#include "kael/ops_more.h"
+#include "kael/optim.h"
+#include "kael/registry.h"
+
+namespace device_test {
+
+inline kael::Device test_device() {
+    const char* name = std::getenv("KAEL_TEST_DEVICE");
+    return kael::Device(name != nullptr && *name != '\0' ? name : "cuda");
+}
+
+struct OnDevice {
+    kael::Device device = test_device();
+    OnDevice() {
+        BOOST_REQUIRE_MESSAGE(kael::is_available(device),
+                              "no plugin serves " + device.str() +
+                                  "; the device suite cannot pass without a device");
+        kael::manual_seed(2024);
+    }
+};
+
+// Same device, shape and dtype, values within 1e-4 (f32) or 1e-10 (f64), NaN equal to NaN.
+inline void expect_matches_cpu(const kael::Tensor& on_device, const kael::Tensor& on_cpu) {
+    BOOST_TEST((on_device.device() == test_device()), "result is on " << on_device.device().str());
+    BOOST_TEST(on_device.shape() == on_cpu.shape(), boost::test_tools::per_element());
+    BOOST_TEST((on_device.dtype() == on_cpu.dtype()));
+    const double tolerance = on_cpu.dtype() == kael::DType::F64 ? 1e-10 : 1e-4;
+    BOOST_TEST(kael::allclose(on_device.cpu(), on_cpu, tolerance, tolerance),
+               "device " << on_device.cpu() << " vs cpu " << on_cpu);
+}
+
+template <typename Function>
+void expect_same_on_both(const kael::Tensor& host_input, Function function) {
+    const kael::Tensor device_input = host_input.to(test_device());
+    expect_matches_cpu(function(device_input), function(host_input));
+}
+
+}  // namespace device_test

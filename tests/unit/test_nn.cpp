@@ -1,0 +1,550 @@
+#define BOOST_TEST_MODULE nn
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numbers>
+#include <random>
+#include <string>
+
+#include "kael/autograd.h"
+#include "kael/nn.h"
+#include "kael/optim.h"
+#include "nn_test_support.h"
+
+using kael::DType;
+using kael::Shape;
+using kael::Tensor;
+using kael::autograd::gradcheck;
+namespace nn = kael::nn;
+namespace optim = kael::optim;
+namespace fs = std::filesystem;
+namespace tt = boost::test_tools;
+
+namespace {
+
+std::vector<double> v(const Tensor& t) {
+    return t.to_vector<double>();
+}
+
+Tensor random_f64(const Shape& shape, unsigned seed) {
+    std::mt19937 generator(seed);
+    std::uniform_real_distribution<double> uniform(-1.5, 1.5);
+    std::int64_t count = 1;
+    for (const auto size : shape) count *= size;
+    std::vector<double> values(static_cast<std::size_t>(count));
+    for (double& value : values) value = uniform(generator);
+    return kael::tensor(values).reshape(shape);
+}
+
+// A file under the temporary folder, removed when the test ends.
+struct TempFile {
+    fs::path path;
+    explicit TempFile(const std::string& stem)
+        : path(fs::temp_directory_path() /
+               (stem + "_" + std::to_string(std::random_device{}()) + ".kael")) {}
+    ~TempFile() {
+        std::error_code ignored;
+        fs::remove(path, ignored);
+    }
+    TempFile(const TempFile&) = delete;
+    TempFile& operator=(const TempFile&) = delete;
+};
+
+std::vector<char> read_bytes(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const fs::path& path, const std::vector<char>& bytes, std::size_t count) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(count));
+}
+
+std::vector<std::vector<double>> snapshot(const nn::Module& module) {
+    std::vector<std::vector<double>> values;
+    for (const Tensor& parameter : module.parameters()) values.push_back(v(parameter));
+    return values;
+}
+
+void perturb(const nn::Module& module) {
+    const kael::NoGradGuard guard;
+    for (Tensor parameter : module.parameters()) parameter.copy_(parameter.detach() + 0.25);
+}
+
+// x [rows, in] times w [out, in]^T plus b, in plain loops.
+std::vector<double> linear_reference(const std::vector<double>& x, const std::vector<double>& w,
+                                     const std::vector<double>& b, std::size_t in,
+                                     std::size_t out) {
+    const std::size_t rows = x.size() / in;
+    std::vector<double> y(rows * out);
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t o = 0; o < out; ++o) {
+            double total = b.empty() ? 0.0 : b[o];
+            for (std::size_t i = 0; i < in; ++i) total += x[r * in + i] * w[o * in + i];
+            y[r * out + o] = total;
+        }
+    }
+    return y;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(named_parameters_follow_registration_order) {
+    kael::manual_seed(1);
+    auto first = std::make_shared<nn::Linear>(3, 4);
+    auto last = std::make_shared<nn::Linear>(4, 2, false);
+    nn::Sequential model({first, std::make_shared<nn::ReLU>(), last});
+    const auto named = model.named_parameters();
+    BOOST_REQUIRE_EQUAL(named.size(), 3U);
+    BOOST_TEST(named[0].first == "0.weight");
+    BOOST_TEST(named[1].first == "0.bias");
+    BOOST_TEST(named[2].first == "2.weight");
+    BOOST_TEST(named[0].second.same_impl(first->weight));
+    BOOST_TEST(named[1].second.same_impl(first->bias));
+    BOOST_TEST(named[2].second.same_impl(last->weight));
+    BOOST_TEST(!last->bias.defined());
+    BOOST_TEST(model.parameter_count() == 3 * 4 + 4 + 4 * 2);
+    for (const Tensor& parameter : model.parameters()) {
+        BOOST_TEST(parameter.requires_grad());
+        BOOST_TEST(parameter.is_leaf());
+    }
+
+    nn::Sequential nested(
+        {std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{
+             std::make_shared<nn::Tanh>(), std::make_shared<nn::LayerNorm>(5)}),
+         std::make_shared<nn::Linear>(5, 1)});
+    std::vector<std::string> names;
+    for (const auto& [name, parameter] : nested.named_parameters()) names.push_back(name);
+    BOOST_TEST(names == (std::vector<std::string>{"0.1.weight", "0.1.bias", "1.weight", "1.bias"}),
+               tt::per_element());
+    BOOST_TEST(nested.parameter_count() == 5 + 5 + 5 + 1);
+}
+
+BOOST_AUTO_TEST_CASE(train_and_eval_reach_children) {
+    kael::manual_seed(2);
+    auto dropout = std::make_shared<nn::Dropout>(0.5);
+    auto inner =
+        std::make_shared<nn::Sequential>(std::vector<std::shared_ptr<nn::Module>>{dropout});
+    nn::Sequential model({std::make_shared<nn::Linear>(2, 2), inner});
+    BOOST_TEST(dropout->is_training());
+    model.eval();
+    BOOST_TEST(!model.is_training());
+    BOOST_TEST(!inner->is_training());
+    BOOST_TEST(!dropout->is_training());
+    const Tensor x = kael::ones({64});
+    BOOST_TEST(v((*dropout)(x)) == v(x), tt::per_element());
+
+    model.train();
+    BOOST_TEST(dropout->is_training());
+    const std::vector<double> dropped = v((*dropout)(x));
+    int zeros = 0;
+    for (const double value : dropped) {
+        BOOST_TEST((value == 0.0 || value == 2.0));
+        zeros += value == 0.0 ? 1 : 0;
+    }
+    BOOST_TEST(zeros > 0);
+    BOOST_TEST(zeros < 64);
+}
+
+BOOST_AUTO_TEST_CASE(zero_grad_clears_gradients) {
+    kael::manual_seed(3);
+    nn::Linear layer(3, 2);
+    kael::sum(layer(kael::ones({4, 3}))).backward();
+    BOOST_TEST(layer.weight.grad().defined());
+    BOOST_TEST(layer.bias.grad().defined());
+    BOOST_TEST(v(layer.bias.grad()) == (std::vector<double>{4, 4}), tt::per_element());
+    layer.zero_grad();
+    BOOST_TEST(!layer.weight.grad().defined());
+    BOOST_TEST(!layer.bias.grad().defined());
+}
+
+BOOST_AUTO_TEST_CASE(linear_computes_x_w_transposed_plus_b) {
+    kael::manual_seed(4);
+    nn::Linear layer(3, 5);
+    BOOST_TEST(layer.weight.shape() == (Shape{5, 3}));
+    BOOST_TEST(layer.bias.shape() == (Shape{5}));
+    const std::vector<double> w = v(layer.weight);
+    const std::vector<double> b = v(layer.bias);
+    for (const Shape& shape : {Shape{4, 3}, Shape{2, 3, 3}}) {
+        const Tensor x = kael::randn(shape);
+        const Tensor y = layer(x);
+        Shape expected_shape = shape;
+        expected_shape.back() = 5;
+        BOOST_TEST(y.shape() == expected_shape);
+        check_close(v(y), linear_reference(v(x), w, b, 3, 5), 1e-5, 1e-5);
+    }
+    nn::Linear no_bias(3, 2, false);
+    const Tensor x = kael::randn({2, 3});
+    check_close(v(no_bias(x)), linear_reference(v(x), v(no_bias.weight), {}, 3, 2), 1e-5, 1e-5);
+}
+
+BOOST_AUTO_TEST_CASE(linear_init_stays_within_bound) {
+    kael::manual_seed(5);
+    nn::Linear layer(50, 40);
+    const double bound = 1.0 / std::sqrt(50.0);
+    double largest = 0;
+    for (const Tensor& parameter : {layer.weight, layer.bias}) {
+        for (const double value : v(parameter)) {
+            BOOST_TEST(std::abs(value) <= bound);
+            largest = std::max(largest, std::abs(value));
+        }
+    }
+    // 2040 uniform draws: the largest is close to the bound, not far inside it.
+    BOOST_TEST(largest > 0.9 * bound);
+}
+
+BOOST_AUTO_TEST_CASE(embedding_picks_rows) {
+    kael::manual_seed(6);
+    nn::Embedding table(10, 4);
+    const std::vector<double> weight = v(table.weight);
+    const std::vector<std::int64_t> indices{3, 0, 9, 3, 7, 1};
+    const Tensor rows = table(kael::tensor(indices, {2, 3}));
+    BOOST_TEST(rows.shape() == (Shape{2, 3, 4}));
+    std::vector<double> expected;
+    for (const std::int64_t index : indices) {
+        for (std::size_t d = 0; d < 4; ++d) expected.push_back(weight[index * 4 + d]);
+    }
+    BOOST_TEST(v(rows) == expected, tt::per_element());
+    BOOST_CHECK_THROW(table(kael::tensor(std::vector<std::int64_t>{2, 10})), kael::IndexError);
+    BOOST_CHECK_THROW(table(kael::tensor(std::vector<std::int64_t>{-1})), kael::IndexError);
+}
+
+BOOST_AUTO_TEST_CASE(layer_norm_normalizes_rows) {
+    kael::manual_seed(7);
+    nn::LayerNorm norm(8);
+    const Tensor x = kael::randn({3, 8}) * 3.0 + 1.5;
+    const std::vector<double> in = v(x);
+    const std::vector<double> out = v(norm(x));
+    for (std::size_t r = 0; r < 3; ++r) {
+        double mean = 0;
+        double variance = 0;
+        for (std::size_t c = 0; c < 8; ++c) mean += out[r * 8 + c] / 8;
+        for (std::size_t c = 0; c < 8; ++c) variance += std::pow(out[r * 8 + c] - mean, 2) / 8;
+        BOOST_TEST(std::abs(mean) < 1e-5);
+        BOOST_TEST(variance == 1.0, tt::tolerance(1e-4));
+    }
+    // With a weight and bias: w * (x - mean) / sqrt(var + eps) + b.
+    {
+        const kael::NoGradGuard guard;
+        norm.weight.copy_(kael::arange(1, 9));
+        norm.bias.copy_(kael::arange(0, 8) * -0.5);
+    }
+    const std::vector<double> scaled = v(norm(x));
+    for (std::size_t r = 0; r < 3; ++r) {
+        double mean = 0;
+        double variance = 0;
+        for (std::size_t c = 0; c < 8; ++c) mean += in[r * 8 + c] / 8;
+        for (std::size_t c = 0; c < 8; ++c) variance += std::pow(in[r * 8 + c] - mean, 2) / 8;
+        for (std::size_t c = 0; c < 8; ++c) {
+            const double expected =
+                static_cast<double>(c + 1) * (in[r * 8 + c] - mean) / std::sqrt(variance + 1e-5) -
+                0.5 * static_cast<double>(c);
+            BOOST_TEST(scaled[r * 8 + c] == expected, tt::tolerance(1e-4));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(activation_modules) {
+    const std::vector<double> in{-2.0, -0.5, 0.0, 0.3, 1.7};
+    const Tensor x = kael::tensor(in);
+    auto apply = [&](nn::Module& module, double (*reference)(double)) {
+        const std::vector<double> out = v(module(x));
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            BOOST_TEST(out[i] == reference(in[i]), tt::tolerance(1e-5));
+        }
+    };
+    nn::ReLU relu;
+    nn::Sigmoid sigmoid;
+    nn::Tanh tanh_module;
+    nn::GELU gelu;
+    nn::GELU gelu_tanh(true);
+    apply(relu, [](double a) { return a > 0 ? a : 0.0; });
+    apply(sigmoid, [](double a) { return 1 / (1 + std::exp(-a)); });
+    apply(tanh_module, [](double a) { return std::tanh(a); });
+    apply(gelu, [](double a) { return 0.5 * a * (1 + std::erf(a / std::sqrt(2.0))); });
+    apply(gelu_tanh, [](double a) {
+        return 0.5 * a *
+               (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (a + 0.044715 * a * a * a)));
+    });
+    BOOST_CHECK_THROW(nn::Dropout(1.0)(x), kael::ValueError);
+}
+
+BOOST_AUTO_TEST_CASE(save_and_load_round_trip) {
+    kael::manual_seed(8);
+    nn::Sequential model({std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::ReLU>(),
+                          std::make_shared<nn::LayerNorm>(4)});
+    const TempFile file("nn_round_trip");
+    model.save(file.path.string());
+    const auto saved = snapshot(model);
+    const auto handles = model.parameters();
+    perturb(model);
+    BOOST_TEST((snapshot(model) != saved));
+    model.load(file.path.string());
+    BOOST_TEST((snapshot(model) == saved));
+    const auto after = model.parameters();
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+        BOOST_TEST(after[i].same_impl(handles[i]));
+        BOOST_TEST(after[i].requires_grad());
+    }
+    // A second module of the same architecture takes the same values.
+    kael::manual_seed(99);
+    nn::Sequential copy({std::make_shared<nn::Linear>(3, 4), std::make_shared<nn::ReLU>(),
+                         std::make_shared<nn::LayerNorm>(4)});
+    copy.load(file.path.string());
+    BOOST_TEST((snapshot(copy) == saved));
+}
+
+BOOST_AUTO_TEST_CASE(load_rejects_mismatch_and_leaves_module_unchanged) {
+    kael::manual_seed(9);
+    nn::Sequential small({std::make_shared<nn::LayerNorm>(4), std::make_shared<nn::Linear>(4, 3)});
+    const TempFile file("nn_mismatch");
+    small.save(file.path.string());
+
+    // Same names; the first parameters match, "1.weight" does not.
+    nn::Sequential wide({std::make_shared<nn::LayerNorm>(4), std::make_shared<nn::Linear>(4, 5)});
+    const auto before = snapshot(wide);
+    BOOST_CHECK_EXCEPTION(
+        wide.load(file.path.string()), kael::ValueError, [](const kael::ValueError& error) {
+            return std::string(error.what()).find("1.weight") != std::string::npos;
+        });
+    BOOST_TEST((snapshot(wide) == before));
+
+    nn::Linear other_names(4, 3);
+    BOOST_CHECK_THROW(other_names.load(file.path.string()), kael::ValueError);
+    BOOST_CHECK_THROW(small.load((file.path.string() + ".missing")), kael::ValueError);
+}
+
+BOOST_AUTO_TEST_CASE(load_rejects_truncated_and_foreign_files) {
+    kael::manual_seed(10);
+    nn::Linear layer(6, 5);
+    const TempFile file("nn_full");
+    layer.save(file.path.string());
+    const std::vector<char> bytes = read_bytes(file.path);
+    BOOST_REQUIRE_GT(bytes.size(), 30U * 4U);
+    const auto before = snapshot(layer);
+    const TempFile broken("nn_broken");
+    // Cut inside the magic, the count, a name, a shape, the data and the last byte.
+    for (const std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{12}, std::size_t{20},
+                                  std::size_t{40}, bytes.size() / 2, bytes.size() - 1}) {
+        BOOST_TEST_CONTEXT("cut at " << cut) {
+            write_bytes(broken.path, bytes, cut);
+            BOOST_CHECK_THROW(layer.load(broken.path.string()), kael::ValueError);
+            BOOST_TEST((snapshot(layer) == before));
+        }
+    }
+    const std::string text = "this is plain text, not a parameter file";
+    write_bytes(broken.path, std::vector<char>(text.begin(), text.end()), text.size());
+    BOOST_CHECK_EXCEPTION(
+        layer.load(broken.path.string()), kael::ValueError, [](const kael::ValueError& error) {
+            return std::string(error.what()).find("not a kael") != std::string::npos;
+        });
+    BOOST_TEST((snapshot(layer) == before));
+}
+
+namespace {
+
+struct Hyper {
+    double lr = 0.1;
+    double momentum = 0;
+    double weight_decay = 0;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    bool decoupled = false;
+};
+
+const std::vector<double> kStart{0.5, -1.0, 2.0, 0.0};
+const std::vector<std::vector<double>> kGrads{
+    {0.1, -0.2, 0.3, 1.0}, {0.4, 0.1, -0.5, 1.0}, {-0.3, 0.2, 0.25, 1.0}};
+
+std::vector<double> sgd_reference(const Hyper& h) {
+    std::vector<double> p = kStart;
+    std::vector<double> buffer(p.size());
+    for (std::size_t step = 0; step < kGrads.size(); ++step) {
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            double g = kGrads[step][i] + h.weight_decay * p[i];
+            if (h.momentum != 0) {
+                buffer[i] = step == 0 ? g : h.momentum * buffer[i] + g;
+                g = buffer[i];
+            }
+            p[i] -= h.lr * g;
+        }
+    }
+    return p;
+}
+
+std::vector<double> adam_reference(const Hyper& h) {
+    std::vector<double> p = kStart;
+    std::vector<double> m(p.size());
+    std::vector<double> s(p.size());
+    for (std::size_t step = 0; step < kGrads.size(); ++step) {
+        const double t = static_cast<double>(step + 1);
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            double g = kGrads[step][i];
+            if (h.decoupled) {
+                p[i] *= 1 - h.lr * h.weight_decay;
+            } else {
+                g += h.weight_decay * p[i];
+            }
+            m[i] = h.beta1 * m[i] + (1 - h.beta1) * g;
+            s[i] = h.beta2 * s[i] + (1 - h.beta2) * g * g;
+            const double m_hat = m[i] / (1 - std::pow(h.beta1, t));
+            const double s_hat = s[i] / (1 - std::pow(h.beta2, t));
+            p[i] -= h.lr * m_hat / (std::sqrt(s_hat) + h.eps);
+        }
+    }
+    return p;
+}
+
+// Runs three steps with the known gradients; checks the values and that the parameter is the
+// same tensor throughout.
+void check_steps(optim::Optimizer& optimizer, const Tensor& parameter,
+                 const std::vector<double>& expected) {
+    for (const auto& grad : kGrads) {
+        parameter.set_grad(kael::tensor(grad));
+        optimizer.step();
+        BOOST_TEST(optimizer.parameters()[0].same_impl(parameter));
+        BOOST_TEST(parameter.is_leaf());
+    }
+    check_close(v(parameter), expected, 1e-12);
+}
+
+Tensor start_parameter() {
+    return kael::tensor(kStart).set_requires_grad(true);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sgd_matches_hand_computed_updates) {
+    for (const Hyper& h : {Hyper{.lr = 0.1}, Hyper{.lr = 0.1, .momentum = 0.9},
+                           Hyper{.lr = 0.05, .weight_decay = 0.1},
+                           Hyper{.lr = 0.05, .momentum = 0.8, .weight_decay = 0.2}}) {
+        BOOST_TEST_CONTEXT("momentum " << h.momentum << " weight decay " << h.weight_decay) {
+            const Tensor p = start_parameter();
+            optim::SGD sgd({p}, h.lr, h.momentum, h.weight_decay);
+            check_steps(sgd, p, sgd_reference(h));
+        }
+    }
+    // Momentum changes the result (the reference is not blind to it).
+    BOOST_TEST((sgd_reference({.lr = 0.1, .momentum = 0.9}) != sgd_reference({.lr = 0.1})));
+}
+
+BOOST_AUTO_TEST_CASE(adam_and_adamw_match_hand_computed_updates) {
+    for (const Hyper& h :
+         {Hyper{.lr = 0.01}, Hyper{.lr = 0.1, .beta1 = 0.8, .beta2 = 0.95, .eps = 1e-3},
+          Hyper{.lr = 0.01, .weight_decay = 0.5}}) {
+        BOOST_TEST_CONTEXT("Adam lr " << h.lr << " weight decay " << h.weight_decay) {
+            const Tensor p = start_parameter();
+            optim::Adam adam({p}, h.lr, h.beta1, h.beta2, h.eps, h.weight_decay);
+            check_steps(adam, p, adam_reference(h));
+        }
+    }
+    for (const Hyper& h : {Hyper{.lr = 0.01, .weight_decay = 1e-2, .decoupled = true},
+                           Hyper{.lr = 0.1, .weight_decay = 0.5, .decoupled = true}}) {
+        BOOST_TEST_CONTEXT("AdamW lr " << h.lr << " weight decay " << h.weight_decay) {
+            const Tensor p = start_parameter();
+            optim::AdamW adamw({p}, h.lr, h.beta1, h.beta2, h.eps, h.weight_decay);
+            check_steps(adamw, p, adam_reference(h));
+        }
+    }
+    const Hyper coupled{.lr = 0.1, .weight_decay = 0.5};
+    Hyper decoupled = coupled;
+    decoupled.decoupled = true;
+    BOOST_TEST((adam_reference(coupled) != adam_reference(decoupled)));
+}
+
+BOOST_AUTO_TEST_CASE(optimizers_skip_parameters_without_grad) {
+    const Tensor a = start_parameter();
+    const Tensor b = kael::tensor(std::vector<double>{1.0, 2.0}).set_requires_grad(true);
+    optim::SGD sgd({a, b}, 0.1, 0.9);
+    a.set_grad(kael::tensor(kGrads[0]));
+    sgd.step();
+    BOOST_TEST(v(b) == (std::vector<double>{1.0, 2.0}), tt::per_element());
+    BOOST_TEST((v(a) != kStart));
+
+    // b first gets a gradient at the second step: its moments and bias correction start
+    // then, so its first update is lr * g / (|g| + eps) as in PyTorch.
+    const Tensor c = start_parameter();
+    const Tensor d = kael::tensor(std::vector<double>{1.0, 2.0}).set_requires_grad(true);
+    optim::Adam adam({c, d}, 0.01);
+    c.set_grad(kael::tensor(kGrads[0]));
+    adam.step();
+    BOOST_TEST(v(d) == (std::vector<double>{1.0, 2.0}), tt::per_element());
+    d.set_grad(kael::tensor(std::vector<double>{0.5, -2.0}));
+    adam.step();
+    check_close(
+        v(d), std::vector<double>{1.0 - 0.01 * 0.5 / (0.5 + 1e-8), 2.0 + 0.01 * 2.0 / (2.0 + 1e-8)},
+        1e-12);
+
+    adam.zero_grad();
+    BOOST_TEST(!c.grad().defined());
+    BOOST_TEST(!d.grad().defined());
+    const auto frozen = v(c);
+    adam.step();
+    BOOST_TEST(v(c) == frozen, tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(optimizers_reject_invalid_hyper_parameters) {
+    const Tensor p = start_parameter();
+    const double nan = std::nan("");
+    BOOST_CHECK_THROW(optim::SGD({p}, -0.1), kael::ValueError);
+    BOOST_CHECK_THROW(optim::SGD({p}, nan), kael::ValueError);
+    BOOST_CHECK_THROW(optim::SGD({p}, 0.1, -0.5), kael::ValueError);
+    BOOST_CHECK_THROW(optim::SGD({p}, 0.1, 0, -1), kael::ValueError);
+    BOOST_CHECK_THROW(optim::Adam({p}, -1e-3), kael::ValueError);
+    BOOST_CHECK_THROW(optim::Adam({p}, 1e-3, 1.0), kael::ValueError);
+    BOOST_CHECK_THROW(optim::Adam({p}, 1e-3, -0.1), kael::ValueError);
+    BOOST_CHECK_THROW(optim::Adam({p}, 1e-3, 0.9, 1.0), kael::ValueError);
+    BOOST_CHECK_THROW(optim::Adam({p}, 1e-3, 0.9, 0.999, -1e-8), kael::ValueError);
+    BOOST_CHECK_THROW(optim::Adam({p}, 1e-3, 0.9, 0.999, 1e-8, -0.1), kael::ValueError);
+    BOOST_CHECK_THROW(optim::AdamW({p}, 1e-3, 0.9, 0.999, 1e-8, -0.1), kael::ValueError);
+    BOOST_CHECK_THROW(optim::Adam({p}, nan), kael::ValueError);
+    const Tensor frozen = kael::tensor(kStart);
+    BOOST_CHECK_THROW(optim::SGD({frozen}, 0.1), kael::ValueError);
+    BOOST_CHECK_NO_THROW(optim::SGD({p}, 0.0));
+    BOOST_CHECK_NO_THROW(optim::AdamW({p}));
+}
+
+BOOST_AUTO_TEST_CASE(mlp_fits_xor) {
+    kael::manual_seed(11);
+    nn::Sequential model({std::make_shared<nn::Linear>(2, 8), std::make_shared<nn::Tanh>(),
+                          std::make_shared<nn::Linear>(8, 2)});
+    const Tensor x = kael::tensor(std::vector<float>{0, 0, 0, 1, 1, 0, 1, 1}, {4, 2});
+    const Tensor y = kael::tensor(std::vector<std::int64_t>{0, 1, 1, 0});
+    optim::Adam adam(model.parameters(), 0.05);
+    double loss = 0;
+    for (int step = 0; step < 300; ++step) {
+        adam.zero_grad();
+        const Tensor value = kael::cross_entropy(model(x), y);
+        value.backward();
+        adam.step();
+        loss = value.item<double>();
+    }
+    BOOST_TEST(loss < 0.05);
+    const Tensor predicted = kael::argmax(model(x), 1);
+    BOOST_TEST(predicted.to_vector<std::int64_t>() == y.to_vector<std::int64_t>(),
+               tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(gradcheck_through_linear_and_layer_norm) {
+    const Tensor x = random_f64({2, 3, 4}, 1).set_requires_grad(true);
+    const Tensor w = random_f64({5, 4}, 2).set_requires_grad(true);
+    const Tensor b = random_f64({5}, 3).set_requires_grad(true);
+    BOOST_TEST(
+        gradcheck([](const std::vector<Tensor>& in) { return kael::linear(in[0], in[1], in[2]); },
+                  {x, w, b}));
+    const Tensor rows = random_f64({3, 5}, 4).set_requires_grad(true);
+    const Tensor gamma = random_f64({5}, 5).set_requires_grad(true);
+    const Tensor beta = random_f64({5}, 6).set_requires_grad(true);
+    BOOST_TEST(gradcheck(
+        [](const std::vector<Tensor>& in) { return kael::layer_norm(in[0], in[1], in[2]); },
+        {rows, gamma, beta}));
+    // Both in sequence, as a pre-norm layer applies them.
+    BOOST_TEST(gradcheck(
+        [](const std::vector<Tensor>& in) {
+            return kael::tanh(kael::linear(kael::layer_norm(in[0], in[1], in[2]), in[3], in[4]));
+        },
+        {rows, gamma, beta, random_f64({4, 5}, 7).set_requires_grad(true),
+         random_f64({4}, 8).set_requires_grad(true)}));
+}

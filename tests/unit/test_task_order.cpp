@@ -1,0 +1,209 @@
+// The shared device tasks do not depend on the order of their work items: the emulated plugin's
+// backwards loop breaks a task that does, and leaves the shared ones bit-identical. End to end,
+// the emulated plugin serves cuda:0 and its long sums equal the cpu's exactly.
+#define BOOST_TEST_MODULE task_order
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "emulated/emulated_launch.h"
+#include "kael/kernels/tasks/index.h"
+#include "kael/kernels/tasks/reduce.h"
+#include "kael/kernels/tasks/sequence.h"
+#include "kael/ops.h"
+#include "kael/registry.h"
+#include "kael/tensor.h"
+
+namespace tasks = kael::kernels::tasks;
+namespace tt = boost::test_tools;
+
+namespace {
+
+template <typename Task>
+void forward_each(std::int64_t count, const Task& task) {
+    for (std::int64_t item = 0; item < count; ++item) {
+        task(item);
+    }
+}
+
+// Launchers over host memory: the one the emulated plugin uses, and the forward one it is not.
+struct HostMemory {
+    static void* allocate(std::int64_t bytes) { return std::malloc(static_cast<size_t>(bytes)); }
+    static void release(void* block) { std::free(block); }
+    template <typename T>
+    static void atomic_add(T* target, T value) {
+        kael::emulated::atomic_add(target, value);
+    }
+};
+struct Backward : HostMemory {
+    template <typename Task>
+    static void for_each(std::int64_t count, const Task& task) {
+        kael::emulated::for_each(count, task);
+    }
+};
+struct Forward : HostMemory {
+    template <typename Task>
+    static void for_each(std::int64_t count, const Task& task) {
+        forward_each(count, task);
+    }
+};
+
+// Wrong on a device: item i reads item i - 1's output, which only a forward loop has written.
+struct PrefixFromPrevious {
+    const std::int64_t* input;
+    std::int64_t* output;
+    void operator()(std::int64_t item) const {
+        output[item] = input[item] + (item > 0 ? output[item - 1] : 0);
+    }
+};
+
+std::vector<float> varied(std::int64_t count) {
+    std::vector<float> values(static_cast<size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+        values[static_cast<size_t>(i)] = static_cast<float>(
+            std::sin(0.37 * static_cast<double>(i)) * 1000.0 + 1e-3 * static_cast<double>(i % 97));
+    }
+    return values;
+}
+
+template <typename Launcher>
+std::vector<double> sums_of_rows(const std::vector<double>& data, std::int64_t rows) {
+    std::vector<double> results(static_cast<size_t>(rows));
+    tasks::launch_reduce<Launcher>(KAEL_REDUCE_SUM, KAEL_DTYPE_F64, KAEL_DTYPE_F64, results.data(),
+                                   data.data(), static_cast<std::int64_t>(data.size()) / rows,
+                                   rows);
+    return results;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_order_dependent_task_fails_under_the_emulated_loop) {
+    const std::vector<std::int64_t> input{1, 2, 3, 4, 5, 6};
+    const std::vector<std::int64_t> prefix_sums{1, 3, 6, 10, 15, 21};
+    std::vector<std::int64_t> forward(input.size(), 0);
+    forward_each(6, PrefixFromPrevious{input.data(), forward.data()});
+    BOOST_TEST(forward == prefix_sums, tt::per_element());
+    std::vector<std::int64_t> backward(input.size(), 0);
+    kael::emulated::for_each(6, PrefixFromPrevious{input.data(), backward.data()});
+    BOOST_TEST(backward != prefix_sums);
+    // The shared CumsumRows computes the same sums in either order.
+    std::vector<std::int64_t> rows(input.size(), 0);
+    kael::emulated::for_each(2, tasks::CumsumRows<std::int64_t>{input.data(), rows.data(), 3});
+    BOOST_TEST(rows == (std::vector<std::int64_t>{1, 3, 6, 4, 9, 15}), tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(block_reductions_match_a_sequential_fold_of_the_same_tree) {
+    const std::int64_t rows = 3;
+    const std::int64_t length = 5 * tasks::kBlock + 17;  // five whole blocks and a short one
+    std::vector<double> data(static_cast<size_t>(rows * length));
+    for (size_t i = 0; i < data.size(); ++i) {
+        data[i] = std::sin(static_cast<double>(i)) * 1e6 + 1e-7 * static_cast<double>(i);
+    }
+    const std::vector<double> backward = sums_of_rows<Backward>(data, rows);
+    const std::vector<double> forward = sums_of_rows<Forward>(data, rows);
+    for (std::int64_t row = 0; row < rows; ++row) {
+        // The cpu plugin's order: blocks folded in order, partials merged pairwise in place.
+        std::vector<double> partials;
+        for (std::int64_t begin = 0; begin < length; begin += tasks::kBlock) {
+            double partial = data[static_cast<size_t>(row * length + begin)];
+            for (std::int64_t i = begin + 1; i < std::min(length, begin + tasks::kBlock); ++i) {
+                partial += data[static_cast<size_t>(row * length + i)];
+            }
+            partials.push_back(partial);
+        }
+        for (size_t width = partials.size(); width > 1; width = (width + 1) / 2) {
+            for (size_t i = 0; i < width / 2; ++i) {
+                partials[i] = partials[2 * i] + partials[2 * i + 1];
+            }
+            if (width % 2 != 0) {
+                partials[width / 2] = partials[width - 1];
+            }
+        }
+        const auto index = static_cast<size_t>(row);
+        BOOST_TEST(std::memcmp(&backward[index], &partials[0], sizeof(double)) == 0);
+        BOOST_TEST(std::memcmp(&forward[index], &partials[0], sizeof(double)) == 0);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(arg_reductions_keep_the_first_occurrence_across_blocks) {
+    const std::int64_t length = 3 * tasks::kBlock + 5;
+    std::vector<double> data(static_cast<size_t>(length), 0.0);
+    data[tasks::kBlock + 7] = 2.0;  // ties in a later block must lose to the first
+    data[2 * tasks::kBlock + 1] = 2.0;
+    std::int64_t position = -1;
+    tasks::launch_reduce<Backward>(KAEL_REDUCE_ARGMAX, KAEL_DTYPE_I64, KAEL_DTYPE_F64, &position,
+                                   data.data(), length, 1);
+    BOOST_TEST(position == tasks::kBlock + 7);
+    data[3 * tasks::kBlock + 2] = std::numeric_limits<double>::quiet_NaN();
+    data[2 * tasks::kBlock + 9] = std::numeric_limits<double>::quiet_NaN();
+    tasks::launch_reduce<Backward>(KAEL_REDUCE_ARGMIN, KAEL_DTYPE_I64, KAEL_DTYPE_F64, &position,
+                                   data.data(), length, 1);
+    BOOST_TEST(position == 2 * tasks::kBlock + 9);
+}
+
+BOOST_AUTO_TEST_CASE(sort_and_scatter_add_give_the_same_bits_in_either_order) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> data{3, nan, 1, 3, -2, nan, 1, 0, 5, 5, -1, 2};
+    for (const bool descending : {false, true}) {
+        std::vector<double> values(data.size());
+        std::vector<std::int64_t> backward(data.size());
+        std::vector<std::int64_t> forward(data.size());
+        tasks::launch_sort<Backward>(KAEL_DTYPE_F64, values.data(), backward.data(), data.data(), 6,
+                                     2, descending);
+        tasks::launch_sort<Forward>(KAEL_DTYPE_F64, values.data(), forward.data(), data.data(), 6,
+                                    2, descending);
+        BOOST_TEST(backward == forward, tt::per_element());
+        const std::vector<std::int64_t> expected =
+            descending ? std::vector<std::int64_t>{1, 5, 0, 3, 2, 4, 2, 3, 5, 0, 1, 4}
+                       : std::vector<std::int64_t>{4, 2, 0, 3, 1, 5, 4, 1, 0, 5, 2, 3};
+        BOOST_TEST(backward == expected, tt::per_element());
+    }
+    const std::vector<std::int64_t> indices{0, 2, 0, 0};
+    const std::vector<std::int64_t> source{std::numeric_limits<std::int64_t>::max(), 5, 1, 7};
+    std::vector<std::int64_t> target{0, 0, 0};
+    kael_index_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.dims = 1;
+    layout.count = 4;
+    layout.shape[0] = 4;
+    layout.data_strides[0] = 1;
+    layout.index_strides[0] = 1;
+    layout.source_strides[0] = 1;
+    tasks::launch_scatter_add<Backward>(KAEL_DTYPE_I64, target.data(), indices.data(),
+                                        source.data(), &layout);
+    BOOST_TEST(target[0] == std::numeric_limits<std::int64_t>::min() + 7);  // wraps
+    BOOST_TEST(target[2] == 5);
+}
+
+BOOST_AUTO_TEST_CASE(the_emulated_plugin_serves_cuda_and_sums_like_cpu) {
+    bool listed = false;
+    for (const kael::DeviceInfo& info : kael::devices()) {
+        if (info.device.str() == "cuda:0" && info.plugin == "emulated") {
+            listed = info.emulated && info.memory_total > 0 && info.memory_free > 0;
+        }
+    }
+    if (!listed) {
+        BOOST_TEST_MESSAGE("cuda:0 is not the emulated plugin here (KAEL_PLUGINS?); skipped");
+        return;
+    }
+    kael::reset_fallback_counts();
+    const kael::Tensor ones = kael::ones({3}).cuda();
+    BOOST_TEST((ones.device() == kael::Device("cuda:0")));
+    BOOST_TEST(ones.cpu().to_vector<float>() == (std::vector<float>{1, 1, 1}), tt::per_element());
+    const kael::Tensor values = kael::tensor(varied(100003));
+    const float on_cpu = kael::sum(values).item<float>();
+    const float on_device = kael::sum(values.cuda()).item<float>();
+    BOOST_TEST(std::memcmp(&on_cpu, &on_device, sizeof(float)) == 0);
+    const kael::Tensor rows = values.slice(0, 0, 100000).reshape({4, 25000});
+    BOOST_TEST(
+        kael::sum(rows.cuda(), 1).cpu().to_vector<float>() == kael::sum(rows, 1).to_vector<float>(),
+        tt::per_element());
+    BOOST_TEST(kael::argmax(rows.cuda(), 1).cpu().to_vector<std::int64_t>() ==
+                   kael::argmax(rows, 1).to_vector<std::int64_t>(),
+               tt::per_element());
+    BOOST_TEST(kael::fallback_counts().empty());
+}
