@@ -1,3 +1,4 @@
+#include <dlfcn.h>
 #include <cblas.h>
 #include <unistd.h>
 
@@ -27,10 +28,20 @@ std::string compiler_description() {
 #endif
 }
 
-// openblas_get_config() reads like "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64";
-// the first two words name the library and version.
+// The plugin links the system's generic libblas.so.3 (Debian's alternatives pick OpenBLAS,
+// other systems may give the reference BLAS), so it loads wherever a CBLAS is installed.
+// openblas_get_config() reads like "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64".
 std::string blas_description() {
-    const std::string config = openblas_get_config();
+    void* library = dlopen("libblas.so.3", RTLD_LAZY | RTLD_NOLOAD);
+    using ConfigFunction = const char* (*)();
+    const auto config_function = library == nullptr
+                                     ? nullptr
+                                     : reinterpret_cast<ConfigFunction>(
+                                           dlsym(library, "openblas_get_config"));
+    if (config_function == nullptr) {
+        return "libblas.so.3 (not OpenBLAS)";
+    }
+    const std::string config = config_function();
     size_t end = config.find(' ');
     if (end != std::string::npos) {
         end = config.find(' ', end + 1);
