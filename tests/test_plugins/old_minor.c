@@ -68,6 +68,13 @@ static kael_status poisoned_scatter_add(int32_t device, kael_dtype dtype, void* 
     return KAEL_STATUS_INTERNAL;
 }
 
+/* Built twice: as old_minor, and as fake_gpu (a "real GPU" plugin that must outrank emulated). */
+#ifndef TEST_PLUGIN_NAME
+#define TEST_PLUGIN_NAME "old_minor"
+#define TEST_PLUGIN_KIND KAEL_PLUGIN_KIND_EMULATED
+#define TEST_PLUGIN_PRIORITY 1
+#endif
+
 static kael_status probe_one_device(int32_t* device_count, const char** reason) {
     *device_count = 1;
     *reason = NULL;
@@ -78,10 +85,10 @@ static const kael_plugin table = {
     .struct_size = offsetof(kael_plugin, fill),
     .abi_major = KAEL_ABI_MAJOR,
     .abi_minor = 0,
-    .name = "old_minor",
+    .name = TEST_PLUGIN_NAME,
     .version = "0.0.9",
-    .kind = KAEL_PLUGIN_KIND_EMULATED,
-    .priority = 1,
+    .kind = TEST_PLUGIN_KIND,
+    .priority = TEST_PLUGIN_PRIORITY,
     .device_type = "cuda",
     .build_info = "test plugin without kernel slots",
     .last_error = test_plugin_last_error,
