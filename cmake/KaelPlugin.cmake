@@ -1,8 +1,9 @@
-# kael_add_plugin(<name> SOURCES ... [LIBRARIES ...] [OUTPUT_DIRECTORY dir] [NO_INSTALL])
+# kael_add_plugin(<name> SOURCES ... [LIBRARIES ...] [OUTPUT_DIRECTORY dir] [NO_INSTALL]
+#                 [NO_VERSION_SCRIPT])
 # Declares a device plugin: a MODULE library named kael_plugin_<name>.so with hidden visibility,
 # linked only against plugin_api (plus the given libraries), exporting only kael_plugin_query.
 function(kael_add_plugin name)
-  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;COMPONENT" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL;NO_VERSION_SCRIPT" "OUTPUT_DIRECTORY;COMPONENT" "SOURCES;LIBRARIES" ${ARGN})
   set(target kael_plugin_${name})
   add_library(${target} MODULE ${ARG_SOURCES})
   if(NOT ARG_OUTPUT_DIRECTORY)
@@ -19,9 +20,15 @@ function(kael_add_plugin name)
     INSTALL_RPATH "$ORIGIN")
   target_link_libraries(${target} PRIVATE kael::plugin_api ${ARG_LIBRARIES})
   # The version script keeps every symbol but the entry local, static libraries' included.
-  target_link_options(${target} PRIVATE
-    "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map" "LINKER:--no-undefined")
-  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/plugin.map)
+  if(NOT ARG_NO_VERSION_SCRIPT)
+    target_link_options(${target} PRIVATE
+      "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/plugin.map")
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/plugin.map)
+  endif()
+  # Sanitizer runtimes are resolved from the executable, so undefined symbols are allowed there.
+  if(NOT KAEL_SANITIZE)
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  endif()
   if(NOT ARG_NO_INSTALL)
     if(NOT ARG_COMPONENT)
       set(ARG_COMPONENT ${name})
