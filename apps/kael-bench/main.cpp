@@ -2,6 +2,7 @@
 // A benchmark, not a test: it prints figures and never judges them.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -55,6 +56,7 @@ struct BenchCase {
 struct Measurement {
     BenchCase bench_case;
     int repeats = 0;
+    int inner = 1;  // runs per timed sample (the sample's time is divided by it)
     double median_seconds = 0;
     double min_seconds = 0;
 
@@ -81,7 +83,7 @@ std::string binary_count(std::int64_t count) {
     return std::to_string(count);
 }
 
-std::vector<BenchCase> all_cases(bool quick) {
+std::vector<BenchCase> cpu_cases(bool quick) {
     using kael::DType;
     std::vector<BenchCase> cases;
     const auto add_matmul = [&](DType dtype, std::int64_t n, int max_repeats) {
@@ -113,6 +115,41 @@ std::vector<BenchCase> all_cases(bool quick) {
     return cases;
 }
 
+// The cases compared with PyTorch on a GPU (scripts/bench_vs_torch.py): add and sum over 2^24 and
+// 2^28 f32 elements, and f32 matmul from 512 to 8192 (the matmul path is the plugin's choice, e.g.
+// KAEL_CUDA_MATMUL=cublas|tile for the cuda plugin). The 8192 product runs at most 3 times.
+std::vector<BenchCase> gpu_cases(bool quick) {
+    using kael::DType;
+    std::vector<BenchCase> cases;
+    const std::vector<std::int64_t> matmul_sizes =
+        quick ? std::vector<std::int64_t>{64, 128}
+              : std::vector<std::int64_t>{512, 1024, 2048, 4096, 8192};
+    for (const auto n : matmul_sizes) {
+        const double size = static_cast<double>(n);
+        cases.push_back({"matmul_f32_" + std::to_string(n), Operation::Matmul, DType::F32, {n, n},
+                         2 * size * size * size, 0, n >= 8192 ? 3 : 0});
+    }
+    const std::vector<std::int64_t> counts =
+        quick ? std::vector<std::int64_t>{1 << 12, 1 << 16}
+              : std::vector<std::int64_t>{std::int64_t{1} << 24, std::int64_t{1} << 28};
+    for (const auto count : counts) {
+        cases.push_back({"add_f32_" + binary_count(count), Operation::Add, DType::F32, {count}, 0,
+                         12, 0});
+    }
+    for (const auto count : counts) {
+        cases.push_back({"sum_f32_" + binary_count(count), Operation::Sum, DType::F32, {count}, 0,
+                         4, 0});
+    }
+    return cases;
+}
+
+std::vector<BenchCase> all_cases(const std::string& suite, bool quick) {
+    if (suite == "gpu") {
+        return gpu_cases(quick);
+    }
+    return cpu_cases(quick);
+}
+
 // Deterministic values of both signs in [-1, 1], so relu takes both branches.
 kael::Tensor sample(const BenchCase& bench_case, const kael::Device& device, bool use_cosine) {
     const kael::Tensor ramp = kael::arange(0, bench_case.elements(), 1, bench_case.dtype, device);
@@ -132,31 +169,44 @@ std::function<kael::Tensor()> prepare(const BenchCase& bench_case, const kael::D
     throw std::logic_error("kael-bench: unknown operation");
 }
 
-double timed_run(const std::function<kael::Tensor()>& run, const kael::Device& device) {
+// One timed sample: `inner` runs between two synchronizations, the time divided by `inner`.
+double timed_run(const std::function<kael::Tensor()>& run, const kael::Device& device, int inner) {
+    kael::Tensor result;
     const auto start = std::chrono::steady_clock::now();
-    const kael::Tensor result = run();
+    for (int index = 0; index < inner; ++index) {
+        result = run();  // the previous result goes back to the device's cache inside the clock
+    }
     kael::synchronize(device);
     const auto stop = std::chrono::steady_clock::now();
-    // The result is released after the clock stops, as numpy's is in bench_vs_numpy.py.
-    return std::chrono::duration<double>(stop - start).count();
+    // The last result is released after the clock stops, as numpy's is in bench_vs_numpy.py.
+    return std::chrono::duration<double>(stop - start).count() / inner;
 }
 
-Measurement measure(const BenchCase& bench_case, const kael::Device& device, int repeat) {
+// min_sample_seconds > 0: as many runs per sample as make a sample last that long (at most
+// 1000), so that the launch and synchronization latency of a device is spread over many runs.
+Measurement measure(const BenchCase& bench_case, const kael::Device& device, int repeat,
+                    double min_sample_seconds) {
     const auto run = prepare(bench_case, device);
     kael::synchronize(device);
-    timed_run(run, device);  // warm-up: first-touch page faults, BLAS thread start-up
+    timed_run(run, device, 1);  // warm-up: first-touch page faults, BLAS thread start-up
+    int inner = 1;
+    if (min_sample_seconds > 0) {
+        const double once = timed_run(run, device, 1);
+        const double wanted = std::ceil(min_sample_seconds / std::max(once, 1e-9));
+        inner = static_cast<int>(std::clamp(wanted, 1.0, 1000.0));
+    }
     const int repeats =
         bench_case.max_repeats > 0 ? std::min(repeat, bench_case.max_repeats) : repeat;
     std::vector<double> seconds;
     seconds.reserve(static_cast<std::size_t>(repeats));
     for (int index = 0; index < repeats; ++index) {
-        seconds.push_back(timed_run(run, device));
+        seconds.push_back(timed_run(run, device, inner));
     }
     std::sort(seconds.begin(), seconds.end());
     const std::size_t middle = seconds.size() / 2;
     const double median = seconds.size() % 2 == 1 ? seconds[middle]
                                                   : (seconds[middle - 1] + seconds[middle]) / 2;
-    return {bench_case, repeats, median, seconds.front()};
+    return {bench_case, repeats, inner, median, seconds.front()};
 }
 
 std::string environment_value(const char* name) {
@@ -169,6 +219,7 @@ nlohmann::json environment_json(const kael::Device& device) {
                                   {"schema_version", kSchemaVersion},
                                   {"kael_version", kael::core_version()},
                                   {"device", device.str()},
+                                  {"cuda_matmul_env", environment_value("KAEL_CUDA_MATMUL")},
                                   {"hardware_threads", std::thread::hardware_concurrency()},
                                   {"openblas_num_threads_env",
                                    environment_value("OPENBLAS_NUM_THREADS")}};
@@ -176,6 +227,7 @@ nlohmann::json environment_json(const kael::Device& device) {
         if (info.device == device) {
             environment["device_name"] = info.name;
             environment["plugin"] = info.plugin;
+            environment["emulated"] = info.emulated;
         }
     }
     for (const auto& record : kael::plugins()) {
@@ -195,6 +247,7 @@ nlohmann::json measurement_json(const Measurement& measurement) {
                            {"dtype", kael::to_string(bench_case.dtype)},
                            {"shape", bench_case.shape},
                            {"repeats", measurement.repeats},
+                           {"inner", measurement.inner},
                            {"median_s", measurement.median_seconds},
                            {"min_s", measurement.min_seconds},
                            {"figure", measurement.figure()},
@@ -244,12 +297,15 @@ void print_row(const Measurement& measurement) {
 
 int main(int argc, char** argv) {
     CLI::App app{"kael-bench: median throughput of matmul, add, sum, relu and a transposed add on "
-                 "one device (compare with numpy: scripts/bench_vs_numpy.py)"};
+                 "one device (compare with numpy: scripts/bench_vs_numpy.py; on a GPU with "
+                 "PyTorch: scripts/bench_vs_torch.py, which uses --suite gpu)"};
     std::string device_name = "cpu";
     int repeat = 10;
     bool json = false;
     bool quick = false;
     std::string filter;
+    std::string suite = "cpu";
+    double min_sample_ms = 0;
     app.add_option("--device", device_name, "device to measure, e.g. cpu or cuda:0")
         ->capture_default_str();
     app.add_option("--repeat", repeat, "timed runs per case after one warm-up (the median counts)")
@@ -258,10 +314,20 @@ int main(int argc, char** argv) {
     app.add_flag("--json", json, "print one JSON object per line: the environment, then each case");
     app.add_option("--filter", filter, "run only the cases whose name contains this text");
     app.add_flag("--quick", quick, "tiny sizes, to check that every case runs");
+    app.add_option("--suite", suite,
+                   "cpu: the cases compared with numpy; gpu: add and sum of 2^24 and 2^28 f32, "
+                   "matmul f32 512..8192 (compared with PyTorch)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"cpu", "gpu"}));
+    app.add_option("--min-sample-ms", min_sample_ms,
+                   "repeat each op inside a timed sample until it lasts this long, and divide "
+                   "(0: one op per sample)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     CLI11_PARSE(app, argc, argv);
 
     std::vector<BenchCase> cases;
-    for (auto& bench_case : all_cases(quick)) {
+    for (auto& bench_case : all_cases(suite, quick)) {
         if (bench_case.name.find(filter) != std::string::npos) {
             cases.push_back(std::move(bench_case));
         }
@@ -288,9 +354,14 @@ int main(int argc, char** argv) {
         for (std::size_t index = 0; index < cases.size(); ++index) {
             std::cerr << "kael-bench [" << index + 1 << "/" << cases.size() << "] "
                       << cases[index].name << " ..." << std::flush;
-            const Measurement measurement = measure(cases[index], device, repeat);
+            const Measurement measurement =
+                measure(cases[index], device, repeat, min_sample_ms / 1e3);
             std::cerr << " " << fixed(measurement.median_seconds * 1e3, 3) << " ms median of "
-                      << measurement.repeats << "\n";
+                      << measurement.repeats;
+            if (measurement.inner > 1) {
+                std::cerr << " samples of " << measurement.inner << " runs";
+            }
+            std::cerr << "\n";
             if (json) {
                 std::cout << measurement_json(measurement).dump() << std::endl;
             } else {
