@@ -1,5 +1,3 @@
-#include <dlfcn.h>
-#include <cblas.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -7,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "blas_loader.h"
 #include "cpu_kernels.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/plugin_api.h"
@@ -28,30 +27,9 @@ std::string compiler_description() {
 #endif
 }
 
-// The plugin links the system's generic libblas.so.3 (Debian's alternatives pick OpenBLAS,
-// other systems may give the reference BLAS), so it loads wherever a CBLAS is installed.
-// openblas_get_config() reads like "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64".
-std::string blas_description() {
-    void* library = dlopen("libblas.so.3", RTLD_LAZY | RTLD_NOLOAD);
-    using ConfigFunction = const char* (*)();
-    const auto config_function = library == nullptr
-                                     ? nullptr
-                                     : reinterpret_cast<ConfigFunction>(
-                                           dlsym(library, "openblas_get_config"));
-    if (config_function == nullptr) {
-        return "libblas.so.3 (not OpenBLAS)";
-    }
-    const std::string config = config_function();
-    size_t end = config.find(' ');
-    if (end != std::string::npos) {
-        end = config.find(' ', end + 1);
-    }
-    return config.substr(0, end);
-}
-
 const std::string& build_info() {
     static const std::string info =
-        "compiler=" + compiler_description() + "; blas=" + blas_description();
+        "compiler=" + compiler_description() + "; blas=" + blas().description;
     return info;
 }
 

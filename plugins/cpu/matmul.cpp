@@ -1,10 +1,9 @@
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
 #include <string>
 #include <type_traits>
 
+#include "blas_loader.h"
 #include "cpu_kernels.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
@@ -29,34 +28,10 @@ void check_sizes(const kael_matmul_sizes* sizes) {
     }
 }
 
+// Plain loops in i-k-j order (rows of b and out stream); integers wrap like every int64 kernel.
+// Used for i64 and for floats when no BLAS is installed.
 template <typename T>
-void gemm_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
-    if (std::max({s.rows, s.inner, s.columns}) > INT_MAX) {
-        plugin::unsupported("matmul dimension above the BLAS int range");
-    }
-    const auto rows = static_cast<blasint>(s.rows);
-    const auto inner = static_cast<blasint>(s.inner);
-    const auto columns = static_cast<blasint>(s.columns);
-    const CBLAS_TRANSPOSE a_op = s.a_transposed != 0 ? CblasTrans : CblasNoTrans;
-    const CBLAS_TRANSPOSE b_op = s.b_transposed != 0 ? CblasTrans : CblasNoTrans;
-    const blasint lda = s.a_transposed != 0 ? rows : inner;
-    const blasint ldb = s.b_transposed != 0 ? inner : columns;
-    for (int64_t batch = 0; batch < s.batches; ++batch) {
-        const T* a_batch = a + batch * s.a_batch_stride;
-        const T* b_batch = b + batch * s.b_batch_stride;
-        T* out_batch = out + batch * s.rows * s.columns;
-        if constexpr (std::is_same_v<T, float>) {
-            cblas_sgemm(CblasRowMajor, a_op, b_op, rows, columns, inner, 1.0F, a_batch, lda,
-                        b_batch, ldb, 0.0F, out_batch, columns);
-        } else {
-            cblas_dgemm(CblasRowMajor, a_op, b_op, rows, columns, inner, 1.0, a_batch, lda, b_batch,
-                        ldb, 0.0, out_batch, columns);
-        }
-    }
-}
-
-// Integer matmul wraps like every other int64 kernel; i-k-j order streams rows of b and out.
-void integer_batches(const int64_t* a, const int64_t* b, int64_t* out, const kael_matmul_sizes& s) {
+void loop_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
     const int64_t a_row_step = s.a_transposed != 0 ? 1 : s.inner;
     const int64_t a_inner_step = s.a_transposed != 0 ? s.rows : 1;
     const int64_t b_inner_step = s.b_transposed != 0 ? 1 : s.columns;
@@ -65,17 +40,21 @@ void integer_batches(const int64_t* a, const int64_t* b, int64_t* out, const kae
         for (int64_t flat_row = begin; flat_row < end; ++flat_row) {
             const int64_t batch = flat_row / s.rows;
             const int64_t row = flat_row % s.rows;
-            const int64_t* a_row = a + batch * s.a_batch_stride + row * a_row_step;
-            const int64_t* b_batch = b + batch * s.b_batch_stride;
-            int64_t* out_row = out + flat_row * s.columns;
-            std::fill_n(out_row, s.columns, int64_t{0});
+            const T* a_row = a + batch * s.a_batch_stride + row * a_row_step;
+            const T* b_batch = b + batch * s.b_batch_stride;
+            T* out_row = out + flat_row * s.columns;
+            std::fill_n(out_row, s.columns, T{0});
             for (int64_t k = 0; k < s.inner; ++k) {
-                const int64_t a_value = a_row[k * a_inner_step];
-                const int64_t* b_row = b_batch + k * b_inner_step;
+                const T a_value = a_row[k * a_inner_step];
+                const T* b_row = b_batch + k * b_inner_step;
                 for (int64_t column = 0; column < s.columns; ++column) {
-                    out_row[column] = kernels::wrapping_add(
-                        out_row[column],
-                        kernels::wrapping_multiply(a_value, b_row[column * b_column_step]));
+                    if constexpr (std::is_integral_v<T>) {
+                        out_row[column] = kernels::wrapping_add(
+                            out_row[column],
+                            kernels::wrapping_multiply(a_value, b_row[column * b_column_step]));
+                    } else {
+                        out_row[column] += a_value * b_row[column * b_column_step];
+                    }
                 }
             }
         }
@@ -83,6 +62,33 @@ void integer_batches(const int64_t* a, const int64_t* b, int64_t* out, const kae
     const int64_t total_rows = s.batches * s.rows;
     const int64_t work = total_rows * s.inner * s.columns;
     parallel_ranges(total_rows, work >= kMinParallelWork ? 0 : INT64_MAX, multiply_rows);
+}
+
+template <typename T>
+void float_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
+    const GemmFunction<T> gemm = [] {
+        if constexpr (std::is_same_v<T, float>) {
+            return blas().sgemm;
+        } else {
+            return blas().dgemm;
+        }
+    }();
+    if (gemm == nullptr || std::max({s.rows, s.inner, s.columns}) > INT_MAX) {
+        loop_batches(a, b, out, s);
+        return;
+    }
+    const auto rows = static_cast<int>(s.rows);
+    const auto inner = static_cast<int>(s.inner);
+    const auto columns = static_cast<int>(s.columns);
+    const int a_op = s.a_transposed != 0 ? kCblasTrans : kCblasNoTrans;
+    const int b_op = s.b_transposed != 0 ? kCblasTrans : kCblasNoTrans;
+    const int lda = s.a_transposed != 0 ? rows : inner;
+    const int ldb = s.b_transposed != 0 ? inner : columns;
+    for (int64_t batch = 0; batch < s.batches; ++batch) {
+        gemm(kCblasRowMajor, a_op, b_op, rows, columns, inner, T{1}, a + batch * s.a_batch_stride,
+             lda, b + batch * s.b_batch_stride, ldb, T{0}, out + batch * s.rows * s.columns,
+             columns);
+    }
 }
 
 }  // namespace
@@ -116,15 +122,15 @@ kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* 
         }
         switch (dtype) {
             case KAEL_DTYPE_F32:
-                gemm_batches(static_cast<const float*>(a), static_cast<const float*>(b),
+                float_batches(static_cast<const float*>(a), static_cast<const float*>(b),
                              static_cast<float*>(out), s);
                 break;
             case KAEL_DTYPE_F64:
-                gemm_batches(static_cast<const double*>(a), static_cast<const double*>(b),
+                float_batches(static_cast<const double*>(a), static_cast<const double*>(b),
                              static_cast<double*>(out), s);
                 break;
             default:
-                integer_batches(static_cast<const int64_t*>(a), static_cast<const int64_t*>(b),
+                loop_batches(static_cast<const int64_t*>(a), static_cast<const int64_t*>(b),
                                 static_cast<int64_t*>(out), s);
                 break;
         }

@@ -175,6 +175,14 @@ KAEL_HD inline T erf(T x) {
     }
 }
 template <typename T>
+KAEL_HD inline T erfc(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        return ::erfcf(x);
+    } else {
+        return ::erfc(x);
+    }
+}
+template <typename T>
 KAEL_HD inline T fabs(T x) {
     if constexpr (std::is_same_v<T, float>) {
         return ::fabsf(x);

@@ -1,0 +1,63 @@
+#include "blas_loader.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace kael::cpu {
+
+namespace {
+
+std::string first_two_words(const std::string& text) {
+    std::size_t end = text.find(' ');
+    if (end != std::string::npos) {
+        end = text.find(' ', end + 1);
+    }
+    return text.substr(0, end);
+}
+
+Blas load() {
+    Blas found;
+    const char* requested = std::getenv("KAEL_CPU_BLAS");
+    std::vector<std::string> candidates{"libopenblas.so.0", "libblas.so.3", "libcblas.so.3"};
+    if (requested != nullptr && *requested != '\0') {
+        if (std::string(requested) == "none") {
+            found.description = "none (KAEL_CPU_BLAS=none): kael's own loops";
+            return found;
+        }
+        candidates = {requested};
+    }
+    std::string tried;
+    for (const std::string& name : candidates) {
+        void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (library == nullptr) {
+            const char* error = dlerror();
+            tried += (tried.empty() ? "" : "; ") + std::string(error != nullptr ? error : name);
+            continue;
+        }
+        found.sgemm = reinterpret_cast<GemmFunction<float>>(dlsym(library, "cblas_sgemm"));
+        found.dgemm = reinterpret_cast<GemmFunction<double>>(dlsym(library, "cblas_dgemm"));
+        if (found.sgemm == nullptr || found.dgemm == nullptr) {
+            found = Blas();
+            tried += (tried.empty() ? "" : "; ") + name + " has no cblas_sgemm/cblas_dgemm";
+            continue;  // never dlclosed: unloading libraries at run time is not worth the risk
+        }
+        using ConfigFunction = const char* (*)();
+        const auto config = reinterpret_cast<ConfigFunction>(dlsym(library, "openblas_get_config"));
+        found.description = (config != nullptr ? first_two_words(config()) : std::string("CBLAS")) +
+                            " (" + name + ")";
+        return found;
+    }
+    found.description = "none found, kael's own loops (" + tried + ")";
+    return found;
+}
+
+}  // namespace
+
+const Blas& blas() {
+    static const Blas loaded = load();
+    return loaded;
+}
+
+}  // namespace kael::cpu

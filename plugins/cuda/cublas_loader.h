@@ -1,0 +1,21 @@
+#pragma once
+// cuBLAS, dlopen'ed on first use so the plugin never depends on it: a machine without it still
+// runs every matmul through the tile kernel.
+#include <string>
+
+#include "kael/plugin_api.h"
+
+namespace kael::cuda {
+
+// Loads cuBLAS on the first call; "" when it is usable, otherwise why it is not.
+const std::string& cublas_unavailable_reason();
+
+// Whether cuBLAS can take this product: f32 or f64 with every size within a cuBLAS int.
+bool cublas_fits(kael_dtype dtype, const kael_matmul_sizes& sizes);
+
+// out = a x b (row-major, per kael_matmul_sizes) on the current device; cuBLAS must be
+// usable and the product must fit. inner == 0 and empty outputs are the caller's business.
+void cublas_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
+                   const kael_matmul_sizes& sizes);
+
+}  // namespace kael::cuda

@@ -1,0 +1,73 @@
+#pragma once
+// How the CUDA plugin runs the shared device tasks (kael/kernels/tasks/launch.h): a grid-stride
+// kernel with 64-bit indices, one wave of resident blocks, every launch checked.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <typeinfo>
+
+#include "cuda_context.h"
+#include "kael/kernels/element_functions.h"
+
+namespace kael::cuda {
+
+inline constexpr int kThreadsPerBlock = 256;
+
+template <typename Task>
+__global__ void __launch_bounds__(kThreadsPerBlock) run_task(std::int64_t count, Task task) {
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    for (std::int64_t item = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+         item < count; item += stride) {
+        task(item);
+    }
+}
+
+// Blocks for a grid-stride kernel that needs `wanted` blocks: at most one resident wave, so
+// every block loops and none waits for a second wave.
+inline int grid_blocks(const void* kernel, std::int64_t wanted, int threads = kThreadsPerBlock) {
+    return static_cast<int>(std::max<std::int64_t>(
+        1, std::min<std::int64_t>(wanted, resident_blocks(kernel, threads))));
+}
+
+inline std::int64_t blocks_for(std::int64_t items, int per_block = kThreadsPerBlock) {
+    return (items + per_block - 1) / per_block;
+}
+
+struct Launcher {
+    template <typename Task>
+    static void for_each(std::int64_t count, const Task& task) {
+        if (count <= 0) {
+            return;  // a launch of zero blocks is an error
+        }
+        const int blocks =
+            grid_blocks(reinterpret_cast<const void*>(&run_task<Task>), blocks_for(count));
+        run_task<Task><<<blocks, kThreadsPerBlock>>>(count, task);
+        check_launch(typeid(Task), __FILE__, __LINE__);
+    }
+
+    // int64 wraps through the unsigned atomic, as Plus<int64_t> does on the host.
+    template <typename T>
+    KAEL_HD static void atomic_add(T* target, T value) {
+#if defined(__CUDA_ARCH__)
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+            atomicAdd(reinterpret_cast<unsigned long long*>(target),
+                      static_cast<unsigned long long>(value));
+        } else {
+            atomicAdd(target, value);
+        }
+#else
+        *target = kernels::Plus<T>{}(*target, value);  // host pass only; tasks run on the GPU
+#endif
+    }
+
+    static void* allocate(std::int64_t bytes) {
+        return device_malloc(bytes);
+    }
+    static void release(void* block) {
+        device_free(block);
+    }
+};
+
+}  // namespace kael::cuda

@@ -1,0 +1,119 @@
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "cuda_context.h"
+#include "cuda_kernels.h"
+#include "kael/kernels/plugin_support.h"
+#include "kael/plugin_api.h"
+
+#ifndef KAEL_CUDA_PLUGIN_VERSION
+#define KAEL_CUDA_PLUGIN_VERSION "0.1.0"
+#endif
+#ifndef KAEL_NVCC_VERSION
+#define KAEL_NVCC_VERSION "unknown"
+#endif
+#ifndef KAEL_CUDA_ARCHITECTURES
+#define KAEL_CUDA_ARCHITECTURES "unknown"
+#endif
+
+namespace kael::cuda {
+namespace {
+
+// Fixed when the core loads the plugin, so cuBLAS (loaded at the first matmul) is described by
+// where it is looked for; KAEL_CUDA_MATMUL=cublas turns a failed load into an error with why.
+const std::string& build_info() {
+    static const std::string info = std::string("compiler=nvcc ") + KAEL_NVCC_VERSION +
+                                    "; cuda=" + std::to_string(CUDART_VERSION) +
+                                    " (cudart static); arch=" + KAEL_CUDA_ARCHITECTURES +
+                                    "; cublas=dlopen at first matmul (libcublas.so." +
+                                    std::to_string(CUDART_VERSION / 1000) +
+                                    ", else the tile kernel)";
+    return info;
+}
+
+kael_status probe(int32_t* device_count, const char** reason) {
+    return plugin::guarded("cuda.probe", [&] {
+        if (device_count == nullptr) {
+            plugin::invalid("device_count is null");
+        }
+        *device_count = cuda::device_count(reason);
+    });
+}
+
+kael_status device_properties(int32_t device, kael_device_properties* properties) {
+    return plugin::guarded("cuda.device_properties", [&] {
+        if (properties == nullptr || properties->struct_size < sizeof(kael_device_properties)) {
+            plugin::invalid("kael_device_properties is null or its struct_size too small");
+        }
+        use_device(device);
+        cudaDeviceProp device_properties{};
+        KAEL_CUDA_CHECK(cudaGetDeviceProperties(&device_properties, device));
+        size_t free_bytes = 0;
+        size_t total_bytes = 0;
+        KAEL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        if (memory_pools()) {  // freed blocks the pool keeps are free for kael's next tensors
+            cudaMemPool_t pool = nullptr;
+            std::uint64_t reserved = 0;
+            std::uint64_t used = 0;
+            KAEL_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+            KAEL_CUDA_CHECK(
+                cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+            KAEL_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+            free_bytes += reserved > used ? reserved - used : 0;
+        }
+        std::snprintf(properties->name, sizeof(properties->name), "%.*s",
+                      static_cast<int>(sizeof(properties->name) - 1), device_properties.name);
+        properties->memory_total = device_properties.totalGlobalMem;
+        properties->memory_free = free_bytes;
+        properties->capability_major = device_properties.major;
+        properties->capability_minor = device_properties.minor;
+    });
+}
+
+kael_plugin make_table() {
+    kael_plugin table{};
+    table.struct_size = sizeof(kael_plugin);
+    table.abi_major = KAEL_ABI_MAJOR;
+    table.abi_minor = KAEL_ABI_MINOR;
+    table.name = "cuda";
+    table.version = KAEL_CUDA_PLUGIN_VERSION;
+    table.kind = KAEL_PLUGIN_KIND_GPU;
+    table.priority = 100;  // outranks the emulated plugin (10) when it has devices
+    table.device_type = "cuda";
+    table.build_info = build_info().c_str();
+    table.last_error = plugin::last_error;
+    table.init = nullptr;  // nothing to resolve up front: cudart is static, cuBLAS comes later
+    table.probe = probe;
+    table.device_properties = device_properties;
+    table.shutdown = nullptr;  // the driver reclaims everything; cuBLAS may be gone at exit
+    table.allocate = allocate;
+    table.release = release;
+    table.copy_to_device = copy_to_device;
+    table.copy_to_host = copy_to_host;
+    table.copy_within_device = copy_within_device;
+    table.synchronize = synchronize;
+    table.fill = fill;
+    table.convert = convert;
+    table.elementwise = elementwise;
+    table.reduce = reduce;
+    table.matmul = matmul;
+    table.gather = gather;
+    table.scatter_add = scatter_add;
+    table.sort = sort;
+    table.cumsum = cumsum;
+    return table;
+}
+
+}  // namespace
+}  // namespace kael::cuda
+
+extern "C" KAEL_PLUGIN_EXPORT const kael_plugin* kael_plugin_query(uint32_t /*core_abi_major*/,
+                                                                   uint32_t /*core_abi_minor*/) {
+    try {
+        static const kael_plugin table = kael::cuda::make_table();
+        return &table;
+    } catch (...) {
+        return nullptr;
+    }
+}

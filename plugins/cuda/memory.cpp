@@ -1,0 +1,147 @@
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "cuda_context.h"
+#include "cuda_kernels.h"
+
+namespace kael::cuda {
+namespace {
+
+void check_copy(std::int32_t device, void* target, const void* source, int64_t bytes) {
+    if (bytes < 0) {
+        plugin::invalid("negative byte count " + std::to_string(bytes));
+    }
+    if (bytes > 0 && (target == nullptr || source == nullptr)) {
+        plugin::invalid("null pointer for a copy of " + std::to_string(bytes) + " bytes");
+    }
+    use_device(device);
+}
+
+// The device's default memory pool keeps what it is given back (as PyTorch's allocator does):
+// cudaFree would synchronize the device, and unmapping a large block costs milliseconds.
+void keep_freed_memory(std::int32_t device) {
+    static std::mutex mutex;
+    static std::set<std::int32_t> configured;
+    const std::lock_guard lock(mutex);
+    if (configured.insert(device).second) {
+        cudaMemPool_t pool = nullptr;
+        KAEL_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+        std::uint64_t keep_everything = UINT64_MAX;
+        KAEL_CUDA_CHECK(
+            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_everything));
+    }
+}
+
+}  // namespace
+
+void* device_malloc(std::int64_t bytes) {
+    if (bytes <= 0) {
+        plugin::invalid("allocation size must be positive, got " + std::to_string(bytes));
+    }
+    void* block = nullptr;
+    const auto size = static_cast<size_t>(bytes);
+    if (!memory_pools()) {
+        KAEL_CUDA_CHECK(cudaMalloc(&block, size));
+        return block;
+    }
+    keep_freed_memory(current_device());
+    if (cudaMallocAsync(&block, size, nullptr) == cudaSuccess) {
+        return block;
+    }
+    // Out of memory with blocks parked in the pool: wait for pending frees, return them, retry.
+    static_cast<void>(cudaGetLastError());
+    KAEL_CUDA_CHECK(cudaDeviceSynchronize());
+    cudaMemPool_t pool = nullptr;
+    KAEL_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, current_device()));
+    KAEL_CUDA_CHECK(cudaMemPoolTrimTo(pool, 0));
+    KAEL_CUDA_CHECK(cudaMallocAsync(&block, size, nullptr));
+    return block;
+}
+
+void device_free(void* block) noexcept {
+    if (block == nullptr) {
+        return;
+    }
+    // Ordered after the work already queued on the legacy stream, which every launch uses.
+    static_cast<void>(memory_pools() ? cudaFreeAsync(block, nullptr) : cudaFree(block));
+    static_cast<void>(cudaGetLastError());
+}
+
+kael_status allocate(int32_t device, int64_t bytes, void** block) {
+    return plugin::guarded("cuda.allocate", [&] {
+        if (block == nullptr) {
+            plugin::invalid("block is null");
+        }
+        if (bytes <= 0) {
+            plugin::invalid("allocation size must be positive, got " + std::to_string(bytes));
+        }
+        use_device(device);
+        try {
+            *block = device_malloc(bytes);
+        } catch (const plugin::StatusError& error) {
+            size_t free_bytes = 0;
+            size_t total_bytes = 0;
+            const bool known = cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+            static_cast<void>(cudaGetLastError());
+            throw plugin::StatusError(
+                error.status(),
+                "cannot allocate " + std::to_string(bytes) +
+                    " bytes on cuda:" + std::to_string(device) +
+                    (known ? " (" + std::to_string(free_bytes) + " bytes free)" : std::string()) +
+                    ": " + error.what());
+        }
+    });
+}
+
+void release(int32_t device, void* block) {
+    if (block == nullptr) {
+        return;
+    }
+    try {
+        use_device(device);
+    } catch (...) {
+        return;  // release must not fail; an unknown device has no block of ours
+    }
+    device_free(block);
+}
+
+kael_status copy_to_device(int32_t device, void* target, const void* source, int64_t bytes) {
+    return plugin::guarded("cuda.copy_to_device", [&] {
+        check_copy(device, target, source, bytes);
+        if (bytes > 0) {
+            KAEL_CUDA_CHECK(
+                cudaMemcpy(target, source, static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
+        }
+    });
+}
+
+kael_status copy_to_host(int32_t device, void* target, const void* source, int64_t bytes) {
+    return plugin::guarded("cuda.copy_to_host", [&] {
+        check_copy(device, target, source, bytes);
+        if (bytes > 0) {
+            KAEL_CUDA_CHECK(
+                cudaMemcpy(target, source, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost));
+        }
+    });
+}
+
+kael_status copy_within_device(int32_t device, void* target, const void* source, int64_t bytes) {
+    return plugin::guarded("cuda.copy_within_device", [&] {
+        check_copy(device, target, source, bytes);
+        if (bytes > 0 && target != source) {
+            KAEL_CUDA_CHECK(
+                cudaMemcpy(target, source, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice));
+        }
+    });
+}
+
+kael_status synchronize(int32_t device) {
+    return plugin::guarded("cuda.synchronize", [&] {
+        use_device(device);
+        KAEL_CUDA_CHECK(cudaDeviceSynchronize());
+    });
+}
+
+}  // namespace kael::cuda
