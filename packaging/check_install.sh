@@ -4,9 +4,18 @@
 set -euo pipefail
 build_dir=$1
 scratch=$2
+cmake_command=${3:-cmake}
+if ! command -v "$cmake_command" >/dev/null; then
+    cmake_command=cmake  # the build tree was moved to a machine with cmake elsewhere
+fi
 rm -rf "$scratch"
-cmake --install "$build_dir" --prefix "$scratch/first" >/dev/null
+echo "installing $build_dir into $scratch/first with $cmake_command"
+"$cmake_command" --install "$build_dir" --prefix "$scratch/first" >"$scratch.install.log" 2>&1 || {
+    cat "$scratch.install.log" >&2
+    exit 1
+}
 mv "$scratch/first" "$scratch/moved"
+echo "moved to $scratch/moved; running kael-info and kael-demo from there"
 info="$scratch/moved/bin/kael-info"
 env -u KAEL_PLUGIN_PATH -u LD_LIBRARY_PATH "$info" --json > "$scratch/info.json"
 grep -q '"device": "cpu"' "$scratch/info.json"

@@ -281,7 +281,7 @@ if text != original:
     open(path, "w", encoding="utf-8").write(text)
     print(f"rewrote {path}")
 PYEOF
-    done < <(find "$BUILD_DIR" -name CTestTestfile.cmake -print0)
+    done < <(find -H "$BUILD_DIR" -name CTestTestfile.cmake -print0)
 }
 
 # ---------------------------------------------------------------------------------------------
