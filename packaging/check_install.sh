@@ -9,6 +9,10 @@ if ! command -v "$cmake_command" >/dev/null; then
     cmake_command=cmake  # the build tree was moved to a machine with cmake elsewhere
 fi
 rm -rf "$scratch"
+mkdir -p "$scratch"
+# Compare physical paths: kael reports where the plugins really are, links resolved.
+scratch=$(cd "$scratch" && pwd -P)
+build_dir=$(cd "$build_dir" && pwd -P)
 echo "installing $build_dir into $scratch/first with $cmake_command"
 "$cmake_command" --install "$build_dir" --prefix "$scratch/first" >"$scratch.install.log" 2>&1 || {
     cat "$scratch.install.log" >&2
