@@ -87,21 +87,7 @@ kael_plugin make_table() {
     table.probe = probe;
     table.device_properties = device_properties;
     table.shutdown = nullptr;  // the driver reclaims everything; cuBLAS may be gone at exit
-    table.allocate = allocate;
-    table.release = release;
-    table.copy_to_device = copy_to_device;
-    table.copy_to_host = copy_to_host;
-    table.copy_within_device = copy_within_device;
-    table.synchronize = synchronize;
-    table.fill = fill;
-    table.convert = convert;
-    table.elementwise = elementwise;
-    table.reduce = reduce;
-    table.matmul = matmul;
-    table.gather = gather;
-    table.scatter_add = scatter_add;
-    table.sort = sort;
-    table.cumsum = cumsum;
+    KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     return table;
 }
 
