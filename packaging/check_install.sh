@@ -5,6 +5,7 @@ set -euo pipefail
 build_dir=$1
 scratch=$2
 cmake_command=${3:-cmake}
+libdir=${4:-lib}  # CMAKE_INSTALL_LIBDIR of the build
 if ! command -v "$cmake_command" >/dev/null; then
     cmake_command=cmake  # the build tree was moved to a machine with cmake elsewhere
 fi
@@ -23,12 +24,12 @@ echo "moved to $scratch/moved; running kael-info and kael-demo from there"
 info="$scratch/moved/bin/kael-info"
 env -u KAEL_PLUGIN_PATH -u LD_LIBRARY_PATH "$info" --json > "$scratch/info.json"
 grep -q '"device": "cpu"' "$scratch/info.json"
-grep -q "$scratch/moved/lib/kael/plugins/kael_plugin_cpu.so" "$scratch/info.json"
-if grep -q "$build_dir/lib" "$scratch/info.json"; then
+grep -q "$scratch/moved/$libdir/kael/plugins/kael_plugin_cpu.so" "$scratch/info.json"
+if grep -q "$build_dir/$libdir" "$scratch/info.json"; then
     echo "the moved tree still loads plugins from the build tree" >&2
     exit 1
 fi
-if readelf -d "$scratch/moved/lib/libkael_core.so" "$info" | grep -E 'R(UN)?PATH' | grep -v ORIGIN; then
+if readelf -d "$scratch/moved/$libdir/libkael_core.so" "$info" | grep -E 'R(UN)?PATH' | grep -v ORIGIN; then
     echo "absolute RPATH found" >&2
     exit 1
 fi

@@ -2,7 +2,7 @@
 # Installs what kael needs from Debian's archive, skipping what is already there.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libboost-dev libboost-test-dev libcli11-dev
-          nlohmann-json3-dev libopenblas-dev zlib1g-dev pybind11-dev python3-numpy
+          nlohmann-json3-dev libopenblas-dev zlib1g-dev python3-dev pybind11-dev python3-numpy
           python3-pytest dataset-fashion-mnist)
 missing=()
 for package in "${packages[@]}"; do

@@ -1,3 +1,5 @@
+#include <utility>
+
 #include "allocator_internal.h"
 #include "backend.h"
 #include "kael/tensor.h"
@@ -15,8 +17,17 @@ Storage::Storage(std::int64_t nbytes, Device device)
     }
 }
 
+Storage::Storage(void* data, std::int64_t nbytes, Device device, std::function<void()> release)
+    : data_(data),
+      nbytes_(nbytes),
+      device_(device),
+      backend_(&detail::backend_for(device)),
+      external_release_(std::move(release)) {}
+
 Storage::~Storage() {
-    if (data_ != nullptr) {
+    if (external_release_) {
+        external_release_();
+    } else if (data_ != nullptr) {
         detail::release_block(*backend_, device_.index, data_, nbytes_);
     }
 }

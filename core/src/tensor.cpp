@@ -1,5 +1,6 @@
 #include "kael/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -15,6 +16,10 @@ namespace {
 
 std::int64_t product(const Shape& shape) {
     return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+bool shape_has_zero(const Shape& shape) {
+    return std::find(shape.begin(), shape.end(), 0) != shape.end();
 }
 
 Shape contiguous_strides(const Shape& shape) {
@@ -487,9 +492,43 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
         }
     }
     auto impl = std::make_shared<TensorImpl>();
-    impl->storage = std::make_shared<Storage>(product(shape) * itemsize(dtype), device);
+    std::int64_t bytes = shape_has_zero(shape) ? 0 : itemsize(dtype);
+    for (const std::int64_t size : shape) {
+        if (__builtin_mul_overflow(bytes, size, &bytes)) {
+            throw OutOfMemoryError("empty: shape " + to_string(shape) + " of " + to_string(dtype) +
+                                   " needs more than 2^63 bytes");
+        }
+    }
+    impl->storage = std::make_shared<Storage>(bytes, device);
     impl->shape = shape;
     impl->strides = contiguous_strides(shape);
+    impl->dtype = dtype;
+    return Tensor(impl);
+}
+
+Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype,
+                 Device device, std::function<void()> deleter) {
+    if (shape.size() != strides.size()) {
+        throw ValueError("from_blob: shape " + to_string(shape) + " and strides " +
+                         to_string(strides) + " differ in rank");
+    }
+    // Elements spanned by the view, so the storage knows its extent.
+    std::int64_t extent = 1;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] < 0 || strides[i] < 0) {
+            throw ValueError("from_blob: negative size or stride (shape " + to_string(shape) +
+                             ", strides " + to_string(strides) + ")");
+        }
+        extent += shape[i] == 0 ? 0 : (shape[i] - 1) * strides[i];
+    }
+    if (product(shape) == 0) {
+        extent = 0;
+    }
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<Storage>(data, extent * itemsize(dtype), device,
+                                              std::move(deleter));
+    impl->shape = shape;
+    impl->strides = strides;
     impl->dtype = dtype;
     return Tensor(impl);
 }

@@ -90,3 +90,35 @@ BOOST_AUTO_TEST_CASE(host_access_and_items) {
     BOOST_TEST(x.select(0, 0).item<double>() == 1.5);
     BOOST_TEST(x.str() == "tensor([1.5, 2.5], dtype=f64)");
 }
+
+BOOST_AUTO_TEST_CASE(from_blob_adopts_external_memory_until_the_last_view_dies) {
+    std::vector<float> external{0, 1, 2, 3, 4, 5};
+    int releases = 0;
+    {
+        const Tensor x = kael::from_blob(external.data(), {2, 2}, {3, 1}, kael::DType::F32,
+                                         kael::kCPU, [&releases] { ++releases; });
+        BOOST_TEST(values(x) == (std::vector<float>{0, 1, 3, 4}), boost::test_tools::per_element());
+        Tensor column = x.T().select(0, 1);
+        column.fill_(9);  // writes land in the external memory
+        BOOST_TEST(external[1] == 9.0f);
+        BOOST_TEST(external[4] == 9.0f);
+        BOOST_TEST(releases == 0);
+    }
+    BOOST_TEST(releases == 1);
+    BOOST_CHECK_THROW((void)kael::from_blob(external.data(), {2}, {-1}, kael::DType::F32,
+                                            kael::kCPU, [&releases] { ++releases; }),
+                      kael::ValueError);
+    BOOST_CHECK_THROW((void)kael::from_blob(external.data(), {2}, {1, 1}, kael::DType::F32,
+                                            kael::kCPU, [&releases] { ++releases; }),
+                      kael::ValueError);
+    BOOST_TEST(releases == 1);  // a refused blob is not released: the caller still owns it
+}
+
+BOOST_AUTO_TEST_CASE(byte_counts_that_overflow_are_refused) {
+    BOOST_CHECK_THROW((void)kael::empty({std::int64_t{1} << 62}, kael::DType::I64),
+                      kael::OutOfMemoryError);
+    BOOST_CHECK_THROW((void)kael::empty({std::int64_t{1} << 40, std::int64_t{1} << 40}),
+                      kael::OutOfMemoryError);
+    BOOST_TEST(kael::empty({0, std::int64_t{1} << 62}).numel() == 0);
+    BOOST_TEST(kael::empty({std::int64_t{1} << 62, 0}).numel() == 0);
+}

@@ -2,6 +2,7 @@
 // Tensor: a handle to a shared TensorImpl (shape, strides, offset, dtype) over a Storage that
 // lives on one device. Copies of a Tensor share the impl; views share the storage.
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -27,6 +28,10 @@ class Node;
 class Storage {
 public:
     Storage(std::int64_t nbytes, Device device);
+    // Adopts memory allocated elsewhere (zero-copy import, e.g. DLPack): release runs instead of
+    // the plugin's free when the storage dies. Throws (without calling release) when no plugin
+    // serves device.
+    Storage(void* data, std::int64_t nbytes, Device device, std::function<void()> release);
     ~Storage();
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
@@ -42,6 +47,7 @@ private:
     std::int64_t nbytes_ = 0;
     Device device_;
     const detail::Backend* backend_ = nullptr;
+    std::function<void()> external_release_;  // set for adopted memory only
 };
 
 struct TensorImpl {
@@ -154,6 +160,12 @@ private:
                               Device device = kCPU);
 [[nodiscard]] Tensor arange(double start, double stop, double step = 1,
                             DType dtype = DType::F32, Device device = kCPU);
+// A tensor over memory kael did not allocate, which device's plugin must be able to address:
+// strides in elements (non-negative), deleter runs once the last view of it is gone. On a throw
+// (bad shape or strides, no plugin for device) deleter is not called and the caller keeps the
+// memory.
+[[nodiscard]] Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype,
+                               Device device, std::function<void()> deleter);
 [[nodiscard]] Tensor scalar_tensor(double value, DType dtype, Device device = kCPU);
 // Tensors from host values; shape defaults to {values.size()}.
 [[nodiscard]] Tensor tensor(const std::vector<float>& values, Shape shape = {},

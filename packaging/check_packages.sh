@@ -1,0 +1,425 @@
+#!/usr/bin/env bash
+# Shipping tests of the Debian packages. Builds them with one cpack run, unpacks them with
+# dpkg-deb -x into fresh roots (nothing is installed system-wide) and checks what a user of each
+# package combination sees.
+#
+#   check_packages.sh <build-dir> <scratch> [check...]
+#
+# checks: build (cpack -G DEB into <scratch>/debs; every other check needs it), depends, core,
+# emulated, cuda, dev, python. Without checks: all of them, in that order. Exit 77 (skipped) when
+# the one check asked for has nothing to test: no kael-cuda package (no nvcc at build time) or no
+# python3-kael package (no python install component). CPACK, CMAKE: the tools to use. Checks
+# other than build only need <scratch>/debs, so they also run where just the .deb files were
+# copied (<build-dir> can then be any folder).
+set -euo pipefail
+
+if [[ $# -lt 2 ]]; then
+    echo "usage: $0 <build-dir> <scratch> [build|depends|core|emulated|cuda|dev|python ...]" >&2
+    exit 64
+fi
+build_dir=$(cd "$1" && pwd -P)
+mkdir -p "$2"
+scratch=$(cd "$2" && pwd -P)  # kael reports physical paths
+shift 2
+checks=("$@")
+if [[ ${#checks[@]} -eq 0 ]]; then
+    checks=(build depends core emulated cuda dev python)
+fi
+cpack_command=${CPACK:-cpack}
+cmake_command=${CMAKE:-cmake}
+command -v "$cpack_command" >/dev/null || cpack_command=cpack
+command -v "$cmake_command" >/dev/null || cmake_command=cmake
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+debs="$scratch/debs"
+python=/usr/bin/python3
+# The packages' lib folder below usr/: the build's CMAKE_INSTALL_LIBDIR, or, where only the .deb
+# files were copied (e.g. to a GPU machine), read from kael-core's file list.
+libdir=
+if [[ -f "$build_dir/CMakeCache.txt" ]]; then
+    libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+elif compgen -G "$debs/kael-core_*.deb" >/dev/null; then
+    libdir=$(dpkg-deb -c "$debs"/kael-core_*.deb | sed -n 's|.* \./usr/\(.*\)/libkael_core\.so\.[0-9]* -> .*|\1|p')
+fi
+if [[ -z "$libdir" ]]; then
+    echo "no CMAKE_INSTALL_LIBDIR in $build_dir/CMakeCache.txt and no kael-core package in $debs" >&2
+    exit 1
+fi
+readonly SKIP=77
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# Runs a command as a user would: no kael or loader variables from the test environment.
+clean() {
+    env -u KAEL_PLUGIN_PATH -u KAEL_PLUGINS -u LD_LIBRARY_PATH -u PYTHONPATH "$@"
+}
+
+# The one .deb of a package; fails unless it exists (has_deb only asks).
+has_deb() {
+    compgen -G "$debs/$1_*.deb" >/dev/null
+}
+deb() {
+    local files=("$debs/$1"_*.deb)
+    [[ ${#files[@]} -eq 1 && -f "${files[0]}" ]] || fail "expected one $1_*.deb in $debs"
+    echo "${files[0]}"
+}
+
+# unpack <root> <package>...: a fresh root holding exactly those packages.
+unpack() {
+    local root=$1
+    shift
+    rm -rf "$root"
+    mkdir -p "$root"
+    local package
+    for package in "$@"; do
+        dpkg-deb -x "$(deb "$package")" "$root"
+    done
+    echo "unpacked $* into $root"
+}
+
+field() {
+    dpkg-deb -f "$(deb "$1")" "$2"
+}
+
+# json <file> <python expression over `info`>: prints the expression's value.
+json() {
+    "$python" -c 'import json, sys
+info = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# kael_info <root> <json-out> [args...]: runs the root's kael-info, prints its exit status.
+kael_info() {
+    local root=$1 out=$2
+    shift 2
+    local status=0
+    clean "$root/usr/bin/kael-info" "$@" >"$out" 2>&1 || status=$?
+    echo "$status"
+}
+
+elf_files() {
+    find "$1" -type f -print0 | while IFS= read -r -d '' file; do
+        if [[ $(head -c 4 "$file" | od -An -c | tr -d ' ') == '177ELF' ]]; then
+            echo "$file"
+        fi
+    done
+}
+
+check_build() {
+    rm -rf "$scratch"
+    mkdir -p "$scratch"
+    echo "cpack -G DEB from $build_dir into $debs"
+    if ! "$cpack_command" -G DEB --config "$build_dir/CPackConfig.cmake" -B "$debs" \
+        >"$scratch/cpack.log" 2>&1; then
+        cat "$scratch/cpack.log" >&2
+        fail "cpack -G DEB failed"
+    fi
+    rm -rf "$debs/_CPack_Packages"
+    local file
+    for file in "$debs"/*.deb; do
+        echo "== $(basename "$file")"
+        dpkg-deb -f "$file" Package Version Architecture Depends Recommends Suggests
+    done
+    local package
+    for package in kael-core kael-emulated kael-dev; do
+        deb "$package" >/dev/null
+    done
+}
+
+# Depends/Recommends/Suggests of every package, and the ELF files inside each against them.
+check_depends() {
+    local version
+    version=$(field kael-core Version)
+    if [[ -f "$build_dir/CMakeCache.txt" ]]; then
+        [[ "$version" == "$(sed -n 's/^CMAKE_PROJECT_VERSION:[A-Z]*=//p' "$build_dir/CMakeCache.txt")" ]] ||
+            fail "kael-core version $version is not the project's"
+    fi
+    local core_depends
+    core_depends=$(field kael-core Depends)
+    [[ "$core_depends" =~ libc6\ \(\>=\ [0-9.]+\) ]] || fail "kael-core Depends lacks libc6 (>= ...): $core_depends"
+    [[ "$core_depends" =~ libstdc\+\+6 ]] || fail "kael-core Depends lacks libstdc++6: $core_depends"
+    [[ "$core_depends" != *kael* ]] || fail "kael-core depends on a kael package: $core_depends"
+    [[ "$(field kael-core Recommends)" == *libopenblas0* ]] || fail "kael-core does not recommend libopenblas0"
+
+    local package depends file
+    for package in kael-emulated kael-dev kael-cuda python3-kael; do
+        has_deb "$package" || continue
+        depends=$(field "$package" Depends)
+        [[ ", $depends," == *", kael-core (= $version),"* ]] ||
+            fail "$package Depends lacks kael-core (= $version): $depends"
+    done
+    if has_deb kael-cuda; then
+        depends=$(field kael-cuda Depends)
+        if [[ "$depends" =~ cuda|nvidia|cublas ]]; then
+            fail "kael-cuda must install without a GPU stack, but Depends: $depends"
+        fi
+        [[ -z "$(field kael-cuda Recommends)" ]] || fail "kael-cuda must not Recommend a GPU stack"
+        echo "kael-cuda Suggests: $(field kael-cuda Suggests)"
+    fi
+    if has_deb python3-kael; then
+        check_python_depends
+    fi
+
+    local description
+    for file in "$debs"/*.deb; do
+        package=$(dpkg-deb -f "$file" Package)
+        [[ "$(dpkg-deb -f "$file" Version)" == "$version" ]] || fail "$package's version is not $version"
+        description=$(dpkg-deb -f "$file" Description)
+        [[ "$description" != *" ;"* && "$(head -n 1 <<<"$description")" != *"built using CMake"* ]] ||
+            fail "$package: malformed Description: $description"
+    done
+
+    # Every NEEDED library of every ELF file is covered by its package's Depends, and the newest
+    # glibc/libstdc++ symbol versions used are within the declared minimums.
+    local unpacked soname provider entry
+    for file in "$debs"/*.deb; do
+        package=$(dpkg-deb -f "$file" Package)
+        depends=$(dpkg-deb -f "$file" Depends)
+        unpacked="$scratch/depends/$package"
+        rm -rf "$unpacked"
+        mkdir -p "$unpacked"
+        dpkg-deb -x "$file" "$unpacked"
+        while IFS= read -r elf; do
+            while IFS= read -r soname; do
+                case "$soname" in
+                    libkael_core.so.*) provider=kael-core ;;
+                    libc.so.6 | libm.so.6 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux-*.so.*)
+                        provider=libc6 ;;
+                    libstdc++.so.6) provider=libstdc++6 ;;
+                    libgcc_s.so.1) provider=libgcc-s1 ;;
+                    *) fail "$package: ${elf#"$unpacked"} needs $soname, which no Depends covers" ;;
+                esac
+                if [[ "$provider" != "$package" && ", $depends" != *", $provider "* ]]; then
+                    fail "$package: ${elf#"$unpacked"} needs $soname but Depends lacks $provider: $depends"
+                fi
+            done < <(readelf -dW "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+            while IFS= read -r entry; do
+                [[ "$entry" == "\$ORIGIN"* ]] ||
+                    fail "$package: ${elf#"$unpacked"} has an RPATH entry not relative to \$ORIGIN: $entry"
+            done < <(readelf -dW "$elf" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]/\1/p' | tr ':' '\n')
+            check_symbol_versions "$package" "$elf" "$depends"
+        done < <(elf_files "$unpacked")
+    done
+    rm -rf "$scratch/depends"
+    echo "Depends of every package cover what its files need"
+}
+
+check_symbol_versions() {
+    local package=$1 elf=$2 depends=$3 newest minimum
+    newest=$(readelf -VW "$elf" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
+    if [[ -n "$newest" ]]; then
+        minimum=$(sed -n 's/.*libc6 (>= \([0-9.]*\)).*/\1/p' <<<"$depends")
+        [[ -n "$minimum" ]] || fail "$package uses GLIBC_$newest but has no libc6 (>= ...)"
+        dpkg --compare-versions "$newest" le "$minimum" ||
+            fail "$package: ${elf##*/} uses GLIBC_$newest, Depends says libc6 (>= $minimum)"
+    fi
+    newest=$(readelf -VW "$elf" | grep -o 'GLIBCXX_3\.4\.[0-9]*' | sed 's/GLIBCXX_3\.4\.//' | sort -n | tail -n 1)
+    if [[ -n "$newest" ]]; then
+        # GCC release that introduced GLIBCXX_3.4.N (Debian's libstdc++6 is versioned by GCC).
+        local gcc
+        case "$newest" in
+            2[0-5]) gcc=8 ;; 26) gcc=9 ;; 27 | 28) gcc=10 ;; 29) gcc=11 ;; 30) gcc=12 ;;
+            31) gcc=13 ;; 32) gcc=13.2 ;; 33) gcc=14 ;;
+            *) fail "$package: ${elf##*/} uses GLIBCXX_3.4.$newest, unknown to this check" ;;
+        esac
+        minimum=$(sed -n 's/.*libstdc++6 (>= \([0-9.]*\)).*/\1/p' <<<"$depends")
+        [[ -n "$minimum" ]] || fail "$package uses GLIBCXX_3.4.$newest but has no libstdc++6 (>= ...)"
+        dpkg --compare-versions "$gcc" le "$minimum" ||
+            fail "$package: ${elf##*/} uses GLIBCXX_3.4.$newest (GCC $gcc), Depends says libstdc++6 (>= $minimum)"
+    fi
+}
+
+# python3-kael's python3 range matches the ABI tag of its extension module.
+check_python_depends() {
+    local depends tag module
+    depends=$(field python3-kael Depends)
+    module=$(dpkg-deb -c "$(deb python3-kael)" | grep -o 'cpython-[0-9]*-[^ ]*\.so' | head -n 1 || true)
+    if [[ -z "$module" ]]; then
+        echo "python3-kael: no cpython-tagged module; python3 range not checked against it"
+        return
+    fi
+    tag=${module#cpython-}
+    tag=${tag%%-*}  # e.g. 311
+    local major=${tag:0:1} minor=${tag:1}
+    [[ "$depends" == *"python3 (>= $major.$minor)"* && "$depends" == *"python3 (<< $major.$((minor + 1)))"* ]] ||
+        fail "python3-kael's module is $module but Depends says: $depends"
+    echo "python3-kael: $module, Depends python3 $major.$minor only"
+}
+
+check_core() {
+    local root="$scratch/core" usr
+    unpack "$root" kael-core
+    usr="$root/usr"
+    local plugin_dir="$usr/$libdir/kael/plugins"
+    [[ -x "$usr/bin/kael-info" && -x "$usr/bin/kael-demo" ]] || fail "kael-core lacks kael-info or kael-demo"
+    compgen -G "$usr/$libdir/libkael_core.so.*" >/dev/null || fail "kael-core lacks $libdir/libkael_core.so.*"
+    [[ -f "$plugin_dir/kael_plugin_cpu.so" ]] || fail "kael-core lacks $libdir/kael/plugins/kael_plugin_cpu.so"
+    [[ "$(ls "$plugin_dir")" == kael_plugin_cpu.so ]] || fail "kael-core ships other plugins: $(ls "$plugin_dir")"
+    [[ ! -e "$usr/include" && ! -e "$usr/$libdir/libkael_core.so" ]] || fail "kael-core ships development files"
+    local runpath
+    runpath=$(readelf -dW "$usr/bin/kael-info" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+    [[ "$runpath" == "\$ORIGIN/../$libdir" ]] || fail "kael-info RUNPATH is '$runpath', not \$ORIGIN/../$libdir"
+
+    local status
+    status=$(kael_info "$root" "$root/info.txt")
+    cat "$root/info.txt"
+    [[ "$status" == 0 ]] || fail "kael-info exited $status"
+    grep -Eq '^  cpu +loaded' "$root/info.txt" || fail "kael-info does not list the cpu plugin as loaded"
+    status=$(kael_info "$root" "$root/info.json" --json)
+    [[ "$status" == 0 ]] || fail "kael-info --json exited $status"
+    [[ "$(json "$root/info.json" '[d["device"] for d in info["devices"]]')" == "['cpu']" ]] ||
+        fail "core alone should have exactly the cpu device"
+    [[ "$(json "$root/info.json" '[p["path"] for p in info["plugins"]]')" == "['$plugin_dir/kael_plugin_cpu.so']" ]] ||
+        fail "core alone should load exactly its own cpu plugin from $plugin_dir"
+    status=$(kael_info "$root" "$root/device.txt" --device cuda)
+    [[ "$status" == 2 ]] || fail "kael-info --device cuda exited $status, expected 2"
+    clean "$usr/bin/kael-demo" --device cpu | tee "$root/demo.txt"
+    grep -q "matches cpu" "$root/demo.txt" || fail "kael-demo from kael-core"
+    echo "PASS core: kael-info lists cpu only, exit 0; --device cuda exits 2"
+}
+
+check_emulated() {
+    local root="$scratch/emulated" status
+    unpack "$root" kael-core kael-emulated
+    [[ -f "$root/usr/$libdir/kael/plugins/kael_plugin_emulated.so" ]] || fail "kael-emulated lacks its plugin"
+    status=$(kael_info "$root" "$root/info.txt")
+    cat "$root/info.txt"
+    [[ "$status" == 0 ]] || fail "kael-info exited $status"
+    grep -Eq '^  cuda:0 .*\[emulated\]' "$root/info.txt" || fail "kael-info does not list cuda:0 as emulated"
+    status=$(kael_info "$root" "$root/info.json" --json)
+    [[ "$status" == 0 ]] || fail "kael-info --json exited $status"
+    [[ "$(json "$root/info.json" '[(d["device"], d["plugin"], d["emulated"]) for d in info["devices"]]')" == \
+        "[('cpu', 'cpu', False), ('cuda:0', 'emulated', True)]" ]] || fail "expected cpu and an emulated cuda:0"
+    status=$(kael_info "$root" "$root/device.txt" --device cuda:0)
+    [[ "$status" == 0 ]] || fail "kael-info --device cuda:0 exited $status with the emulated plugin"
+    echo "PASS emulated: cuda:0 listed, marked emulated"
+}
+
+check_cuda() {
+    if ! has_deb kael-cuda; then
+        echo "SKIP cuda: no kael-cuda package (the build has no cuda plugin: no nvcc)"
+        exit "$SKIP"
+    fi
+    local root="$scratch/cuda" status count
+    unpack "$root" kael-core kael-cuda
+    [[ -f "$root/usr/$libdir/kael/plugins/kael_plugin_cuda.so" ]] || fail "kael-cuda lacks its plugin"
+    status=$(kael_info "$root" "$root/info.txt" --verbose)
+    cat "$root/info.txt"
+    [[ "$status" == 0 ]] || fail "kael-info exited $status (cpu must stay usable)"
+    status=$(kael_info "$root" "$root/info.json" --json)
+    [[ "$status" == 0 ]] || fail "kael-info --json exited $status"
+    local record='[p for p in info["plugins"] if p["name"] == "cuda"][0]'
+    count=$(json "$root/info.json" "${record}[\"device_count\"]")
+    if [[ "$count" == 0 ]]; then
+        [[ "$(json "$root/info.json" "${record}[\"status\"]")" == "no devices" ]] ||
+            fail "the cuda plugin without a GPU should be 'no devices'"
+        [[ -n "$(json "$root/info.json" "${record}[\"reason\"]")" ]] || fail "'no devices' without a reason"
+        grep -q "reason: " "$root/info.txt" || fail "kael-info does not print the reason"
+        status=$(kael_info "$root" "$root/device.txt" --device cuda)
+        cat "$root/device.txt"
+        [[ "$status" == 2 ]] || fail "kael-info --device cuda exited $status, expected 2"
+        echo "PASS cuda (no GPU here): 'no devices' with the reason, exit 0; --device cuda exits 2"
+    else
+        [[ "$(json "$root/info.json" "${record}[\"status\"]")" == "loaded" ]] || fail "cuda plugin not loaded"
+        [[ "$(json "$root/info.json" '[d["emulated"] for d in info["devices"] if d["device"] == "cuda:0"]')" == "[False]" ]] ||
+            fail "cuda:0 is not served by the cuda plugin"
+        status=$(kael_info "$root" "$root/device.txt" --device cuda)
+        [[ "$status" == 0 ]] || fail "kael-info --device cuda exited $status on a GPU machine"
+        clean "$root/usr/bin/kael-demo" | tee "$root/demo.txt"
+        grep -q DIFFERS "$root/demo.txt" && fail "kael-demo differs on cuda"
+        grep -q "matches cpu" "$root/demo.txt" || fail "kael-demo on cuda"
+        echo "PASS cuda ($count GPU(s)): plugin loaded, cuda:0 usable, kael-demo matches cpu"
+    fi
+}
+
+check_dev() {
+    local root="$scratch/dev" usr
+    unpack "$root" kael-core kael-dev
+    usr="$root/usr"
+    local lib="$usr/$libdir"
+    local file
+    for file in include/kael/ops.h include/kael/plugin_api.h "$libdir/libkael_core.so" \
+        "$libdir/cmake/kael/kaelConfig.cmake" "$libdir/cmake/kael/kaelConfigVersion.cmake" \
+        "$libdir/cmake/kael/kaelTargets.cmake" "$libdir/pkgconfig/kael.pc"; do
+        [[ -e "$usr/$file" ]] || fail "core + dev lack usr/$file"
+    done
+
+    # CMake: find_package(kael CONFIG) from the unpacked root only (no package registries).
+    local build="$root/consumer-build"
+    clean "$cmake_command" -S "$source_dir/consumer" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_PREFIX_PATH="$usr" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+        -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF >"$root/configure.log" 2>&1 ||
+        { cat "$root/configure.log" >&2; fail "consumer configure"; }
+    local found
+    found=$(sed -n 's/^kael_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
+    [[ "$found" == "$lib/cmake/kael" ]] || fail "find_package(kael) found '$found', not $lib/cmake/kael"
+    clean "$cmake_command" --build "$build" >"$root/build.log" 2>&1 ||
+        { cat "$root/build.log" >&2; fail "consumer build"; }
+    # No LD_LIBRARY_PATH: CMake's build RPATH names the root's lib folder, and libkael_core finds
+    # the cpu plugin next to itself.
+    readelf -dW "$build/kael_consumer" | grep -E '\((RPATH|RUNPATH)\)'
+    clean "$build/kael_consumer" | tee "$root/consumer.txt"
+    grep -q "kael consumer ok" "$root/consumer.txt" || fail "the CMake consumer"
+    grep -qF "cpu plugin $lib/kael/plugins/kael_plugin_cpu.so" "$root/consumer.txt" ||
+        fail "the consumer did not use the root's cpu plugin"
+
+    # pkg-config: flags from the unpacked kael.pc (relocated through ${pcfiledir}).
+    local flags pc_libdir
+    export PKG_CONFIG_PATH="$lib/pkgconfig"
+    [[ "$(pkg-config --modversion kael)" == "$(field kael-dev Version)" ]] || fail "kael.pc version"
+    flags=$(pkg-config --cflags --libs kael)
+    pc_libdir=$(pkg-config --variable=libdir kael)
+    echo "pkg-config --cflags --libs kael: $flags"
+    [[ "$(cd "$pc_libdir" && pwd -P)" == "$lib" ]] || fail "kael.pc libdir $pc_libdir is not $lib"
+    # shellcheck disable=SC2086  # the flags are words
+    clean c++ -std=c++20 -O1 "$source_dir/consumer/main.cpp" -o "$root/consumer-pc" $flags \
+        -Wl,-rpath,"$pc_libdir" || fail "building the consumer with pkg-config's flags"
+    clean "$root/consumer-pc" | grep -q "kael consumer ok" || fail "the pkg-config consumer"
+    echo "PASS dev: find_package(kael) and pkg-config consumers build and run against the root"
+}
+
+check_python() {
+    if ! has_deb python3-kael; then
+        echo "SKIP python: no python3-kael package (no python install component in this build)"
+        exit "$SKIP"
+    fi
+    local root="$scratch/python" site
+    unpack "$root" kael-core python3-kael
+    site="$root/usr/lib/python3/dist-packages"
+    [[ -d "$site/kael" ]] || fail "python3-kael lacks usr/lib/python3/dist-packages/kael"
+    # From the scratch folder, so no kael source folder can shadow the unpacked one.
+    (cd "$root" && clean env PYTHONPATH="$site" "$python" -c \
+        'import kael, sys; print(kael.__file__); print(kael.devices())') | tee "$root/python.txt" ||
+        fail "import kael from the unpacked python3-kael"
+    grep -qF "$site/kael/" "$root/python.txt" || fail "imported a kael that is not the unpacked one"
+    grep -q cpu "$root/python.txt" || fail "kael.devices() does not list cpu"
+    echo "PASS python: import kael from the unpacked root lists its devices"
+}
+
+for check in "${checks[@]}"; do
+    case "$check" in
+        build | depends | core | emulated | cuda | dev | python) ;;
+        *) fail "unknown check $check" ;;
+    esac
+done
+if [[ ${#checks[@]} -eq 1 ]]; then
+    "check_${checks[0]}"  # errexit applies inside; a skip exits 77
+    exit 0
+fi
+# Several checks: each in its own run of this script, so a skip does not stop the others.
+failed=()
+for check in "${checks[@]}"; do
+    echo "=== $check"
+    result=0
+    "$0" "$build_dir" "$scratch" "$check" || result=$?
+    if [[ $result -ne 0 && $result -ne $SKIP ]]; then
+        failed+=("$check")
+    fi
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "failed checks: ${failed[*]}" >&2
+    exit 1
+fi
+echo "all checks passed (or skipped)"

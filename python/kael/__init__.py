@@ -1,0 +1,45 @@
+"""kael: tensors with views, autograd and nn, computed by plugin device backends.
+
+    import kael
+    x = kael.tensor([[1., 2.], [3., 4.]], device="cuda")
+    y = (x @ x.T).sum(dim=1)
+"""
+from . import _kael
+from ._kael import *  # noqa: F401,F403  (every public binding: Tensor, ops, factories, ...)
+from ._kael import Tensor, from_dlpack, values_indices  # noqa: F401
+from . import autograd, nn, optim  # noqa: F401
+from ._format import format_tensor
+from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: F401
+
+__version__ = _kael.core_version()
+
+# Printing is done in Python: numbers formatted with a common width, like PyTorch.
+Tensor.__repr__ = format_tensor
+Tensor.__str__ = format_tensor
+
+
+def from_numpy(array):
+    """A tensor sharing the memory of a numpy array (zero-copy, through DLPack)."""
+    return from_dlpack(array)
+
+
+def _like(factory):
+    def like(input, *args, dtype=None, device=None, requires_grad=False):
+        return factory(*args, input.shape, dtype=dtype or input.dtype,
+                       device=device or input.device, requires_grad=requires_grad)
+    like.__name__ = factory.__name__ + "_like"
+    like.__doc__ = f"{factory.__name__} with the shape, dtype and device of input"
+    return like
+
+
+zeros_like = _like(_kael.zeros)
+ones_like = _like(_kael.ones)
+empty_like = _like(_kael.empty)
+rand_like = _like(_kael.rand)
+randn_like = _like(_kael.randn)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """full with the shape, dtype and device of input."""
+    return _kael.full(input.shape, fill_value, dtype=dtype or input.dtype,
+                      device=device or input.device, requires_grad=requires_grad)

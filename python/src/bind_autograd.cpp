@@ -1,0 +1,70 @@
+// Autograd: Tensor.backward/grad/requires_grad, grad mode and gradcheck (kael._kael._autograd).
+#include "bind_common.h"
+#include "kael/autograd.h"
+
+namespace kael::python {
+
+namespace {
+
+std::vector<Tensor> tensor_list(py::handle inputs) {
+    if (py::isinstance<Tensor>(inputs)) return {inputs.cast<Tensor>()};
+    return inputs.cast<std::vector<Tensor>>();
+}
+
+// gradcheck's function gets the inputs as separate arguments, as in PyTorch.
+bool run_gradcheck(const py::function& function, py::handle inputs, double eps, double atol,
+                   double rtol, bool raise_exception) {
+    const auto call = [&function](const std::vector<Tensor>& arguments) {
+        py::tuple packed(arguments.size());
+        for (std::size_t i = 0; i < arguments.size(); ++i) packed[i] = py::cast(arguments[i]);
+        return function(*packed).cast<Tensor>();
+    };
+    return autograd::gradcheck(call, tensor_list(inputs), eps, atol, rtol, raise_exception);
+}
+
+}  // namespace
+
+void bind_autograd(py::module_& module) {
+    auto cls = py::reinterpret_borrow<py::class_<Tensor>>(module.attr("Tensor"));
+    cls.def("backward", [](const Tensor& t, py::handle gradient, bool retain_graph) {
+           std::optional<Tensor> seed;
+           if (!gradient.is_none()) seed = operand(gradient, t);
+           t.backward(seed, retain_graph);
+       }, py::arg("gradient") = py::none(), py::arg("retain_graph") = false,
+       "Adds d self / d leaf into the grad of every leaf that requires grad")
+        .def_property("grad", [](const Tensor& t) { return tensor_or_none(t.grad()); },
+                      [](const Tensor& t, py::handle grad) { t.set_grad(optional_tensor(grad)); })
+        .def_property("requires_grad", &Tensor::requires_grad,
+                      [](const Tensor& t, bool value) { t.set_requires_grad(value); })
+        .def("requires_grad_", [](const Tensor& t, bool value) {
+            return t.set_requires_grad(value);
+        }, py::arg("requires_grad") = true)
+        .def_property_readonly("is_leaf", &Tensor::is_leaf)
+        .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
+            const auto node = t.grad_fn();
+            if (!node) return py::none();
+            return py::str(node->name());
+        }, "Name of the backward node that made this tensor, or None for a leaf")
+        .def("zero_grad", &Tensor::zero_grad);
+
+    module.def("is_grad_enabled", &is_grad_enabled);
+    module.def("_set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
+
+    py::module_ autograd_module = module.def_submodule("_autograd", "kael.autograd internals");
+    autograd_module.def("backward", [](const Tensor& root, py::handle gradient,
+                                       bool retain_graph) {
+        std::optional<Tensor> seed;
+        if (!gradient.is_none()) seed = operand(gradient, root);
+        autograd::backward(root, seed, retain_graph);
+    }, py::arg("tensor"), py::arg("gradient") = py::none(), py::arg("retain_graph") = false);
+    autograd_module.def("gradcheck", &run_gradcheck, py::arg("function"), py::arg("inputs"),
+                        py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3,
+                        py::arg("raise_exception") = true,
+                        "Compares backward's gradients with central finite differences (f64 "
+                        "inputs); raises ValueError naming the worst element on a mismatch");
+    autograd_module.def("sum_to", [](const Tensor& grad, py::handle shape) {
+        return autograd::sum_to(grad, sequence_to_shape(shape));
+    }, py::arg("grad"), py::arg("shape"));
+}
+
+}  // namespace kael::python

@@ -1,0 +1,274 @@
+// dtypes, devices, plugin records, factories, the random generator, allocator and fallback
+// statistics.
+#include <pybind11/stl.h>
+
+#include "bind_common.h"
+#include "kael/allocator.h"
+#include "kael/ops.h"
+#include "kael/random.h"
+#include "kael/registry.h"
+
+namespace kael::python {
+
+namespace {
+
+std::string dtype_repr(DType dtype) {
+    switch (dtype) {
+        case DType::F32: return "kael.float32";
+        case DType::F64: return "kael.float64";
+        case DType::I64: return "kael.int64";
+        default: return "kael.bool_";
+    }
+}
+
+py::dict device_info_dict(const DeviceInfo& info) {
+    py::dict fields;
+    fields["device"] = info.device.str();
+    fields["name"] = info.name;
+    fields["memory_total"] = info.memory_total;
+    fields["memory_free"] = info.memory_free;
+    fields["capability"] =
+        std::to_string(info.capability_major) + "." + std::to_string(info.capability_minor);
+    fields["plugin"] = info.plugin;
+    fields["emulated"] = info.emulated;
+    return fields;
+}
+
+py::dict plugin_record_dict(const PluginRecord& record) {
+    py::dict fields;
+    fields["path"] = record.path;
+    fields["name"] = record.name;
+    fields["version"] = record.version;
+    fields["kind"] = record.kind;
+    fields["device_type"] = record.device_type;
+    fields["priority"] = record.priority;
+    fields["abi"] = record.abi_major == 0 ? std::string()
+                                          : std::to_string(record.abi_major) + "." +
+                                                std::to_string(record.abi_minor);
+    fields["status"] = to_string(record.status);
+    fields["reason"] = record.reason;
+    fields["device_count"] = record.device_count;
+    fields["selected"] = record.selected;
+    fields["build_info"] = record.build_info;
+    return fields;
+}
+
+// A plugin or device record: the fields of kael-info --json, read as attributes or keys.
+struct Record {
+    py::dict fields;
+};
+
+py::list as_records(const std::vector<py::dict>& dicts) {
+    py::list records;
+    for (const py::dict& fields : dicts) records.append(Record{fields});
+    return records;
+}
+
+py::object record_field(const Record& record, const std::string& name) {
+    if (!record.fields.contains(name)) {
+        throw py::attribute_error("record has no field '" + name + "'");
+    }
+    return record.fields[py::str(name)];
+}
+
+Tensor finish_factory(Tensor tensor, bool requires_grad) {
+    return requires_grad ? tensor.set_requires_grad(true) : tensor;
+}
+
+void bind_dtype_and_device(py::module_& module) {
+    py::enum_<DType> dtype_class(module, "dtype", "Element type: float32, float64, int64, bool_");
+    dtype_class.value("float32", DType::F32)
+        .value("float64", DType::F64)
+        .value("int64", DType::I64)
+        .value("bool_", DType::Bool);
+    // Replaced, not overloaded: py::enum_ defines its own __repr__ and __str__.
+    dtype_class.attr("__repr__") = py::cpp_function(&dtype_repr, py::is_method(dtype_class));
+    dtype_class.attr("__str__") = py::cpp_function(&dtype_repr, py::is_method(dtype_class));
+    dtype_class.def_property_readonly("itemsize", [](DType dtype) { return itemsize(dtype); })
+        .def_property_readonly("is_floating_point", [](DType dtype) { return is_floating(dtype); })
+        .def_property_readonly("name", [](DType dtype) { return to_string(dtype); });
+    module.attr("float32") = DType::F32;
+    module.attr("float64") = DType::F64;
+    module.attr("int64") = DType::I64;
+    module.attr("bool_") = DType::Bool;
+    module.attr("float") = DType::F32;
+    module.attr("double") = DType::F64;
+    module.attr("long") = DType::I64;
+    module.def("promote_types", [](py::handle a, py::handle b) {
+        return promote(to_dtype(a), to_dtype(b));
+    });
+
+    py::class_<Device>(module, "device", "A device: kael.device('cuda:0'), kael.device('cuda', 1)")
+        .def(py::init([](py::handle spec) { return to_device(spec); }), py::arg("spec"))
+        .def(py::init([](const std::string& type, int index) {
+                 return Device(type + ":" + std::to_string(index));
+             }),
+             py::arg("type"), py::arg("index"))
+        .def_property_readonly("type", [](const Device& d) { return to_string(d.type); })
+        .def_property_readonly("index", [](const Device& d) { return d.index; })
+        .def("__str__", &Device::str)
+        .def("__repr__",
+             [](const Device& d) {
+                 return "device(type='" + to_string(d.type) + "', index=" +
+                        std::to_string(d.index) + ")";
+             })
+        .def("__eq__",
+             [](const Device& d, py::handle other) {
+                 if (!is_device_like(other)) return false;
+                 return d == to_device(other);
+             })
+        .def("__hash__", [](const Device& d) { return py::hash(py::str(d.str())); })
+        .def(py::pickle([](const Device& d) { return d.str(); },
+                        [](const std::string& text) { return Device(text); }));
+    py::implicitly_convertible<py::str, Device>();
+}
+
+void bind_registry(py::module_& module) {
+    py::class_<Record>(module, "Record", "A plugin or device record (fields of kael-info --json)")
+        .def("__getattr__", &record_field)
+        .def("__getitem__", &record_field)
+        .def("keys", [](const Record& r) { return r.fields.attr("keys")(); })
+        .def("to_dict", [](const Record& r) { return py::dict(r.fields); })
+        .def("__eq__", [](const Record& r, const Record& other) {
+            return r.fields.equal(other.fields);
+        })
+        .def("__repr__", [](const Record& r) {
+            return "kael.Record(" + std::string(py::repr(r.fields)) + ")";
+        });
+    module.def("devices", []() {
+        std::vector<py::dict> dicts;
+        for (const DeviceInfo& info : devices()) dicts.push_back(device_info_dict(info));
+        return as_records(dicts);
+    }, "Every usable device, with the fields of kael-info --json");
+    module.def("plugins", []() {
+        std::vector<py::dict> dicts;
+        for (const PluginRecord& record : plugins()) dicts.push_back(plugin_record_dict(record));
+        return as_records(dicts);
+    }, "The status record of every plugin candidate, with the fields of kael-info --json");
+    module.def("load_plugin_folder", [](const std::string& folder) {
+        std::vector<py::dict> dicts;
+        for (const PluginRecord& record : load_plugin_folder(folder)) {
+            dicts.push_back(plugin_record_dict(record));
+        }
+        return as_records(dicts);
+    }, py::arg("folder"));
+    module.def("add_plugin_folder", &add_plugin_folder, py::arg("folder"));
+    module.def("discovery_steps", []() {
+        py::list steps;
+        for (const DiscoveryStep& step : discovery_steps()) {
+            py::dict fields;
+            fields["folder"] = step.folder;
+            fields["origin"] = step.origin;
+            fields["exists"] = step.exists;
+            fields["candidates"] = step.candidates;
+            steps.append(fields);
+        }
+        return steps;
+    });
+    module.def("is_available", [](py::handle d) { return is_available(to_device(d)); },
+               py::arg("device"));
+    module.def("require_device", [](py::handle d) { require_device(to_device(d)); },
+               py::arg("device"));
+    module.def("cuda_is_available", []() { return is_available(Device(DeviceType::CUDA, 0)); },
+               "Whether a plugin serves cuda:0 (the emulated plugin counts)");
+    module.def("core_version", &core_version);
+    module.def("core_abi_version", &core_abi_version);
+    module.def("fallback_counts", &fallback_counts,
+               "Kernel calls served by the cpu plugin through copies, keyed 'plugin:slot'");
+    module.def("reset_fallback_counts", &reset_fallback_counts);
+    module.def("synchronize", [](py::handle d) {
+        if (!d.is_none()) {
+            synchronize(to_device(d));
+            return;
+        }
+        for (const DeviceInfo& info : devices()) synchronize(info.device);
+    }, py::arg("device") = py::none(), "Waits for queued work (on every device when None)");
+    module.def("allocator_stats", [](py::handle d) {
+        const AllocatorStats stats = allocator_stats(to_device(d));
+        py::dict fields;
+        fields["in_use_bytes"] = stats.in_use_bytes;
+        fields["cached_bytes"] = stats.cached_bytes;
+        fields["peak_in_use_bytes"] = stats.peak_in_use_bytes;
+        fields["hits"] = stats.hits;
+        fields["misses"] = stats.misses;
+        fields["system_releases"] = stats.system_releases;
+        return fields;
+    }, py::arg("device") = "cpu");
+    module.def("empty_cache", [](py::handle d) { empty_cache(to_device(d)); },
+               py::arg("device") = "cpu");
+    module.def("caching_allocator_enabled", &caching_allocator_enabled);
+}
+
+void bind_factories(py::module_& module) {
+    module.def("manual_seed", &manual_seed, py::arg("seed"));
+    // Sized factories take sizes as f(2, 3) or f((2, 3)).
+    const auto sized = [&module](const char* name, auto make) {
+        module.def(name, [make](const py::args& sizes, py::handle dtype, py::handle device,
+                                bool requires_grad) {
+            const DType target = to_optional_dtype(dtype).value_or(DType::F32);
+            return finish_factory(make(to_shape(sizes), target, to_device(device)), requires_grad);
+        }, py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+           py::arg("requires_grad") = false);
+    };
+    sized("zeros", [](const Shape& s, DType t, Device d) { return zeros(s, t, d); });
+    sized("ones", [](const Shape& s, DType t, Device d) { return ones(s, t, d); });
+    sized("empty", [](const Shape& s, DType t, Device d) { return empty(s, t, d); });
+    sized("rand", [](const Shape& s, DType t, Device d) { return rand(s, t, d); });
+    sized("randn", [](const Shape& s, DType t, Device d) { return randn(s, t, d); });
+    module.def("full", [](py::handle size, py::handle value, py::handle dtype, py::handle device,
+                          bool requires_grad) {
+        // The dtype follows the value (bool, int64, float32) unless given, as in PyTorch.
+        const DType target = to_optional_dtype(dtype).value_or(scalar_for(value, Tensor()).dtype());
+        const Shape shape = PyLong_Check(size.ptr()) ? Shape{size.cast<std::int64_t>()}
+                                                     : sequence_to_shape(size);
+        const bool exact_integer = target == DType::I64 && !PyFloat_Check(value.ptr());
+        Tensor out = exact_integer
+                         ? full_int(shape, value.cast<std::int64_t>(), target, to_device(device))
+                         : full(shape, value.cast<double>(), target, to_device(device));
+        return finish_factory(out, requires_grad);
+    }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
+       py::arg("device") = py::none(), py::arg("requires_grad") = false);
+    module.def("randint", [](std::int64_t low, std::int64_t high, py::handle size,
+                             py::handle device) {
+        const Shape shape = PyLong_Check(size.ptr()) ? Shape{size.cast<std::int64_t>()}
+                                                     : sequence_to_shape(size);
+        return randint(low, high, shape, to_device(device));
+    }, py::arg("low"), py::arg("high"), py::arg("size"), py::kw_only(),
+       py::arg("device") = py::none(), "Uniform int64 values in [low, high)");
+    module.def("arange", [](py::handle start, py::handle end, py::handle step, py::handle dtype,
+                            py::handle device, bool requires_grad) {
+        py::handle stop = end;
+        py::handle first = start;
+        if (end.is_none()) {  // arange(n) counts from 0
+            stop = start;
+            first = py::int_(0);
+        }
+        // Integers only give int64, as in PyTorch; any float gives float32.
+        const bool all_integers = PyLong_Check(first.ptr()) && PyLong_Check(stop.ptr()) &&
+                                  PyLong_Check(step.ptr());
+        const DType target =
+            to_optional_dtype(dtype).value_or(all_integers ? DType::I64 : DType::F32);
+        return finish_factory(arange(first.cast<double>(), stop.cast<double>(),
+                                     step.cast<double>(), target, to_device(device)),
+                              requires_grad);
+    }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
+       py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+       py::arg("requires_grad") = false);
+    module.def("tensor", [](py::handle data, py::handle dtype, py::handle device,
+                            bool requires_grad) {
+        return finish_factory(
+            tensor_from_data(data, to_optional_dtype(dtype), to_device(device)), requires_grad);
+    }, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
+       py::arg("device") = py::none(), py::arg("requires_grad") = false,
+       "A new tensor (always a copy) from nested sequences, numbers, numpy arrays or tensors");
+}
+
+}  // namespace
+
+void bind_devices(py::module_& module) {
+    bind_dtype_and_device(module);
+    bind_registry(module);
+    bind_factories(module);
+}
+
+}  // namespace kael::python

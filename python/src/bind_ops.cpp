@@ -1,0 +1,244 @@
+// Every op of ops.h and ops_more.h as a kael.* function, and as a Tensor method where PyTorch
+// has one. Python numbers are accepted wherever a tensor operand is.
+#include <algorithm>
+#include <limits>
+
+#include "bind_common.h"
+#include "kael/ops_more.h"
+
+namespace kael::python {
+
+namespace {
+
+// Binds op as kael.<name>(input, ...) and Tensor.<name>(...), sharing the keyword names.
+template <typename Func, typename... Extra>
+void def_function_and_method(py::module_& module, py::class_<Tensor>& cls, const char* name,
+                             Func function, const Extra&... extra) {
+    module.def(name, function, py::arg("input"), extra...);
+    cls.def(name, function, extra...);
+}
+
+std::optional<std::int64_t> optional_dim(py::handle dim) {
+    if (dim.is_none()) return std::nullopt;
+    return dim.cast<std::int64_t>();
+}
+
+// sum and mean also take a tuple of dims, reduced from the last so the others keep their place.
+template <typename Reduce>
+Tensor reduce_dims(const Tensor& input, py::handle dim, bool keepdim, Reduce reduce) {
+    if (dim.is_none()) {
+        Tensor out = reduce(input, std::nullopt, false);
+        return keepdim ? out.reshape(Shape(static_cast<std::size_t>(input.dim()), 1)) : out;
+    }
+    if (PyLong_Check(dim.ptr())) return reduce(input, dim.cast<std::int64_t>(), keepdim);
+    std::vector<std::int64_t> dims;
+    for (const py::handle d : py::reinterpret_borrow<py::iterable>(dim)) {
+        const auto value = d.cast<std::int64_t>();
+        dims.push_back(value < 0 ? value + input.dim() : value);
+    }
+    std::sort(dims.rbegin(), dims.rend());
+    Tensor out = input;
+    for (const std::int64_t d : dims) out = reduce(out, d, keepdim);
+    return out;
+}
+
+// (values, indices) results are a namedtuple, as in PyTorch.
+py::object values_indices(const py::object& tuple_type, const std::pair<Tensor, Tensor>& result) {
+    return tuple_type(result.first, result.second);
+}
+
+Reduction parse_reduction(const std::string& name) {
+    if (name == "mean") return Reduction::Mean;
+    if (name == "sum") return Reduction::Sum;
+    if (name == "none") return Reduction::None;
+    throw py::value_error("reduction must be 'mean', 'sum' or 'none', got '" + name + "'");
+}
+
+Tensor clamp_any(const Tensor& input, py::handle low, py::handle high) {
+    if (is_floating(input.dtype())) {
+        const double infinity = std::numeric_limits<double>::infinity();
+        return clamp(input, low.is_none() ? -infinity : low.cast<double>(),
+                     high.is_none() ? infinity : high.cast<double>());
+    }
+    using Limits = std::numeric_limits<std::int64_t>;
+    return clamp_int(input, low.is_none() ? Limits::min() : low.cast<std::int64_t>(),
+                     high.is_none() ? Limits::max() : high.cast<std::int64_t>());
+}
+
+Tensor masked_fill_any(const Tensor& input, const Tensor& mask, py::handle value) {
+    if (input.dtype() == DType::I64 && !PyFloat_Check(value.ptr())) {
+        return masked_fill_int(input, mask, value.cast<std::int64_t>());
+    }
+    return masked_fill(input, mask, value.cast<double>());
+}
+
+void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
+    const auto binary = [&](const char* name, Tensor (*op)(const Tensor&, const Tensor&)) {
+        def_function_and_method(module, cls, name, [op, name](py::handle a, py::handle b) {
+            auto [left, right] = operands(a, b, name);
+            return op(left, right);
+        }, py::arg("other"));
+    };
+    binary("add", &add);
+    binary("sub", &sub);
+    binary("mul", &mul);
+    binary("div", &div);
+    binary("pow", &pow);
+    binary("maximum", &maximum);
+    binary("minimum", &minimum);
+    binary("eq", &eq);
+    binary("ne", &ne);
+    binary("lt", &lt);
+    binary("le", &le);
+    binary("gt", &gt);
+    binary("ge", &ge);
+    binary("logical_and", &logical_and);
+    binary("logical_or", &logical_or);
+    const auto unary = [&](const char* name, Tensor (*op)(const Tensor&)) {
+        def_function_and_method(module, cls, name, op);
+    };
+    unary("logical_not", &logical_not);
+    unary("neg", &neg);
+    unary("abs", &abs);
+    unary("sign", &sign);
+    unary("exp", &exp);
+    unary("log", &log);
+    unary("sqrt", &sqrt);
+    unary("rsqrt", &rsqrt);
+    unary("sin", &sin);
+    unary("cos", &cos);
+    unary("tanh", &tanh);
+    unary("sigmoid", &sigmoid);
+    unary("relu", &relu);
+    unary("square", &square);
+    unary("reciprocal", &reciprocal);
+    def_function_and_method(module, cls, "gelu", [](const Tensor& input, py::handle approximate) {
+        const bool use_tanh = py::isinstance<py::str>(approximate)
+                                  ? approximate.cast<std::string>() == "tanh"
+                                  : approximate.cast<bool>();
+        return gelu(input, use_tanh);
+    }, py::arg("approximate") = "none");
+    module.def("relu_backward", &relu_backward, py::arg("input"), py::arg("grad"));
+    module.def("sigmoid_backward", &sigmoid_backward, py::arg("input"), py::arg("grad"));
+    module.def("where", [](const Tensor& condition, py::handle input, py::handle other) {
+        auto [a, b] = operands(input, other, "where");
+        return where(condition, a, b);
+    }, py::arg("condition"), py::arg("input"), py::arg("other"));
+    def_function_and_method(module, cls, "clamp", &clamp_any, py::arg("min") = py::none(),
+                            py::arg("max") = py::none());
+    def_function_and_method(module, cls, "masked_fill", &masked_fill_any, py::arg("mask"),
+                            py::arg("value"));
+    cls.def("masked_fill_", [](Tensor& self, const Tensor& mask, py::handle value) -> Tensor& {
+        return self.copy_(masked_fill_any(self, mask, value));
+    }, py::arg("mask"), py::arg("value"));
+    def_function_and_method(module, cls, "allclose", [](const Tensor& a, const Tensor& b,
+                                                         double rtol, double atol) {
+        return allclose(a, b, rtol, atol);
+    }, py::arg("other"), py::arg("rtol") = 1e-5, py::arg("atol") = 1e-8);
+}
+
+void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
+    def_function_and_method(module, cls, "sum", [](const Tensor& a, py::handle dim, bool keep) {
+        return reduce_dims(a, dim, keep, [](const Tensor& t, std::optional<std::int64_t> d,
+                                            bool k) { return d ? sum(t, *d, k) : sum(t); });
+    }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+    def_function_and_method(module, cls, "mean", [](const Tensor& a, py::handle dim, bool keep) {
+        return reduce_dims(a, dim, keep, [](const Tensor& t, std::optional<std::int64_t> d,
+                                            bool k) { return d ? mean(t, *d, k) : mean(t); });
+    }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+    using DimReduction = Tensor (*)(const Tensor&, std::optional<std::int64_t>, bool);
+    const auto by_dim = [&](const char* name, DimReduction op) {
+        def_function_and_method(module, cls, name, [op](const Tensor& a, py::handle dim,
+                                                        bool keepdim) {
+            return op(a, optional_dim(dim), keepdim);
+        }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+    };
+    by_dim("prod", &prod);
+    by_dim("max", &max);
+    by_dim("min", &min);
+    by_dim("argmax", &argmax);
+    by_dim("argmin", &argmin);
+    by_dim("all", &all);
+    by_dim("any", &any);
+    def_function_and_method(module, cls, "var", [](const Tensor& a, py::handle dim,
+                                                   std::int64_t correction, bool keepdim) {
+        return var(a, optional_dim(dim), correction, keepdim);
+    }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false);
+    def_function_and_method(module, cls, "std", [](const Tensor& a, py::handle dim,
+                                                   std::int64_t correction, bool keepdim) {
+        return stddev(a, optional_dim(dim), correction, keepdim);
+    }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false);
+    def_function_and_method(module, cls, "norm", &norm);
+    def_function_and_method(module, cls, "logsumexp", &logsumexp, py::arg("dim"),
+                            py::arg("keepdim") = false);
+}
+
+void bind_indexing_and_linear_algebra(py::module_& module, py::class_<Tensor>& cls) {
+    def_function_and_method(module, cls, "matmul", &matmul, py::arg("other"));
+    def_function_and_method(module, cls, "gather", &gather, py::arg("dim"), py::arg("index"));
+    def_function_and_method(module, cls, "index_select", &index_select, py::arg("dim"),
+                            py::arg("index"));
+    def_function_and_method(module, cls, "scatter_add_", [](Tensor& data, std::int64_t dim,
+                                                            const Tensor& index,
+                                                            const Tensor& source) -> Tensor& {
+        return scatter_add_(data, dim, index, source);
+    }, py::arg("dim"), py::arg("index"), py::arg("src"));
+    def_function_and_method(module, cls, "scatter_add", [](const Tensor& data, std::int64_t dim,
+                                                           const Tensor& index,
+                                                           const Tensor& source) {
+        Tensor out = data.clone();
+        return scatter_add_(out, dim, index, source);
+    }, py::arg("dim"), py::arg("index"), py::arg("src"));
+}
+
+void bind_nn_functions(py::module_& module, py::class_<Tensor>& cls) {
+    def_function_and_method(module, cls, "softmax", &softmax, py::arg("dim"));
+    def_function_and_method(module, cls, "log_softmax", &log_softmax, py::arg("dim"));
+    module.def("cross_entropy", [](const Tensor& logits, const Tensor& targets,
+                                   const std::string& reduction) {
+        return cross_entropy(logits, targets, parse_reduction(reduction));
+    }, py::arg("input"), py::arg("target"), py::arg("reduction") = "mean");
+    module.def("layer_norm", [](const Tensor& x, py::handle weight, py::handle bias, double eps) {
+        return layer_norm(x, optional_tensor(weight), optional_tensor(bias), eps);
+    }, py::arg("input"), py::arg("weight") = py::none(), py::arg("bias") = py::none(),
+       py::arg("eps") = 1e-5, "Normalizes over the last dimension");
+    module.def("embedding", &embedding, py::arg("weight"), py::arg("indices"),
+               "Rows of weight [V, D] picked by int64 indices (kael's argument order)");
+    module.def("dropout", &dropout, py::arg("input"), py::arg("p") = 0.5,
+               py::arg("training") = true);
+    module.def("linear", [](const Tensor& x, const Tensor& weight, py::handle bias) {
+        return linear(x, weight, optional_tensor(bias));
+    }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none());
+}
+
+void bind_joins_and_sequences(py::module_& module, py::class_<Tensor>& cls) {
+    const py::object tuple_type = py::module_::import("collections")
+                                      .attr("namedtuple")("values_indices", "values indices");
+    module.attr("values_indices") = tuple_type;
+    module.def("cat", &cat, py::arg("tensors"), py::arg("dim") = 0);
+    module.def("stack", &stack, py::arg("tensors"), py::arg("dim") = 0);
+    def_function_and_method(module, cls, "sort", [tuple_type](const Tensor& a, std::int64_t dim,
+                                                              bool descending) {
+        return values_indices(tuple_type, sort(a, dim, descending));
+    }, py::arg("dim") = -1, py::arg("descending") = false);
+    def_function_and_method(module, cls, "argsort", &argsort, py::arg("dim") = -1,
+                            py::arg("descending") = false);
+    def_function_and_method(module, cls, "topk", [tuple_type](const Tensor& a, std::int64_t k,
+                                                              std::int64_t dim, bool largest) {
+        return values_indices(tuple_type, topk(a, k, dim, largest));
+    }, py::arg("k"), py::arg("dim") = -1, py::arg("largest") = true);
+    def_function_and_method(module, cls, "cumsum", &cumsum, py::arg("dim"));
+}
+
+}  // namespace
+
+void bind_ops(py::module_& module) {
+    auto cls = py::reinterpret_borrow<py::class_<Tensor>>(module.attr("Tensor"));
+    bind_elementwise(module, cls);
+    bind_reductions(module, cls);
+    bind_indexing_and_linear_algebra(module, cls);
+    bind_nn_functions(module, cls);
+    bind_joins_and_sequences(module, cls);
+}
+
+}  // namespace kael::python

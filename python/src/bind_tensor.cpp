@@ -1,0 +1,242 @@
+// kael.Tensor: properties, host conversions, indexing, views, copies and Python operators.
+#include "bind_common.h"
+#include "kael/autograd.h"
+#include "kael/ops.h"
+
+namespace kael::python {
+
+namespace {
+
+bool is_operand(py::handle other) {
+    return py::isinstance<Tensor>(other) || is_python_scalar(other);
+}
+
+// A binary operator: NotImplemented for operands it does not know, so Python tries the other
+// side (numpy arrays, for instance).
+template <typename Op> py::object binary(py::handle a, py::handle b, const char* name, Op op) {
+    if (!is_operand(a) || !is_operand(b)) {
+        return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    }
+    auto [left, right] = operands(a, b, name);
+    return py::cast(op(left, right));
+}
+
+// In-place operators keep the tensor's identity: the result is written into its elements.
+template <typename Op> py::object in_place(const py::object& self, py::handle other, Op op) {
+    if (!is_operand(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    auto& target = self.cast<Tensor&>();
+    target.copy_(op(target, operand(other, target)));
+    return self;
+}
+
+Tensor bool_only(const Tensor& a, const char* op) {
+    if (a.dtype() != DType::Bool) {
+        throw py::type_error(std::string(op) + " is only defined for bool tensors (kael has no "
+                             "bitwise integer ops), got " + to_string(a.dtype()));
+    }
+    return a;
+}
+
+py::tuple shape_tuple(const Shape& shape) { return py::cast(shape); }
+
+// .to(dtype), .to(device), .to('cuda'), .to(device, dtype), .to(dtype=..., device=...).
+Tensor convert(const Tensor& self, const py::args& args, const py::kwargs& kwargs) {
+    std::optional<DType> dtype;
+    std::optional<Device> device;
+    const auto take = [&](py::handle value) {
+        if (value.is_none()) return;
+        if (py::isinstance<Tensor>(value)) {  // .to(other): other's dtype and device
+            dtype = value.cast<Tensor>().dtype();
+            device = value.cast<Tensor>().device();
+        } else if (py::isinstance<Device>(value)) {
+            device = value.cast<Device>();
+        } else if (py::isinstance<py::str>(value)) {
+            const std::string text = value.cast<std::string>();
+            const bool device_name = text.rfind("cpu", 0) == 0 || text.rfind("cuda", 0) == 0;
+            if (device_name) device = Device(text);
+            else dtype = to_dtype(value);
+        } else {
+            dtype = to_dtype(value);
+        }
+    };
+    for (const py::handle arg : args) take(arg);
+    if (kwargs.contains("device")) device = to_device(kwargs["device"]);
+    if (kwargs.contains("dtype")) dtype = to_optional_dtype(kwargs["dtype"]);
+    Tensor out = self;
+    if (device) out = out.to(*device);
+    if (dtype) out = out.to(*dtype);
+    return out;
+}
+
+Shape expand_sizes(const Tensor& self, const Shape& sizes) {
+    Shape shape = sizes;
+    const auto lead = static_cast<std::int64_t>(sizes.size()) - self.dim();
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    for (std::int64_t i = std::max<std::int64_t>(lead, 0); i < rank; ++i) {
+        if (shape[i] == -1) shape[i] = self.size(i - lead);  // -1 keeps the size, as in PyTorch
+    }
+    return shape;
+}
+
+void bind_properties(py::class_<Tensor>& cls) {
+    cls.def(py::init([](py::handle data, py::handle dtype, py::handle device) {
+               return tensor_from_data(data, to_optional_dtype(dtype), to_device(device));
+           }),
+           py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
+           py::arg("device") = py::none())
+        .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
+        .def_property_readonly("dtype", &Tensor::dtype)
+        .def_property_readonly("device", [](const Tensor& t) { return t.device(); })
+        .def_property_readonly("ndim", &Tensor::dim)
+        .def_property_readonly("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); })
+        .def_property_readonly("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); })
+        .def_property_readonly("itemsize", [](const Tensor& t) { return itemsize(t.dtype()); })
+        .def_property_readonly("nbytes", &Tensor::nbytes)
+        .def("dim", &Tensor::dim)
+        .def("numel", &Tensor::numel)
+        .def("size", [](const Tensor& t, py::handle dim) -> py::object {
+            if (dim.is_none()) return shape_tuple(t.shape());
+            return py::int_(t.size(dim.cast<std::int64_t>()));
+        }, py::arg("dim") = py::none())
+        .def("stride", [](const Tensor& t) { return shape_tuple(t.strides()); })
+        .def("storage_offset", &Tensor::offset)
+        .def("is_contiguous", &Tensor::is_contiguous)
+        .def("data_ptr", [](const Tensor& t) {
+            return reinterpret_cast<std::uintptr_t>(t.device_data());
+        }, "Address of the first element (a device address for device tensors)")
+        .def("__len__", [](const Tensor& t) {
+            if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
+            return t.size(0);
+        })
+        .def("__hash__", [](const Tensor& t) {
+            return reinterpret_cast<std::uintptr_t>(t.impl_ptr().get());
+        })
+        .def("_str", &Tensor::str)
+        .def("numpy", &to_numpy, "A numpy copy on the host")
+        .def("__array__", [](const Tensor& t, py::handle dtype, py::handle) {
+            py::object array = to_numpy(t);
+            return dtype.is_none() ? array : array.attr("astype")(dtype);
+        }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+        .def("tolist", &to_list)
+        .def("item", &to_item)
+        .def("__float__", [](const Tensor& t) { return to_item(t).cast<double>(); })
+        .def("__int__", [](const Tensor& t) { return py::int_(to_item(t)); })
+        .def("__index__", [](const Tensor& t) {
+            if (is_floating(t.dtype())) {
+                throw py::type_error("only integer tensors of one element can be an index");
+            }
+            return to_item(t).cast<std::int64_t>();
+        })
+        .def("__bool__", [](const Tensor& t) {
+            if (t.numel() != 1) {
+                throw py::value_error("the truth value of a tensor with more than one element "
+                                      "is ambiguous; use any() or all()");
+            }
+            return to_item(t).cast<double>() != 0;
+        })
+        .def("__getitem__", &get_item)
+        .def("__setitem__", &set_item);
+    cls.attr("__array_priority__") = 1000;  // numpy defers to Tensor's reflected operators
+}
+
+void bind_views_and_copies(py::class_<Tensor>& cls) {
+    cls.def("view", [](const Tensor& t, const py::args& s) { return t.view(to_shape(s)); })
+        .def("reshape", [](const Tensor& t, const py::args& s) { return t.reshape(to_shape(s)); })
+        .def("flatten", &Tensor::flatten)
+        .def("transpose", &Tensor::transpose, py::arg("dim0"), py::arg("dim1"))
+        .def_property_readonly("T", &Tensor::T)
+        .def("t", &Tensor::T)
+        .def("permute", [](const Tensor& t, const py::args& s) { return t.permute(to_shape(s)); })
+        .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
+        .def("squeeze", [](const Tensor& t, py::handle dim) {
+            return dim.is_none() ? t.squeeze() : t.squeeze(dim.cast<std::int64_t>());
+        }, py::arg("dim") = py::none())
+        .def("expand", [](const Tensor& t, const py::args& s) {
+            return t.expand(expand_sizes(t, to_shape(s)));
+        })
+        .def("slice", &Tensor::slice, py::arg("dim"), py::arg("start"), py::arg("stop"),
+             py::arg("step") = 1)
+        .def("select", &Tensor::select, py::arg("dim"), py::arg("index"))
+        .def("as_strided", &Tensor::as_strided, py::arg("size"), py::arg("stride"),
+             py::arg("storage_offset") = 0)
+        .def("contiguous", &Tensor::contiguous)
+        .def("clone", &Tensor::clone)
+        .def("detach", &Tensor::detach)
+        .def("to", &convert)
+        .def("cuda", [](const Tensor& t, int index) { return t.cuda(index); },
+             py::arg("index") = 0)
+        .def("cpu", &Tensor::cpu)
+        .def("float", [](const Tensor& t) { return t.to(DType::F32); })
+        .def("double", [](const Tensor& t) { return t.to(DType::F64); })
+        .def("long", [](const Tensor& t) { return t.to(DType::I64); })
+        .def("bool", [](const Tensor& t) { return t.to(DType::Bool); })
+        .def("copy_", [](Tensor& t, py::handle source) -> Tensor& {
+            return t.copy_(operand(source, t));
+        }, py::arg("source"))
+        .def("fill_", [](Tensor& t, py::handle value) -> Tensor& {
+            return t.copy_(scalar_for(value, t));
+        }, py::arg("value"))
+        .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); })
+        .def("move_to_", [](Tensor& t, py::handle d) -> Tensor& {
+            return t.move_to_(to_device(d));
+        }, py::arg("device"), "Moves this tensor's data to device; every handle sees it");
+}
+
+void bind_operators(py::class_<Tensor>& cls) {
+    const auto def_binary = [&cls](const char* name, const char* reflected, auto op) {
+        cls.def(name, [op, name](py::handle a, py::handle b) { return binary(a, b, name, op); },
+                py::is_operator());
+        if (reflected != nullptr) {
+            cls.def(reflected, [op, name](py::handle a, py::handle b) {
+                return binary(b, a, name, op);
+            }, py::is_operator());
+        }
+    };
+    def_binary("__add__", "__radd__", [](const Tensor& a, const Tensor& b) { return add(a, b); });
+    def_binary("__sub__", "__rsub__", [](const Tensor& a, const Tensor& b) { return sub(a, b); });
+    def_binary("__mul__", "__rmul__", [](const Tensor& a, const Tensor& b) { return mul(a, b); });
+    def_binary("__truediv__", "__rtruediv__",
+               [](const Tensor& a, const Tensor& b) { return div(a, b); });
+    def_binary("__pow__", "__rpow__", [](const Tensor& a, const Tensor& b) { return pow(a, b); });
+    def_binary("__matmul__", "__rmatmul__",
+               [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
+    def_binary("__eq__", nullptr, [](const Tensor& a, const Tensor& b) { return eq(a, b); });
+    def_binary("__ne__", nullptr, [](const Tensor& a, const Tensor& b) { return ne(a, b); });
+    def_binary("__lt__", nullptr, [](const Tensor& a, const Tensor& b) { return lt(a, b); });
+    def_binary("__le__", nullptr, [](const Tensor& a, const Tensor& b) { return le(a, b); });
+    def_binary("__gt__", nullptr, [](const Tensor& a, const Tensor& b) { return gt(a, b); });
+    def_binary("__ge__", nullptr, [](const Tensor& a, const Tensor& b) { return ge(a, b); });
+    def_binary("__and__", "__rand__", [](const Tensor& a, const Tensor& b) {
+        return logical_and(bool_only(a, "&"), bool_only(b, "&"));
+    });
+    def_binary("__or__", "__ror__", [](const Tensor& a, const Tensor& b) {
+        return logical_or(bool_only(a, "|"), bool_only(b, "|"));
+    });
+    def_binary("__xor__", "__rxor__", [](const Tensor& a, const Tensor& b) {
+        return ne(bool_only(a, "^"), bool_only(b, "^"));
+    });
+    cls.def("__neg__", [](const Tensor& a) { return neg(a); })
+        .def("__pos__", [](const Tensor& a) { return a; })
+        .def("__abs__", [](const Tensor& a) { return abs(a); })
+        .def("__invert__", [](const Tensor& a) { return logical_not(bool_only(a, "~")); });
+    const auto def_in_place = [&cls](const char* name, auto op) {
+        cls.def(name, [op](const py::object& self, py::handle other) {
+            return in_place(self, other, op);
+        }, py::is_operator());
+    };
+    def_in_place("__iadd__", [](const Tensor& a, const Tensor& b) { return add(a, b); });
+    def_in_place("__isub__", [](const Tensor& a, const Tensor& b) { return sub(a, b); });
+    def_in_place("__imul__", [](const Tensor& a, const Tensor& b) { return mul(a, b); });
+    def_in_place("__itruediv__", [](const Tensor& a, const Tensor& b) { return div(a, b); });
+}
+
+}  // namespace
+
+void bind_tensor(py::module_& module) {
+    py::class_<Tensor> cls(module, "Tensor", "An n-dimensional array on one device");
+    bind_properties(cls);
+    bind_views_and_copies(cls);
+    bind_operators(cls);
+}
+
+}  // namespace kael::python

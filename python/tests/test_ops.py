@@ -1,0 +1,242 @@
+"""Operators, reductions, matmul and every op function, checked against numpy."""
+import math
+import operator
+
+import numpy as np
+import pytest
+
+import kael
+
+A = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], dtype=np.float32)
+B = np.array([[2.0, 1.0, -3.0], [1.5, 2.0, 0.25]], dtype=np.float32)
+
+
+def close(t, expected, rtol=1e-5, atol=1e-6):
+    np.testing.assert_allclose(t.numpy(), expected, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv,
+                                operator.lt, operator.le, operator.gt, operator.ge,
+                                operator.eq, operator.ne])
+def test_binary_operators_with_tensors_and_scalars(op):
+    a, b = kael.tensor(A), kael.tensor(B)
+    close(op(a, b), op(A, B))
+    close(op(a, 2), op(A, np.float32(2)))
+    close(op(a, 0.5), op(A, np.float32(0.5)))
+    close(op(3, a), op(np.float32(3), A))  # reflected
+    close(op(a, b[0]), op(A, B[0]))  # broadcasting
+
+
+def test_power_matmul_unary_and_logical_operators():
+    a, b = kael.tensor(A), kael.tensor(B)
+    close(abs(a) ** 2, np.abs(A) ** 2)
+    close(2 ** a, 2 ** A, rtol=1e-5)
+    close(a @ b.T, A @ B.T)
+    close(-a, -A)
+    close(+a, A)
+    close(abs(a), np.abs(A))
+    x, y = a > 0, b > 0
+    np.testing.assert_array_equal((x & y).numpy(), (A > 0) & (B > 0))
+    np.testing.assert_array_equal((x | y).numpy(), (A > 0) | (B > 0))
+    np.testing.assert_array_equal((x ^ y).numpy(), (A > 0) ^ (B > 0))
+    np.testing.assert_array_equal((~x).numpy(), ~(A > 0))
+    with pytest.raises(TypeError):
+        kael.arange(3) & kael.arange(3)
+
+
+def test_scalar_dtypes_follow_pytorch():
+    i = kael.tensor([1, 2, 3])
+    assert (i + 1).dtype == kael.int64
+    assert (i * 2.5).dtype == kael.float32
+    assert (i / 2).dtype == kael.float32 and (i / 2).tolist() == [0.5, 1.0, 1.5]
+    assert (kael.ones(2, dtype="f64") * 2.5).dtype == kael.float64
+    assert (kael.tensor([True]) + 1).dtype == kael.int64
+    assert (i > 1).dtype == kael.bool_
+    assert (kael.tensor([1.0]) * np.float32(2.0)).tolist() == [2.0]
+
+
+def test_in_place_operators_keep_identity():
+    t = kael.ones(3)
+    handle = t
+    t += 1
+    t *= kael.tensor([1.0, 2.0, 3.0])
+    t -= 0.5
+    t /= 2
+    assert t is handle
+    close(t, (np.array([2.0, 4.0, 6.0]) - 0.5) / 2)
+
+
+def test_unknown_operand_types_give_type_error():
+    with pytest.raises(TypeError):
+        kael.ones(2) + "x"
+    assert (kael.ones(2) == "x") is False
+
+
+@pytest.mark.parametrize("name,reference", [
+    ("exp", np.exp), ("sin", np.sin), ("cos", np.cos), ("tanh", np.tanh), ("abs", np.abs),
+    ("sign", np.sign), ("square", np.square), ("neg", np.negative),
+    ("relu", lambda x: np.maximum(x, 0)), ("sigmoid", lambda x: 1 / (1 + np.exp(-x)))])
+def test_unary_functions_and_methods(name, reference):
+    a = kael.tensor(A)
+    close(getattr(kael, name)(a), reference(A))
+    close(getattr(a, name)(), reference(A))
+
+
+def test_positive_domain_functions():
+    p = np.abs(A) + 0.5
+    t = kael.tensor(p)
+    close(kael.log(t), np.log(p))
+    close(t.sqrt(), np.sqrt(p))
+    close(t.rsqrt(), 1 / np.sqrt(p))
+    close(t.reciprocal(), 1 / p)
+    close(kael.gelu(t), 0.5 * p * (1 + np.vectorize(math.erf)(p / math.sqrt(2))), rtol=1e-4)
+    assert kael.gelu(t, approximate="tanh").shape == t.shape
+
+
+def test_binary_functions():
+    a, b = kael.tensor(A), kael.tensor(B)
+    close(kael.maximum(a, b), np.maximum(A, B))
+    close(a.minimum(b), np.minimum(A, B))
+    close(kael.pow(kael.abs(a), 0.5), np.abs(A) ** 0.5)
+    close(kael.add(2, a), A + 2)
+    close(a.sub(b), A - B)
+    close(kael.mul(a, b), A * B)
+    close(kael.div(a, 4), A / 4)
+    np.testing.assert_array_equal(kael.logical_and(a > 0, b > 0).numpy(), (A > 0) & (B > 0))
+    np.testing.assert_array_equal(kael.logical_or(a > 0, b > 0).numpy(), (A > 0) | (B > 0))
+    np.testing.assert_array_equal(kael.logical_not(a > 0).numpy(), ~(A > 0))
+    np.testing.assert_array_equal(kael.eq(a, a).numpy(), np.ones_like(A, dtype=bool))
+
+
+def test_where_clamp_masked_fill():
+    a = kael.tensor(A)
+    close(kael.where(a > 0, a, 0.0), np.where(A > 0, A, 0))
+    close(kael.where(a > 0, 1.0, kael.tensor(B)), np.where(A > 0, 1, B))
+    close(a.clamp(-1, 1), np.clip(A, -1, 1))
+    close(kael.clamp(a, min=0), np.maximum(A, 0))
+    close(a.clamp(max=0.0), np.minimum(A, 0))
+    assert kael.tensor([1, 5, 9]).clamp(2, 6).tolist() == [2, 5, 6]
+    close(a.masked_fill(a < 0, -9), np.where(A < 0, -9, A))
+    assert kael.tensor([1, 2]).masked_fill(kael.tensor([True, False]), 2 ** 60).tolist() == \
+        [2 ** 60, 2]
+    t = kael.tensor(A)
+    t.masked_fill_(t > 0, 0.0)
+    close(t, np.minimum(A, 0))
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "max", "min", "argmax", "argmin"])
+def test_reductions_with_dim_and_keepdim(name):
+    data = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+    t = kael.tensor(data)
+    reference = getattr(np, name)
+    close(getattr(kael, name)(t), reference(data), rtol=1e-4)
+    for dim in [0, 1, -1]:
+        close(getattr(t, name)(dim=dim), reference(data, axis=dim), rtol=1e-4)
+        close(getattr(kael, name)(t, dim, keepdim=True),
+              reference(data, axis=dim, keepdims=True), rtol=1e-4)
+
+
+def test_more_reductions():
+    data = np.random.default_rng(1).standard_normal((4, 6))
+    t = kael.tensor(data)
+    close(t.sum(dim=(0, 1)), data.sum())
+    close(kael.mean(t, (0,), keepdim=True), data.mean(axis=0, keepdims=True))
+    close(t.sum(keepdim=True), data.sum(keepdims=True))
+    close(kael.var(t, dim=1), data.var(axis=1, ddof=1))
+    close(t.std(correction=0), data.std())
+    close(kael.norm(t), np.linalg.norm(data))
+    close(kael.logsumexp(t, 1), np.log(np.exp(data).sum(axis=1)))
+    assert kael.all(t > -100).item() and not kael.any(t > 100).item()
+    np.testing.assert_array_equal((t > 0).any(dim=0).numpy(), (data > 0).any(axis=0))
+    np.testing.assert_array_equal((t > 0).all(dim=1, keepdim=True).numpy(),
+                                  (data > 0).all(axis=1, keepdims=True))
+
+
+def test_matmul_shapes():
+    rng = np.random.default_rng(2)
+    for sa, sb in [((3, 4), (4, 5)), ((4,), (4,)), ((2, 3, 4), (4, 2)), ((4,), (4, 3)),
+                   ((2, 1, 3, 4), (5, 4, 2))]:
+        x = rng.standard_normal(sa).astype(np.float32)
+        y = rng.standard_normal(sb).astype(np.float32)
+        close(kael.matmul(kael.tensor(x), kael.tensor(y)), x @ y, rtol=1e-4)
+        close(kael.tensor(x).matmul(kael.tensor(y)), x @ y, rtol=1e-4)
+    with pytest.raises(ValueError):
+        kael.ones(2, 3) @ kael.ones(2, 3)
+
+
+def test_index_ops():
+    data = np.arange(12.0).reshape(3, 4)
+    t = kael.tensor(data)
+    index = np.array([[0, 3], [1, 1], [2, 0]])
+    close(kael.gather(t, 1, kael.tensor(index)), np.take_along_axis(data, index, 1))
+    close(t.index_select(0, kael.tensor([2, 0])), data[[2, 0]])
+    target = kael.zeros(3, 4, dtype="f64")
+    target.scatter_add_(1, kael.tensor(index), kael.ones(3, 2, dtype="f64"))
+    expected = np.zeros((3, 4))
+    for row in range(3):
+        for column in index[row]:
+            expected[row, column] += 1
+    close(target, expected)
+    close(kael.scatter_add(kael.zeros(3, 4, dtype="f64"), 1, kael.tensor(index),
+                           kael.ones(3, 2, dtype="f64")), expected)
+    with pytest.raises(IndexError):
+        kael.gather(t, 1, kael.tensor([[7]]))
+
+
+def test_nn_functions():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    t = kael.tensor(x)
+    softmax = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    close(kael.softmax(t, 1), softmax)
+    close(t.log_softmax(dim=-1), np.log(softmax), rtol=1e-4)
+    targets = np.array([0, 4, 2, 1])
+    losses = -np.log(softmax[np.arange(4), targets])
+    close(kael.cross_entropy(t, kael.tensor(targets)), losses.mean(), rtol=1e-4)
+    close(kael.cross_entropy(t, kael.tensor(targets), reduction="none"), losses, rtol=1e-4)
+    close(kael.cross_entropy(t, kael.tensor(targets), reduction="sum"), losses.sum(), rtol=1e-4)
+    normed = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    close(kael.layer_norm(t), normed, rtol=1e-4, atol=1e-5)
+    w, b = np.full(5, 2.0, np.float32), np.full(5, 0.5, np.float32)
+    close(kael.layer_norm(t, kael.tensor(w), kael.tensor(b)), normed * 2 + 0.5, rtol=1e-4,
+          atol=1e-5)
+    table = rng.standard_normal((10, 3)).astype(np.float32)
+    ids = np.array([[1, 9], [0, 0]])
+    close(kael.embedding(kael.tensor(table), kael.tensor(ids)), table[ids])
+    weight, bias = rng.standard_normal((3, 5)).astype(np.float32), np.ones(3, np.float32)
+    close(kael.linear(t, kael.tensor(weight), kael.tensor(bias)), x @ weight.T + 1, rtol=1e-4)
+    close(kael.linear(t, kael.tensor(weight)), x @ weight.T, rtol=1e-4)
+    assert kael.dropout(t, 0.5, training=False).tolist() == t.tolist()
+    dropped = kael.dropout(kael.ones(1000), p=0.5)
+    assert set(dropped.tolist()) <= {0.0, 2.0} and 300 < dropped.sum().item() / 2 < 700
+    with pytest.raises(ValueError):
+        kael.dropout(t, 1.5)
+    close(kael.relu_backward(t, kael.ones(4, 5)), (x > 0).astype(np.float32))
+    assert kael.sigmoid_backward(t, kael.ones(4, 5)).shape == (4, 5)
+
+
+def test_joins_and_sequences():
+    a, b = kael.tensor([[1, 2]]), kael.tensor([[3, 4]])
+    assert kael.cat([a, b]).tolist() == [[1, 2], [3, 4]]
+    assert kael.cat([a, b], dim=1).tolist() == [[1, 2, 3, 4]]
+    assert kael.stack([a[0], b[0]], dim=1).tolist() == [[1, 3], [2, 4]]
+    data = np.array([[3.0, 1.0, 2.0], [0.0, -1.0, 5.0]])
+    t = kael.tensor(data)
+    values, indices = kael.sort(t)
+    close(values, np.sort(data))
+    np.testing.assert_array_equal(indices.numpy(), np.argsort(data, kind="stable"))
+    result = t.sort(dim=0, descending=True)
+    close(result.values, -np.sort(-data, axis=0))
+    np.testing.assert_array_equal(t.argsort(dim=1).numpy(), np.argsort(data, axis=1))
+    top = kael.topk(t, 2)
+    close(top.values, [[3.0, 2.0], [5.0, 0.0]])
+    np.testing.assert_array_equal(top.indices.numpy(), [[0, 2], [2, 0]])
+    close(t.topk(1, dim=0, largest=False).values, data.min(axis=0, keepdims=True))
+    close(kael.cumsum(t, 1), np.cumsum(data, axis=1))
+    assert kael.tensor([True, True, False]).cumsum(0).tolist() == [1, 2, 2]
+
+
+def test_allclose():
+    assert kael.allclose(kael.ones(2), kael.ones(2) + 1e-9)
+    assert not kael.ones(2).allclose(kael.zeros(2))
+    assert kael.allclose(kael.tensor([1.0]), kael.tensor([1.1]), atol=0.2)
