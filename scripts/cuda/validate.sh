@@ -410,7 +410,7 @@ print(" ".join(sorted(names)))' 2>>"$log")"
     echo "excluded: $excluded" >>"$log"
     local junit="$REPORT_DIR/ctest-junit.xml"
     rm -f "$junit"
-    run_logged "$log" "$LIMIT_LONG" ctest --test-dir "$BUILD_DIR" --output-on-failure -j 8 \
+    run_logged "$log" "$LIMIT_LONG" ctest --test-dir "$BUILD_DIR" --output-on-failure -j 8 -LE "shipping|python" \
         -E "$pattern" --output-junit "$junit"
     local status=$?
     local counts not_run
