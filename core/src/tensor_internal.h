@@ -1,0 +1,70 @@
+#pragma once
+// Shape arithmetic and view construction shared by tensor.cpp (copies, factories) and
+// tensor_views.cpp (views), private to the core.
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <string>
+
+#include "autograd/record.h"
+#include "kael/tensor.h"
+
+namespace kael::detail {
+
+inline std::int64_t product(const Shape& shape) {
+    return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+inline bool shape_has_zero(const Shape& shape) {
+    return std::find(shape.begin(), shape.end(), 0) != shape.end();
+}
+
+inline Shape contiguous_strides(const Shape& shape) {
+    Shape strides(shape.size(), 1);
+    for (std::size_t i = shape.size(); i-- > 1;) {
+        strides[i - 1] = strides[i] * std::max<std::int64_t>(shape[i], 1);
+    }
+    return strides;
+}
+
+inline std::int64_t wrap_dim(std::int64_t dim, std::int64_t rank, const char* op) {
+    const std::int64_t bound = std::max<std::int64_t>(rank, 1);
+    if (dim < -bound || dim >= bound) {
+        throw IndexError(std::string(op) + ": dimension " + std::to_string(dim) +
+                         " is out of range for a tensor with " + std::to_string(rank) +
+                         " dimension(s)");
+    }
+    return dim < 0 ? dim + bound : dim;
+}
+
+inline Tensor with_view(const Tensor& base, Shape shape, Shape strides, std::int64_t offset) {
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = base.impl().storage;
+    impl->shape = std::move(shape);
+    impl->strides = std::move(strides);
+    impl->offset = offset;
+    impl->dtype = base.dtype();
+    impl->view_base = base.impl().view_base ? base.impl().view_base : base.impl_ptr();
+    return Tensor(impl);
+}
+
+// Gives out a backward node when input takes part in autograd; backward maps the output's
+// gradient to input's.
+template <typename Backward>
+Tensor recorded(const Tensor& input, Tensor out, const char* name, Backward&& backward) {
+    if (!is_grad_enabled() || !input.requires_grad()) {
+        return out;
+    }
+    const autograd::Recording recording({input});
+    return recording.finish(std::move(out), name,
+                            [backward = std::forward<Backward>(backward)](const Tensor& grad) {
+                                return std::vector<Tensor>{backward(grad)};
+                            });
+}
+
+inline Tensor reshaped(const Tensor& input, Tensor out, const char* name) {
+    return recorded(input, std::move(out), name,
+                    [shape = input.shape()](const Tensor& grad) { return grad.reshape(shape); });
+}
+
+}  // namespace kael::detail

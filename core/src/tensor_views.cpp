@@ -1,0 +1,243 @@
+// Views: new shape, strides and offset over the same storage, each with its backward.
+#include "tensor_internal.h"
+
+namespace kael {
+
+using detail::contiguous_strides;
+using detail::product;
+using detail::recorded;
+using detail::reshaped;
+using detail::with_view;
+using detail::wrap_dim;
+
+Tensor Tensor::view(const Shape& requested) const {
+    Shape shape = requested;
+    std::int64_t known = 1;
+    int inferred = -1;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == -1) {
+            if (inferred >= 0) {
+                throw ValueError("view: only one dimension can be -1, got " + to_string(shape));
+            }
+            inferred = static_cast<int>(i);
+        } else if (shape[i] < 0) {
+            throw ValueError("view: invalid shape " + to_string(shape));
+        } else {
+            known *= shape[i];
+        }
+    }
+    if (inferred >= 0) {
+        if (known == 0 || numel() % known != 0) {
+            throw ValueError("view: shape " + to_string(requested) + " is invalid for " +
+                             std::to_string(numel()) + " elements");
+        }
+        shape[inferred] = numel() / known;
+    }
+    if (product(shape) != numel()) {
+        throw ValueError("view: shape " + to_string(requested) + " is invalid for a tensor of shape " +
+                         to_string(this->shape()));
+    }
+    if (!is_contiguous()) {
+        throw ValueError("view: tensor of shape " + to_string(this->shape()) +
+                         " is not contiguous; use reshape()");
+    }
+    return reshaped(*this, with_view(*this, shape, contiguous_strides(shape), offset()),
+                    "ViewBackward");
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+    return is_contiguous() ? view(shape) : contiguous().view(shape);
+}
+
+Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
+    if (dim() < 2 && dim0 == dim1) {
+        return reshaped(*this, with_view(*this, shape(), strides(), offset()), "ViewBackward");
+    }
+    dim0 = wrap_dim(dim0, dim(), "transpose");
+    dim1 = wrap_dim(dim1, dim(), "transpose");
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    std::swap(shape[dim0], shape[dim1]);
+    std::swap(strides[dim0], strides[dim1]);
+    return recorded(*this, with_view(*this, shape, strides, offset()), "TransposeBackward",
+                    [dim0, dim1](const Tensor& grad) { return grad.transpose(dim0, dim1); });
+}
+
+Tensor Tensor::T() const {
+    if (dim() > 2) {
+        throw ValueError("T: expected a tensor with at most 2 dimensions, got shape " +
+                         to_string(shape()));
+    }
+    return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::permute(const Shape& order) const {
+    if (static_cast<std::int64_t>(order.size()) != dim()) {
+        throw ValueError("permute: order " + to_string(order) + " does not match shape " +
+                         to_string(shape()));
+    }
+    Shape shape(order.size());
+    Shape strides(order.size());
+    Shape inverse(order.size());
+    std::vector<bool> seen(order.size(), false);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        const std::int64_t d = wrap_dim(order[i], dim(), "permute");
+        if (seen[d]) {
+            throw ValueError("permute: repeated dimension in " + to_string(order));
+        }
+        seen[d] = true;
+        shape[i] = this->shape()[d];
+        strides[i] = this->strides()[d];
+        inverse[d] = static_cast<std::int64_t>(i);
+    }
+    return recorded(*this, with_view(*this, shape, strides, offset()), "PermuteBackward",
+                    [inverse](const Tensor& grad) { return grad.permute(inverse); });
+}
+
+Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t stop,
+                     std::int64_t step) const {
+    d = wrap_dim(d, dim(), "slice");
+    if (step <= 0) {
+        throw ValueError("slice: step must be positive, got " + std::to_string(step));
+    }
+    const std::int64_t size = shape()[d];
+    auto clampi = [size](std::int64_t v) {
+        v = v < 0 ? v + size : v;
+        return std::min(std::max<std::int64_t>(v, 0), size);
+    };
+    start = clampi(start);
+    stop = std::max(clampi(stop), start);
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    shape[d] = (stop - start + step - 1) / step;
+    const std::int64_t new_offset = offset() + start * strides[d];
+    strides[d] *= step;
+    return recorded(*this, with_view(*this, shape, strides, new_offset), "SliceBackward",
+                    [input_shape = this->shape(), d, start, stop, step](const Tensor& grad) {
+                        Tensor whole = zeros(input_shape, grad.dtype(), grad.device());
+                        whole.slice(d, start, stop, step).copy_(grad);
+                        return whole;
+                    });
+}
+
+Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
+    d = wrap_dim(d, dim(), "select");
+    const std::int64_t size = shape()[d];
+    if (index < -size || index >= size) {
+        throw IndexError("select: index " + std::to_string(index) +
+                         " is out of range for dimension " + std::to_string(d) + " of size " +
+                         std::to_string(size));
+    }
+    index = index < 0 ? index + size : index;
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    const std::int64_t new_offset = offset() + index * strides[d];
+    shape.erase(shape.begin() + d);
+    strides.erase(strides.begin() + d);
+    return recorded(*this, with_view(*this, shape, strides, new_offset), "SelectBackward",
+                    [input_shape = this->shape(), d, index](const Tensor& grad) {
+                        Tensor whole = zeros(input_shape, grad.dtype(), grad.device());
+                        whole.select(d, index).copy_(grad);
+                        return whole;
+                    });
+}
+
+Tensor Tensor::unsqueeze(std::int64_t d) const {
+    d = wrap_dim(d, dim() + 1, "unsqueeze");
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    const std::int64_t stride =
+        d < dim() ? shape[d] * strides[d] : 1;
+    shape.insert(shape.begin() + d, 1);
+    strides.insert(strides.begin() + d, stride);
+    return reshaped(*this, with_view(*this, shape, strides, offset()), "UnsqueezeBackward");
+}
+
+Tensor Tensor::squeeze(std::int64_t d) const {
+    if (dim() == 0) {
+        return *this;
+    }
+    d = wrap_dim(d, dim(), "squeeze");
+    if (shape()[d] != 1) {
+        return reshaped(*this, with_view(*this, shape(), strides(), offset()), "SqueezeBackward");
+    }
+    Shape shape = this->shape();
+    Shape strides = this->strides();
+    shape.erase(shape.begin() + d);
+    strides.erase(strides.begin() + d);
+    return reshaped(*this, with_view(*this, shape, strides, offset()), "SqueezeBackward");
+}
+
+Tensor Tensor::squeeze() const {
+    Shape shape;
+    Shape strides;
+    for (std::size_t i = 0; i < this->shape().size(); ++i) {
+        if (this->shape()[i] != 1) {
+            shape.push_back(this->shape()[i]);
+            strides.push_back(this->strides()[i]);
+        }
+    }
+    return reshaped(*this, with_view(*this, shape, strides, offset()), "SqueezeBackward");
+}
+
+Tensor Tensor::expand(const Shape& target) const {
+    if (target.size() < shape().size()) {
+        throw ValueError("expand: cannot expand shape " + to_string(shape()) + " to " +
+                         to_string(target));
+    }
+    const std::size_t lead = target.size() - shape().size();
+    Shape shape(target.size());
+    Shape strides(target.size(), 0);
+    for (std::size_t i = 0; i < target.size(); ++i) {
+        const std::int64_t wanted = target[i];
+        if (i < lead) {
+            if (wanted < 0) {
+                throw ValueError("expand: -1 is not allowed for a new dimension in " +
+                                 to_string(target));
+            }
+            shape[i] = wanted;
+            continue;
+        }
+        const std::int64_t have = this->shape()[i - lead];
+        if (wanted == -1 || wanted == have) {
+            shape[i] = have;
+            strides[i] = this->strides()[i - lead];
+        } else if (have == 1 && wanted >= 0) {
+            shape[i] = wanted;
+        } else {
+            throw ValueError("expand: cannot expand shape " + to_string(this->shape()) + " to " +
+                             to_string(target));
+        }
+    }
+    return recorded(*this, with_view(*this, shape, strides, offset()), "ExpandBackward",
+                    [input_shape = this->shape()](const Tensor& grad) {
+                        return autograd::sum_to(grad, input_shape);
+                    });
+}
+
+Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, std::int64_t new_offset) const {
+    if (is_grad_enabled() && requires_grad()) {
+        throw ValueError("as_strided: not differentiable; call it on detach() or under "
+                         "NoGradGuard");
+    }
+    if (shape.size() != strides.size()) {
+        throw ValueError("as_strided: shape " + to_string(shape) + " and strides " +
+                         to_string(strides) + " differ in length");
+    }
+    std::int64_t last = new_offset;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] == 0) {
+            last = -1;
+            break;
+        }
+        last += (shape[i] - 1) * strides[i];
+    }
+    if (new_offset < 0 || last * itemsize(dtype()) >= std::max<std::int64_t>(impl().storage->nbytes(), 1)) {
+        if (last >= 0) {
+            throw IndexError("as_strided: view reaches outside the storage");
+        }
+    }
+    return with_view(*this, shape, strides, new_offset);
+}
+
+}  // namespace kael
