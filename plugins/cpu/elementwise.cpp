@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cpu_kernels.h"
+#include "kael/kernels/abi_checks.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
@@ -16,34 +17,6 @@ using kernels::Storage;
 using kernels::store_element;
 
 constexpr int64_t kMinParallelElements = int64_t{1} << 16;
-
-void check_layout(const kael_element_layout* layout) {
-    if (layout == nullptr) {
-        plugin::invalid("layout is null");
-    }
-    if (layout->struct_size < sizeof(kael_element_layout)) {
-        plugin::invalid("kael_element_layout.struct_size too small");
-    }
-    if (layout->dims < 0 || layout->dims > KAEL_MAX_DIMS) {
-        plugin::invalid("layout dims " + std::to_string(layout->dims) + " outside 0.." +
-                        std::to_string(KAEL_MAX_DIMS));
-    }
-    if (layout->operands < 1 || layout->operands > KAEL_MAX_OPERANDS) {
-        plugin::invalid("layout operands " + std::to_string(layout->operands) + " outside 1.." +
-                        std::to_string(KAEL_MAX_OPERANDS));
-    }
-    int64_t product = 1;
-    for (int dim = 0; dim < layout->dims; ++dim) {
-        if (layout->shape[dim] < 0) {
-            plugin::invalid("negative layout extent " + std::to_string(layout->shape[dim]));
-        }
-        product *= layout->shape[dim];
-    }
-    if (product != layout->count) {
-        plugin::invalid("layout count " + std::to_string(layout->count) +
-                        " is not the product of its shape (" + std::to_string(product) + ")");
-    }
-}
 
 // Walks elements [begin, end) of the layout as runs along the innermost dimension. An N-d
 // counter carries between runs, so there is one division per call, not one per element.
@@ -162,7 +135,7 @@ kael_status convert(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
                     const kael_element_layout* layout) {
     return plugin::guarded("cpu.convert", [&] {
         check_device(device);
-        check_layout(layout);
+        kernels::check_element_layout(layout);
         LayoutRunner runner{*layout};
         kernels::dispatch_convert(out_dtype, in_dtype, layout->operands, runner);
     });
@@ -173,7 +146,7 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
                         const kael_element_params* params) {
     return plugin::guarded("cpu.elementwise", [&] {
         check_device(device);
-        check_layout(layout);
+        kernels::check_element_layout(layout);
         LayoutRunner runner{*layout};
         kernels::dispatch_elementwise(op, out_dtype, in_dtype, layout->operands, params, runner);
     });

@@ -2,6 +2,7 @@
 
 #include "cpu_kernels.h"
 #include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/abi_checks.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
 
@@ -11,31 +12,6 @@ namespace {
 using kernels::Storage;
 
 constexpr int64_t kMinParallelElements = int64_t{1} << 16;
-
-void check_index_layout(const kael_index_layout* layout, const char* entry) {
-    if (layout == nullptr || layout->struct_size < sizeof(kael_index_layout)) {
-        plugin::invalid(std::string(entry) + ": kael_index_layout is null or too small");
-    }
-    if (layout->dims < 1 || layout->dims > KAEL_MAX_DIMS) {
-        plugin::invalid(std::string(entry) + ": dims " + std::to_string(layout->dims) +
-                        " outside 1.." + std::to_string(KAEL_MAX_DIMS));
-    }
-    if (layout->axis < 0 || layout->axis >= layout->dims) {
-        plugin::invalid(std::string(entry) + ": axis " + std::to_string(layout->axis) +
-                        " outside 0.." + std::to_string(layout->dims - 1));
-    }
-    int64_t product = 1;
-    for (int dim = 0; dim < layout->dims; ++dim) {
-        if (layout->shape[dim] < 0) {
-            plugin::invalid(std::string(entry) + ": negative extent");
-        }
-        product *= layout->shape[dim];
-    }
-    if (product != layout->count) {
-        plugin::invalid(std::string(entry) + ": count " + std::to_string(layout->count) +
-                        " is not the product of the shape (" + std::to_string(product) + ")");
-    }
-}
 
 // Calls visit(data_offset, index_offset, source_offset) for elements [begin, end) of the index
 // shape; data_offset leaves out the axis, whose coordinate the index value supplies.
@@ -96,7 +72,7 @@ kael_status gather(int32_t device, kael_dtype dtype, void* out, const void* data
                    const int64_t* indices, const kael_index_layout* layout) {
     return plugin::guarded("cpu.gather", [&] {
         check_device(device);
-        check_index_layout(layout, "gather");
+        kernels::check_index_layout(layout, "gather");
         if (!kernels::valid_dtype(dtype)) {
             plugin::invalid("gather: invalid dtype " + std::to_string(dtype));
         }
@@ -125,7 +101,7 @@ kael_status scatter_add(int32_t device, kael_dtype dtype, void* data, const int6
                         const void* source, const kael_index_layout* layout) {
     return plugin::guarded("cpu.scatter_add", [&] {
         check_device(device);
-        check_index_layout(layout, "scatter_add");
+        kernels::check_index_layout(layout, "scatter_add");
         if (!kernels::valid_dtype(dtype)) {
             plugin::invalid("scatter_add: invalid dtype " + std::to_string(dtype));
         }

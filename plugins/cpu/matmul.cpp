@@ -5,6 +5,7 @@
 
 #include "blas_loader.h"
 #include "cpu_kernels.h"
+#include "kael/kernels/abi_checks.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
 
@@ -12,21 +13,6 @@ namespace kael::cpu {
 namespace {
 
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
-
-void check_sizes(const kael_matmul_sizes* sizes) {
-    if (sizes == nullptr || sizes->struct_size < sizeof(kael_matmul_sizes)) {
-        plugin::invalid("kael_matmul_sizes is null or its struct_size too small");
-    }
-    if (sizes->batches < 0 || sizes->rows < 0 || sizes->inner < 0 || sizes->columns < 0) {
-        plugin::invalid("negative matmul size (batches " + std::to_string(sizes->batches) +
-                        ", rows " + std::to_string(sizes->rows) + ", inner " +
-                        std::to_string(sizes->inner) + ", columns " +
-                        std::to_string(sizes->columns) + ")");
-    }
-    if (sizes->a_batch_stride < 0 || sizes->b_batch_stride < 0) {
-        plugin::invalid("negative matmul batch stride");
-    }
-}
 
 // Plain loops in i-k-j order (rows of b and out stream); integers wrap like every int64 kernel.
 // Used for i64 and for floats when no BLAS is installed.
@@ -97,7 +83,7 @@ kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* 
                    const kael_matmul_sizes* sizes) {
     return plugin::guarded("cpu.matmul", [&] {
         check_device(device);
-        check_sizes(sizes);
+        kernels::check_matmul_sizes(sizes);
         if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_I64) {
             if (dtype == KAEL_DTYPE_BOOL) {
                 plugin::unsupported("matmul is not supported for dtype bool");

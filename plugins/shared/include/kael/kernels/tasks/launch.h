@@ -18,11 +18,16 @@
 #include <cstdint>
 #include <string>
 
+#include "kael/kernels/abi_checks.h"
 #include "kael/kernels/element_math.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/plugin_api.h"
 
 namespace kael::kernels::tasks {
+
+using kernels::check_element_layout;
+using kernels::check_index_layout;
+using kernels::check_matmul_sizes;
 
 KAEL_HD constexpr std::int64_t min_of(std::int64_t a, std::int64_t b) {
     return a < b ? a : b;
@@ -46,61 +51,6 @@ public:
 private:
     T* data_;
 };
-
-inline void check_element_layout(const kael_element_layout* layout) {
-    if (layout == nullptr || layout->struct_size < sizeof(kael_element_layout)) {
-        plugin::invalid("kael_element_layout is null or its struct_size too small");
-    }
-    if (layout->dims < 0 || layout->dims > KAEL_MAX_DIMS) {
-        plugin::invalid("layout dims " + std::to_string(layout->dims) + " outside 0.." +
-                        std::to_string(KAEL_MAX_DIMS));
-    }
-    if (layout->operands < 1 || layout->operands > KAEL_MAX_OPERANDS) {
-        plugin::invalid("layout operands " + std::to_string(layout->operands) + " outside 1.." +
-                        std::to_string(KAEL_MAX_OPERANDS));
-    }
-    std::int64_t product = 1;
-    for (int dim = 0; dim < layout->dims; ++dim) {
-        if (layout->shape[dim] < 0) {
-            plugin::invalid("negative layout extent " + std::to_string(layout->shape[dim]));
-        }
-        product *= layout->shape[dim];
-    }
-    if (product != layout->count) {
-        plugin::invalid("layout count " + std::to_string(layout->count) +
-                        " is not the product of its shape (" + std::to_string(product) + ")");
-    }
-    for (int operand = 0; layout->count > 0 && operand < layout->operands; ++operand) {
-        if (layout->base[operand] == nullptr) {
-            plugin::invalid("layout operand " + std::to_string(operand) + " is null");
-        }
-    }
-}
-
-inline void check_index_layout(const kael_index_layout* layout, const char* entry) {
-    if (layout == nullptr || layout->struct_size < sizeof(kael_index_layout)) {
-        plugin::invalid(std::string(entry) + ": kael_index_layout is null or too small");
-    }
-    if (layout->dims < 1 || layout->dims > KAEL_MAX_DIMS) {
-        plugin::invalid(std::string(entry) + ": dims " + std::to_string(layout->dims) +
-                        " outside 1.." + std::to_string(KAEL_MAX_DIMS));
-    }
-    if (layout->axis < 0 || layout->axis >= layout->dims) {
-        plugin::invalid(std::string(entry) + ": axis " + std::to_string(layout->axis) +
-                        " outside 0.." + std::to_string(layout->dims - 1));
-    }
-    std::int64_t product = 1;
-    for (int dim = 0; dim < layout->dims; ++dim) {
-        if (layout->shape[dim] < 0) {
-            plugin::invalid(std::string(entry) + ": negative extent");
-        }
-        product *= layout->shape[dim];
-    }
-    if (product != layout->count) {
-        plugin::invalid(std::string(entry) + ": count " + std::to_string(layout->count) +
-                        " is not the product of the shape (" + std::to_string(product) + ")");
-    }
-}
 
 inline void check_rows(const char* entry, std::int64_t chunk_size, std::int64_t row_count) {
     if (chunk_size < 0 || row_count < 0) {

@@ -57,21 +57,6 @@ struct MatmulTiles {
     }
 };
 
-inline void check_matmul_sizes(const kael_matmul_sizes* sizes) {
-    if (sizes == nullptr || sizes->struct_size < sizeof(kael_matmul_sizes)) {
-        plugin::invalid("kael_matmul_sizes is null or its struct_size too small");
-    }
-    if (sizes->batches < 0 || sizes->rows < 0 || sizes->inner < 0 || sizes->columns < 0) {
-        plugin::invalid("negative matmul size (batches " + std::to_string(sizes->batches) +
-                        ", rows " + std::to_string(sizes->rows) + ", inner " +
-                        std::to_string(sizes->inner) + ", columns " +
-                        std::to_string(sizes->columns) + ")");
-    }
-    if (sizes->a_batch_stride < 0 || sizes->b_batch_stride < 0) {
-        plugin::invalid("negative matmul batch stride");
-    }
-}
-
 // The matmul slot through MatmulTiles: f32, f64 and (wrapping) i64; bool is unsupported.
 template <typename Launcher>
 void launch_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
