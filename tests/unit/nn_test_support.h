@@ -1,8 +1,13 @@
 #pragma once
-// Element-wise closeness with an absolute and a relative part, reporting the first miss.
+// Helpers of the nn, optim and gpt tests.
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
 #include <vector>
+
+#include "kael/tensor.h"
 
 template <typename A, typename B>
 void check_close(const std::vector<A>& actual, const std::vector<B>& expected, double atol,
@@ -17,3 +22,20 @@ void check_close(const std::vector<A>& actual, const std::vector<B>& expected, d
         }
     }
 }
+
+inline std::vector<double> v(const kael::Tensor& t) { return t.to_vector<double>(); }
+
+// A file under the temporary folder, removed when the test ends.
+struct TempFile {
+    std::filesystem::path path;
+    explicit TempFile(const std::string& stem)
+        : path(std::filesystem::temp_directory_path() /
+               (stem + "_" + std::to_string(std::random_device{}()) + ".kael")) {}
+    ~TempFile() {
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+    }
+    TempFile(const TempFile&) = delete;
+    TempFile& operator=(const TempFile&) = delete;
+};
+

@@ -23,24 +23,6 @@ namespace tt = boost::test_tools;
 
 namespace {
 
-std::vector<double> v(const Tensor& t) {
-    return t.to_vector<double>();
-}
-
-// A file under the temporary folder, removed when the test ends.
-struct TempFile {
-    fs::path path;
-    explicit TempFile(const std::string& stem)
-        : path(fs::temp_directory_path() /
-               (stem + "_" + std::to_string(std::random_device{}()) + ".kael")) {}
-    ~TempFile() {
-        std::error_code ignored;
-        fs::remove(path, ignored);
-    }
-    TempFile(const TempFile&) = delete;
-    TempFile& operator=(const TempFile&) = delete;
-};
-
 std::vector<char> read_bytes(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -23,10 +23,6 @@ namespace tt = boost::test_tools;
 
 namespace {
 
-std::vector<double> v(const Tensor& t) {
-    return t.to_vector<double>();
-}
-
 Tensor random_f64(const Shape& shape, unsigned seed) {
     std::mt19937 generator(seed);
     std::uniform_real_distribution<double> uniform(-1.5, 1.5);
@@ -36,20 +32,6 @@ Tensor random_f64(const Shape& shape, unsigned seed) {
     for (double& value : values) value = uniform(generator);
     return kael::tensor(values).reshape(shape);
 }
-
-// A file under the temporary folder, removed when the test ends.
-struct TempFile {
-    fs::path path;
-    explicit TempFile(const std::string& stem)
-        : path(fs::temp_directory_path() /
-               (stem + "_" + std::to_string(std::random_device{}()) + ".kael")) {}
-    ~TempFile() {
-        std::error_code ignored;
-        fs::remove(path, ignored);
-    }
-    TempFile(const TempFile&) = delete;
-    TempFile& operator=(const TempFile&) = delete;
-};
 
 // x [rows, in] times w [out, in]^T plus b, in plain loops.
 }  // namespace
