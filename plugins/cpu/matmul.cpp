@@ -83,28 +83,15 @@ kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* 
                    const kael_matmul_sizes* sizes) {
     return plugin::guarded("cpu.matmul", [&] {
         check_device(device);
-        kernels::check_matmul_sizes(sizes);
-        if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_I64) {
-            if (dtype == KAEL_DTYPE_BOOL) {
-                plugin::unsupported("matmul is not supported for dtype bool");
-            }
-            plugin::invalid("matmul: invalid dtype " + std::to_string(dtype));
+        if (!kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+            return;
         }
         const kael_matmul_sizes& s = *sizes;
-        const int64_t out_count = s.batches * s.rows * s.columns;
-        if (out_count == 0) {
-            return;
-        }
-        if (out == nullptr) {
-            plugin::invalid("matmul: out is null");
-        }
         if (s.inner == 0) {
             const int64_t item = dtype == KAEL_DTYPE_F32 ? 4 : 8;
-            std::fill_n(static_cast<char*>(out), out_count * item, char{0});  // 0 bits = 0 and 0.0
+            std::fill_n(static_cast<char*>(out), s.batches * s.rows * s.columns * item,
+                        char{0});  // 0 bits = 0 and 0.0
             return;
-        }
-        if (a == nullptr || b == nullptr) {
-            plugin::invalid("matmul: a or b is null");
         }
         switch (dtype) {
             case KAEL_DTYPE_F32:

@@ -210,20 +210,10 @@ kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* 
                    const kael_matmul_sizes* sizes) {
     return plugin::guarded("cuda.matmul", [&] {
         use_device(device);
-        tasks::check_matmul_sizes(sizes);
-        if (dtype == KAEL_DTYPE_BOOL) {
-            plugin::unsupported("matmul is not supported for dtype bool");
-        }
-        if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_I64) {
-            plugin::invalid("matmul: invalid dtype " + std::to_string(dtype));
-        }
-        const kael_matmul_sizes& s = *sizes;
-        if (s.batches * s.rows * s.columns == 0) {
+        if (!kernels::check_matmul_call(dtype, a, b, out, sizes)) {
             return;
         }
-        if (out == nullptr || (s.inner > 0 && (a == nullptr || b == nullptr))) {
-            plugin::invalid("matmul: null a, b or out");
-        }
+        const kael_matmul_sizes& s = *sizes;
         if (s.inner == 0) {  // an empty sum: cuBLAS is never called with an empty matrix
             KAEL_CUDA_CHECK(cudaMemsetAsync(
                 out, 0,

@@ -79,4 +79,25 @@ inline void check_matmul_sizes(const kael_matmul_sizes* sizes) {
     }
 }
 
+
+// Validates a whole matmul call (sizes, dtype, pointers); false when the output is empty and
+// there is nothing to do.
+inline bool check_matmul_call(kael_dtype dtype, const void* a, const void* b, const void* out,
+                              const kael_matmul_sizes* sizes) {
+    check_matmul_sizes(sizes);
+    if (dtype == KAEL_DTYPE_BOOL) {
+        plugin::unsupported("matmul is not supported for dtype bool");
+    }
+    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_I64) {
+        plugin::invalid("matmul: invalid dtype " + std::to_string(dtype));
+    }
+    if (sizes->batches * sizes->rows * sizes->columns == 0) {
+        return false;
+    }
+    if (out == nullptr || (sizes->inner > 0 && (a == nullptr || b == nullptr))) {
+        plugin::invalid("matmul: null a, b or out");
+    }
+    return true;
+}
+
 }  // namespace kael::kernels

@@ -61,20 +61,10 @@ struct MatmulTiles {
 template <typename Launcher>
 void launch_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
                    const kael_matmul_sizes* sizes) {
-    check_matmul_sizes(sizes);
-    if (dtype == KAEL_DTYPE_BOOL) {
-        plugin::unsupported("matmul is not supported for dtype bool");
-    }
-    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_I64) {
-        plugin::invalid("matmul: invalid dtype " + std::to_string(dtype));
-    }
-    const kael_matmul_sizes& s = *sizes;
-    if (s.batches * s.rows * s.columns == 0) {
+    if (!check_matmul_call(dtype, a, b, out, sizes)) {
         return;
     }
-    if (out == nullptr || (s.inner > 0 && (a == nullptr || b == nullptr))) {
-        plugin::invalid("matmul: null a, b or out");
-    }
+    const kael_matmul_sizes& s = *sizes;
     const std::int64_t tiles =
         s.batches * ceil_div(s.rows, kMatmulTile) * ceil_div(s.columns, kMatmulTile);
     const auto launch = [&](auto* typed_out) {
