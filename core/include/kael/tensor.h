@@ -17,6 +17,10 @@ namespace kael {
 
 using Shape = std::vector<std::int64_t>;
 
+// Most dimensions a tensor may have (PyTorch allows 64 too); deeper shapes are a ValueError, so no
+// recursion over dimensions (printing, nested lists) can exhaust the stack.
+inline constexpr std::int64_t kMaxRank = 64;
+
 namespace detail {
 class Backend;
 }
