@@ -281,16 +281,74 @@ Tensor scalar_tensor(double value, DType dtype, Device device) {
     return full({}, value, dtype, device);
 }
 
+namespace {
+
+// A host tensor of count elements for arange, whose allocation failures name arange.
+Tensor arange_buffer(std::int64_t count, DType dtype) {
+    try {
+        return empty({count}, dtype, kCPU);
+    } catch (const OutOfMemoryError& error) {
+        throw OutOfMemoryError("arange: " + std::to_string(count) + " elements of " +
+                               to_string(dtype) + " do not fit in memory (" + error.what() + ")");
+    }
+}
+
+}  // namespace
+
 Tensor arange(double start, double stop, double step, DType dtype, Device device) {
+    if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
+        throw ValueError("arange: start, stop and step must be finite, got " +
+                         std::to_string(start) + ", " + std::to_string(stop) + ", " +
+                         std::to_string(step));
+    }
     if (step == 0) {
         throw ValueError("arange: step must not be zero");
     }
-    const auto count = static_cast<std::int64_t>(std::max(0.0, std::ceil((stop - start) / step)));
-    std::vector<double> values(static_cast<std::size_t>(count));
-    for (std::int64_t i = 0; i < count; ++i) {
-        values[static_cast<std::size_t>(i)] = start + static_cast<double>(i) * step;
+    const double span = std::ceil((stop - start) / step);
+    // 2^62 elements of one byte already exceed any memory; beyond it the count overflows.
+    if (!(span < 0x1p62)) {
+        throw ValueError("arange: the range [" + std::to_string(start) + ", " +
+                         std::to_string(stop) + ") with step " + std::to_string(step) +
+                         " has too many elements");
     }
-    return from_host(values.data(), count, {count}, DType::F64, kCPU).to(dtype).to(device);
+    const auto count = static_cast<std::int64_t>(std::max(0.0, span));
+    Tensor values = arange_buffer(count, DType::F64);
+    auto* data = values.data_ptr<double>();
+    for (std::int64_t i = 0; i < count; ++i) {
+        data[i] = start + static_cast<double>(i) * step;
+    }
+    return values.to(dtype).to(device);
+}
+
+Tensor arange_int(std::int64_t start, std::int64_t stop, std::int64_t step, DType dtype,
+                  Device device) {
+    if (step == 0) {
+        throw ValueError("arange: step must not be zero");
+    }
+    // Unsigned 64-bit distances hold every int64 span exactly; elements wrap back into range.
+    const bool up = step > 0;
+    const std::uint64_t span = up ? (stop > start ? static_cast<std::uint64_t>(stop) -
+                                                        static_cast<std::uint64_t>(start)
+                                                  : 0)
+                                  : (start > stop ? static_cast<std::uint64_t>(start) -
+                                                        static_cast<std::uint64_t>(stop)
+                                                  : 0);
+    const std::uint64_t stride = up ? static_cast<std::uint64_t>(step)
+                                    : 0 - static_cast<std::uint64_t>(step);
+    const std::uint64_t count = span / stride + (span % stride != 0 ? 1 : 0);
+    if (count >= (std::uint64_t{1} << 62)) {
+        throw ValueError("arange: the range [" + std::to_string(start) + ", " +
+                         std::to_string(stop) + ") with step " + std::to_string(step) +
+                         " has too many elements");
+    }
+    Tensor values = arange_buffer(static_cast<std::int64_t>(count), DType::I64);
+    auto* data = values.data_ptr<std::int64_t>();
+    for (std::uint64_t i = 0; i < count; ++i) {
+        const std::uint64_t offset = i * stride;
+        data[i] = static_cast<std::int64_t>(up ? static_cast<std::uint64_t>(start) + offset
+                                               : static_cast<std::uint64_t>(start) - offset);
+    }
+    return values.to(dtype).to(device);
 }
 
 Tensor tensor(const std::vector<float>& values, Shape shape, Device device) {

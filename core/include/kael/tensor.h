@@ -162,8 +162,13 @@ private:
 // Integer fill values keep every bit (values above 2^53 included).
 [[nodiscard]] Tensor full_int(const Shape& shape, std::int64_t value, DType dtype = DType::I64,
                               Device device = kCPU);
+// Values start + i * step below stop. Non-finite bounds, a zero step or more elements than memory
+// can hold are a ValueError or OutOfMemoryError naming arange.
 [[nodiscard]] Tensor arange(double start, double stop, double step = 1,
                             DType dtype = DType::F32, Device device = kCPU);
+// The same in integers, exact for every int64 bound (PyTorch's arange of ints is int64).
+[[nodiscard]] Tensor arange_int(std::int64_t start, std::int64_t stop, std::int64_t step = 1,
+                                DType dtype = DType::I64, Device device = kCPU);
 // A tensor over memory kael did not allocate, which device's plugin must be able to address:
 // strides in elements (non-negative), deleter runs once the last view of it is gone. On a throw
 // (bad shape or strides, no plugin for device) deleter is not called and the caller keeps the
