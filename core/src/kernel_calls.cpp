@@ -3,7 +3,9 @@
 #include <functional>
 
 #include "backend.h"
+#include "kael/autograd.h"
 #include "kael/tensor_iterator.h"
+#include "memory_overlap.h"
 
 namespace kael::detail {
 
@@ -81,11 +83,34 @@ void write_back(const Tensor& mirror, const Tensor& original) {
 
 // Runs the kernel on the tensors' device, or on the cpu plugin over host mirrors when the
 // device's plugin lacks the slot. outputs are written back after a fallback.
+// How an input may share memory with an output: elementwise kernels may read each element where
+// they then write it; other kernels read inputs while outputs are written anywhere.
+enum class Aliasing { SameElements, None };
+
+// A fresh copy of input when it shares memory with an output in a way the kernel cannot handle,
+// so every device (and the backwards-running emulator) computes what sequential code would.
+Tensor unaliased(const Tensor& input, const std::vector<Tensor>& outputs, Aliasing allowed) {
+    for (const Tensor& output : outputs) {
+        if (may_overlap(output, input) &&
+            !(allowed == Aliasing::SameElements && same_elements(output, input))) {
+            const NoGradGuard no_grad;
+            Tensor copy = empty(input.shape(), input.dtype(), input.device());
+            convert(copy, input);
+            return copy;
+        }
+    }
+    return input;
+}
+
 template <typename HasSlot>
-void run(const char* slot, const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+void run(const char* slot, const std::vector<Tensor>& outputs, std::vector<Tensor> inputs,
          HasSlot has_slot,
          const std::function<void(const Backend&, int, const std::vector<Tensor>&,
-                                  const std::vector<Tensor>&)>& call) {
+                                  const std::vector<Tensor>&)>& call,
+         Aliasing allowed = Aliasing::None) {
+    for (Tensor& input : inputs) {
+        input = unaliased(input, outputs, allowed);
+    }
     const Device device = outputs.front().device();
     const Backend& backend = backend_for(device);
     if (has_slot(backend.table())) {
@@ -127,18 +152,51 @@ void fill(const Tensor& out, const kael_element_params& value) {
         });
 }
 
+namespace {
+
+// Runs launch(out, inputs) over pieces of at most KAEL_MAX_DIMS merged dimensions: beyond that
+// the outermost dimension is walked here, one slice per call.
+void split_for_layout(const Tensor& out, const std::vector<Tensor>& inputs,
+                      const std::function<void(const Tensor&, const std::vector<Tensor>&)>& launch) {
+    if (element_layout_dims(out, inputs) <= KAEL_MAX_DIMS) {
+        launch(out, inputs);
+        return;
+    }
+    const NoGradGuard no_grad;
+    std::vector<Tensor> expanded;
+    for (const Tensor& input : inputs) {
+        expanded.push_back(input.expand(out.shape()));
+    }
+    std::int64_t outer = 0;
+    while (out.shape()[outer] == 1) {
+        ++outer;
+    }
+    for (std::int64_t i = 0; i < out.shape()[outer]; ++i) {
+        std::vector<Tensor> slices;
+        for (const Tensor& input : expanded) {
+            slices.push_back(input.select(outer, i));
+        }
+        split_for_layout(out.select(outer, i), slices, launch);
+    }
+}
+
+}  // namespace
+
 void convert(const Tensor& out, const Tensor& input) {
     check_same_device({out, input}, "convert");
     if (out.numel() == 0) {
         return;
     }
-    run("convert", {out}, {input}, KAEL_SLOT_CHECK(convert),
-        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
-            const kael_element_layout layout = element_layout(outs[0], {ins[0]});
-            backend.check(backend.table()->convert(device, abi(outs[0].dtype()),
-                                                   abi(ins[0].dtype()), &layout),
-                          "convert");
-        });
+    split_for_layout(out, {input}, [](const Tensor& piece, const std::vector<Tensor>& sources) {
+        run("convert", {piece}, sources, KAEL_SLOT_CHECK(convert),
+            [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+                const kael_element_layout layout = element_layout(outs[0], {ins[0]});
+                backend.check(backend.table()->convert(device, abi(outs[0].dtype()),
+                                                       abi(ins[0].dtype()), &layout),
+                              "convert");
+            },
+            Aliasing::SameElements);
+    });
 }
 
 void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor>& inputs,
@@ -146,13 +204,16 @@ void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor
     if (out.numel() == 0) {
         return;
     }
-    run("elementwise", {out}, inputs, KAEL_SLOT_CHECK(elementwise),
-        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
-            const kael_element_layout layout = element_layout(outs[0], ins);
-            backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),
-                                                       abi(in_dtype), &layout, &params),
-                          "elementwise");
-        });
+    split_for_layout(out, inputs, [&](const Tensor& piece, const std::vector<Tensor>& sources) {
+        run("elementwise", {piece}, sources, KAEL_SLOT_CHECK(elementwise),
+            [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+                const kael_element_layout layout = element_layout(outs[0], ins);
+                backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),
+                                                           abi(in_dtype), &layout, &params),
+                              "elementwise");
+            },
+            Aliasing::SameElements);
+    });
 }
 
 void reduce(kael_reduce_op op, const Tensor& out, const Tensor& input, std::int64_t chunk_size,

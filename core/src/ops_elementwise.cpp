@@ -89,6 +89,12 @@ Tensor pow(const Tensor& a, const Tensor& b) {
     if (promote(a.dtype(), b.dtype()) == DType::Bool) {
         throw TypeError("pow: not supported for bool tensors");
     }
+    const DType dtype = promote(a.dtype(), b.dtype());
+    // As PyTorch: an integer to a negative integer power has no integer result (0 ** -1).
+    if (!is_floating(dtype) && b.numel() > 0 && !is_floating(b.dtype()) &&
+        min(b).item<std::int64_t>() < 0) {
+        throw ValueError("pow: integers to negative integer powers are not allowed");
+    }
     return binary(KAEL_OP_POWER, "pow", a, b);
 }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MAXIMUM, "maximum", a, b); }

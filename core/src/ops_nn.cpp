@@ -1,7 +1,9 @@
 // Neural-network functions composed from existing ops, so they run on every device.
 #include <string>
 
+#include "dims.h"
 #include "kael/ops_more.h"
+#include "kernel_calls.h"
 
 namespace kael {
 
@@ -41,9 +43,9 @@ Tensor shifted_by_max(const Tensor& x, std::int64_t dim) { return x - max(x, dim
 }  // namespace
 
 Tensor softmax(const Tensor& a, std::int64_t dim) {
+    dim = detail::wrapped_dim(a, dim, "softmax");
     const Tensor x = as_floating(a);
     if (x.numel() == 0) {
-        (void)x.size(dim);  // validates dim
         return empty(x.shape(), x.dtype(), x.device());
     }
     const Tensor exponentials = exp(shifted_by_max(x, dim));
@@ -51,9 +53,9 @@ Tensor softmax(const Tensor& a, std::int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor& a, std::int64_t dim) {
+    dim = detail::wrapped_dim(a, dim, "log_softmax");
     const Tensor x = as_floating(a);
     if (x.numel() == 0) {
-        (void)x.size(dim);
         return empty(x.shape(), x.dtype(), x.device());
     }
     const Tensor shifted = shifted_by_max(x, dim);
@@ -84,6 +86,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
     }
     const Shape normalized{x.size(-1)};
     for (const Tensor* parameter : {&weight, &bias}) {
+        if (parameter->defined()) {
+            detail::check_same_device({x, *parameter}, "layer_norm");
+        }
         if (parameter->defined() && parameter->shape() != normalized) {
             throw ValueError("layer_norm: expected weight and bias of shape " +
                              to_string(normalized) + " for input " + to_string(x.shape()) +
@@ -136,6 +141,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                          " for weight " + to_string(weight.shape()) + ", got " +
                          to_string(bias.shape()));
     }
+    detail::check_same_device(bias.defined() ? std::vector<Tensor>{x, weight, bias}
+                                             : std::vector<Tensor>{x, weight},
+                              "linear");
     const Tensor product = matmul(x, weight.T());
     return bias.defined() ? product + bias : product;
 }

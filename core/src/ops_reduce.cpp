@@ -1,6 +1,10 @@
 // Reductions: the reduced dimension is moved last and made contiguous, then rows are reduced.
+#include <algorithm>
+
 #include "autograd/record.h"
+#include "dims.h"
 #include "kael/ops.h"
+#include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
 
 namespace kael {
@@ -104,6 +108,54 @@ Tensor mean(const Tensor& a, std::int64_t dim, bool keepdim) {
     return total / static_cast<double>(count);
 }
 
+namespace {
+
+// Dims of a multi-dim reduction, wrapped and checked against the user's shape, highest first so
+// reducing one keeps the others' positions.
+Shape reduction_dims(const Tensor& a, const Shape& dims, const char* op) {
+    Shape wrapped;
+    for (const std::int64_t dim : dims) {
+        const std::int64_t d = detail::wrapped_dim(a, dim, op);
+        if (std::find(wrapped.begin(), wrapped.end(), d) != wrapped.end()) {
+            throw ValueError(std::string(op) + ": dim " + std::to_string(d) +
+                             " appears multiple times in the list of dims " + to_string(dims) +
+                             " (shape " + to_string(a.shape()) + ")");
+        }
+        wrapped.push_back(d);
+    }
+    std::sort(wrapped.rbegin(), wrapped.rend());
+    return wrapped;
+}
+
+template <typename Reduce>
+Tensor reduce_each(const Tensor& a, const Shape& dims, bool keepdim, const char* op,
+                   Reduce reduce_one) {
+    const Shape wrapped = reduction_dims(a, dims, op);
+    if (wrapped.empty()) {  // as PyTorch: an empty list reduces every dimension
+        Tensor out = reduce_one(a, std::nullopt, false);
+        return keepdim ? out.reshape(Shape(a.shape().size(), 1)) : out;
+    }
+    Tensor out = a;
+    for (const std::int64_t d : wrapped) {
+        out = reduce_one(out, d, keepdim);
+    }
+    return out;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& a, const Shape& dims, bool keepdim) {
+    return reduce_each(a, dims, keepdim, "sum", [](const Tensor& t, std::optional<std::int64_t> d,
+                                                   bool k) { return d ? sum(t, *d, k) : sum(t); });
+}
+
+Tensor mean(const Tensor& a, const Shape& dims, bool keepdim) {
+    return reduce_each(a, dims, keepdim, "mean",
+                       [](const Tensor& t, std::optional<std::int64_t> d, bool k) {
+                           return d ? mean(t, *d, k) : mean(t);
+                       });
+}
+
 Tensor prod(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
     const autograd::Recording recording({a});
     const Tensor out = reduce(KAEL_REDUCE_PROD, "prod", a, dim, keepdim);
@@ -137,19 +189,23 @@ Tensor argmin(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
     return reduce(KAEL_REDUCE_ARGMIN, "argmin", a, dim, keepdim);
 }
 
-bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
-    if (a.shape() != b.shape() || a.dtype() != b.dtype()) {
-        return false;
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+    if (a.dtype() != b.dtype()) {
+        throw TypeError("allclose: dtypes " + to_string(a.dtype()) + " and " +
+                        to_string(b.dtype()) + " differ; convert one first");
     }
-    if (a.numel() == 0) {
+    const Shape shape = broadcast_shapes(a.shape(), b.shape(), "allclose");
+    if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
         return true;
     }
     const Tensor x = a.to(DType::F64);
     const Tensor y = b.to(DType::F64);
     // Equal infinities are close although their difference is NaN.
-    const Tensor close = logical_or(le(abs(x - y), abs(y) * rtol + atol), eq(x, y));
-    const Tensor both_nan = logical_and(ne(x, x), ne(y, y));
-    return min(logical_or(close, both_nan)).item<bool>();
+    Tensor close = logical_or(le(abs(x - y), abs(y) * rtol + atol), eq(x, y));
+    if (equal_nan) {
+        close = logical_or(close, logical_and(ne(x, x), ne(y, y)));
+    }
+    return min(close).item<bool>();
 }
 
 }  // namespace kael

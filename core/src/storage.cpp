@@ -2,6 +2,7 @@
 
 #include "allocator_internal.h"
 #include "backend.h"
+#include "kernel_calls.h"
 #include "kael/tensor.h"
 
 namespace kael {
@@ -23,6 +24,19 @@ Storage::Storage(void* data, std::int64_t nbytes, Device device, std::function<v
       device_(device),
       backend_(&detail::backend_for(device)),
       external_release_(std::move(release)) {}
+
+void Storage::move_to(const Device& target) {
+    if (target == device_) {
+        return;
+    }
+    Storage moved(nbytes_, target);
+    detail::transfer(moved.data_, target, data_, device_, nbytes_);
+    // The old block leaves with moved's destructor.
+    std::swap(data_, moved.data_);
+    std::swap(device_, moved.device_);
+    std::swap(backend_, moved.backend_);
+    std::swap(external_release_, moved.external_release_);
+}
 
 Storage::~Storage() {
     if (external_release_) {

@@ -9,6 +9,7 @@
 #include "autograd/record.h"
 #include "tensor_internal.h"
 #include "kael/tensor_iterator.h"
+#include "in_place.h"
 #include "kernel_calls.h"
 
 namespace kael {
@@ -55,7 +56,9 @@ TensorImpl& Tensor::impl() const {
     return *impl_;
 }
 
-std::int64_t Tensor::size(std::int64_t d) const { return shape()[wrap_dim(d, dim(), "size")]; }
+std::int64_t Tensor::size(std::int64_t d) const {
+    return shape()[detail::wrap_existing_dim(d, dim(), "size")];
+}
 std::int64_t Tensor::numel() const { return product(shape()); }
 
 bool Tensor::is_contiguous() const {
@@ -170,44 +173,30 @@ Tensor& Tensor::move_to_(const Device& target) {
     if (target == device()) {
         return *this;
     }
-    const Tensor moved = detach().to(target);
+    impl().storage->move_to(target);
     const Tensor grad = this->grad();
-    TensorImpl& self = impl();
-    self.storage = moved.impl().storage;
-    self.strides = moved.strides();
-    self.offset = moved.offset();
-    self.view_base.reset();
-    if (grad.defined()) {
+    if (grad.defined() && grad.device() != target) {
         set_grad(grad.to(target));
     }
     return *this;
 }
 
-Tensor& Tensor::copy_(const Tensor& other) {
-    if (broadcast_shapes(other.shape(), shape(), "copy_") != shape()) {
-        throw ValueError("copy_: source shape " + to_string(other.shape()) +
-                         " cannot be broadcast to " + to_string(shape()));
-    }
-    autograd::check_in_place(*this, "copy_");
-    detail::convert(*this, other);
-    // The old value is overwritten; the source's gradient is summed back to its shape.
-    autograd::record_in_place(*this, {other}, "CopyBackward", [](const Tensor& grad) {
-        return std::vector<Tensor>{Tensor(), grad};
-    });
-    return *this;
-}
+Tensor& Tensor::copy_(const Tensor& other) { return detail::write_into(*this, other, "copy_"); }
 
 Tensor& Tensor::fill_(double value) {
-    autograd::check_in_place(*this, "fill_");
-    const Tensor scalar = scalar_tensor(value, dtype(), device());
-    detail::convert(*this, scalar);
-    autograd::record_in_place(*this, {}, "FillBackward", [](const Tensor&) {
-        return std::vector<Tensor>{Tensor()};
-    });
-    return *this;
+    return detail::write_into(*this, scalar_tensor(value, dtype(), device()), "fill_");
+}
+
+Tensor& Tensor::fill_(const Tensor& value) {
+    if (value.numel() != 1) {
+        throw ValueError("fill_: expected a value with one element, got shape " +
+                         to_string(value.shape()));
+    }
+    return detail::write_into(*this, value.reshape({}), "fill_");
 }
 
 Tensor empty(const Shape& shape, DType dtype, Device device) {
+    detail::check_rank(shape, "empty");
     for (const std::int64_t size : shape) {
         if (size < 0) {
             throw ValueError("empty: negative dimension in shape " + to_string(shape));
@@ -234,6 +223,7 @@ Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dty
         throw ValueError("from_blob: shape " + to_string(shape) + " and strides " +
                          to_string(strides) + " differ in rank");
     }
+    detail::check_rank(shape, "from_blob");
     // Elements spanned by the view, so the storage knows its extent.
     std::int64_t extent = 1;
     for (std::size_t i = 0; i < shape.size(); ++i) {
@@ -283,6 +273,13 @@ Tensor scalar_tensor(double value, DType dtype, Device device) {
 
 namespace {
 
+std::string number(double value) {
+    std::ostringstream text;
+    text.precision(17);
+    text << value;
+    return text.str();
+}
+
 // A host tensor of count elements for arange, whose allocation failures name arange.
 Tensor arange_buffer(std::int64_t count, DType dtype) {
     try {
@@ -297,9 +294,8 @@ Tensor arange_buffer(std::int64_t count, DType dtype) {
 
 Tensor arange(double start, double stop, double step, DType dtype, Device device) {
     if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
-        throw ValueError("arange: start, stop and step must be finite, got " +
-                         std::to_string(start) + ", " + std::to_string(stop) + ", " +
-                         std::to_string(step));
+        throw ValueError("arange: start, stop and step must be finite, got " + number(start) +
+                         ", " + number(stop) + ", " + number(step));
     }
     if (step == 0) {
         throw ValueError("arange: step must not be zero");
@@ -307,9 +303,8 @@ Tensor arange(double start, double stop, double step, DType dtype, Device device
     const double span = std::ceil((stop - start) / step);
     // 2^62 elements of one byte already exceed any memory; beyond it the count overflows.
     if (!(span < 0x1p62)) {
-        throw ValueError("arange: the range [" + std::to_string(start) + ", " +
-                         std::to_string(stop) + ") with step " + std::to_string(step) +
-                         " has too many elements");
+        throw ValueError("arange: the range [" + number(start) + ", " + number(stop) +
+                         ") with step " + number(step) + " has too many elements");
     }
     const auto count = static_cast<std::int64_t>(std::max(0.0, span));
     Tensor values = arange_buffer(count, DType::F64);

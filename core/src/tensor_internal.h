@@ -37,7 +37,25 @@ inline std::int64_t wrap_dim(std::int64_t dim, std::int64_t rank, const char* op
     return dim < 0 ? dim + bound : dim;
 }
 
+// Views that address one element along a dimension (size, select, slice) need a real one: a 0-d
+// tensor has none, unlike reductions, which accept dim 0 of a 0-d tensor.
+inline std::int64_t wrap_existing_dim(std::int64_t dim, std::int64_t rank, const char* op) {
+    if (rank == 0) {
+        throw IndexError(std::string(op) + ": dimension " + std::to_string(dim) +
+                         " was given, but the tensor is 0-d (it has no dimensions)");
+    }
+    return wrap_dim(dim, rank, op);
+}
+
+inline void check_rank(const Shape& shape, const char* op) {
+    if (static_cast<std::int64_t>(shape.size()) > kMaxRank) {
+        throw ValueError(std::string(op) + ": " + std::to_string(shape.size()) +
+                         " dimensions exceed the limit of " + std::to_string(kMaxRank));
+    }
+}
+
 inline Tensor with_view(const Tensor& base, Shape shape, Shape strides, std::int64_t offset) {
+    check_rank(shape, "view");
     auto impl = std::make_shared<TensorImpl>();
     impl->storage = base.impl().storage;
     impl->shape = std::move(shape);

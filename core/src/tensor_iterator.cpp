@@ -19,30 +19,17 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     return result;
 }
 
-kael_element_layout element_layout(const Tensor& out, const std::vector<Tensor>& inputs) {
-    const int operands = static_cast<int>(inputs.size()) + 1;
-    if (operands > KAEL_MAX_OPERANDS) {
-        throw ValueError("element layout: " + std::to_string(operands) +
-                         " operands exceed the limit of " + std::to_string(KAEL_MAX_OPERANDS));
-    }
-    const Shape& shape = out.shape();
-    std::vector<Tensor> views{out};
-    for (const Tensor& input : inputs) {
-        views.push_back(input.shape() == shape ? input : input.expand(shape));
-    }
-    kael_element_layout layout{};
-    layout.struct_size = sizeof(layout);
-    layout.operands = operands;
-    layout.count = out.numel();
-    for (int op = 0; op < operands; ++op) {
-        layout.base[op] = views[op].device_data();
-    }
-    if (layout.count == 0) {
-        layout.dims = 1;
-        layout.shape[0] = 0;
-        return layout;
-    }
-    // Collect non-trivial dimensions outermost first, then merge neighbours.
+namespace {
+
+struct MergedDims {
+    std::vector<std::int64_t> sizes;
+    std::vector<std::vector<std::int64_t>> strides;  // per operand, in bytes
+};
+
+// Non-trivial dimensions outermost first, neighbours merged where every operand allows it.
+MergedDims merge_dims(const std::vector<Tensor>& views) {
+    const int operands = static_cast<int>(views.size());
+    const Shape& shape = views.front().shape();
     std::vector<std::int64_t> sizes;
     std::vector<std::vector<std::int64_t>> strides(operands);
     for (std::size_t d = 0; d < shape.size(); ++d) {
@@ -73,16 +60,58 @@ kael_element_layout element_layout(const Tensor& out, const std::vector<Tensor>&
             }
         }
     }
-    if (merged_sizes.size() > KAEL_MAX_DIMS) {
-        throw ValueError("element layout: " + std::to_string(merged_sizes.size()) +
-                         " dimensions after merging exceed the limit of " +
-                         std::to_string(KAEL_MAX_DIMS) + " (shape " + to_string(shape) + ")");
+    return {std::move(merged_sizes), std::move(merged)};
+}
+
+std::vector<Tensor> operand_views(const Tensor& out, const std::vector<Tensor>& inputs) {
+    const int operands = static_cast<int>(inputs.size()) + 1;
+    if (operands > KAEL_MAX_OPERANDS) {
+        throw ValueError("element layout: " + std::to_string(operands) +
+                         " operands exceed the limit of " + std::to_string(KAEL_MAX_OPERANDS));
     }
-    layout.dims = static_cast<std::int32_t>(merged_sizes.size());
+    std::vector<Tensor> views{out};
+    for (const Tensor& input : inputs) {
+        views.push_back(input.shape() == out.shape() ? input : input.expand(out.shape()));
+    }
+    return views;
+}
+
+}  // namespace
+
+std::int64_t element_layout_dims(const Tensor& out, const std::vector<Tensor>& inputs) {
+    if (out.numel() == 0) {
+        return 1;
+    }
+    return static_cast<std::int64_t>(merge_dims(operand_views(out, inputs)).sizes.size());
+}
+
+kael_element_layout element_layout(const Tensor& out, const std::vector<Tensor>& inputs) {
+    const std::vector<Tensor> views = operand_views(out, inputs);
+    const int operands = static_cast<int>(views.size());
+    kael_element_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.operands = operands;
+    layout.count = out.numel();
+    for (int op = 0; op < operands; ++op) {
+        layout.base[op] = views[op].device_data();
+    }
+    if (layout.count == 0) {
+        layout.dims = 1;
+        layout.shape[0] = 0;
+        return layout;
+    }
+    const MergedDims merged = merge_dims(views);
+    if (merged.sizes.size() > KAEL_MAX_DIMS) {
+        throw ValueError("element layout: " + std::to_string(merged.sizes.size()) +
+                         " dimensions after merging exceed the limit of " +
+                         std::to_string(KAEL_MAX_DIMS) + " (shape " + to_string(out.shape()) +
+                         ")");
+    }
+    layout.dims = static_cast<std::int32_t>(merged.sizes.size());
     for (int d = 0; d < layout.dims; ++d) {
-        layout.shape[d] = merged_sizes[d];
+        layout.shape[d] = merged.sizes[d];
         for (int op = 0; op < operands; ++op) {
-            layout.strides[op][d] = merged[op][d];
+            layout.strides[op][d] = merged.strides[op][d];
         }
     }
     return layout;

@@ -9,8 +9,10 @@ using detail::recorded;
 using detail::reshaped;
 using detail::with_view;
 using detail::wrap_dim;
+using detail::wrap_existing_dim;
 
 Tensor Tensor::view(const Shape& requested) const {
+    detail::check_rank(requested, "view");
     Shape shape = requested;
     std::int64_t known = 1;
     int inferred = -1;
@@ -50,11 +52,11 @@ Tensor Tensor::reshape(const Shape& shape) const {
 }
 
 Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
-    if (dim() < 2 && dim0 == dim1) {
-        return reshaped(*this, with_view(*this, shape(), strides(), offset()), "ViewBackward");
-    }
     dim0 = wrap_dim(dim0, dim(), "transpose");
     dim1 = wrap_dim(dim1, dim(), "transpose");
+    if (dim0 == dim1) {
+        return reshaped(*this, with_view(*this, shape(), strides(), offset()), "ViewBackward");
+    }
     Shape shape = this->shape();
     Shape strides = this->strides();
     std::swap(shape[dim0], shape[dim1]);
@@ -96,7 +98,7 @@ Tensor Tensor::permute(const Shape& order) const {
 
 Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t stop,
                      std::int64_t step) const {
-    d = wrap_dim(d, dim(), "slice");
+    d = wrap_existing_dim(d, dim(), "slice");
     if (step <= 0) {
         throw ValueError("slice: step must be positive, got " + std::to_string(step));
     }
@@ -121,7 +123,7 @@ Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t stop,
 }
 
 Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
-    d = wrap_dim(d, dim(), "select");
+    d = wrap_existing_dim(d, dim(), "select");
     const std::int64_t size = shape()[d];
     if (index < -size || index >= size) {
         throw IndexError("select: index " + std::to_string(index) +
@@ -215,6 +217,48 @@ Tensor Tensor::expand(const Shape& target) const {
                     });
 }
 
+namespace {
+
+// Every element of the view lies inside the storage: the lowest and highest offsets over all
+// dims, computed without overflow.
+void check_strided_extent(const Shape& shape, const Shape& strides, std::int64_t offset,
+                          std::int64_t storage_elements, const char* op) {
+    const std::string view = std::string(op) + ": view of shape " + to_string(shape) +
+                             " with strides " + to_string(strides) + " and offset " +
+                             std::to_string(offset);
+    bool empty_view = false;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i] < 0) {
+            throw ValueError(view + ": negative size");
+        }
+        if (strides[i] < 0) {
+            throw ValueError(view + ": negative strides are not supported");
+        }
+        empty_view = empty_view || shape[i] == 0;
+    }
+    if (offset < 0) {
+        throw ValueError(view + ": negative offset");
+    }
+    if (empty_view) {
+        return;
+    }
+    std::int64_t last = offset;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        std::int64_t reach = 0;
+        if (__builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
+            __builtin_add_overflow(last, reach, &last)) {
+            throw ValueError(view + ": offsets overflow 64 bits");
+        }
+    }
+    if (last >= storage_elements) {
+        throw IndexError(view + " reaches element " + std::to_string(last) +
+                         ", outside a storage of " + std::to_string(storage_elements) +
+                         " elements");
+    }
+}
+
+}  // namespace
+
 Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, std::int64_t new_offset) const {
     if (is_grad_enabled() && requires_grad()) {
         throw ValueError("as_strided: not differentiable; call it on detach() or under "
@@ -224,19 +268,9 @@ Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, std::int64_t
         throw ValueError("as_strided: shape " + to_string(shape) + " and strides " +
                          to_string(strides) + " differ in length");
     }
-    std::int64_t last = new_offset;
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        if (shape[i] == 0) {
-            last = -1;
-            break;
-        }
-        last += (shape[i] - 1) * strides[i];
-    }
-    if (new_offset < 0 || last * itemsize(dtype()) >= std::max<std::int64_t>(impl().storage->nbytes(), 1)) {
-        if (last >= 0) {
-            throw IndexError("as_strided: view reaches outside the storage");
-        }
-    }
+    detail::check_rank(shape, "as_strided");
+    check_strided_extent(shape, strides, new_offset, impl().storage->nbytes() / itemsize(dtype()),
+                         "as_strided");
     return with_view(*this, shape, strides, new_offset);
 }
 

@@ -23,23 +23,20 @@ std::optional<std::int64_t> optional_dim(py::handle dim) {
     return dim.cast<std::int64_t>();
 }
 
-// sum and mean also take a tuple of dims, reduced from the last so the others keep their place.
+// sum and mean also take a tuple of dims (the core checks and orders them).
 template <typename Reduce>
 Tensor reduce_dims(const Tensor& input, py::handle dim, bool keepdim, Reduce reduce) {
+    using OneDim = std::optional<std::int64_t>;
     if (dim.is_none()) {
-        Tensor out = reduce(input, std::nullopt, false);
+        Tensor out = reduce(input, OneDim{}, false);
         return keepdim ? out.reshape(Shape(static_cast<std::size_t>(input.dim()), 1)) : out;
     }
-    if (PyLong_Check(dim.ptr())) return reduce(input, dim.cast<std::int64_t>(), keepdim);
-    std::vector<std::int64_t> dims;
+    if (PyLong_Check(dim.ptr())) return reduce(input, OneDim(dim.cast<std::int64_t>()), keepdim);
+    Shape dims;
     for (const py::handle d : py::reinterpret_borrow<py::iterable>(dim)) {
-        const auto value = d.cast<std::int64_t>();
-        dims.push_back(value < 0 ? value + input.dim() : value);
+        dims.push_back(d.cast<std::int64_t>());
     }
-    std::sort(dims.rbegin(), dims.rend());
-    Tensor out = input;
-    for (const std::int64_t d : dims) out = reduce(out, d, keepdim);
-    return out;
+    return reduce(input, dims, keepdim);
 }
 
 // (values, indices) results are a namedtuple, as in PyTorch.
@@ -129,22 +126,34 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     def_function_and_method(module, cls, "masked_fill", &masked_fill_any, py::arg("mask"),
                             py::arg("value"));
     cls.def("masked_fill_", [](Tensor& self, const Tensor& mask, py::handle value) -> Tensor& {
-        return self.copy_(masked_fill_any(self, mask, value));
+        return masked_fill_(self, mask, scalar_for(value, self));
     }, py::arg("mask"), py::arg("value"));
     def_function_and_method(module, cls, "allclose", [](const Tensor& a, const Tensor& b,
-                                                         double rtol, double atol) {
-        return allclose(a, b, rtol, atol);
-    }, py::arg("other"), py::arg("rtol") = 1e-5, py::arg("atol") = 1e-8);
+                                                         double rtol, double atol,
+                                                         bool equal_nan) {
+        return allclose(a, b, rtol, atol, equal_nan);
+    }, py::arg("other"), py::arg("rtol") = 1e-5, py::arg("atol") = 1e-8,
+       py::arg("equal_nan") = false);
 }
 
 void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
     def_function_and_method(module, cls, "sum", [](const Tensor& a, py::handle dim, bool keep) {
-        return reduce_dims(a, dim, keep, [](const Tensor& t, std::optional<std::int64_t> d,
-                                            bool k) { return d ? sum(t, *d, k) : sum(t); });
+        return reduce_dims(a, dim, keep, [](const Tensor& t, auto d, bool k) {
+            if constexpr (std::is_same_v<decltype(d), Shape>) {
+                return sum(t, d, k);
+            } else {
+                return d ? sum(t, *d, k) : sum(t);
+            }
+        });
     }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
     def_function_and_method(module, cls, "mean", [](const Tensor& a, py::handle dim, bool keep) {
-        return reduce_dims(a, dim, keep, [](const Tensor& t, std::optional<std::int64_t> d,
-                                            bool k) { return d ? mean(t, *d, k) : mean(t); });
+        return reduce_dims(a, dim, keep, [](const Tensor& t, auto d, bool k) {
+            if constexpr (std::is_same_v<decltype(d), Shape>) {
+                return mean(t, d, k);
+            } else {
+                return d ? mean(t, *d, k) : mean(t);
+            }
+        });
     }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
     using DimReduction = Tensor (*)(const Tensor&, std::optional<std::int64_t>, bool);
     const auto by_dim = [&](const char* name, DimReduction op) {

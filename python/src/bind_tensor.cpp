@@ -25,7 +25,7 @@ template <typename Op> py::object binary(py::handle a, py::handle b, const char*
 template <typename Op> py::object in_place(const py::object& self, py::handle other, Op op) {
     if (!is_operand(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
     auto& target = self.cast<Tensor&>();
-    target.copy_(op(target, operand(other, target)));
+    op(target, operand(other, target));
     return self;
 }
 
@@ -174,7 +174,7 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
             return t.copy_(operand(source, t));
         }, py::arg("source"))
         .def("fill_", [](Tensor& t, py::handle value) -> Tensor& {
-            return t.copy_(scalar_for(value, t));
+            return t.fill_(scalar_for(value, t));
         }, py::arg("value"))
         .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); })
         .def("move_to_", [](Tensor& t, py::handle d) -> Tensor& {
@@ -224,10 +224,10 @@ void bind_operators(py::class_<Tensor>& cls) {
             return in_place(self, other, op);
         }, py::is_operator());
     };
-    def_in_place("__iadd__", [](const Tensor& a, const Tensor& b) { return add(a, b); });
-    def_in_place("__isub__", [](const Tensor& a, const Tensor& b) { return sub(a, b); });
-    def_in_place("__imul__", [](const Tensor& a, const Tensor& b) { return mul(a, b); });
-    def_in_place("__itruediv__", [](const Tensor& a, const Tensor& b) { return div(a, b); });
+    def_in_place("__iadd__", [](Tensor& a, const Tensor& b) { add_(a, b, "+="); });
+    def_in_place("__isub__", [](Tensor& a, const Tensor& b) { sub_(a, b, "-="); });
+    def_in_place("__imul__", [](Tensor& a, const Tensor& b) { mul_(a, b, "*="); });
+    def_in_place("__itruediv__", [](Tensor& a, const Tensor& b) { div_(a, b, "/="); });
 }
 
 }  // namespace

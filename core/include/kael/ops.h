@@ -47,11 +47,24 @@ namespace kael {
 [[nodiscard]] Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
 [[nodiscard]] Tensor masked_fill_int(const Tensor& a, const Tensor& mask, std::int64_t value);
 
+// In-place forms (PyTorch's add_, +=, ...): the result is written into a's elements. It must be
+// castable to a's dtype (no float into an integer tensor: TypeError); a may not be expanded.
+// op names the operation in errors ("+=" from Python).
+Tensor& add_(Tensor& a, const Tensor& b, const char* op = "add_");
+Tensor& sub_(Tensor& a, const Tensor& b, const char* op = "sub_");
+Tensor& mul_(Tensor& a, const Tensor& b, const char* op = "mul_");
+Tensor& div_(Tensor& a, const Tensor& b, const char* op = "div_");
+// Writes value (one element) where mask (broadcast to a's shape) is true.
+Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value);
+
 // Reductions; dim may be negative. keepdim keeps the reduced dimension with size 1.
 [[nodiscard]] Tensor sum(const Tensor& a);
 [[nodiscard]] Tensor sum(const Tensor& a, std::int64_t dim, bool keepdim = false);
 [[nodiscard]] Tensor mean(const Tensor& a);
 [[nodiscard]] Tensor mean(const Tensor& a, std::int64_t dim, bool keepdim = false);
+// Over several dims at once; a repeated dim is a ValueError, an empty list reduces all.
+[[nodiscard]] Tensor sum(const Tensor& a, const Shape& dims, bool keepdim = false);
+[[nodiscard]] Tensor mean(const Tensor& a, const Shape& dims, bool keepdim = false);
 [[nodiscard]] Tensor prod(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
                           bool keepdim = false);
 [[nodiscard]] Tensor max(const Tensor& a, std::optional<std::int64_t> dim = std::nullopt,
@@ -85,8 +98,9 @@ Tensor& scatter_add_(Tensor& data, std::int64_t axis, const Tensor& index, const
 [[nodiscard]] Tensor operator+(double a, const Tensor& b);
 [[nodiscard]] Tensor operator*(double a, const Tensor& b);
 
-// True when shapes and dtypes agree and every element is within tolerance (NaN equals NaN).
+// True when every element of a and b (broadcast together) is within tolerance, as PyTorch's:
+// NaN equals NaN only with equal_nan; different dtypes are a TypeError.
 [[nodiscard]] bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5,
-                            double atol = 1e-8);
+                            double atol = 1e-8, bool equal_nan = false);
 
 }  // namespace kael

@@ -40,6 +40,9 @@ public:
     Storage(const Storage&) = delete;
     Storage& operator=(const Storage&) = delete;
 
+    // Moves the bytes to device in place, so every tensor over this storage sees the move.
+    void move_to(const Device& device);
+
     // Device address; only the device's plugin may dereference it unless the device is cpu.
     [[nodiscard]] void* data() const { return data_; }
     [[nodiscard]] std::int64_t nbytes() const { return nbytes_; }
@@ -124,12 +127,15 @@ public:
     [[nodiscard]] Tensor to(const Device& device) const;
     [[nodiscard]] Tensor cuda(int index = 0) const { return to(Device(DeviceType::CUDA, index)); }
     [[nodiscard]] Tensor cpu() const { return to(kCPU); }
-    // Moves this tensor's own data to device in place: every handle to it (an optimizer's, a
-    // module's) sees the new device. The gradient, when defined, moves too.
+    // Moves this tensor's storage to device in place: every handle to it and every view of it
+    // (an optimizer's, a module's) sees the new device. The gradient, when defined, moves too.
     Tensor& move_to_(const Device& device);
-    // Writes other (broadcast, converted) into this tensor's elements.
+    // Writes other (broadcast, converted) into this tensor's elements. other may overlap this
+    // tensor (it is read first, as if copied); this tensor may not be expanded (ValueError).
     Tensor& copy_(const Tensor& other);
     Tensor& fill_(double value);
+    // Fills with a one-element tensor's value, every bit of an int64 kept.
+    Tensor& fill_(const Tensor& value);
 
     [[nodiscard]] std::string str() const;
 

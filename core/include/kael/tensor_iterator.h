@@ -15,6 +15,9 @@ namespace kael {
 // Throws ValueError beyond KAEL_MAX_DIMS dimensions or KAEL_MAX_OPERANDS operands.
 [[nodiscard]] kael_element_layout element_layout(const Tensor& out,
                                                  const std::vector<Tensor>& inputs);
+// Dimensions element_layout would hand over after dropping and merging (may exceed
+// KAEL_MAX_DIMS: callers then split the iteration).
+[[nodiscard]] std::int64_t element_layout_dims(const Tensor& out, const std::vector<Tensor>& inputs);
 
 // Layout for gather/scatter over the index tensor's shape (strides in elements).
 [[nodiscard]] kael_index_layout index_layout(const Tensor& data, std::int64_t axis,

@@ -1,0 +1,91 @@
+// In-place ops: the result is computed, checked against the target's dtype, then written through
+// write_into, so every in-place op shares copy_'s overlap, broadcast and autograd rules.
+#include "autograd/record.h"
+#include "in_place.h"
+#include "kael/ops.h"
+#include "kael/tensor_iterator.h"
+#include "kernel_calls.h"
+#include "memory_overlap.h"
+
+namespace kael {
+
+namespace detail {
+
+Tensor& write_into(Tensor& target, const Tensor& value, const char* op) {
+    if (broadcast_shapes(value.shape(), target.shape(), op) != target.shape()) {
+        throw ValueError(std::string(op) + ": value of shape " + to_string(value.shape()) +
+                         " cannot be broadcast to the target's shape " +
+                         to_string(target.shape()));
+    }
+    check_same_device({target, value}, op);
+    check_no_internal_overlap(target, op);
+    autograd::check_in_place(target, op);
+    convert(target, value);
+    // The old value is overwritten; the value's gradient is summed back to its shape.
+    autograd::record_in_place(target, {value}, "CopyBackward", [](const Tensor& grad) {
+        return std::vector<Tensor>{Tensor(), grad};
+    });
+    return target;
+}
+
+}  // namespace detail
+
+namespace {
+
+// PyTorch's rule for in-place results: no float into an integer tensor, nothing but bool into
+// a bool one.
+void check_castable(DType result, const Tensor& target, const char* op) {
+    const bool allowed = result == target.dtype() ||
+                         (is_floating(target.dtype()) && result != DType::Bool) ||
+                         (target.dtype() == DType::I64 && !is_floating(result));
+    if (!allowed) {
+        throw TypeError(std::string(op) + ": result type " + to_string(result) +
+                        " can't be cast to the desired output type " +
+                        to_string(target.dtype()));
+    }
+}
+
+template <typename Op>
+Tensor& in_place(Tensor& target, const Tensor& other, const char* op, Op compute) {
+    detail::check_no_internal_overlap(target, op);
+    const Tensor result = compute(target, other);
+    check_castable(result.dtype(), target, op);
+    return detail::write_into(target, result, op);
+}
+
+}  // namespace
+
+Tensor& add_(Tensor& a, const Tensor& b, const char* op) {
+    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return add(x, y); });
+}
+Tensor& sub_(Tensor& a, const Tensor& b, const char* op) {
+    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return sub(x, y); });
+}
+Tensor& mul_(Tensor& a, const Tensor& b, const char* op) {
+    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return mul(x, y); });
+}
+Tensor& div_(Tensor& a, const Tensor& b, const char* op) {
+    // The result dtype is known before computing: refuse integer targets without the work.
+    check_castable(is_floating(promote(a.dtype(), b.dtype())) ? promote(a.dtype(), b.dtype())
+                                                              : DType::F32,
+                   a, op);
+    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return div(x, y); });
+}
+Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value) {
+    if (value.numel() != 1) {
+        throw ValueError("masked_fill_: expected a value with one element, got shape " +
+                         to_string(value.shape()));
+    }
+    if (mask.dtype() != DType::Bool) {
+        throw TypeError("masked_fill_: mask must be bool, got " + to_string(mask.dtype()));
+    }
+    detail::check_no_internal_overlap(a, "masked_fill_");
+    if (broadcast_shapes(a.shape(), mask.shape(), "masked_fill_") != a.shape()) {
+        throw ValueError("masked_fill_: mask of shape " + to_string(mask.shape()) +
+                         " cannot be broadcast to the target's shape " + to_string(a.shape()));
+    }
+    const Tensor filled = where(mask, value.reshape({}).to(a.dtype()), a);
+    return detail::write_into(a, filled, "masked_fill_");
+}
+
+}  // namespace kael
