@@ -35,7 +35,7 @@ inline void expect_matches_cpu(const kael::Tensor& on_device, const kael::Tensor
     BOOST_TEST(on_device.shape() == on_cpu.shape(), boost::test_tools::per_element());
     BOOST_TEST((on_device.dtype() == on_cpu.dtype()));
     const double tolerance = on_cpu.dtype() == kael::DType::F64 ? 1e-10 : 1e-4;
-    BOOST_TEST(kael::allclose(on_device.cpu(), on_cpu, tolerance, tolerance),
+    BOOST_TEST(kael::allclose(on_device.cpu(), on_cpu, tolerance, tolerance, /*equal_nan=*/true),
                "device " << on_device.cpu() << " vs cpu " << on_cpu);
 }
 
