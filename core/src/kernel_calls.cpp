@@ -158,7 +158,8 @@ namespace {
 // the outermost dimension is walked here, one slice per call.
 void split_for_layout(const Tensor& out, const std::vector<Tensor>& inputs,
                       const std::function<void(const Tensor&, const std::vector<Tensor>&)>& launch) {
-    if (element_layout_dims(out, inputs) <= KAEL_MAX_DIMS) {
+    // Merging never adds dims, so only tensors of rank above the limit need counting.
+    if (out.dim() <= KAEL_MAX_DIMS || element_layout_dims(out, inputs) <= KAEL_MAX_DIMS) {
         launch(out, inputs);
         return;
     }
