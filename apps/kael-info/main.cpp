@@ -32,6 +32,7 @@ nlohmann::json to_json(const std::vector<kael::PluginRecord>& records,
         document["search"].push_back({{"folder", step.folder},
                                       {"origin", step.origin},
                                       {"exists", step.exists},
+                                      {"reason", step.reason},
                                       {"candidates", step.candidates}});
     }
     document["plugins"] = nlohmann::json::array();
@@ -75,10 +76,24 @@ void print_text(const std::vector<kael::PluginRecord>& records,
         std::cout << "\nSearched folders, in order:\n";
         for (const auto& step : steps) {
             std::cout << "  " << step.folder << "  [" << step.origin << "]"
-                      << (step.exists ? "" : "  (does not exist)") << "\n";
+                      << (step.reason.empty() ? "" : "  (" + step.reason + ")") << "\n";
             for (const auto& candidate : step.candidates) {
                 std::cout << "      " << candidate << "\n";
             }
+        }
+    } else {
+        // A folder the user named that could not be searched is shown even without --verbose.
+        bool header_printed = false;
+        for (const auto& step : steps) {
+            if (step.origin == "default" || step.reason.empty()) {
+                continue;
+            }
+            if (!header_printed) {
+                std::cout << "\nPlugin folders not searched:\n";
+                header_printed = true;
+            }
+            std::cout << "  " << step.folder << "  [" << step.origin << "]  " << step.reason
+                      << "\n";
         }
     }
     std::cout << "\nPlugins:\n";
@@ -96,7 +111,10 @@ void print_text(const std::vector<kael::PluginRecord>& records,
                       << record.device_count << " device" << (record.device_count == 1 ? "" : "s")
                       << (record.selected ? ", selected" : "") << ")";
         }
-        std::cout << "\n      " << record.path << "\n";
+        std::cout << "\n";
+        if (!record.path.empty()) {
+            std::cout << "      " << record.path << "\n";
+        }
         if (!record.reason.empty()) {
             std::cout << "      reason: " << record.reason << "\n";
         }
@@ -151,11 +169,10 @@ int main(int argc, char** argv) {
             print_text(records, devices, steps, verbose);
         }
         for (const auto& name : wanted) {
-            const kael::Device device(name);
             try {
-                kael::require_device(device);
+                kael::require_device(kael::Device(name));  // an unparseable name is missing too
             } catch (const std::exception& error) {
-                std::cerr << "kael-info: " << error.what() << "\n";
+                std::cerr << "kael-info: --device " << name << ": " << error.what() << "\n";
                 return 2;
             }
         }
@@ -166,6 +183,9 @@ int main(int argc, char** argv) {
         }
     } catch (const std::exception& error) {
         std::cerr << "kael-info: " << error.what() << "\n";
+        return 1;
+    } catch (...) {
+        std::cerr << "kael-info: unknown error\n";
         return 1;
     }
     return 0;

@@ -109,6 +109,7 @@ std::string to_string(PluginStatus status) {
         case PluginStatus::InitFailed: return "init failed";
         case PluginStatus::Disabled: return "disabled";
         case PluginStatus::Duplicate: return "duplicate";
+        case PluginStatus::NotFound: return "not found";
     }
     return "unknown";
 }

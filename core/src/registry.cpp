@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "kael/error.h"
+#include "kael/loadable_file.h"
 #include "registry_state.h"
 
 namespace kael {
@@ -26,23 +27,6 @@ RegistryState& state() {
 
 namespace {
 
-std::vector<std::string> split(const std::string& text, char separator) {
-    std::vector<std::string> parts;
-    std::stringstream stream(text);
-    std::string part;
-    while (std::getline(stream, part, separator)) {
-        if (!part.empty()) {
-            parts.push_back(part);
-        }
-    }
-    return parts;
-}
-
-std::string env(const char* name) {
-    const char* value = std::getenv(name);
-    return value == nullptr ? std::string() : std::string(value);
-}
-
 bool looks_like_plugin(const fs::path& file) {
     const std::string name = file.filename().string();
     return name.starts_with(KAEL_PLUGIN_FILE_PREFIX) && name.ends_with(".so") &&
@@ -53,27 +37,6 @@ std::string plugin_name_of(const fs::path& file) {
     const std::string name = file.filename().string();
     const auto prefix = std::string(KAEL_PLUGIN_FILE_PREFIX).size();
     return name.substr(prefix, name.size() - prefix - 3);
-}
-
-// KAEL_PLUGINS="cpu,cuda" keeps only those; "-emulated" drops one and keeps the rest.
-bool enabled_by_env(const std::string& name) {
-    const std::string setting = env("KAEL_PLUGINS");
-    if (setting.empty()) {
-        return true;
-    }
-    bool has_allow_list = false;
-    bool allowed = false;
-    for (const std::string& entry : split(setting, ',')) {
-        if (entry.front() == '-') {
-            if (entry.substr(1) == name) {
-                return false;
-            }
-        } else {
-            has_allow_list = true;
-            allowed = allowed || entry == name;
-        }
-    }
-    return !has_allow_list || allowed;
 }
 
 std::string kind_name(kael_plugin_kind kind) {
@@ -209,6 +172,13 @@ void try_candidate(RegistryState& registry, const fs::path& file) {
             return;
         }
     }
+    // Checked before the loader sees it: a FIFO would block it and a truncated ELF file is SIGBUS.
+    if (const std::string problem = loadable::why_not_loadable(record.path); !problem.empty()) {
+        record.status = PluginStatus::LoadError;
+        record.reason = record.path + ": " + problem;
+        registry.records.push_back(record);
+        return;
+    }
     boost::dll::shared_library library;
     try {
         library.load(file, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
@@ -252,13 +222,24 @@ void scan_folder(RegistryState& registry, const std::string& folder, const std::
     step.folder = folder;
     step.origin = origin;
     std::error_code error;
-    step.exists = fs::is_directory(folder, error);
+    const fs::file_status status = fs::status(folder, error);  // follows symbolic links
+    step.exists = fs::is_directory(status);
+    if (!fs::exists(status)) {
+        step.reason = "does not exist";
+    } else if (fs::is_regular_file(status)) {
+        step.reason = "is a regular file, not a folder (list folders, not plugin files)";
+    } else if (!step.exists) {
+        step.reason = "is not a folder";
+    }
     std::vector<fs::path> files;
     if (step.exists) {
         for (const auto& entry : fs::directory_iterator(folder, error)) {
             if (looks_like_plugin(entry.path())) {
                 files.push_back(entry.path());
             }
+        }
+        if (error) {
+            step.reason = "cannot be read: " + error.message();
         }
     }
     std::sort(files.begin(), files.end());
@@ -322,6 +303,7 @@ RegistryState& discovered() {
             scan_folder(registry, folder, "KAEL_PLUGIN_PATH");
         }
         scan_folder(registry, default_plugin_folder(), "default");
+        add_not_found_records(registry);
         select_backends(registry);
         std::atexit(shutdown_plugins);
     });
@@ -331,11 +313,14 @@ RegistryState& discovered() {
 std::vector<PluginRecord> load_folder_now(const std::string& folder) {
     RegistryState& registry = discovered();
     const std::lock_guard lock(registry.mutex);
+    drop_not_found_records(registry);
     const std::size_t before = registry.records.size();
     scan_folder(registry, folder, "api");
+    std::vector<PluginRecord> added(registry.records.begin() + static_cast<std::ptrdiff_t>(before),
+                                    registry.records.end());
+    add_not_found_records(registry);
     select_backends(registry);
-    return {registry.records.begin() + static_cast<std::ptrdiff_t>(before),
-            registry.records.end()};
+    return added;
 }
 
 }  // namespace detail

@@ -32,4 +32,11 @@ RegistryState& state();
 RegistryState& discovered();
 std::vector<PluginRecord> load_folder_now(const std::string& folder);
 
+// registry_setting.cpp: the environment's text.
+std::string env(const char* name);
+std::vector<std::string> split(const std::string& text, char separator);
+bool enabled_by_env(const std::string& name);
+void add_not_found_records(RegistryState& registry);
+void drop_not_found_records(RegistryState& registry);
+
 }  // namespace kael::detail

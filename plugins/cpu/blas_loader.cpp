@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "kael/loadable_file.h"
+
 namespace kael::cpu {
 
 namespace {
@@ -30,6 +32,14 @@ Blas load() {
     }
     std::string tried;
     for (const std::string& name : candidates) {
+        // A path (not a name the loader searches for) is checked first: a FIFO would block
+        // dlopen forever and a truncated library is SIGBUS.
+        if (name.find('/') != std::string::npos) {
+            if (const std::string problem = loadable::why_not_loadable(name); !problem.empty()) {
+                tried += (tried.empty() ? "" : "; ") + name + ": " + problem;
+                continue;
+            }
+        }
         void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (library == nullptr) {
             const char* error = dlerror();

@@ -160,6 +160,7 @@ void bind_registry(py::module_& module) {
             fields["folder"] = step.folder;
             fields["origin"] = step.origin;
             fields["exists"] = step.exists;
+            fields["reason"] = step.reason;
             fields["candidates"] = step.candidates;
             steps.append(fields);
         }

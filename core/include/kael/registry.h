@@ -14,11 +14,13 @@ enum class PluginStatus {
     Loaded,            // loaded and serving at least one device
     NoDevices,         // loaded, 0 devices; reason says why
     IncompatibleAbi,   // ABI major differs; reason gives both versions
-    LoadError,         // the loader failed; reason is its message (e.g. a missing dependency)
+    LoadError,         // the loader failed; reason is its message (e.g. a missing dependency),
+                       // or the file was not given to it: not a regular file, a truncated ELF
     MissingEntry,      // the file loaded but does not export kael_plugin_query
     InitFailed,        // init() or probe() returned an error or threw; reason is its message
     Disabled,          // excluded by KAEL_PLUGINS
     Duplicate,         // another plugin with the same name was found first
+    NotFound,          // named in KAEL_PLUGINS, but no candidate file has that name; path is ""
 };
 [[nodiscard]] std::string to_string(PluginStatus status);
 
@@ -52,7 +54,9 @@ struct DeviceInfo {
 struct DiscoveryStep {
     std::string folder;
     std::string origin;        // "api", "KAEL_PLUGIN_PATH", "default"
-    bool exists = false;
+    bool exists = false;       // is a folder (following symbolic links)
+    std::string reason;        // why it was not searched, or not fully: "does not exist",
+                               // "is a regular file, not a folder ...", "cannot be read: ..."
     std::vector<std::string> candidates;
 };
 
