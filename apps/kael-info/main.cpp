@@ -140,9 +140,7 @@ void print_text(const std::vector<kael::PluginRecord>& records,
     }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
     CLI::App app{"kael-info: lists kael's device plugins, why each loaded or not, and the devices "
                  "they serve"};
     bool json = false;
@@ -156,37 +154,42 @@ int main(int argc, char** argv) {
                    "fail unless this device is available, e.g. cuda:0 (repeatable)");
     CLI11_PARSE(app, argc, argv);
 
-    try {
-        for (const auto& folder : folders) {
-            kael::add_plugin_folder(folder);
+    for (const auto& folder : folders) {
+        kael::add_plugin_folder(folder);
+    }
+    const auto records = kael::plugins();
+    const auto devices = kael::devices();
+    const auto steps = kael::discovery_steps();
+    if (json) {
+        std::cout << to_json(records, devices, steps).dump(2) << "\n";
+    } else {
+        print_text(records, devices, steps, verbose);
+    }
+    for (const auto& name : wanted) {
+        try {
+            kael::require_device(kael::Device(name));  // an unparseable name is missing too
+        } catch (const std::exception& error) {
+            std::cerr << "kael-info: --device " << name << ": " << error.what() << "\n";
+            return 2;
         }
-        const auto records = kael::plugins();
-        const auto devices = kael::devices();
-        const auto steps = kael::discovery_steps();
-        if (json) {
-            std::cout << to_json(records, devices, steps).dump(2) << "\n";
-        } else {
-            print_text(records, devices, steps, verbose);
-        }
-        for (const auto& name : wanted) {
-            try {
-                kael::require_device(kael::Device(name));  // an unparseable name is missing too
-            } catch (const std::exception& error) {
-                std::cerr << "kael-info: --device " << name << ": " << error.what() << "\n";
-                return 2;
-            }
-        }
-        if (devices.empty()) {
-            std::cerr << "kael-info: no usable device: no plugin loaded with a device (is the cpu "
-                         "plugin installed next to libkael_core in kael/plugins?)\n";
-            return 1;
-        }
-    } catch (const std::exception& error) {
-        std::cerr << "kael-info: " << error.what() << "\n";
-        return 1;
-    } catch (...) {
-        std::cerr << "kael-info: unknown error\n";
+    }
+    if (devices.empty()) {
+        std::cerr << "kael-info: no usable device: no plugin loaded with a device (is the cpu "
+                     "plugin installed next to libkael_core in kael/plugins?)\n";
         return 1;
     }
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& error) {
+        std::cerr << "kael-info: " << error.what() << "\n";
+    } catch (...) {
+        std::cerr << "kael-info: unknown error\n";
+    }
+    return 1;
 }

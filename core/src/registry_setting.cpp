@@ -74,18 +74,18 @@ bool enabled_by_env(const std::string& name) {
 // A name in KAEL_PLUGINS that matches no candidate file is most likely a typo: it gets a record.
 void add_not_found_records(RegistryState& registry) {
     for (const std::string& name : names_in_setting()) {
-        const bool known = std::any_of(registry.records.begin(), registry.records.end(),
-                                       [&name](const PluginRecord& record) {
-                                           return record.name == name;
-                                       });
+        const bool known =
+            std::any_of(registry.records.begin(), registry.records.end(),
+                        [&name](const PluginRecord& record) { return record.name == name; });
         if (known) {
             continue;
         }
         PluginRecord record;
         record.name = name;
         record.status = PluginStatus::NotFound;
-        record.reason = "KAEL_PLUGINS=" + env("KAEL_PLUGINS") + " names '" + name +
-                        "', but no folder searched has " + KAEL_PLUGIN_FILE_PREFIX + name + ".so";
+        record.reason = "KAEL_PLUGINS=" + env("KAEL_PLUGINS");
+        record.reason.append(" names '").append(name).append("', but no folder searched has ");
+        record.reason.append(KAEL_PLUGIN_FILE_PREFIX).append(name).append(".so");
         registry.records.push_back(record);
     }
 }

@@ -36,7 +36,7 @@ Blas load() {
         // dlopen forever and a truncated library is SIGBUS.
         if (name.find('/') != std::string::npos) {
             if (const std::string problem = loadable::why_not_loadable(name); !problem.empty()) {
-                tried += (tried.empty() ? "" : "; ") + name + ": " + problem;
+                tried.append(tried.empty() ? "" : "; ").append(name).append(": ").append(problem);
                 continue;
             }
         }

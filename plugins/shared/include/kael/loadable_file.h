@@ -62,9 +62,8 @@ std::string check_elf(int fd, std::uint64_t size) {
     }
     const std::uint64_t phnum = header.e_phnum;
     if (phnum > 0 && header.e_phentsize != sizeof(ProgramHeader)) {
-        return "corrupt ELF file: program header entries of " +
-               std::to_string(header.e_phentsize) + " bytes, expected " +
-               std::to_string(sizeof(ProgramHeader));
+        return "corrupt ELF file: program header entries of " + std::to_string(header.e_phentsize) +
+               " bytes, expected " + std::to_string(sizeof(ProgramHeader));
     }
     if (!within(header.e_phoff, phnum * sizeof(ProgramHeader), size)) {
         return past_the_end("the program header table",
@@ -85,8 +84,8 @@ std::string check_elf(int fd, std::uint64_t size) {
     // e_shnum 0 with a table present means the count lives in section 0; one entry must fit.
     const std::uint64_t shnum = header.e_shnum == 0 && header.e_shoff != 0 ? 1 : header.e_shnum;
     if (shnum > 0 && !within(header.e_shoff, shnum * header.e_shentsize, size)) {
-        return past_the_end("the section header table",
-                            header.e_shoff + shnum * header.e_shentsize, size);
+        return past_the_end("the section header table", header.e_shoff + shnum * header.e_shentsize,
+                            size);
     }
     return "";
 }
@@ -123,7 +122,8 @@ inline std::string why_not_loadable(const std::string& path) {
     if (fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
         reason = "changed into something other than a regular file while being checked";
     } else if (detail::read_exactly(fd, ident, sizeof(ident), 0) &&
-               std::memcmp(ident, ELFMAG, SELFMAG) == 0 && detail::host_byte_order(ident[EI_DATA])) {
+               std::memcmp(ident, ELFMAG, SELFMAG) == 0 &&
+               detail::host_byte_order(ident[EI_DATA])) {
         const auto size = static_cast<std::uint64_t>(status.st_size);
         if (ident[EI_CLASS] == ELFCLASS64) {
             reason = detail::check_elf<Elf64_Ehdr, Elf64_Phdr>(fd, size);
