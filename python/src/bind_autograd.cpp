@@ -8,7 +8,15 @@ namespace {
 
 std::vector<Tensor> tensor_list(py::handle inputs) {
     if (py::isinstance<Tensor>(inputs)) return {inputs.cast<Tensor>()};
-    return inputs.cast<std::vector<Tensor>>();
+    if (!PySequence_Check(inputs.ptr())) {
+        throw TypeError("gradcheck: inputs must be a tensor or a sequence of tensors, got " +
+                        type_name(inputs));
+    }
+    std::vector<Tensor> tensors;
+    for (const py::handle input : py::reinterpret_borrow<py::sequence>(inputs)) {
+        tensors.push_back(tensor_argument(input, "gradcheck", "each input"));
+    }
+    return tensors;
 }
 
 // gradcheck's function gets the inputs as separate arguments, as in PyTorch.
@@ -17,7 +25,7 @@ bool run_gradcheck(const py::function& function, py::handle inputs, double eps, 
     const auto call = [&function](const std::vector<Tensor>& arguments) {
         py::tuple packed(arguments.size());
         for (std::size_t i = 0; i < arguments.size(); ++i) packed[i] = py::cast(arguments[i]);
-        return function(*packed).cast<Tensor>();
+        return tensor_argument(function(*packed), "gradcheck", "the function's result");
     };
     return autograd::gradcheck(call, tensor_list(inputs), eps, atol, rtol, raise_exception);
 }
@@ -28,12 +36,14 @@ void bind_autograd(py::module_& module) {
     auto cls = py::reinterpret_borrow<py::class_<Tensor>>(module.attr("Tensor"));
     cls.def("backward", [](const Tensor& t, py::handle gradient, bool retain_graph) {
            std::optional<Tensor> seed;
-           if (!gradient.is_none()) seed = operand(gradient, t);
+           if (!gradient.is_none()) seed = operand(gradient, t, "backward");
            t.backward(seed, retain_graph);
        }, py::arg("gradient") = py::none(), py::arg("retain_graph") = false,
        "Adds d self / d leaf into the grad of every leaf that requires grad")
         .def_property("grad", [](const Tensor& t) { return tensor_or_none(t.grad()); },
-                      [](const Tensor& t, py::handle grad) { t.set_grad(optional_tensor(grad)); })
+                      [](const Tensor& t, py::handle grad) {
+                          t.set_grad(optional_tensor(grad, "grad", "the assigned value"));
+                      })
         .def_property("requires_grad", &Tensor::requires_grad,
                       [](const Tensor& t, bool value) { t.set_requires_grad(value); })
         .def("requires_grad_", [](const Tensor& t, bool value) {
@@ -54,7 +64,7 @@ void bind_autograd(py::module_& module) {
     autograd_module.def("backward", [](const Tensor& root, py::handle gradient,
                                        bool retain_graph) {
         std::optional<Tensor> seed;
-        if (!gradient.is_none()) seed = operand(gradient, root);
+        if (!gradient.is_none()) seed = operand(gradient, root, "backward");
         autograd::backward(root, seed, retain_graph);
     }, py::arg("tensor"), py::arg("gradient") = py::none(), py::arg("retain_graph") = false);
     autograd_module.def("gradcheck", &run_gradcheck, py::arg("function"), py::arg("inputs"),
@@ -63,7 +73,7 @@ void bind_autograd(py::module_& module) {
                         "Compares backward's gradients with central finite differences (f64 "
                         "inputs); raises ValueError naming the worst element on a mismatch");
     autograd_module.def("sum_to", [](const Tensor& grad, py::handle shape) {
-        return autograd::sum_to(grad, sequence_to_shape(shape));
+        return autograd::sum_to(grad, sequence_to_shape(shape, "sum_to"));
     }, py::arg("grad"), py::arg("shape"));
 }
 

@@ -4,14 +4,35 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
+#include "kael/error.h"
 #include "kael/tensor.h"
 
 namespace kael::python {
 
 namespace py = pybind11;
+
+// A Python number outside the range of the C++ type it goes to (an int >= 2^63 for int64); the
+// module maps it to Python's OverflowError.
+class OverflowError : public Error {
+public:
+    using Error::Error;
+};
+
+// Python numbers as C++ ones, with errors that name op (the function the user called) and what
+// (the argument): ints (bools, numpy integers, anything with __index__) to int64, OverflowError
+// outside its range, TypeError for a float or a non-number. Use these, never py::cast, for
+// numbers from users: pybind11's cast errors name C++ types.
+[[nodiscard]] std::int64_t to_int64(py::handle object, const char* op, const char* what);
+// Ints, floats, bools and numpy numbers to double (OverflowError for an int beyond double's range).
+[[nodiscard]] double to_double(py::handle object, const char* op, const char* what);
+// An int, bool or numpy integer (not a float, not a tensor): what to_int64 takes exactly.
+[[nodiscard]] bool is_integral_number(py::handle object);
+// The name of object's type ('float', 'Tensor'), for messages.
+[[nodiscard]] std::string type_name(py::handle object);
 
 // One registration function per binding file, called in this order by module.cpp.
 void bind_devices(py::module_& module);
@@ -28,18 +49,22 @@ void bind_dlpack(py::module_& module);
 // kael.device or text ('cpu', 'cuda', 'cuda:1'); None gives cpu.
 [[nodiscard]] Device to_device(py::handle object);
 [[nodiscard]] bool is_device_like(py::handle object);
-// Sizes given as f(2, 3) or f((2, 3)) / f([2, 3]).
-[[nodiscard]] Shape to_shape(const py::args& sizes);
-[[nodiscard]] Shape sequence_to_shape(py::handle sequence);
+// Sizes given as f(2, 3) or f((2, 3)) / f([2, 3]); op names the function in errors.
+[[nodiscard]] Shape to_shape(const py::args& sizes, const char* op);
+[[nodiscard]] Shape sequence_to_shape(py::handle sequence, const char* op);
+// An int size or a sequence of them, as full(size, ...) and randint(..., size) take.
+[[nodiscard]] Shape size_argument(py::handle size, const char* op);
 
 [[nodiscard]] bool is_python_scalar(py::handle object);
 // A Python number as a 0-d tensor that joins an op with like the way PyTorch's "weak" scalars
 // do: it takes like's dtype unless it is of a higher kind (bool < int < float), then the
-// default dtype of its kind (bool, i64, f32). It lives on like's device.
-[[nodiscard]] Tensor scalar_for(py::handle scalar, const Tensor& like);
+// default dtype of its kind (bool, i64, f32). It lives on like's device. op names the function
+// in errors (an int too large for int64, a non-number).
+[[nodiscard]] Tensor scalar_for(py::handle scalar, const Tensor& like, const char* op);
 // A tensor operand: tensors as they are, Python scalars through scalar_for (like may be
-// undefined: then the scalar's own default dtype on cpu).
-[[nodiscard]] Tensor operand(py::handle object, const Tensor& like);
+// undefined: then the scalar's own default dtype on cpu). The default op is for t[key] = value.
+[[nodiscard]] Tensor operand(py::handle object, const Tensor& like,
+                             const char* op = "__setitem__");
 // Both operands of a binary op, either of which may be a Python scalar (not both).
 [[nodiscard]] std::pair<Tensor, Tensor> operands(py::handle a, py::handle b, const char* op);
 
@@ -48,8 +73,10 @@ void bind_dlpack(py::module_& module);
                                       const Device& device);
 // The tensor, or None when it is undefined (a missing gradient or bias).
 [[nodiscard]] py::object tensor_or_none(const Tensor& tensor);
-// None or a tensor.
-[[nodiscard]] Tensor optional_tensor(py::handle object);
+// None or a tensor (TypeError naming op and what for anything else).
+[[nodiscard]] Tensor optional_tensor(py::handle object, const char* op, const char* what);
+// A tensor argument (TypeError naming op and what for anything else).
+[[nodiscard]] Tensor tensor_argument(py::handle object, const char* op, const char* what);
 
 }  // namespace kael::python
 

@@ -204,10 +204,11 @@ void bind_factories(py::module_& module) {
     module.def("manual_seed", &manual_seed, py::arg("seed"));
     // Sized factories take sizes as f(2, 3) or f((2, 3)).
     const auto sized = [&module](const char* name, auto make) {
-        module.def(name, [make](const py::args& sizes, py::handle dtype, py::handle device,
+        module.def(name, [make, name](const py::args& sizes, py::handle dtype, py::handle device,
                                 bool requires_grad) {
             const DType target = to_optional_dtype(dtype).value_or(DType::F32);
-            return finish_factory(make(to_shape(sizes), target, to_device(device)), requires_grad);
+            return finish_factory(make(to_shape(sizes, name), target, to_device(device)),
+                                  requires_grad);
         }, py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
            py::arg("requires_grad") = false);
     };
@@ -219,21 +220,20 @@ void bind_factories(py::module_& module) {
     module.def("full", [](py::handle size, py::handle value, py::handle dtype, py::handle device,
                           bool requires_grad) {
         // The dtype follows the value (bool, int64, float32) unless given, as in PyTorch.
-        const DType target = to_optional_dtype(dtype).value_or(scalar_for(value, Tensor()).dtype());
-        const Shape shape = PyLong_Check(size.ptr()) ? Shape{size.cast<std::int64_t>()}
-                                                     : sequence_to_shape(size);
-        const bool exact_integer = target == DType::I64 && !PyFloat_Check(value.ptr());
-        Tensor out = exact_integer
-                         ? full_int(shape, value.cast<std::int64_t>(), target, to_device(device))
-                         : full(shape, value.cast<double>(), target, to_device(device));
+        const DType target =
+            to_optional_dtype(dtype).value_or(scalar_for(value, Tensor(), "full").dtype());
+        const Shape shape = size_argument(size, "full");
+        const bool exact_integer = target == DType::I64 && is_integral_number(value);
+        Tensor out =
+            exact_integer
+                ? full_int(shape, to_int64(value, "full", "fill_value"), target, to_device(device))
+                : full(shape, to_double(value, "full", "fill_value"), target, to_device(device));
         return finish_factory(out, requires_grad);
     }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("requires_grad") = false);
     module.def("randint", [](std::int64_t low, std::int64_t high, py::handle size,
                              py::handle device) {
-        const Shape shape = PyLong_Check(size.ptr()) ? Shape{size.cast<std::int64_t>()}
-                                                     : sequence_to_shape(size);
-        return randint(low, high, shape, to_device(device));
+        return randint(low, high, size_argument(size, "randint"), to_device(device));
     }, py::arg("low"), py::arg("high"), py::arg("size"), py::kw_only(),
        py::arg("device") = py::none(), "Uniform int64 values in [low, high)");
     module.def("arange", [](py::handle start, py::handle end, py::handle step, py::handle dtype,
@@ -249,8 +249,9 @@ void bind_factories(py::module_& module) {
                                   PyLong_Check(step.ptr());
         const DType target =
             to_optional_dtype(dtype).value_or(all_integers ? DType::I64 : DType::F32);
-        return finish_factory(arange(first.cast<double>(), stop.cast<double>(),
-                                     step.cast<double>(), target, to_device(device)),
+        return finish_factory(arange(to_double(first, "arange", "start"),
+                                     to_double(stop, "arange", "end"),
+                                     to_double(step, "arange", "step"), target, to_device(device)),
                               requires_grad);
     }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
        py::arg("dtype") = py::none(), py::arg("device") = py::none(),

@@ -18,24 +18,27 @@ void def_function_and_method(py::module_& module, py::class_<Tensor>& cls, const
     cls.def(name, function, extra...);
 }
 
-std::optional<std::int64_t> optional_dim(py::handle dim) {
+std::optional<std::int64_t> optional_dim(py::handle dim, const char* op) {
     if (dim.is_none()) return std::nullopt;
-    return dim.cast<std::int64_t>();
+    return to_int64(dim, op, "dim");
 }
 
 // sum and mean also take a tuple of dims (the core checks and orders them).
 template <typename Reduce>
-Tensor reduce_dims(const Tensor& input, py::handle dim, bool keepdim, Reduce reduce) {
+Tensor reduce_dims(const Tensor& input, py::handle dim, bool keepdim, const char* op,
+                   Reduce reduce) {
     using OneDim = std::optional<std::int64_t>;
     if (dim.is_none()) {
         Tensor out = reduce(input, OneDim{}, false);
         return keepdim ? out.reshape(Shape(static_cast<std::size_t>(input.dim()), 1)) : out;
     }
-    if (PyLong_Check(dim.ptr())) return reduce(input, OneDim(dim.cast<std::int64_t>()), keepdim);
-    Shape dims;
-    for (const py::handle d : py::reinterpret_borrow<py::iterable>(dim)) {
-        dims.push_back(d.cast<std::int64_t>());
+    if (PyIndex_Check(dim.ptr())) return reduce(input, OneDim(to_int64(dim, op, "dim")), keepdim);
+    if (!PySequence_Check(dim.ptr())) {
+        throw TypeError(std::string(op) + ": dim must be an int or a tuple of ints, got " +
+                        type_name(dim));
     }
+    Shape dims;
+    for (const py::handle d : py::iter(dim)) dims.push_back(to_int64(d, op, "dim"));
     return reduce(input, dims, keepdim);
 }
 
@@ -51,22 +54,65 @@ Reduction parse_reduction(const std::string& name) {
     throw py::value_error("reduction must be 'mean', 'sum' or 'none', got '" + name + "'");
 }
 
+// Tensor bounds clamp elementwise (with broadcasting), as maximum and minimum do.
+Tensor clamp_by_tensors(const Tensor& input, py::handle low, py::handle high) {
+    Tensor out = input;
+    if (!low.is_none()) out = maximum(out, operand(low, input, "clamp"));
+    if (!high.is_none()) out = minimum(out, operand(high, input, "clamp"));
+    return out;
+}
+
+// Number bounds promote like the weak scalars of a binary op (PyTorch's rule): an int tensor
+// clamped to 1.5 becomes float32, never a bound cut to an int.
 Tensor clamp_any(const Tensor& input, py::handle low, py::handle high) {
-    if (is_floating(input.dtype())) {
+    if (low.is_none() && high.is_none()) {
+        throw ValueError("clamp: at least one of min and max must not be None");
+    }
+    if (py::isinstance<Tensor>(low) || py::isinstance<Tensor>(high)) {
+        return clamp_by_tensors(input, low, high);
+    }
+    DType dtype = input.dtype();
+    for (const py::handle bound : {low, high}) {
+        if (!bound.is_none()) dtype = promote(dtype, scalar_for(bound, input, "clamp").dtype());
+    }
+    const Tensor promoted = input.to(dtype);
+    if (is_floating(dtype)) {
         const double infinity = std::numeric_limits<double>::infinity();
-        return clamp(input, low.is_none() ? -infinity : low.cast<double>(),
-                     high.is_none() ? infinity : high.cast<double>());
+        return clamp(promoted, low.is_none() ? -infinity : to_double(low, "clamp", "min"),
+                     high.is_none() ? infinity : to_double(high, "clamp", "max"));
     }
     using Limits = std::numeric_limits<std::int64_t>;
-    return clamp_int(input, low.is_none() ? Limits::min() : low.cast<std::int64_t>(),
-                     high.is_none() ? Limits::max() : high.cast<std::int64_t>());
+    return clamp_int(promoted, low.is_none() ? Limits::min() : to_int64(low, "clamp", "min"),
+                     high.is_none() ? Limits::max() : to_int64(high, "clamp", "max"));
 }
 
 Tensor masked_fill_any(const Tensor& input, const Tensor& mask, py::handle value) {
-    if (input.dtype() == DType::I64 && !PyFloat_Check(value.ptr())) {
-        return masked_fill_int(input, mask, value.cast<std::int64_t>());
+    if (input.dtype() == DType::I64 && is_integral_number(value)) {
+        return masked_fill_int(input, mask, to_int64(value, "masked_fill", "value"));
     }
-    return masked_fill(input, mask, value.cast<double>());
+    return masked_fill(input, mask, to_double(value, "masked_fill", "value"));
+}
+
+// PyTorch's spellings: 'none' (exact erf) or 'tanh'.
+bool gelu_uses_tanh(py::handle approximate) {
+    if (PyBool_Check(approximate.ptr())) return approximate.ptr() == Py_True;  // kael's old form
+    if (!py::isinstance<py::str>(approximate)) {
+        throw TypeError("gelu: approximate must be 'none' or 'tanh', got " +
+                        type_name(approximate));
+    }
+    const auto name = approximate.cast<std::string>();
+    if (name != "none" && name != "tanh") {
+        throw ValueError("gelu: approximate must be 'none' or 'tanh', got '" + name + "'");
+    }
+    return name == "tanh";
+}
+
+// max(a, b) and min(a, b) with a tensor b are PyTorch's elementwise maximum and minimum.
+template <typename Reduce, typename Elementwise>
+Tensor reduce_or_elementwise(const Tensor& input, py::handle dim, bool keepdim, const char* op,
+                             Reduce reduce, Elementwise elementwise) {
+    if (py::isinstance<Tensor>(dim)) return elementwise(input, dim.cast<Tensor>());
+    return reduce(input, optional_dim(dim, op), keepdim);
 }
 
 void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
@@ -110,10 +156,7 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     unary("square", &square);
     unary("reciprocal", &reciprocal);
     def_function_and_method(module, cls, "gelu", [](const Tensor& input, py::handle approximate) {
-        const bool use_tanh = py::isinstance<py::str>(approximate)
-                                  ? approximate.cast<std::string>() == "tanh"
-                                  : approximate.cast<bool>();
-        return gelu(input, use_tanh);
+        return gelu(input, gelu_uses_tanh(approximate));
     }, py::arg("approximate") = "none");
     module.def("relu_backward", &relu_backward, py::arg("input"), py::arg("grad"));
     module.def("sigmoid_backward", &sigmoid_backward, py::arg("input"), py::arg("grad"));
@@ -138,7 +181,7 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
 
 void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
     def_function_and_method(module, cls, "sum", [](const Tensor& a, py::handle dim, bool keep) {
-        return reduce_dims(a, dim, keep, [](const Tensor& t, auto d, bool k) {
+        return reduce_dims(a, dim, keep, "sum", [](const Tensor& t, auto d, bool k) {
             if constexpr (std::is_same_v<decltype(d), Shape>) {
                 return sum(t, d, k);
             } else {
@@ -147,7 +190,7 @@ void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
         });
     }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
     def_function_and_method(module, cls, "mean", [](const Tensor& a, py::handle dim, bool keep) {
-        return reduce_dims(a, dim, keep, [](const Tensor& t, auto d, bool k) {
+        return reduce_dims(a, dim, keep, "mean", [](const Tensor& t, auto d, bool k) {
             if constexpr (std::is_same_v<decltype(d), Shape>) {
                 return mean(t, d, k);
             } else {
@@ -157,25 +200,32 @@ void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
     }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
     using DimReduction = Tensor (*)(const Tensor&, std::optional<std::int64_t>, bool);
     const auto by_dim = [&](const char* name, DimReduction op) {
-        def_function_and_method(module, cls, name, [op](const Tensor& a, py::handle dim,
-                                                        bool keepdim) {
-            return op(a, optional_dim(dim), keepdim);
+        def_function_and_method(module, cls, name, [op, name](const Tensor& a, py::handle dim,
+                                                              bool keepdim) {
+            return op(a, optional_dim(dim, name), keepdim);
+        }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+    };
+    const auto or_elementwise = [&](const char* name, DimReduction op,
+                                    Tensor (*elementwise)(const Tensor&, const Tensor&)) {
+        def_function_and_method(module, cls, name, [op, name, elementwise](
+                                    const Tensor& a, py::handle dim, bool keepdim) {
+            return reduce_or_elementwise(a, dim, keepdim, name, op, elementwise);
         }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
     };
     by_dim("prod", &prod);
-    by_dim("max", &max);
-    by_dim("min", &min);
+    or_elementwise("max", &max, &maximum);
+    or_elementwise("min", &min, &minimum);
     by_dim("argmax", &argmax);
     by_dim("argmin", &argmin);
     by_dim("all", &all);
     by_dim("any", &any);
     def_function_and_method(module, cls, "var", [](const Tensor& a, py::handle dim,
                                                    std::int64_t correction, bool keepdim) {
-        return var(a, optional_dim(dim), correction, keepdim);
+        return var(a, optional_dim(dim, "var"), correction, keepdim);
     }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false);
     def_function_and_method(module, cls, "std", [](const Tensor& a, py::handle dim,
                                                    std::int64_t correction, bool keepdim) {
-        return stddev(a, optional_dim(dim), correction, keepdim);
+        return stddev(a, optional_dim(dim, "std"), correction, keepdim);
     }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false);
     def_function_and_method(module, cls, "norm", &norm);
     def_function_and_method(module, cls, "logsumexp", &logsumexp, py::arg("dim"),
@@ -208,7 +258,8 @@ void bind_nn_functions(py::module_& module, py::class_<Tensor>& cls) {
         return cross_entropy(logits, targets, parse_reduction(reduction));
     }, py::arg("input"), py::arg("target"), py::arg("reduction") = "mean");
     module.def("layer_norm", [](const Tensor& x, py::handle weight, py::handle bias, double eps) {
-        return layer_norm(x, optional_tensor(weight), optional_tensor(bias), eps);
+        return layer_norm(x, optional_tensor(weight, "layer_norm", "weight"),
+                          optional_tensor(bias, "layer_norm", "bias"), eps);
     }, py::arg("input"), py::arg("weight") = py::none(), py::arg("bias") = py::none(),
        py::arg("eps") = 1e-5, "Normalizes over the last dimension");
     module.def("embedding", &embedding, py::arg("weight"), py::arg("indices"),
@@ -216,7 +267,7 @@ void bind_nn_functions(py::module_& module, py::class_<Tensor>& cls) {
     module.def("dropout", &dropout, py::arg("input"), py::arg("p") = 0.5,
                py::arg("training") = true);
     module.def("linear", [](const Tensor& x, const Tensor& weight, py::handle bias) {
-        return linear(x, weight, optional_tensor(bias));
+        return linear(x, weight, optional_tensor(bias, "linear", "bias"));
     }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none());
 }
 

@@ -22,10 +22,11 @@ template <typename Op> py::object binary(py::handle a, py::handle b, const char*
 }
 
 // In-place operators keep the tensor's identity: the result is written into its elements.
-template <typename Op> py::object in_place(const py::object& self, py::handle other, Op op) {
+template <typename Op>
+py::object in_place(const py::object& self, py::handle other, const char* name, Op op) {
     if (!is_operand(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
     auto& target = self.cast<Tensor&>();
-    op(target, operand(other, target));
+    op(target, operand(other, target, name));
     return self;
 }
 
@@ -96,7 +97,7 @@ void bind_properties(py::class_<Tensor>& cls) {
         .def("numel", &Tensor::numel)
         .def("size", [](const Tensor& t, py::handle dim) -> py::object {
             if (dim.is_none()) return shape_tuple(t.shape());
-            return py::int_(t.size(dim.cast<std::int64_t>()));
+            return py::int_(t.size(to_int64(dim, "size", "dim")));
         }, py::arg("dim") = py::none())
         .def("stride", [](const Tensor& t) { return shape_tuple(t.strides()); })
         .def("storage_offset", &Tensor::offset)
@@ -107,6 +108,14 @@ void bind_properties(py::class_<Tensor>& cls) {
         .def("__len__", [](const Tensor& t) {
             if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
             return t.size(0);
+        })
+        // Without __iter__ Python would iterate through __getitem__ and take the IndexError of
+        // t[0] on a 0-d tensor for the end: list(kael.tensor(1.)) would be [].
+        .def("__iter__", [](const Tensor& t) {
+            if (t.dim() == 0) throw py::type_error("iteration over a 0-d tensor");
+            py::list rows;
+            for (std::int64_t i = 0; i < t.size(0); ++i) rows.append(t.select(0, i));
+            return py::iter(rows);
         })
         .def("__hash__", [](const Tensor& t) {
             return reinterpret_cast<std::uintptr_t>(t.impl_ptr().get());
@@ -125,14 +134,14 @@ void bind_properties(py::class_<Tensor>& cls) {
             if (is_floating(t.dtype())) {
                 throw py::type_error("only integer tensors of one element can be an index");
             }
-            return to_item(t).cast<std::int64_t>();
+            return py::int_(to_item(t));
         })
         .def("__bool__", [](const Tensor& t) {
             if (t.numel() != 1) {
                 throw py::value_error("the truth value of a tensor with more than one element "
                                       "is ambiguous; use any() or all()");
             }
-            return to_item(t).cast<double>() != 0;
+            return PyObject_IsTrue(to_item(t).ptr()) == 1;
         })
         .def("__getitem__", &get_item)
         .def("__setitem__", &set_item);
@@ -140,19 +149,23 @@ void bind_properties(py::class_<Tensor>& cls) {
 }
 
 void bind_views_and_copies(py::class_<Tensor>& cls) {
-    cls.def("view", [](const Tensor& t, const py::args& s) { return t.view(to_shape(s)); })
-        .def("reshape", [](const Tensor& t, const py::args& s) { return t.reshape(to_shape(s)); })
+    cls.def("view", [](const Tensor& t, const py::args& s) { return t.view(to_shape(s, "view")); })
+        .def("reshape", [](const Tensor& t, const py::args& s) {
+            return t.reshape(to_shape(s, "reshape"));
+        })
         .def("flatten", &Tensor::flatten)
         .def("transpose", &Tensor::transpose, py::arg("dim0"), py::arg("dim1"))
         .def_property_readonly("T", &Tensor::T)
         .def("t", &Tensor::T)
-        .def("permute", [](const Tensor& t, const py::args& s) { return t.permute(to_shape(s)); })
+        .def("permute", [](const Tensor& t, const py::args& s) {
+            return t.permute(to_shape(s, "permute"));
+        })
         .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
         .def("squeeze", [](const Tensor& t, py::handle dim) {
-            return dim.is_none() ? t.squeeze() : t.squeeze(dim.cast<std::int64_t>());
+            return dim.is_none() ? t.squeeze() : t.squeeze(to_int64(dim, "squeeze", "dim"));
         }, py::arg("dim") = py::none())
         .def("expand", [](const Tensor& t, const py::args& s) {
-            return t.expand(expand_sizes(t, to_shape(s)));
+            return t.expand(expand_sizes(t, to_shape(s, "expand")));
         })
         .def("slice", &Tensor::slice, py::arg("dim"), py::arg("start"), py::arg("stop"),
              py::arg("step") = 1)
@@ -171,10 +184,10 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
         .def("long", [](const Tensor& t) { return t.to(DType::I64); })
         .def("bool", [](const Tensor& t) { return t.to(DType::Bool); })
         .def("copy_", [](Tensor& t, py::handle source) -> Tensor& {
-            return t.copy_(operand(source, t));
+            return t.copy_(operand(source, t, "copy_"));
         }, py::arg("source"))
         .def("fill_", [](Tensor& t, py::handle value) -> Tensor& {
-            return t.fill_(scalar_for(value, t));
+            return t.fill_(scalar_for(value, t, "fill_"));
         }, py::arg("value"))
         .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); })
         .def("move_to_", [](Tensor& t, py::handle d) -> Tensor& {
@@ -219,15 +232,16 @@ void bind_operators(py::class_<Tensor>& cls) {
         .def("__pos__", [](const Tensor& a) { return a; })
         .def("__abs__", [](const Tensor& a) { return abs(a); })
         .def("__invert__", [](const Tensor& a) { return logical_not(bool_only(a, "~")); });
-    const auto def_in_place = [&cls](const char* name, auto op) {
-        cls.def(name, [op](const py::object& self, py::handle other) {
-            return in_place(self, other, op);
+    // symbol names the operator in errors, as the core's in-place ops do.
+    const auto def_in_place = [&cls](const char* name, const char* symbol, auto op) {
+        cls.def(name, [op, symbol](const py::object& self, py::handle other) {
+            return in_place(self, other, symbol, op);
         }, py::is_operator());
     };
-    def_in_place("__iadd__", [](Tensor& a, const Tensor& b) { add_(a, b, "+="); });
-    def_in_place("__isub__", [](Tensor& a, const Tensor& b) { sub_(a, b, "-="); });
-    def_in_place("__imul__", [](Tensor& a, const Tensor& b) { mul_(a, b, "*="); });
-    def_in_place("__itruediv__", [](Tensor& a, const Tensor& b) { div_(a, b, "/="); });
+    def_in_place("__iadd__", "+=", [](Tensor& a, const Tensor& b) { add_(a, b, "+="); });
+    def_in_place("__isub__", "-=", [](Tensor& a, const Tensor& b) { sub_(a, b, "-="); });
+    def_in_place("__imul__", "*=", [](Tensor& a, const Tensor& b) { mul_(a, b, "*="); });
+    def_in_place("__itruediv__", "/=", [](Tensor& a, const Tensor& b) { div_(a, b, "/="); });
 }
 
 }  // namespace

@@ -57,11 +57,12 @@ ScalarKind scalar_kind(py::handle plain) {
     return ScalarKind::Float;
 }
 
-Tensor scalar_tensor_of(py::handle plain, DType dtype, const Device& device) {
+Tensor scalar_tensor_of(py::handle plain, DType dtype, const Device& device, const char* op) {
     if (dtype == DType::I64) {
-        return full_int({}, plain.cast<std::int64_t>(), DType::I64, device);
+        return full_int({}, to_int64(plain, op, "value"), DType::I64, device);
     }
-    return full({}, plain.cast<double>(), dtype, device);
+    if (dtype == DType::Bool) return full({}, PyObject_IsTrue(plain.ptr()) ? 1 : 0, dtype, device);
+    return full({}, to_double(plain, op, "value"), dtype, device);
 }
 
 // Leaves of nested sequences, in order, with the shape they fill.
@@ -93,7 +94,12 @@ void flatten(py::handle data, std::size_t depth, Flattened& out) {
     if (py::isinstance<py::str>(data) || py::isinstance<py::bytes>(data) ||
         !PySequence_Check(data.ptr())) {
         throw TypeError("tensor: cannot make a tensor element from an object of type " +
-                        std::string(py::str(py::type::of(data).attr("__name__"))));
+                        type_name(data));
+    }
+    // Deeper data could not become a tensor anyway; the check also bounds this recursion.
+    if (depth >= static_cast<std::size_t>(kMaxRank)) {
+        throw ValueError("tensor: sequences nested more than " + std::to_string(kMaxRank) +
+                         " deep (the most dimensions a tensor may have)");
     }
     const py::sequence sequence = py::reinterpret_borrow<py::sequence>(data);
     const auto length = static_cast<std::int64_t>(py::len(sequence));
@@ -115,15 +121,16 @@ void flatten(py::handle data, std::size_t depth, Flattened& out) {
 template <typename T> void fill_host(const Flattened& flat, Tensor& host) {
     auto* values = static_cast<T*>(host.device_data());
     for (std::size_t i = 0; i < flat.leaves.size(); ++i) {
+        const py::handle leaf = flat.leaves[i];
         if constexpr (std::is_same_v<T, bool>) {
-            values[i] = flat.leaves[i].cast<double>() != 0;
+            values[i] = PyObject_IsTrue(leaf.ptr()) == 1;
         } else if constexpr (std::is_same_v<T, std::int64_t>) {
             // Floats into an integer tensor truncate, as in PyTorch.
-            values[i] = PyFloat_Check(flat.leaves[i].ptr())
-                            ? static_cast<std::int64_t>(flat.leaves[i].cast<double>())
-                            : flat.leaves[i].cast<std::int64_t>();
+            values[i] = PyFloat_Check(leaf.ptr())
+                            ? static_cast<std::int64_t>(PyFloat_AS_DOUBLE(leaf.ptr()))
+                            : to_int64(leaf, "tensor", "element");
         } else {
-            values[i] = flat.leaves[i].cast<T>();
+            values[i] = static_cast<T>(to_double(leaf, "tensor", "element"));
         }
     }
 }
@@ -137,23 +144,58 @@ std::string numpy_name(DType dtype) {
     }
 }
 
-DType dtype_of_numpy(py::handle numpy_dtype) {
+[[noreturn]] void no_kael_dtype(py::handle numpy_dtype) {
+    throw TypeError("kael has no dtype for numpy dtype " + std::string(py::str(numpy_dtype)) +
+                    "; kael dtypes are float32, float64, int64 and bool");
+}
+
+// The kael dtype that holds every value of numpy_dtype: data of narrower types widen
+// (float16 to float32, int8 .. uint32 to int64), as in kael.tensor(np.arange(4, dtype=np.int32)).
+DType holding_dtype_of_numpy(py::handle numpy_dtype) {
     const std::string kind = py::str(numpy_dtype.attr("kind"));
     const auto size = numpy_dtype.attr("itemsize").cast<int>();
     if (kind == "f" && size <= 4) return DType::F32;
     if (kind == "f" && size == 8) return DType::F64;
     if (kind == "i" || kind == "u") return DType::I64;
     if (kind == "b") return DType::Bool;
-    throw TypeError("kael has no dtype for numpy dtype " + std::string(py::str(numpy_dtype)) +
-                    "; kael dtypes are float32, float64, int64 and bool");
+    no_kael_dtype(numpy_dtype);
+}
+
+// A numpy dtype asked for as a tensor's dtype must be one kael has: float16 is no float32.
+DType exact_dtype_of_numpy(py::handle numpy_dtype) {
+    const std::string kind = py::str(numpy_dtype.attr("kind"));
+    const auto size = numpy_dtype.attr("itemsize").cast<int>();
+    if (kind == "f" && size == 4) return DType::F32;
+    if (kind == "f" && size == 8) return DType::F64;
+    if (kind == "i" && size == 8) return DType::I64;
+    if (kind == "b") return DType::Bool;
+    no_kael_dtype(numpy_dtype);
+}
+
+// uint64 values of 2**63 and more would wrap to negative int64 values.
+void check_fits_int64(py::handle array, DType target) {
+    const py::object numpy_dtype = array.attr("dtype");
+    const bool unsigned64 = std::string(py::str(numpy_dtype.attr("kind"))) == "u" &&
+                            numpy_dtype.attr("itemsize").cast<int>() == 8;
+    if (!unsigned64 || target != DType::I64 || array.attr("size").cast<std::int64_t>() == 0) return;
+    const py::int_ largest(array.attr("max")());  // a Python int: numpy would compare as floats
+    if (largest > py::int_(INT64_MAX)) {
+        throw OverflowError("tensor: uint64 value " + std::string(py::str(py::handle(largest))) +
+                            " is outside the range of int64 [-2**63, 2**63 - 1]");
+    }
 }
 
 Tensor from_numpy_copy(py::handle array, std::optional<DType> dtype, const Device& device) {
-    const DType target = dtype.value_or(dtype_of_numpy(array.attr("dtype")));
+    if (array.attr("ndim").cast<std::int64_t>() > kMaxRank) {
+        throw ValueError("tensor: a numpy array of more than " + std::to_string(kMaxRank) +
+                         " dimensions");
+    }
+    const DType target = dtype.value_or(holding_dtype_of_numpy(array.attr("dtype")));
+    check_fits_int64(array, target);
     const py::module_ numpy = py::module_::import("numpy");
     py::object contiguous =
         numpy.attr("ascontiguousarray")(array, py::arg("dtype") = numpy_name(target));
-    Tensor host = empty(sequence_to_shape(contiguous.attr("shape")), target, kCPU);
+    Tensor host = empty(sequence_to_shape(contiguous.attr("shape"), "tensor"), target, kCPU);
     const auto address = contiguous.attr("ctypes").attr("data").cast<std::uintptr_t>();
     if (host.numel() > 0) {
         std::memcpy(host.device_data(), reinterpret_cast<const void*>(address),
@@ -177,7 +219,7 @@ DType to_dtype(py::handle object) {
     if (object.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
     if (numpy_loaded()) {
         try {
-            return dtype_of_numpy(py::module_::import("numpy").attr("dtype")(object));
+            return exact_dtype_of_numpy(py::module_::import("numpy").attr("dtype")(object));
         } catch (const py::error_already_set&) {
             // Not something numpy understands as a dtype: the TypeError below says what is.
         }
@@ -203,41 +245,50 @@ Device to_device(py::handle object) {
                     std::string(py::repr(object)));
 }
 
-Shape sequence_to_shape(py::handle sequence) {
+Shape sequence_to_shape(py::handle sequence, const char* op) {
+    if (!PySequence_Check(sequence.ptr()) || py::isinstance<py::str>(sequence)) {
+        throw TypeError(std::string(op) + ": size must be a tuple or list of ints, got " +
+                        type_name(sequence));
+    }
     Shape shape;
-    for (const py::handle size : py::reinterpret_borrow<py::iterable>(sequence)) {
-        shape.push_back(size.cast<std::int64_t>());
+    for (const py::handle size : py::reinterpret_borrow<py::sequence>(sequence)) {
+        shape.push_back(to_int64(size, op, "size"));
     }
     return shape;
 }
 
-Shape to_shape(const py::args& sizes) {
-    if (sizes.size() == 1 && !PyLong_Check(sizes[0].ptr()) &&
+Shape to_shape(const py::args& sizes, const char* op) {
+    if (sizes.size() == 1 && !PyIndex_Check(sizes[0].ptr()) &&
         PySequence_Check(sizes[0].ptr())) {
-        return sequence_to_shape(sizes[0]);
+        return sequence_to_shape(sizes[0], op);
     }
-    return sequence_to_shape(sizes);
+    return sequence_to_shape(sizes, op);
+}
+
+Shape size_argument(py::handle size, const char* op) {
+    if (PyIndex_Check(size.ptr())) return Shape{to_int64(size, op, "size")};
+    return sequence_to_shape(size, op);
 }
 
 bool is_python_scalar(py::handle object) { return static_cast<bool>(plain_scalar(object)); }
 
-Tensor scalar_for(py::handle scalar, const Tensor& like) {
+Tensor scalar_for(py::handle scalar, const Tensor& like, const char* op) {
     py::object plain = plain_scalar(scalar);
     if (!plain) {
-        throw TypeError("expected a tensor or a Python number, got " +
-                        std::string(py::str(py::type::of(scalar).attr("__name__"))));
+        throw TypeError(std::string(op) + ": expected a tensor or a Python number, got " +
+                        type_name(scalar));
     }
     const ScalarKind kind = scalar_kind(plain);
     if (!like.defined()) {
-        return scalar_tensor_of(plain, default_dtype(kind), kCPU);
+        return scalar_tensor_of(plain, default_dtype(kind), kCPU, op);
     }
     const DType dtype = kind <= kind_of(like.dtype()) ? like.dtype() : default_dtype(kind);
-    return scalar_tensor_of(plain, dtype, like.device());
+    return scalar_tensor_of(plain, dtype, like.device(), op);
 }
 
-Tensor operand(py::handle object, const Tensor& like) {
+Tensor operand(py::handle object, const Tensor& like, const char* op) {
     if (py::isinstance<Tensor>(object)) return object.cast<Tensor>();
-    return scalar_for(object, like);
+    return scalar_for(object, like, op);
 }
 
 std::pair<Tensor, Tensor> operands(py::handle a, py::handle b, const char* op) {
@@ -245,16 +296,15 @@ std::pair<Tensor, Tensor> operands(py::handle a, py::handle b, const char* op) {
     const bool b_tensor = py::isinstance<Tensor>(b);
     if (!a_tensor && !b_tensor) {
         throw TypeError(std::string(op) + ": expected at least one tensor operand, got " +
-                        std::string(py::str(py::type::of(a).attr("__name__"))) + " and " +
-                        std::string(py::str(py::type::of(b).attr("__name__"))));
+                        type_name(a) + " and " + type_name(b));
     }
     if (a_tensor && b_tensor) return {a.cast<Tensor>(), b.cast<Tensor>()};
     if (a_tensor) {
         const auto tensor = a.cast<Tensor>();
-        return {tensor, scalar_for(b, tensor)};
+        return {tensor, scalar_for(b, tensor, op)};
     }
     const auto tensor = b.cast<Tensor>();
-    return {scalar_for(a, tensor), tensor};
+    return {scalar_for(a, tensor, op), tensor};
 }
 
 Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, const Device& device) {
@@ -284,8 +334,16 @@ py::object tensor_or_none(const Tensor& tensor) {
     return py::cast(tensor);
 }
 
-Tensor optional_tensor(py::handle object) {
+Tensor optional_tensor(py::handle object, const char* op, const char* what) {
     if (object.is_none()) return Tensor();
+    return tensor_argument(object, op, what);
+}
+
+Tensor tensor_argument(py::handle object, const char* op, const char* what) {
+    if (!py::isinstance<Tensor>(object)) {
+        throw TypeError(std::string(op) + ": " + what + " must be a tensor, got " +
+                        type_name(object));
+    }
     return object.cast<Tensor>();
 }
 

@@ -34,6 +34,11 @@ py::object nested(const void* data, DType dtype, const Shape& shape, std::size_t
 }  // namespace
 
 py::object to_list(const Tensor& tensor) {
+    // One recursion level per dimension: bounded by the rank limit, whatever made the tensor.
+    if (tensor.dim() > kMaxRank) {
+        throw ValueError("tolist: tensor of " + std::to_string(tensor.dim()) +
+                         " dimensions; at most " + std::to_string(kMaxRank) + " are supported");
+    }
     const Tensor host = host_contiguous(tensor);
     std::int64_t at = 0;
     return nested(host.device_data(), host.dtype(), host.shape(), 0, at);

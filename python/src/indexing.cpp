@@ -88,7 +88,7 @@ Tensor get_item(const Tensor& self, py::handle key) {
             seen_ellipsis = true;
             dim += self.dim() - consuming;
         } else if (is_index_int(item)) {
-            result = result.select(dim, item.cast<std::int64_t>());
+            result = result.select(dim, to_int64(item, "index", "an int index"));
         } else if (PySlice_Check(item.ptr())) {
             Py_ssize_t start = 0;
             Py_ssize_t stop = 0;
