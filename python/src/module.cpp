@@ -1,4 +1,10 @@
 // The kael._kael extension module: error mapping, then one registration per binding file.
+#include <array>
+#include <cctype>
+#include <new>
+#include <stdexcept>
+#include <string_view>
+
 #include "bind_common.h"
 #include "kael/error.h"
 
@@ -6,20 +12,80 @@ namespace py = pybind11;
 
 namespace {
 
-// kael's typed errors become the Python exceptions of the same meaning, with the same message.
+struct Spelling {
+    std::string_view cpp;
+    std::string_view python;
+};
+
+// Core messages are written for C++ callers; Python users read Python spellings. Longer
+// entries first, so a shorter one never rewrites part of a longer one.
+constexpr std::array kPythonSpellings = {
+    Spelling{"set_requires_grad(true)", "requires_grad_()"},
+    Spelling{"retain_graph = true", "retain_graph=True"},
+    Spelling{"retain_graph=true", "retain_graph=True"},
+    Spelling{"set_requires_grad", "requires_grad_"},
+    Spelling{"NoGradGuard", "kael.no_grad()"},
+    Spelling{"set_grad", "grad"},
+    Spelling{"nullptr", "None"},
+};
+
+bool is_identifier_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// Replaces whole words only: set_grad, not the start of set_grad_enabled.
+std::string python_spelling(std::string message) {
+    for (const Spelling& spelling : kPythonSpellings) {
+        std::size_t at = 0;
+        while ((at = message.find(spelling.cpp, at)) != std::string::npos) {
+            const std::size_t end = at + spelling.cpp.size();
+            const bool whole = (at == 0 || !is_identifier_char(message[at - 1]) ||
+                                !is_identifier_char(spelling.cpp.front())) &&
+                               (end == message.size() || !is_identifier_char(message[end]) ||
+                                !is_identifier_char(spelling.cpp.back()));
+            if (!whole) {
+                at = end;
+                continue;
+            }
+            message.replace(at, spelling.cpp.size(), spelling.python);
+            at += spelling.python.size();
+        }
+    }
+    return message;
+}
+
+void set_error(PyObject* type, const std::exception& error) {
+    PyErr_SetString(type, python_spelling(error.what()).c_str());
+}
+
+// kael's typed errors become the Python exceptions of the same meaning, with the same message
+// (in Python spellings). Conversions that fell through to pybind11 become TypeErrors without its
+// C++ type names; the bindings convert user arguments themselves, so this is a safety net.
 void translate_kael_errors(std::exception_ptr error) {
     try {
         if (error) std::rethrow_exception(error);
+    } catch (const kael::python::OverflowError& e) {
+        set_error(PyExc_OverflowError, e);
     } catch (const kael::ValueError& e) {
-        PyErr_SetString(PyExc_ValueError, e.what());
+        set_error(PyExc_ValueError, e);
     } catch (const kael::TypeError& e) {
-        PyErr_SetString(PyExc_TypeError, e.what());
+        set_error(PyExc_TypeError, e);
     } catch (const kael::IndexError& e) {
-        PyErr_SetString(PyExc_IndexError, e.what());
+        set_error(PyExc_IndexError, e);
     } catch (const kael::OutOfMemoryError& e) {
-        PyErr_SetString(PyExc_MemoryError, e.what());
+        set_error(PyExc_MemoryError, e);
     } catch (const kael::Error& e) {  // DeviceError and any other kael error
-        PyErr_SetString(PyExc_RuntimeError, e.what());
+        set_error(PyExc_RuntimeError, e);
+    } catch (const py::cast_error&) {
+        PyErr_SetString(PyExc_TypeError,
+                        "kael: an argument has a type or value this function does not take");
+    } catch (const py::reference_cast_error&) {
+        PyErr_SetString(PyExc_TypeError,
+                        "kael: an argument has a type this function does not take");
+    } catch (const std::bad_alloc&) {
+        PyErr_SetString(PyExc_MemoryError, "kael: out of host memory");
+    } catch (const std::length_error&) {
+        PyErr_SetString(PyExc_MemoryError, "kael: the requested size is too large to allocate");
     }
 }
 
@@ -28,6 +94,7 @@ void translate_kael_errors(std::exception_ptr error) {
 PYBIND11_MODULE(_kael, module) {
     module.doc() = "kael: tensors, autograd and nn over plugin device backends";
     py::register_exception_translator(translate_kael_errors);
+    module.attr("_MAX_RANK") = kael::kMaxRank;
     kael::python::bind_devices(module);
     kael::python::bind_tensor(module);
     kael::python::bind_ops(module);
