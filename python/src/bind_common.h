@@ -71,6 +71,9 @@ void bind_dlpack(py::module_& module);
 // Nested sequences, Python scalars, numpy arrays or tensors as a new tensor (always a copy).
 [[nodiscard]] Tensor tensor_from_data(py::handle data, std::optional<DType> dtype,
                                       const Device& device);
+// gelu's approximate argument, 'none' or 'tanh' as in PyTorch (ValueError naming gelu otherwise):
+// whether the tanh approximation is asked for. For kael.gelu and nn.GELU alike.
+[[nodiscard]] bool gelu_uses_tanh(py::handle approximate);
 // The tensor, or None when it is undefined (a missing gradient or bias).
 [[nodiscard]] py::object tensor_or_none(const Tensor& tensor);
 // None or a tensor (TypeError naming op and what for anything else).

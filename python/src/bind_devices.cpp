@@ -244,15 +244,19 @@ void bind_factories(py::module_& module) {
             stop = start;
             first = py::int_(0);
         }
-        // Integers only give int64, as in PyTorch; any float gives float32.
-        const bool all_integers = PyLong_Check(first.ptr()) && PyLong_Check(stop.ptr()) &&
-                                  PyLong_Check(step.ptr());
+        // Integers only give int64, as in PyTorch, computed in integers (exact beyond 2**53);
+        // any float gives float32.
+        const bool all_integers = is_integral_number(first) && is_integral_number(stop) &&
+                                  is_integral_number(step);
         const DType target =
             to_optional_dtype(dtype).value_or(all_integers ? DType::I64 : DType::F32);
-        return finish_factory(arange(to_double(first, "arange", "start"),
-                                     to_double(stop, "arange", "end"),
-                                     to_double(step, "arange", "step"), target, to_device(device)),
-                              requires_grad);
+        const Tensor out =
+            all_integers
+                ? arange_int(to_int64(first, "arange", "start"), to_int64(stop, "arange", "end"),
+                             to_int64(step, "arange", "step"), target, to_device(device))
+                : arange(to_double(first, "arange", "start"), to_double(stop, "arange", "end"),
+                         to_double(step, "arange", "step"), target, to_device(device));
+        return finish_factory(out, requires_grad);
     }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
        py::arg("dtype") = py::none(), py::arg("device") = py::none(),
        py::arg("requires_grad") = false);

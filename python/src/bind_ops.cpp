@@ -93,20 +93,6 @@ Tensor masked_fill_any(const Tensor& input, const Tensor& mask, py::handle value
     return masked_fill(input, mask, to_double(value, "masked_fill", "value"));
 }
 
-// PyTorch's spellings: 'none' (exact erf) or 'tanh'.
-bool gelu_uses_tanh(py::handle approximate) {
-    if (PyBool_Check(approximate.ptr())) return approximate.ptr() == Py_True;  // kael's old form
-    if (!py::isinstance<py::str>(approximate)) {
-        throw TypeError("gelu: approximate must be 'none' or 'tanh', got " +
-                        type_name(approximate));
-    }
-    const auto name = approximate.cast<std::string>();
-    if (name != "none" && name != "tanh") {
-        throw ValueError("gelu: approximate must be 'none' or 'tanh', got '" + name + "'");
-    }
-    return name == "tanh";
-}
-
 // max(a, b) and min(a, b) with a tensor b are PyTorch's elementwise maximum and minimum.
 template <typename Reduce, typename Elementwise>
 Tensor reduce_or_elementwise(const Tensor& input, py::handle dim, bool keepdim, const char* op,

@@ -329,6 +329,20 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, const Devic
     return host.to(device);
 }
 
+// PyTorch's spellings: 'none' (exact erf) or 'tanh'.
+bool gelu_uses_tanh(py::handle approximate) {
+    if (PyBool_Check(approximate.ptr())) return approximate.ptr() == Py_True;  // kael's old form
+    if (!py::isinstance<py::str>(approximate)) {
+        throw TypeError("gelu: approximate must be 'none' or 'tanh', got " +
+                        type_name(approximate));
+    }
+    const auto name = approximate.cast<std::string>();
+    if (name != "none" && name != "tanh") {
+        throw ValueError("gelu: approximate must be 'none' or 'tanh', got '" + name + "'");
+    }
+    return name == "tanh";
+}
+
 py::object tensor_or_none(const Tensor& tensor) {
     if (!tensor.defined()) return py::none();
     return py::cast(tensor);

@@ -250,3 +250,14 @@ def test_requires_grad_messages_use_python_names(device):
         kael.ones(3, requires_grad=True, device=device).grad = kael.ones(2, device=device)
     message = raises_clean(ValueError, wrong_grad, "grad")
     assert "set_grad" not in message
+
+
+def test_integer_aranges_are_exact(device):
+    for start in (2 ** 60, 2 ** 53, -2 ** 63):
+        t = kael.arange(start, start + 3, device=device)
+        assert t.dtype == kael.int64
+        assert t.tolist() == [start, start + 1, start + 2]
+    assert kael.arange(INT64_MAX - 4, INT64_MAX, 2, device=device).tolist() == [
+        INT64_MAX - 4, INT64_MAX - 2]
+    assert kael.arange(np.int64(5), device=device).tolist() == list(range(5))
+    assert kael.arange(0, 1, 0.25, device=device).tolist() == [0.0, 0.25, 0.5, 0.75]
