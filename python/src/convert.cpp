@@ -177,7 +177,8 @@ void check_fits_int64(py::handle array, DType target) {
     const py::object numpy_dtype = array.attr("dtype");
     const bool unsigned64 = std::string(py::str(numpy_dtype.attr("kind"))) == "u" &&
                             numpy_dtype.attr("itemsize").cast<int>() == 8;
-    if (!unsigned64 || target != DType::I64 || array.attr("size").cast<std::int64_t>() == 0) return;
+    const bool empty_array = array.attr("size").cast<std::int64_t>() == 0;
+    if (!unsigned64 || target != DType::I64 || empty_array) return;
     const py::int_ largest(array.attr("max")());  // a Python int: numpy would compare as floats
     if (largest > py::int_(INT64_MAX)) {
         throw OverflowError("tensor: uint64 value " + std::string(py::str(py::handle(largest))) +

@@ -20,6 +20,7 @@ struct Spelling {
 // Core messages are written for C++ callers; Python users read Python spellings. Longer
 // entries first, so a shorter one never rewrites part of a longer one.
 constexpr std::array kPythonSpellings = {
+    Spelling{"kael::NoGradGuard", "kael.no_grad()"},
     Spelling{"set_requires_grad(true)", "requires_grad_()"},
     Spelling{"retain_graph = true", "retain_graph=True"},
     Spelling{"retain_graph=true", "retain_graph=True"},
@@ -27,6 +28,7 @@ constexpr std::array kPythonSpellings = {
     Spelling{"NoGradGuard", "kael.no_grad()"},
     Spelling{"set_grad", "grad"},
     Spelling{"nullptr", "None"},
+    Spelling{"kael::", "kael."},
 };
 
 bool is_identifier_char(char c) {
@@ -95,6 +97,8 @@ PYBIND11_MODULE(_kael, module) {
     module.doc() = "kael: tensors, autograd and nn over plugin device backends";
     py::register_exception_translator(translate_kael_errors);
     module.attr("_MAX_RANK") = kael::kMaxRank;
+    module.def("_python_spelling", &python_spelling, py::arg("message"),
+               "A core message in Python spellings (what the error translator does)");
     kael::python::bind_devices(module);
     kael::python::bind_tensor(module);
     kael::python::bind_ops(module);

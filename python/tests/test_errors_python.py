@@ -50,7 +50,8 @@ def test_the_deepest_allowed_nesting_round_trips(device):
     assert t.shape == (1,) * MAX_RANK
     assert t.tolist() == nested(MAX_RANK, 2.5)
     assert repr(t).count("[") == MAX_RANK
-    assert kael.tensor(nested(MAX_RANK - 1, []), device=device).shape == (1,) * (MAX_RANK - 1) + (0,)
+    empty_innermost = kael.tensor(nested(MAX_RANK - 1, []), device=device)
+    assert empty_innermost.shape == (1,) * (MAX_RANK - 1) + (0,)
 
 
 def test_view_with_too_many_dimensions_is_a_value_error(device):
@@ -99,7 +100,8 @@ def test_ints_beyond_int64_are_overflow_errors(device):
     raises_clean(OverflowError, lambda: kael.add(ints, 2 ** 63), "add")
     raises_clean(OverflowError, lambda: kael.full((2,), 2 ** 63, device=device), "full")
     raises_clean(OverflowError, lambda: kael.masked_fill(ints, ints == 0, 2 ** 64), "masked_fill")
-    raises_clean(OverflowError, lambda: kael.tensor(10 ** 400, dtype="f64", device=device), "tensor")
+    raises_clean(OverflowError, lambda: kael.tensor(10 ** 400, dtype="f64", device=device),
+                 "tensor")
     raises_clean(OverflowError, lambda: kael.tensor(10 ** 5000, device=device), "tensor")
 
     def assign():
@@ -261,3 +263,14 @@ def test_integer_aranges_are_exact(device):
         INT64_MAX - 4, INT64_MAX - 2]
     assert kael.arange(np.int64(5), device=device).tolist() == list(range(5))
     assert kael.arange(0, 1, 0.25, device=device).tolist() == [0.0, 0.25, 0.5, 0.75]
+
+
+def test_python_spellings_replace_whole_words_only():
+    spell = kael._kael._python_spelling
+    assert spell("use kael::NoGradGuard or NoGradGuard") == "use kael.no_grad() or kael.no_grad()"
+    assert spell("call backward with retain_graph = true") == "call backward with retain_graph=True"
+    assert spell("set_requires_grad(true) first") == "requires_grad_() first"
+    assert spell("set_grad: shape") == "grad: shape"
+    assert spell("kael::Tensor is nullptr") == "kael.Tensor is None"
+    # Parts of longer names stay as they are.
+    assert spell("set_grad_enabled, my_NoGradGuards") == "set_grad_enabled, my_NoGradGuards"
