@@ -13,7 +13,7 @@ std::vector<Tensor> tensor_list(py::handle inputs) {
                         type_name(inputs));
     }
     std::vector<Tensor> tensors;
-    for (const py::handle input : py::reinterpret_borrow<py::sequence>(inputs)) {
+    for (const py::handle input : py::iter(inputs)) {  // py::iter checks for errors
         tensors.push_back(tensor_argument(input, "gradcheck", "each input"));
     }
     return tensors;

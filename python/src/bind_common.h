@@ -37,6 +37,8 @@ public:
 // One registration function per binding file, called in this order by module.cpp.
 void bind_devices(py::module_& module);
 void bind_tensor(py::module_& module);
+// After bind_tensor, so that signatures in errors say kael._kael.Tensor, not kael::Tensor.
+void bind_factories(py::module_& module);
 void bind_ops(py::module_& module);
 void bind_autograd(py::module_& module);
 void bind_nn(py::module_& module);
@@ -44,10 +46,11 @@ void bind_dlpack(py::module_& module);
 
 // kael.float32 (or any kael dtype), a name ('f32', 'float32', 'int64', 'bool', ...) or a numpy
 // dtype / scalar type (np.float32, float, bool).
-[[nodiscard]] DType to_dtype(py::handle object);
-[[nodiscard]] std::optional<DType> to_optional_dtype(py::handle object);
+// A TypeError for anything else names op when given.
+[[nodiscard]] DType to_dtype(py::handle object, const char* op = nullptr);
+[[nodiscard]] std::optional<DType> to_optional_dtype(py::handle object, const char* op = nullptr);
 // kael.device or text ('cpu', 'cuda', 'cuda:1'); None gives cpu.
-[[nodiscard]] Device to_device(py::handle object);
+[[nodiscard]] Device to_device(py::handle object, const char* op = nullptr);
 [[nodiscard]] bool is_device_like(py::handle object);
 // Sizes given as f(2, 3) or f((2, 3)) / f([2, 3]); op names the function in errors.
 [[nodiscard]] Shape to_shape(const py::args& sizes, const char* op);

@@ -200,14 +200,16 @@ void bind_registry(py::module_& module) {
     module.def("caching_allocator_enabled", &caching_allocator_enabled);
 }
 
+}  // namespace
+
 void bind_factories(py::module_& module) {
     module.def("manual_seed", &manual_seed, py::arg("seed"));
     // Sized factories take sizes as f(2, 3) or f((2, 3)).
     const auto sized = [&module](const char* name, auto make) {
         module.def(name, [make, name](const py::args& sizes, py::handle dtype, py::handle device,
                                 bool requires_grad) {
-            const DType target = to_optional_dtype(dtype).value_or(DType::F32);
-            return finish_factory(make(to_shape(sizes, name), target, to_device(device)),
+            const DType target = to_optional_dtype(dtype, name).value_or(DType::F32);
+            return finish_factory(make(to_shape(sizes, name), target, to_device(device, name)),
                                   requires_grad);
         }, py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
            py::arg("requires_grad") = false);
@@ -221,19 +223,21 @@ void bind_factories(py::module_& module) {
                           bool requires_grad) {
         // The dtype follows the value (bool, int64, float32) unless given, as in PyTorch.
         const DType target =
-            to_optional_dtype(dtype).value_or(scalar_for(value, Tensor(), "full").dtype());
+            to_optional_dtype(dtype, "full").value_or(scalar_for(value, Tensor(), "full").dtype());
         const Shape shape = size_argument(size, "full");
         const bool exact_integer = target == DType::I64 && is_integral_number(value);
         Tensor out =
             exact_integer
-                ? full_int(shape, to_int64(value, "full", "fill_value"), target, to_device(device))
-                : full(shape, to_double(value, "full", "fill_value"), target, to_device(device));
+                ? full_int(shape, to_int64(value, "full", "fill_value"), target,
+                           to_device(device, "full"))
+                : full(shape, to_double(value, "full", "fill_value"), target,
+                       to_device(device, "full"));
         return finish_factory(out, requires_grad);
     }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("requires_grad") = false);
     module.def("randint", [](std::int64_t low, std::int64_t high, py::handle size,
                              py::handle device) {
-        return randint(low, high, size_argument(size, "randint"), to_device(device));
+        return randint(low, high, size_argument(size, "randint"), to_device(device, "randint"));
     }, py::arg("low"), py::arg("high"), py::arg("size"), py::kw_only(),
        py::arg("device") = py::none(), "Uniform int64 values in [low, high)");
     module.def("arange", [](py::handle start, py::handle end, py::handle step, py::handle dtype,
@@ -249,13 +253,14 @@ void bind_factories(py::module_& module) {
         const bool all_integers = is_integral_number(first) && is_integral_number(stop) &&
                                   is_integral_number(step);
         const DType target =
-            to_optional_dtype(dtype).value_or(all_integers ? DType::I64 : DType::F32);
+            to_optional_dtype(dtype, "arange").value_or(all_integers ? DType::I64 : DType::F32);
+        const Device target_device = to_device(device, "arange");
         const Tensor out =
             all_integers
                 ? arange_int(to_int64(first, "arange", "start"), to_int64(stop, "arange", "end"),
-                             to_int64(step, "arange", "step"), target, to_device(device))
+                             to_int64(step, "arange", "step"), target, target_device)
                 : arange(to_double(first, "arange", "start"), to_double(stop, "arange", "end"),
-                         to_double(step, "arange", "step"), target, to_device(device));
+                         to_double(step, "arange", "step"), target, target_device);
         return finish_factory(out, requires_grad);
     }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
        py::arg("dtype") = py::none(), py::arg("device") = py::none(),
@@ -263,18 +268,16 @@ void bind_factories(py::module_& module) {
     module.def("tensor", [](py::handle data, py::handle dtype, py::handle device,
                             bool requires_grad) {
         return finish_factory(
-            tensor_from_data(data, to_optional_dtype(dtype), to_device(device)), requires_grad);
+            tensor_from_data(data, to_optional_dtype(dtype, "tensor"), to_device(device, "tensor")),
+            requires_grad);
     }, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("requires_grad") = false,
        "A new tensor (always a copy) from nested sequences, numbers, numpy arrays or tensors");
 }
 
-}  // namespace
-
 void bind_devices(py::module_& module) {
     bind_dtype_and_device(module);
     bind_registry(module);
-    bind_factories(module);
 }
 
 }  // namespace kael::python

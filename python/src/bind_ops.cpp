@@ -38,7 +38,9 @@ Tensor reduce_dims(const Tensor& input, py::handle dim, bool keepdim, const char
                         type_name(dim));
     }
     Shape dims;
-    for (const py::handle d : py::iter(dim)) dims.push_back(to_int64(d, op, "dim"));
+    for (const py::handle d : py::iter(dim)) {  // py::iter checks for errors
+        dims.push_back(to_int64(d, op, "dim"));
+    }
     return reduce(input, dims, keepdim);
 }
 

@@ -55,14 +55,14 @@ Tensor convert(const Tensor& self, const py::args& args, const py::kwargs& kwarg
             const std::string text = value.cast<std::string>();
             const bool device_name = text.rfind("cpu", 0) == 0 || text.rfind("cuda", 0) == 0;
             if (device_name) device = Device(text);
-            else dtype = to_dtype(value);
+            else dtype = to_dtype(value, "to");
         } else {
-            dtype = to_dtype(value);
+            dtype = to_dtype(value, "to");
         }
     };
     for (const py::handle arg : args) take(arg);
-    if (kwargs.contains("device")) device = to_device(kwargs["device"]);
-    if (kwargs.contains("dtype")) dtype = to_optional_dtype(kwargs["dtype"]);
+    if (kwargs.contains("device")) device = to_device(kwargs["device"], "to");
+    if (kwargs.contains("dtype")) dtype = to_optional_dtype(kwargs["dtype"], "to");
     Tensor out = self;
     if (device) out = out.to(*device);
     if (dtype) out = out.to(*dtype);
@@ -81,7 +81,8 @@ Shape expand_sizes(const Tensor& self, const Shape& sizes) {
 
 void bind_properties(py::class_<Tensor>& cls) {
     cls.def(py::init([](py::handle data, py::handle dtype, py::handle device) {
-               return tensor_from_data(data, to_optional_dtype(dtype), to_device(device));
+               return tensor_from_data(data, to_optional_dtype(dtype, "Tensor"),
+                                       to_device(device, "Tensor"));
            }),
            py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
            py::arg("device") = py::none())
@@ -191,7 +192,7 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
         }, py::arg("value"))
         .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); })
         .def("move_to_", [](Tensor& t, py::handle d) -> Tensor& {
-            return t.move_to_(to_device(d));
+            return t.move_to_(to_device(d, "move_to_"));
         }, py::arg("device"), "Moves this tensor's data to device; every handle sees it");
 }
 

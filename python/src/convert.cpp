@@ -29,6 +29,8 @@ DType default_dtype(ScalarKind kind) {
     }
 }
 
+std::string op_prefix(const char* op) { return op == nullptr ? "" : std::string(op) + ": "; }
+
 bool numpy_loaded() { return py::module_::import("sys").attr("modules").contains("numpy"); }
 
 // Python bool/int/float as is; numpy scalars and one-element arrays or tensors through their
@@ -144,8 +146,8 @@ std::string numpy_name(DType dtype) {
     }
 }
 
-[[noreturn]] void no_kael_dtype(py::handle numpy_dtype) {
-    throw TypeError("kael has no dtype for numpy dtype " + std::string(py::str(numpy_dtype)) +
+[[noreturn]] void no_kael_dtype(py::handle numpy_dtype, const char* op = nullptr) {
+    throw TypeError(op_prefix(op) + "kael has no dtype for numpy dtype " + std::string(py::str(numpy_dtype)) +
                     "; kael dtypes are float32, float64, int64 and bool");
 }
 
@@ -162,14 +164,14 @@ DType holding_dtype_of_numpy(py::handle numpy_dtype) {
 }
 
 // A numpy dtype asked for as a tensor's dtype must be one kael has: float16 is no float32.
-DType exact_dtype_of_numpy(py::handle numpy_dtype) {
+DType exact_dtype_of_numpy(py::handle numpy_dtype, const char* op) {
     const std::string kind = py::str(numpy_dtype.attr("kind"));
     const auto size = numpy_dtype.attr("itemsize").cast<int>();
     if (kind == "f" && size == 4) return DType::F32;
     if (kind == "f" && size == 8) return DType::F64;
     if (kind == "i" && size == 8) return DType::I64;
     if (kind == "b") return DType::Bool;
-    no_kael_dtype(numpy_dtype);
+    no_kael_dtype(numpy_dtype, op);
 }
 
 // uint64 values of 2**63 and more would wrap to negative int64 values.
@@ -207,7 +209,7 @@ Tensor from_numpy_copy(py::handle array, std::optional<DType> dtype, const Devic
 
 }  // namespace
 
-DType to_dtype(py::handle object) {
+DType to_dtype(py::handle object, const char* op) {
     if (py::isinstance<DType>(object)) {
         return object.cast<DType>();
     }
@@ -220,29 +222,29 @@ DType to_dtype(py::handle object) {
     if (object.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::Bool;
     if (numpy_loaded()) {
         try {
-            return exact_dtype_of_numpy(py::module_::import("numpy").attr("dtype")(object));
+            return exact_dtype_of_numpy(py::module_::import("numpy").attr("dtype")(object), op);
         } catch (const py::error_already_set&) {
             // Not something numpy understands as a dtype: the TypeError below says what is.
         }
     }
-    throw TypeError("expected a kael dtype (kael.float32, kael.float64, kael.int64, kael.bool_ "
+    throw TypeError(op_prefix(op) + "expected a kael dtype (kael.float32, kael.float64, kael.int64, kael.bool_ "
                     "or 'f32', 'f64', 'i64', 'bool'), got " + std::string(py::repr(object)));
 }
 
-std::optional<DType> to_optional_dtype(py::handle object) {
+std::optional<DType> to_optional_dtype(py::handle object, const char* op) {
     if (object.is_none()) return std::nullopt;
-    return to_dtype(object);
+    return to_dtype(object, op);
 }
 
 bool is_device_like(py::handle object) {
     return py::isinstance<Device>(object) || py::isinstance<py::str>(object);
 }
 
-Device to_device(py::handle object) {
+Device to_device(py::handle object, const char* op) {
     if (object.is_none()) return kCPU;
     if (py::isinstance<Device>(object)) return object.cast<Device>();
     if (py::isinstance<py::str>(object)) return Device(object.cast<std::string>());
-    throw TypeError("expected a kael.device or a device name such as 'cpu' or 'cuda:0', got " +
+    throw TypeError(op_prefix(op) + "expected a kael.device or a device name such as 'cpu' or 'cuda:0', got " +
                     std::string(py::repr(object)));
 }
 
@@ -252,22 +254,34 @@ Shape sequence_to_shape(py::handle sequence, const char* op) {
                         type_name(sequence));
     }
     Shape shape;
-    for (const py::handle size : py::reinterpret_borrow<py::sequence>(sequence)) {
+    // py::iter, not py::sequence, whose iteration ignores a failing len().
+    for (const py::handle size : py::iter(sequence)) {
         shape.push_back(to_int64(size, op, "size"));
     }
     return shape;
 }
 
+namespace {
+
+// One size: an int, or a 0-d tensor (a tensor's len() would refuse it).
+bool is_single_size(py::handle object) {
+    return is_integral_number(object) ||
+           (py::isinstance<Tensor>(object) && object.cast<Tensor>().dim() == 0);
+}
+
+}  // namespace
+
 Shape to_shape(const py::args& sizes, const char* op) {
-    if (sizes.size() == 1 && !PyIndex_Check(sizes[0].ptr()) &&
-        PySequence_Check(sizes[0].ptr())) {
+    if (sizes.size() == 1 && !is_single_size(sizes[0]) && PySequence_Check(sizes[0].ptr())) {
         return sequence_to_shape(sizes[0], op);
     }
     return sequence_to_shape(sizes, op);
 }
 
 Shape size_argument(py::handle size, const char* op) {
-    if (PyIndex_Check(size.ptr())) return Shape{to_int64(size, op, "size")};
+    if (is_single_size(size) || !PySequence_Check(size.ptr())) {
+        return Shape{to_int64(size, op, "size")};
+    }
     return sequence_to_shape(size, op);
 }
 

@@ -101,6 +101,7 @@ PYBIND11_MODULE(_kael, module) {
                "A core message in Python spellings (what the error translator does)");
     kael::python::bind_devices(module);
     kael::python::bind_tensor(module);
+    kael::python::bind_factories(module);
     kael::python::bind_ops(module);
     kael::python::bind_autograd(module);
     kael::python::bind_nn(module);

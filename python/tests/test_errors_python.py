@@ -274,3 +274,31 @@ def test_python_spellings_replace_whole_words_only():
     assert spell("kael::Tensor is nullptr") == "kael.Tensor is None"
     # Parts of longer names stay as they are.
     assert spell("set_grad_enabled, my_NoGradGuards") == "set_grad_enabled, my_NoGradGuards"
+
+
+def test_signatures_in_argument_errors_use_python_names():
+    # pybind11 prints these signatures when no overload takes the arguments.
+    message = raises_clean(TypeError, lambda: kael.randint(0, 2 ** 70, (2,)), "randint")
+    assert "::" not in message
+    objects = [getattr(kael._kael, name) for name in dir(kael._kael)]
+    objects += [getattr(kael.Tensor, name) for name in dir(kael.Tensor)]
+    with_cpp_names = [getattr(o, "__name__", o) for o in objects
+                      if callable(o) and "::" in (getattr(o, "__doc__", "") or "")]
+    assert with_cpp_names == []
+
+
+def test_dtype_and_device_errors_name_the_op(device):
+    raises_clean(TypeError, lambda: kael.ones(2, dtype=3, device=device), "ones")
+    raises_clean(TypeError, lambda: kael.arange(3, device=3), "arange")
+    raises_clean(TypeError, lambda: kael.tensor([1.0], dtype=[], device=device), "tensor")
+    raises_clean(TypeError, lambda: kael.ones(2, device=device).to(3), "to")
+
+
+def test_sizes_given_as_int_tensors(device):
+    assert kael.zeros(kael.tensor(2), device=device).shape == (2,)
+    assert kael.zeros(kael.tensor([2, 3]), device=device).shape == (2, 3)
+    assert kael.full(kael.tensor([2]), 1.0, device=device).shape == (2,)
+    assert kael.full(kael.tensor(2), 1, device=device).tolist() == [1, 1]
+    assert kael.randint(0, 3, kael.tensor(4), device=device).shape == (4,)
+    raises_clean(TypeError, lambda: kael.zeros(kael.tensor([2.5])), "zeros")
+    raises_clean(TypeError, lambda: kael.ones(2, 3).sum(dim=kael.tensor([0, 1])), "sum")
