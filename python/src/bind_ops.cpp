@@ -157,7 +157,7 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     def_function_and_method(module, cls, "masked_fill", &masked_fill_any, py::arg("mask"),
                             py::arg("value"));
     cls.def("masked_fill_", [](Tensor& self, const Tensor& mask, py::handle value) -> Tensor& {
-        return masked_fill_(self, mask, scalar_for(value, self));
+        return masked_fill_(self, mask, scalar_for(value, self, "masked_fill_"));
     }, py::arg("mask"), py::arg("value"));
     def_function_and_method(module, cls, "allclose", [](const Tensor& a, const Tensor& b,
                                                          double rtol, double atol,

@@ -100,6 +100,7 @@ def test_ints_beyond_int64_are_overflow_errors(device):
     raises_clean(OverflowError, lambda: kael.add(ints, 2 ** 63), "add")
     raises_clean(OverflowError, lambda: kael.full((2,), 2 ** 63, device=device), "full")
     raises_clean(OverflowError, lambda: kael.masked_fill(ints, ints == 0, 2 ** 64), "masked_fill")
+    raises_clean(OverflowError, lambda: ints.masked_fill_(ints == 0, 2 ** 64), "masked_fill_")
     raises_clean(OverflowError, lambda: kael.tensor(10 ** 400, dtype="f64", device=device),
                  "tensor")
     raises_clean(OverflowError, lambda: kael.tensor(10 ** 5000, device=device), "tensor")
@@ -111,7 +112,7 @@ def test_ints_beyond_int64_are_overflow_errors(device):
     def add_in_place():
         target = kael.zeros(2, dtype="i64", device=device)
         target += 2 ** 64
-    raises_clean(OverflowError, add_in_place, "__iadd__")
+    raises_clean(OverflowError, add_in_place, "+=")
     # The edges of int64 are kept exactly; a float tensor takes a large int as a float.
     assert kael.tensor([-2 ** 63, INT64_MAX], device=device).tolist() == [-2 ** 63, INT64_MAX]
     assert ints.fill_(INT64_MAX).tolist() == [INT64_MAX] * 3
