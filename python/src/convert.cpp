@@ -147,7 +147,8 @@ std::string numpy_name(DType dtype) {
 }
 
 [[noreturn]] void no_kael_dtype(py::handle numpy_dtype, const char* op = nullptr) {
-    throw TypeError(op_prefix(op) + "kael has no dtype for numpy dtype " + std::string(py::str(numpy_dtype)) +
+    throw TypeError(op_prefix(op) + "kael has no dtype for numpy dtype " +
+                    std::string(py::str(numpy_dtype)) +
                     "; kael dtypes are float32, float64, int64 and bool");
 }
 
@@ -227,7 +228,8 @@ DType to_dtype(py::handle object, const char* op) {
             // Not something numpy understands as a dtype: the TypeError below says what is.
         }
     }
-    throw TypeError(op_prefix(op) + "expected a kael dtype (kael.float32, kael.float64, kael.int64, kael.bool_ "
+    throw TypeError(op_prefix(op) +
+                    "expected a kael dtype (kael.float32, kael.float64, kael.int64, kael.bool_ "
                     "or 'f32', 'f64', 'i64', 'bool'), got " + std::string(py::repr(object)));
 }
 
@@ -244,7 +246,8 @@ Device to_device(py::handle object, const char* op) {
     if (object.is_none()) return kCPU;
     if (py::isinstance<Device>(object)) return object.cast<Device>();
     if (py::isinstance<py::str>(object)) return Device(object.cast<std::string>());
-    throw TypeError(op_prefix(op) + "expected a kael.device or a device name such as 'cpu' or 'cuda:0', got " +
+    throw TypeError(op_prefix(op) +
+                    "expected a kael.device or a device name such as 'cpu' or 'cuda:0', got " +
                     std::string(py::repr(object)));
 }
 
