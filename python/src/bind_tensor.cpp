@@ -188,7 +188,8 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
             return t.copy_(operand(source, t, "copy_"));
         }, py::arg("source"))
         .def("fill_", [](Tensor& t, py::handle value) -> Tensor& {
-            return t.fill_(scalar_for(value, t, "fill_"));
+            // A number or a one-element tensor, from any device as in PyTorch.
+            return t.fill_(operand(value, t, "fill_").to(t.device()));
         }, py::arg("value"))
         .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); })
         .def("move_to_", [](Tensor& t, py::handle d) -> Tensor& {

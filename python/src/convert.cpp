@@ -115,7 +115,12 @@ void flatten(py::handle data, std::size_t depth, Flattened& out) {
                                                    : std::string("a number")) +
                          " was expected");
     }
-    for (const py::handle item : sequence) {
+    // By index, holding each item: a numpy array makes a new scalar per item, which a handle
+    // from py::sequence's iterator would outlive; and exactly length items, as the shape says.
+    for (std::int64_t i = 0; i < length; ++i) {
+        const auto item = py::reinterpret_steal<py::object>(
+            PySequence_GetItem(data.ptr(), static_cast<Py_ssize_t>(i)));
+        if (!item) throw py::error_already_set();
         flatten(item, depth + 1, out);
     }
 }
@@ -197,8 +202,9 @@ Tensor from_numpy_copy(py::handle array, std::optional<DType> dtype, const Devic
     const DType target = dtype.value_or(holding_dtype_of_numpy(array.attr("dtype")));
     check_fits_int64(array, target);
     const py::module_ numpy = py::module_::import("numpy");
-    py::object contiguous =
-        numpy.attr("ascontiguousarray")(array, py::arg("dtype") = numpy_name(target));
+    // asarray, not ascontiguousarray, which makes a 0-d array 1-d.
+    py::object contiguous = numpy.attr("asarray")(array, py::arg("dtype") = numpy_name(target),
+                                                  py::arg("order") = "C");
     Tensor host = empty(sequence_to_shape(contiguous.attr("shape"), "tensor"), target, kCPU);
     const auto address = contiguous.attr("ctypes").attr("data").cast<std::uintptr_t>();
     if (host.numel() > 0) {

@@ -303,3 +303,25 @@ def test_sizes_given_as_int_tensors(device):
     assert kael.randint(0, 3, kael.tensor(4), device=device).shape == (4,)
     raises_clean(TypeError, lambda: kael.zeros(kael.tensor([2.5])), "zeros")
     raises_clean(TypeError, lambda: kael.ones(2, 3).sum(dim=kael.tensor([0, 1])), "sum")
+
+
+def test_lists_of_numpy_arrays_keep_their_values(device):
+    # Each item of a numpy array is a new scalar object, which must be held while it is read.
+    rows = [np.arange(5, dtype=np.float64) * (i + 1) + 0.5 for i in range(40)]
+    t = kael.tensor(rows, device=device)
+    assert t.tolist() == [row.tolist() for row in rows]
+    assert kael.tensor([np.arange(3), np.arange(3) + 7], device=device).tolist() == [
+        [0, 1, 2], [7, 8, 9]]
+
+
+def test_zero_dimensional_numpy_arrays_stay_zero_dimensional(device):
+    assert kael.tensor(np.array(2.5), device=device).shape == ()
+    assert kael.tensor(np.array(7, dtype=np.uint64), device=device).item() == 7
+
+
+def test_fill_with_a_one_element_tensor_from_any_device(device):
+    assert kael.ones(2, device=device).fill_(kael.tensor(3.0)).tolist() == [3.0, 3.0]
+    other = "cpu" if device != "cpu" else device
+    assert kael.zeros(2, dtype="i64", device=other).fill_(
+        kael.tensor(4, device=device)).tolist() == [4, 4]
+    raises_clean(ValueError, lambda: kael.ones(2, device=device).fill_(kael.ones(2)), "fill_")
