@@ -53,7 +53,8 @@ Reduction parse_reduction(const std::string& name) {
     if (name == "mean") return Reduction::Mean;
     if (name == "sum") return Reduction::Sum;
     if (name == "none") return Reduction::None;
-    throw py::value_error("reduction must be 'mean', 'sum' or 'none', got '" + name + "'");
+    throw py::value_error("cross_entropy: reduction must be 'mean', 'sum' or 'none', got '" +
+                          name + "'");
 }
 
 // Tensor bounds clamp elementwise (with broadcasting), as maximum and minimum do.

@@ -325,3 +325,9 @@ def test_fill_with_a_one_element_tensor_from_any_device(device):
     assert kael.zeros(2, dtype="i64", device=other).fill_(
         kael.tensor(4, device=device)).tolist() == [4, 4]
     raises_clean(ValueError, lambda: kael.ones(2, device=device).fill_(kael.ones(2)), "fill_")
+
+
+def test_cross_entropy_reduction_is_checked(device):
+    logits, targets = kael.ones(2, 3, device=device), kael.tensor([0, 1], device=device)
+    raises_clean(ValueError, lambda: kael.cross_entropy(logits, targets, reduction="avg"),
+                 "cross_entropy")
