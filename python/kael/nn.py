@@ -41,7 +41,7 @@ class Sequential(Module):
 
     def __init__(self, *modules):
         super().__init__()
-        self._layers = list(modules)
+        object.__setattr__(self, "_layers", list(modules))  # registered one by one below
         for index, module in enumerate(modules):
             setattr(self, str(index), module)
 

@@ -72,6 +72,18 @@ Module* constructed_module(py::handle self) {
     return &self.cast<Module&>();
 }
 
+// self's Module, or AttributeError while it is not constructed (a method called from a
+// subclass's __init__ before super().__init__()).
+Module& module_of(py::handle self) {
+    Module* module = constructed_module(self);
+    if (module == nullptr) {
+        throw py::attribute_error(
+            std::string(py::str(py::type::handle_of(self).attr("__name__"))) +
+            ".__init__ must call super().__init__() before using the module");
+    }
+    return *module;
+}
+
 // A list, tuple or dict holding modules would be stored without registering them.
 void reject_module_containers(const std::string& name, py::handle value) {
     const bool is_sequence = py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value);
@@ -169,50 +181,62 @@ std::string path_argument(py::handle path) {
     return py::module_::import("os").attr("fsencode")(path).cast<std::string>();
 }
 
+// Every method reaches the C++ module through module_of, so none runs on an unconstructed one.
 void bind_module_base(py::module_& nn_module) {
+    using Named = std::vector<std::pair<std::string, Tensor>>;
     ModuleClass(nn_module, "Module", "Base of every layer; subclass it and define forward")
         .def(py::init<>())
-        .def("forward", [](Module& m, const Tensor& input) { return m.forward(input); })
+        .def("forward", [](py::handle self, const Tensor& input) {
+            return module_of(self).forward(input);
+        })
         .def("__call__", [](py::object self, const py::args& args, const py::kwargs& kwargs) {
+            module_of(self);
             return self.attr("forward")(*args, **kwargs);
         })
         .def("__setattr__", &set_attribute)
         .def("__delattr__", &delete_attribute)
         .def("_register_child", &register_child)
         .def("_unregister_child", &unregister_child)
-        .def("parameters", &Module::parameters)
-        .def("named_parameters", &Module::named_parameters)
-        .def("parameter_count", &Module::parameter_count)
-        .def("state_dict", &state_dict)
-        .def("load_state_dict", &load_state_dict, py::arg("state_dict"), py::arg("strict") = true,
+        .def("parameters", [](py::handle self) { return module_of(self).parameters(); })
+        .def("named_parameters", [](py::handle self) -> Named {
+            return module_of(self).named_parameters();
+        })
+        .def("parameter_count", [](py::handle self) { return module_of(self).parameter_count(); })
+        .def("state_dict", [](py::handle self) { return state_dict(module_of(self)); })
+        .def("load_state_dict", [](py::handle self, py::handle state, bool strict) {
+            return load_state_dict(module_of(self), state, strict);
+        }, py::arg("state_dict"), py::arg("strict") = true,
              "Copies every parameter after checking them all; strict=False returns the "
              "missing and unexpected names instead of raising")
-        .def("zero_grad", &Module::zero_grad)
+        .def("zero_grad", [](py::handle self) { module_of(self).zero_grad(); })
         .def("to", [](py::object self, py::handle device) {
-            self.cast<Module&>().to(to_device(device));
+            module_of(self).to(to_device(device));
             return self;
         }, py::arg("device"), "Moves every parameter in place; optimizers keep working")
         .def("cuda", [](py::object self, int index) {
-            self.cast<Module&>().to(Device(DeviceType::CUDA, index));
+            module_of(self).to(Device(DeviceType::CUDA, index));
             return self;
         }, py::arg("index") = 0)
         .def("cpu", [](py::object self) {
-            self.cast<Module&>().to(kCPU);
+            module_of(self).to(kCPU);
             return self;
         })
         .def("train", [](py::object self, bool mode) {
-            self.cast<Module&>().train(mode);
+            module_of(self).train(mode);
             return self;
         }, py::arg("mode") = true)
         .def("eval", [](py::object self) {
-            self.cast<Module&>().eval();
+            module_of(self).eval();
             return self;
         })
-        .def_property_readonly("training", &Module::is_training)
-        .def("save", [](const Module& m, py::handle path) { m.save(path_argument(path)); },
-             py::arg("path"))
-        .def("load", [](Module& m, py::handle path) { m.load(path_argument(path)); },
-             py::arg("path"));
+        .def_property_readonly("training",
+                               [](py::handle self) { return module_of(self).is_training(); })
+        .def("save", [](py::handle self, py::handle path) {
+            module_of(self).save(path_argument(path));
+        }, py::arg("path"))
+        .def("load", [](py::handle self, py::handle path) {
+            module_of(self).load(path_argument(path));
+        }, py::arg("path"));
 }
 
 }  // namespace
