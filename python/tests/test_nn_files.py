@@ -122,14 +122,16 @@ def test_permission_denied_is_permission_error(tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
-    target = locked / "m.kael"
-    if _python_open_error(target, "wb") is not PermissionError:
-        target = pathlib.Path("/sys/kael_checkpoint")  # root: /sys refuses new files
+    try:
+        target = locked / "m.kael"
         if _python_open_error(target, "wb") is not PermissionError:
-            pytest.skip("no folder refuses this user's writes")
-    with pytest.raises(PermissionError):
-        make_model().save(target)
-    locked.chmod(0o700)
+            target = pathlib.Path("/sys/kael_checkpoint")  # root: /sys refuses new files
+            if _python_open_error(target, "wb") is not PermissionError:
+                pytest.skip("no folder refuses this user's writes")
+        with pytest.raises(PermissionError):
+            make_model().save(target)
+    finally:
+        locked.chmod(0o700)
 
 
 def test_save_rejects_nul_bytes_and_devices(tmp_path):

@@ -46,7 +46,10 @@ public:
         std::filesystem::path target(path);
         std::error_code error;
         if (std::filesystem::is_symlink(target, error)) {  // replace the file, not the link
-            target = std::filesystem::weakly_canonical(target, error);
+            const std::filesystem::path resolved = std::filesystem::weakly_canonical(target, error);
+            if (!error) {
+                target = resolved;
+            }
         }
         struct stat info {};
         if (::stat(target.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {

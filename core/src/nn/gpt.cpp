@@ -154,7 +154,7 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
     }
     if (!(temperature >= 0 && std::isfinite(temperature))) {  // NaN fails too
         throw ValueError("generate: temperature must be finite and non-negative, got " +
-                         std::to_string(temperature));
+                         detail::format_number(temperature));
     }
     const NoGradGuard guard;
     const Device device = token_embedding_->weight.device();  // follows Module::to

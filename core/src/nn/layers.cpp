@@ -43,7 +43,7 @@ LayerNorm::LayerNorm(std::int64_t dim, double epsilon, Device device) : eps(epsi
     detail::require_positive(dim, "LayerNorm", "normalized_shape");
     if (!(epsilon >= 0 && std::isfinite(epsilon))) {
         throw ValueError("LayerNorm: eps must be non-negative and finite, got " +
-                         std::to_string(epsilon));
+                         detail::format_number(epsilon));
     }
     weight = register_parameter("weight", ones({dim}, DType::F32, device));
     bias = register_parameter("bias", zeros({dim}, DType::F32, device));

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <sstream>
 
 #include "kael/autograd.h"
 #include "kael/nn.h"
@@ -22,8 +23,14 @@ void require_positive(std::int64_t value, const char* who, const char* field) {
 void require_probability(double p, const char* who, const char* field) {
     if (!(p >= 0 && p < 1)) {  // NaN fails too
         throw ValueError(std::string(who) + ": " + field + " must be in [0, 1), got " +
-                         std::to_string(p));
+                         format_number(p));
     }
+}
+
+std::string format_number(double value) {
+    std::ostringstream text;
+    text << value;
+    return text.str();
 }
 
 std::string printable_name(const std::string& name) {
