@@ -189,6 +189,7 @@ check_depends() {
                         provider=libc6 ;;
                     libstdc++.so.6) provider=libstdc++6 ;;
                     libgcc_s.so.1) provider=libgcc-s1 ;;
+                    libz.so.1) provider=zlib1g ;;
                     *) fail "$package: ${elf#"$unpacked"} needs $soname, which no Depends covers" ;;
                 esac
                 if [[ "$provider" != "$package" && ", $depends" != *", $provider "* ]]; then

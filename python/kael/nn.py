@@ -12,6 +12,9 @@ them:
 
         def forward(self, x):
             return kael.relu(self.hidden(x)) * self.scale
+
+A plain list or dict of modules cannot be assigned (its modules would not be registered): use
+ModuleList or ModuleDict. `del module.name` unregisters a parameter or submodule.
 """
 from ._kael import _nn
 
@@ -38,7 +41,7 @@ class Sequential(Module):
 
     def __init__(self, *modules):
         super().__init__()
-        self._layers = list(modules)
+        object.__setattr__(self, "_layers", list(modules))  # registered one by one below
         for index, module in enumerate(modules):
             setattr(self, str(index), module)
 
@@ -57,5 +60,115 @@ class Sequential(Module):
         return iter(self._layers)
 
 
+def _check_module(value, container):
+    if not isinstance(value, Module):
+        raise TypeError(f"{container} holds modules only, got {type(value).__name__}")
+    return value
+
+
+class ModuleList(Module):
+    """A list of registered modules; their parameters are named "0.weight", "1.bias", ..."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        object.__setattr__(self, "_items", [])
+        self.extend(modules)
+
+    def append(self, module):
+        self._register_child(str(len(self._items)), _check_module(module, "ModuleList"))
+        self._items.append(module)
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self
+
+    def _index(self, index):
+        if not isinstance(index, int):
+            raise TypeError(f"ModuleList indices must be integers or slices, not "
+                            f"{type(index).__name__}")
+        if not -len(self._items) <= index < len(self._items):
+            raise IndexError(f"ModuleList index {index} is out of range for length "
+                             f"{len(self._items)}")
+        return index % len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ModuleList(self._items[index])
+        return self._items[self._index(index)]
+
+    def __setitem__(self, index, module):
+        index = self._index(index)
+        _check_module(module, "ModuleList")
+        # Re-register every later child too, so parameter order stays the list's order.
+        tail = [module] + self._items[index + 1:]
+        for position in range(index, len(self._items)):
+            self._unregister_child(str(position))
+        del self._items[index:]
+        self.extend(tail)
+
+    def __len__(self):
+        return len(self._items)
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def forward(self, input):
+        raise TypeError("ModuleList has no forward; call its modules")
+
+
+class ModuleDict(Module):
+    """A dict of registered modules (insertion order); parameters are named "<key>.weight"."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        object.__setattr__(self, "_items", {})
+        if modules is not None:
+            self.update(modules)
+
+    def __setitem__(self, key, module):
+        if not isinstance(key, str):
+            raise TypeError(f"ModuleDict keys must be str, got {type(key).__name__}")
+        _check_module(module, "ModuleDict")
+        if key in self._items:
+            del self[key]
+        self._register_child(key, module)
+        self._items[key] = module
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __delitem__(self, key):
+        del self._items[key]
+        self._unregister_child(key)
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for key, module in items:
+            self[key] = module
+
+    def __contains__(self, key):
+        return key in self._items
+
+    def __len__(self):
+        return len(self._items)
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def keys(self):
+        return self._items.keys()
+
+    def values(self):
+        return self._items.values()
+
+    def items(self):
+        return self._items.items()
+
+    def forward(self, input):
+        raise TypeError("ModuleDict has no forward; call its modules")
+
+
 __all__ = ["Module", "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "Sigmoid", "Tanh",
-           "Dropout", "Sequential", "Parameter", "GPT", "GPTConfig"]
+           "Dropout", "Sequential", "ModuleList", "ModuleDict", "Parameter", "GPT", "GPTConfig"]

@@ -1,10 +1,9 @@
-// kael.nn (Module subclassable from Python, the built-in layers, GPT) and kael.optim.
+// kael.nn.Module: subclassable from Python, with attribute registration, state dicts and files.
 #include <set>
 
-#include "bind_common.h"
+#include "bind_nn.h"
 #include "kael/autograd.h"
 #include "kael/gpt.h"
-#include "kael/optim.h"
 
 namespace kael::python {
 
@@ -29,31 +28,117 @@ public:
                                   value.cast<Tensor>().is_leaf();
         if (registered_.count(name) != 0) {
             throw py::attribute_error("'" + name + "' is a registered parameter or submodule "
-                                      "and cannot be reassigned; update a parameter in place "
-                                      "with copy_");
+                                      "and cannot be reassigned; delete it first, or update a "
+                                      "parameter in place with copy_");
         }
+        if (!is_module && !is_parameter) {
+            return value;
+        }
+        check_name(name);
         if (is_module) {
             register_module(name, value.cast<std::shared_ptr<Module>>());
-        } else if (is_parameter) {
-            value = py::cast(register_parameter(name, value.cast<Tensor>()));
         } else {
-            return value;
+            value = py::cast(register_parameter(name, value.cast<Tensor>()));
         }
         registered_.insert(name);
         return value;
     }
+    bool unregister_attribute(const std::string& name) {
+        return registered_.erase(name) != 0 && unregister(name);
+    }
 
 private:
+    // Names join into dotted paths ("blocks.0.weight"), so a dot would make them ambiguous.
+    static void check_name(const std::string& name) {
+        if (name.empty() || name.find('.') != std::string::npos) {
+            throw py::key_error("module and parameter names must be non-empty and contain no "
+                                "'.', got '" + name + "'");
+        }
+    }
     std::set<std::string> registered_;
 };
 
 using ModuleClass = py::class_<Module, PythonModule, std::shared_ptr<Module>>;
 
+// The C++ module behind self, or nullptr while a subclass's __init__ has not yet called
+// Module.__init__ (pybind11 has then constructed nothing).
+Module* constructed_module(py::handle self) {
+    auto* instance = reinterpret_cast<py::detail::instance*>(self.ptr());
+    for (const auto& value_and_holder : py::detail::values_and_holders(instance)) {
+        if (!value_and_holder.holder_constructed()) {
+            return nullptr;
+        }
+    }
+    return &self.cast<Module&>();
+}
+
+// self's Module, or AttributeError while it is not constructed (a method called from a
+// subclass's __init__ before super().__init__()).
+Module& module_of(py::handle self) {
+    Module* module = constructed_module(self);
+    if (module == nullptr) {
+        throw py::attribute_error(
+            std::string(py::str(py::type::handle_of(self).attr("__name__"))) +
+            ".__init__ must call super().__init__() before using the module");
+    }
+    return *module;
+}
+
+// A list, tuple or dict holding modules would be stored without registering them.
+void reject_module_containers(const std::string& name, py::handle value) {
+    const bool is_sequence = py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value);
+    const bool is_dict = py::isinstance<py::dict>(value);
+    if (!is_sequence && !is_dict) {
+        return;
+    }
+    const py::iterable items =
+        is_dict ? py::reinterpret_borrow<py::iterable>(value.attr("values")())
+                : py::reinterpret_borrow<py::iterable>(value);
+    for (const py::handle item : items) {
+        if (py::isinstance<Module>(item)) {
+            throw py::type_error(std::string("cannot assign a plain ") +
+                                 (is_dict ? "dict" : "list") + " of modules to '" + name +
+                                 "': its modules would not be registered; use kael.nn." +
+                                 (is_dict ? "ModuleDict" : "ModuleList"));
+        }
+    }
+}
+
 void set_attribute(py::object self, const std::string& name, py::object value) {
-    if (auto* module = dynamic_cast<PythonModule*>(&self.cast<Module&>())) {
-        value = module->register_attribute(name, std::move(value));
+    reject_module_containers(name, value);
+    Module* module = constructed_module(self);
+    if (module == nullptr && (py::isinstance<Module>(value) || py::isinstance<Tensor>(value))) {
+        throw py::attribute_error("cannot assign '" + name +
+                                  "' before Module.__init__() call: call super().__init__() "
+                                  "first in " + std::string(py::str(py::type::handle_of(self).attr("__name__"))) +
+                                  ".__init__");
+    }
+    if (auto* python_module = dynamic_cast<PythonModule*>(module)) {
+        value = python_module->register_attribute(name, std::move(value));
     }
     py::module_::import("builtins").attr("object").attr("__setattr__")(self, name, value);
+}
+
+void delete_attribute(py::object self, const std::string& name) {
+    if (auto* python_module = dynamic_cast<PythonModule*>(constructed_module(self))) {
+        python_module->unregister_attribute(name);
+    }
+    py::module_::import("builtins").attr("object").attr("__delattr__")(self, name);
+}
+
+// Registers a child without making it an attribute (ModuleList and ModuleDict keep their own).
+void register_child(py::object self, const std::string& name, py::object module) {
+    auto* python_module = dynamic_cast<PythonModule*>(constructed_module(self));
+    if (python_module == nullptr || !py::isinstance<Module>(module)) {
+        throw py::type_error("_register_child: needs a constructed Python Module and a module");
+    }
+    python_module->register_attribute(name, std::move(module));
+}
+
+void unregister_child(py::object self, const std::string& name) {
+    if (auto* python_module = dynamic_cast<PythonModule*>(constructed_module(self))) {
+        python_module->unregister_attribute(name);
+    }
 }
 
 py::dict state_dict(const Module& module) {
@@ -64,169 +149,104 @@ py::dict state_dict(const Module& module) {
     return state;
 }
 
-void load_state_dict(Module& module, const py::dict& state) {
-    const NoGradGuard no_grad;
-    for (auto& [name, parameter] : module.named_parameters()) {
-        if (!state.contains(name)) {
-            throw py::key_error("load_state_dict: missing parameter '" + name + "'");
-        }
-        parameter.copy_(state[py::str(name)].cast<Tensor>());
+py::object load_state_dict(Module& module, py::handle state, bool strict) {
+    if (!py::hasattr(state, "items")) {
+        throw py::type_error("load_state_dict: expected a dict of name -> tensor, got " +
+                             std::string(py::str(py::type::handle_of(state).attr("__name__"))));
     }
+    std::vector<std::pair<std::string, Tensor>> entries;
+    for (const py::handle item : state.attr("items")()) {
+        const py::tuple pair = py::reinterpret_borrow<py::tuple>(item);
+        if (!py::isinstance<py::str>(pair[0])) {
+            throw py::type_error("load_state_dict: keys must be str, got " +
+                                 std::string(py::repr(pair[0])));
+        }
+        const auto name = pair[0].cast<std::string>();
+        if (!py::isinstance<Tensor>(pair[1])) {
+            throw py::type_error(
+                "load_state_dict: parameter '" + name + "' is a " +
+                std::string(py::str(py::type::handle_of(pair[1]).attr("__name__"))) +
+                ", not a kael tensor");
+        }
+        entries.emplace_back(name, pair[1].cast<Tensor>());
+    }
+    const nn::IncompatibleKeys result = module.load_state_dict(entries, strict);
+    return py::module_::import("kael._kael")
+        .attr("_nn")
+        .attr("IncompatibleKeys")(result.missing_keys, result.unexpected_keys);
 }
 
+// str, bytes or os.PathLike (pathlib.Path), as the bytes the OS sees.
+std::string path_argument(py::handle path) {
+    return py::module_::import("os").attr("fsencode")(path).cast<std::string>();
+}
+
+// Every method reaches the C++ module through module_of, so none runs on an unconstructed one.
 void bind_module_base(py::module_& nn_module) {
+    using Named = std::vector<std::pair<std::string, Tensor>>;
     ModuleClass(nn_module, "Module", "Base of every layer; subclass it and define forward")
         .def(py::init<>())
-        .def("forward", [](Module& m, const Tensor& input) { return m.forward(input); })
+        .def("forward", [](py::handle self, const Tensor& input) {
+            return module_of(self).forward(input);
+        })
         .def("__call__", [](py::object self, const py::args& args, const py::kwargs& kwargs) {
+            module_of(self);
             return self.attr("forward")(*args, **kwargs);
         })
         .def("__setattr__", &set_attribute)
-        .def("parameters", &Module::parameters)
-        .def("named_parameters", &Module::named_parameters)
-        .def("parameter_count", &Module::parameter_count)
-        .def("state_dict", &state_dict)
-        .def("load_state_dict", &load_state_dict, py::arg("state_dict"))
-        .def("zero_grad", &Module::zero_grad)
+        .def("__delattr__", &delete_attribute)
+        .def("_register_child", &register_child)
+        .def("_unregister_child", &unregister_child)
+        .def("parameters", [](py::handle self) { return module_of(self).parameters(); })
+        .def("named_parameters", [](py::handle self) -> Named {
+            return module_of(self).named_parameters();
+        })
+        .def("parameter_count", [](py::handle self) { return module_of(self).parameter_count(); })
+        .def("state_dict", [](py::handle self) { return state_dict(module_of(self)); })
+        .def("load_state_dict", [](py::handle self, py::handle state, bool strict) {
+            return load_state_dict(module_of(self), state, strict);
+        }, py::arg("state_dict"), py::arg("strict") = true,
+             "Copies every parameter after checking them all; strict=False returns the "
+             "missing and unexpected names instead of raising")
+        .def("zero_grad", [](py::handle self) { module_of(self).zero_grad(); })
         .def("to", [](py::object self, py::handle device) {
-            self.cast<Module&>().to(to_device(device));
+            module_of(self).to(to_device(device));
             return self;
         }, py::arg("device"), "Moves every parameter in place; optimizers keep working")
         .def("cuda", [](py::object self, int index) {
-            self.cast<Module&>().to(Device(DeviceType::CUDA, index));
+            module_of(self).to(Device(DeviceType::CUDA, index));
             return self;
         }, py::arg("index") = 0)
         .def("cpu", [](py::object self) {
-            self.cast<Module&>().to(kCPU);
+            module_of(self).to(kCPU);
             return self;
         })
         .def("train", [](py::object self, bool mode) {
-            self.cast<Module&>().train(mode);
+            module_of(self).train(mode);
             return self;
         }, py::arg("mode") = true)
         .def("eval", [](py::object self) {
-            self.cast<Module&>().eval();
+            module_of(self).eval();
             return self;
         })
-        .def_property_readonly("training", &Module::is_training)
-        .def("save", &Module::save, py::arg("path"))
-        .def("load", &Module::load, py::arg("path"));
-}
-
-void bind_layers(py::module_& nn_module) {
-    py::class_<nn::Linear, Module, std::shared_ptr<nn::Linear>>(nn_module, "Linear")
-        .def(py::init([](std::int64_t in, std::int64_t out, bool bias, py::handle device) {
-                 return std::make_shared<nn::Linear>(in, out, bias, to_device(device));
-             }),
-             py::arg("in_features"), py::arg("out_features"), py::arg("bias") = true,
-             py::kw_only(), py::arg("device") = py::none())
-        .def_property_readonly("weight", [](const nn::Linear& m) { return m.weight; })
-        .def_property_readonly("bias", [](const nn::Linear& m) { return tensor_or_none(m.bias); });
-    py::class_<nn::Embedding, Module, std::shared_ptr<nn::Embedding>>(nn_module, "Embedding")
-        .def(py::init([](std::int64_t count, std::int64_t dim, py::handle device) {
-                 return std::make_shared<nn::Embedding>(count, dim, to_device(device));
-             }),
-             py::arg("num_embeddings"), py::arg("embedding_dim"), py::kw_only(),
-             py::arg("device") = py::none())
-        .def_property_readonly("weight", [](const nn::Embedding& m) { return m.weight; });
-    py::class_<nn::LayerNorm, Module, std::shared_ptr<nn::LayerNorm>>(nn_module, "LayerNorm")
-        .def(py::init([](std::int64_t dim, double eps, py::handle device) {
-                 return std::make_shared<nn::LayerNorm>(dim, eps, to_device(device));
-             }),
-             py::arg("normalized_shape"), py::arg("eps") = 1e-5, py::kw_only(),
-             py::arg("device") = py::none())
-        .def_property_readonly("weight", [](const nn::LayerNorm& m) { return m.weight; })
-        .def_property_readonly("bias", [](const nn::LayerNorm& m) { return m.bias; })
-        .def_readonly("eps", &nn::LayerNorm::eps);
-    py::class_<nn::ReLU, Module, std::shared_ptr<nn::ReLU>>(nn_module, "ReLU").def(py::init<>());
-    py::class_<nn::Sigmoid, Module, std::shared_ptr<nn::Sigmoid>>(nn_module, "Sigmoid")
-        .def(py::init<>());
-    py::class_<nn::Tanh, Module, std::shared_ptr<nn::Tanh>>(nn_module, "Tanh").def(py::init<>());
-    py::class_<nn::GELU, Module, std::shared_ptr<nn::GELU>>(nn_module, "GELU")
-        .def(py::init([](const std::string& approximate) {
-                 return std::make_shared<nn::GELU>(approximate == "tanh");
-             }),
-             py::arg("approximate") = "none");
-    py::class_<nn::Dropout, Module, std::shared_ptr<nn::Dropout>>(nn_module, "Dropout")
-        .def(py::init<double>(), py::arg("p") = 0.5);
-}
-
-void bind_gpt(py::module_& nn_module) {
-    py::class_<nn::GPTConfig>(nn_module, "GPTConfig")
-        .def(py::init([](std::int64_t vocab_size, std::int64_t block_size, std::int64_t layers,
-                         std::int64_t heads, std::int64_t embed, double dropout) {
-                 return nn::GPTConfig{vocab_size, block_size, layers, heads, embed, dropout};
-             }),
-             py::kw_only(), py::arg("vocab_size") = 256, py::arg("block_size") = 64,
-             py::arg("layers") = 2, py::arg("heads") = 2, py::arg("embed") = 64,
-             py::arg("dropout") = 0.0)
-        .def_readwrite("vocab_size", &nn::GPTConfig::vocab_size)
-        .def_readwrite("block_size", &nn::GPTConfig::block_size)
-        .def_readwrite("layers", &nn::GPTConfig::layers)
-        .def_readwrite("heads", &nn::GPTConfig::heads)
-        .def_readwrite("embed", &nn::GPTConfig::embed)
-        .def_readwrite("dropout", &nn::GPTConfig::dropout)
-        .def("__repr__", [](const nn::GPTConfig& c) {
-            return "GPTConfig(vocab_size=" + std::to_string(c.vocab_size) +
-                   ", block_size=" + std::to_string(c.block_size) +
-                   ", layers=" + std::to_string(c.layers) + ", heads=" +
-                   std::to_string(c.heads) + ", embed=" + std::to_string(c.embed) +
-                   ", dropout=" + std::to_string(c.dropout) + ")";
-        });
-    py::class_<nn::GPT, Module, std::shared_ptr<nn::GPT>>(nn_module, "GPT")
-        .def(py::init([](const nn::GPTConfig& config, py::handle device) {
-                 return std::make_shared<nn::GPT>(config, to_device(device));
-             }),
-             py::arg("config"), py::kw_only(), py::arg("device") = py::none())
-        .def("forward", [](nn::GPT& m, const Tensor& tokens) { return m.forward(tokens); },
-             py::arg("tokens"), "int64 tokens [B, T] -> logits [B, T, vocab]")
-        .def("loss", &nn::GPT::loss, py::arg("tokens"), py::arg("targets"))
-        .def("generate", &nn::GPT::generate, py::arg("prompt"), py::arg("new_tokens"),
-             py::arg("temperature") = 0.0, "Greedy (0) or sampled continuation of a token list")
-        .def_property_readonly("config", &nn::GPT::config)
-        .def_property_readonly("device", &nn::GPT::device);
-}
-
-std::vector<Tensor> parameter_list(py::handle parameters) {
-    return py::list(py::reinterpret_borrow<py::iterable>(parameters)).cast<std::vector<Tensor>>();
-}
-
-void bind_optim(py::module_& optim_module) {
-    using optim::Optimizer;
-    py::class_<Optimizer, std::shared_ptr<Optimizer>>(optim_module, "Optimizer")
-        .def("step", &Optimizer::step)
-        .def("zero_grad", &Optimizer::zero_grad)
-        .def_property_readonly("parameters", &Optimizer::parameters);
-    py::class_<optim::SGD, Optimizer, std::shared_ptr<optim::SGD>>(optim_module, "SGD")
-        .def(py::init([](py::handle params, double lr, double momentum, double weight_decay) {
-                 return std::make_shared<optim::SGD>(parameter_list(params), lr, momentum,
-                                                     weight_decay);
-             }),
-             py::arg("params"), py::arg("lr"), py::arg("momentum") = 0.0,
-             py::arg("weight_decay") = 0.0);
-    using Betas = std::pair<double, double>;
-    py::class_<optim::Adam, Optimizer, std::shared_ptr<optim::Adam>>(optim_module, "Adam")
-        .def(py::init([](py::handle params, double lr, Betas betas, double eps,
-                         double weight_decay) {
-                 return std::make_shared<optim::Adam>(parameter_list(params), lr, betas.first,
-                                                      betas.second, eps, weight_decay);
-             }),
-             py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = Betas{0.9, 0.999},
-             py::arg("eps") = 1e-8, py::arg("weight_decay") = 0.0);
-    py::class_<optim::AdamW, optim::Adam, std::shared_ptr<optim::AdamW>>(optim_module, "AdamW")
-        .def(py::init([](py::handle params, double lr, Betas betas, double eps,
-                         double weight_decay) {
-                 return std::make_shared<optim::AdamW>(parameter_list(params), lr, betas.first,
-                                                       betas.second, eps, weight_decay);
-             }),
-             py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = Betas{0.9, 0.999},
-             py::arg("eps") = 1e-8, py::arg("weight_decay") = 1e-2);
+        .def_property_readonly("training",
+                               [](py::handle self) { return module_of(self).is_training(); })
+        .def("save", [](py::handle self, py::handle path) {
+            module_of(self).save(path_argument(path));
+        }, py::arg("path"))
+        .def("load", [](py::handle self, py::handle path) {
+            module_of(self).load(path_argument(path));
+        }, py::arg("path"));
 }
 
 }  // namespace
 
 void bind_nn(py::module_& module) {
     py::module_ nn_module = module.def_submodule("_nn", "kael.nn internals");
+    nn_module.attr("IncompatibleKeys") = py::module_::import("collections")
+                                             .attr("namedtuple")("IncompatibleKeys",
+                                                                 "missing_keys unexpected_keys",
+                                                                 py::arg("module") = "kael.nn");
     bind_module_base(nn_module);
     bind_layers(nn_module);
     bind_gpt(nn_module);

@@ -107,7 +107,7 @@ def test_save_load_and_state_dict(tmp_path):
     assert other(x).tolist() == source(x).tolist()
     with pytest.raises(ValueError):
         nn.Linear(3, 3).load(path)
-    with pytest.raises(ValueError):
+    with pytest.raises(FileNotFoundError):
         nn.Linear(3, 3).load(str(tmp_path / "missing"))
 
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kael/registry.h"
 #include "kael/tensor.h"
 
 template <typename A, typename B>
@@ -21,6 +22,15 @@ void check_close(const std::vector<A>& actual, const std::vector<B>& expected, d
             return;
         }
     }
+}
+
+// cpu, and cuda:0 where a plugin serves it (the emulated one does without a GPU).
+inline std::vector<kael::Device> test_devices() {
+    std::vector<kael::Device> devices{kael::kCPU};
+    if (kael::is_available(kael::Device("cuda:0"))) {
+        devices.emplace_back("cuda:0");
+    }
+    return devices;
 }
 
 inline std::vector<double> v(const kael::Tensor& t) { return t.to_vector<double>(); }

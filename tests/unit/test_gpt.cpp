@@ -266,4 +266,63 @@ BOOST_AUTO_TEST_CASE(gradcheck_through_causal_attention) {
     BOOST_TEST(first_row > 0);
 }
 
+// heads = 0 used to divide by zero (SIGFPE); every size is checked, naming the field.
+BOOST_AUTO_TEST_CASE(config_sizes_must_be_positive) {
+    using Field = std::int64_t nn::GPTConfig::*;
+    const std::vector<std::pair<std::string, Field>> fields = {
+        {"vocab_size", &nn::GPTConfig::vocab_size}, {"block_size", &nn::GPTConfig::block_size},
+        {"layers", &nn::GPTConfig::layers},         {"heads", &nn::GPTConfig::heads},
+        {"embed", &nn::GPTConfig::embed}};
+    for (const auto& [name, field] : fields) {
+        for (const std::int64_t bad : {std::int64_t{0}, std::int64_t{-2}}) {
+            nn::GPTConfig config = tiny_config();
+            config.*field = bad;
+            const std::string expected =
+                "GPT: " + name + " must be positive, got " + std::to_string(bad);
+            BOOST_CHECK_EXCEPTION(nn::GPT{config}, kael::ValueError,
+                                  [&](const kael::ValueError& error) {
+                                      BOOST_TEST_MESSAGE("message: " << error.what());
+                                      return std::string(error.what()) == expected;
+                                  });
+        }
+    }
+    nn::GPTConfig zero_heads = tiny_config();
+    zero_heads.heads = 0;
+    BOOST_CHECK_THROW(nn::CausalSelfAttention(zero_heads, kael::kCPU), kael::ValueError);
+    BOOST_CHECK_THROW(nn::Block(zero_heads, kael::kCPU), kael::ValueError);
+    nn::GPTConfig bad_dropout = tiny_config();
+    bad_dropout.dropout = 1.5;
+    BOOST_CHECK_THROW(nn::GPT{bad_dropout}, kael::ValueError);
+    bad_dropout.dropout = std::nan("");
+    BOOST_CHECK_THROW(nn::GPT{bad_dropout}, kael::ValueError);
+}
+
+BOOST_AUTO_TEST_CASE(generate_rejects_bad_temperature_and_counts) {
+    for (const kael::Device& device : test_devices()) {
+        BOOST_TEST_CONTEXT(device.str()) {
+            kael::manual_seed(28);
+            nn::GPT model(tiny_config(), device);
+            for (const double temperature : {std::nan(""), -1.0, double(INFINITY)}) {
+                BOOST_CHECK_EXCEPTION(model.generate({1, 2}, 3, temperature), kael::ValueError,
+                                      [](const kael::ValueError& error) {
+                                          return std::string(error.what()).find(
+                                                     "generate: temperature") == 0;
+                                      });
+            }
+            BOOST_CHECK_THROW(model.generate({1, 2}, -1), kael::ValueError);
+            BOOST_CHECK_THROW(model.generate({1, 11}, 1), kael::IndexError);
+            // Sampling still works, and every token is in the vocabulary.
+            for (const std::int64_t token : model.generate({1, 2}, 5, 0.8)) {
+                BOOST_TEST((token >= 0 && token < 11));
+            }
+            // NaN weights would pick one token forever; they are an error.
+            {
+                const kael::NoGradGuard guard;
+                model.parameters().back().fill_(std::nan(""));
+            }
+            BOOST_CHECK_THROW(model.generate({1, 2}, 3, 1.0), kael::ValueError);
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,6 @@
 #define BOOST_TEST_MODULE nn
 #include <boost/test/unit_test.hpp>
+#include <cerrno>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -284,7 +285,8 @@ BOOST_AUTO_TEST_CASE(load_rejects_mismatch_and_leaves_module_unchanged) {
 
     nn::Linear other_names(4, 3);
     BOOST_CHECK_THROW(other_names.load(file.path.string()), kael::ValueError);
-    BOOST_CHECK_THROW(small.load((file.path.string() + ".missing")), kael::ValueError);
+    BOOST_CHECK_EXCEPTION(small.load((file.path.string() + ".missing")), kael::OSError,
+                          [](const kael::OSError& error) { return error.code() == ENOENT; });
 }
 
 BOOST_AUTO_TEST_CASE(load_rejects_truncated_and_foreign_files) {
@@ -314,3 +316,27 @@ BOOST_AUTO_TEST_CASE(load_rejects_truncated_and_foreign_files) {
     BOOST_TEST((snapshot(layer) == before));
 }
 
+
+BOOST_AUTO_TEST_CASE(layer_constructors_reject_non_positive_sizes) {
+    auto says = [](const std::string& text) {
+        return [text](const kael::ValueError& error) {
+            BOOST_TEST_MESSAGE("message: " << error.what());
+            return std::string(error.what()) == text;
+        };
+    };
+    BOOST_CHECK_EXCEPTION(nn::Linear(-1, 3), kael::ValueError,
+                          says("Linear: in_features must be positive, got -1"));
+    BOOST_CHECK_EXCEPTION(nn::Linear(3, 0), kael::ValueError,
+                          says("Linear: out_features must be positive, got 0"));
+    BOOST_CHECK_EXCEPTION(nn::Embedding(0, 4), kael::ValueError,
+                          says("Embedding: num_embeddings must be positive, got 0"));
+    BOOST_CHECK_EXCEPTION(nn::Embedding(4, -2), kael::ValueError,
+                          says("Embedding: embedding_dim must be positive, got -2"));
+    BOOST_CHECK_EXCEPTION(nn::LayerNorm(0), kael::ValueError,
+                          says("LayerNorm: normalized_shape must be positive, got 0"));
+    BOOST_CHECK_THROW(nn::LayerNorm(3, -1e-5), kael::ValueError);
+    BOOST_CHECK_THROW(nn::LayerNorm(3, std::nan("")), kael::ValueError);
+    BOOST_CHECK_THROW(nn::Dropout(-0.1), kael::ValueError);
+    BOOST_CHECK_THROW(nn::Dropout(std::nan("")), kael::ValueError);
+    BOOST_CHECK_THROW(nn::Sequential({nullptr}), kael::ValueError);
+}

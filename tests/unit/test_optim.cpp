@@ -3,6 +3,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <numbers>
 #include <random>
 #include <string>
@@ -240,4 +242,52 @@ BOOST_AUTO_TEST_CASE(gradcheck_through_linear_and_layer_norm) {
         },
         {rows, gamma, beta, random_f64({4, 5}, 7).set_requires_grad(true),
          random_f64({4}, 8).set_requires_grad(true)}));
+}
+
+// Module::to between steps moves the parameters; SGD's velocity and Adam's moments follow them
+// at the next step, and the updates equal those of a model that stayed on the cpu.
+BOOST_AUTO_TEST_CASE(optimizer_state_follows_module_to) {
+    const auto devices = test_devices();
+    if (devices.size() < 2) {
+        BOOST_TEST_MESSAGE("no cuda:0 device: skipped");
+        return;
+    }
+    const kael::Device& other = devices[1];
+    using Make = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
+    const std::vector<std::pair<std::string, Make>> optimizers = {
+        {"SGD", [](std::vector<Tensor> p) {
+             return std::make_unique<optim::SGD>(std::move(p), 0.1, 0.9);
+         }},
+        {"Adam", [](std::vector<Tensor> p) {
+             return std::make_unique<optim::Adam>(std::move(p), 0.1);
+         }},
+        {"AdamW", [](std::vector<Tensor> p) {
+             return std::make_unique<optim::AdamW>(std::move(p), 0.1);
+         }}};
+    for (const auto& [name, make] : optimizers) {
+        BOOST_TEST_CONTEXT(name) {
+            kael::manual_seed(60);
+            nn::Linear moved(3, 2);
+            kael::manual_seed(60);
+            nn::Linear stayed(3, 2);
+            auto moved_optimizer = make(moved.parameters());
+            auto stayed_optimizer = make(stayed.parameters());
+            const Tensor x = kael::tensor(std::vector<float>{1, -2, 0.5f, 3, 0, -1}, {2, 3});
+            auto step = [&](nn::Linear& model, optim::Optimizer& optimizer) {
+                optimizer.zero_grad();
+                kael::sum(square(model(x.to(model.weight.device())))).backward();
+                optimizer.step();
+            };
+            step(moved, *moved_optimizer);
+            step(stayed, *stayed_optimizer);
+            moved.to(other);
+            step(moved, *moved_optimizer);
+            step(stayed, *stayed_optimizer);
+            moved.to(kael::kCPU);
+            step(moved, *moved_optimizer);
+            step(stayed, *stayed_optimizer);
+            check_close(v(moved.weight), v(stayed.weight), 1e-6);
+            check_close(v(moved.bias), v(stayed.bias), 1e-6);
+        }
+    }
 }

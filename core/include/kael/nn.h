@@ -9,6 +9,12 @@
 
 namespace kael::nn {
 
+// What Module::load_state_dict(state, strict=false) did not match, by name.
+struct IncompatibleKeys {
+    std::vector<std::string> missing_keys;     // parameters of the module absent from the state
+    std::vector<std::string> unexpected_keys;  // names in the state the module does not have
+};
+
 class Module {
 public:
     Module() = default;
@@ -31,8 +37,18 @@ public:
     void eval() { train(false); }
     [[nodiscard]] bool is_training() const { return training_; }
 
-    // Binary file of every parameter (name, dtype, shape, bytes). load checks that names,
-    // dtypes and shapes match and throws ValueError naming the first that does not.
+    // Copies every parameter from state, matched by name, after checking all of them, so a
+    // failure changes nothing. A shape mismatch is a ValueError naming the parameter; dtypes
+    // convert as copy_ does. strict: missing or unexpected names are a ValueError listing them;
+    // otherwise they are returned.
+    IncompatibleKeys load_state_dict(const std::vector<std::pair<std::string, Tensor>>& state,
+                                     bool strict = true);
+
+    // Binary file of every parameter (name, dtype, shape, bytes) and a CRC-32. save writes a
+    // temporary file beside path and renames it over path only once every byte is on disk, so
+    // a failed save (kael::OSError) leaves an old file whole. load reads it as
+    // load_state_dict(strict) does and rejects corrupt, truncated or overlong files
+    // (ValueError); only regular files are read.
     void save(const std::string& path) const;
     void load(const std::string& path);
 
@@ -43,6 +59,8 @@ protected:
         children_.emplace_back(name, module);
         return module;
     }
+    // Removes the parameter or child module of that name; false when there is none.
+    bool unregister(const std::string& name);
 
 private:
     std::vector<std::pair<std::string, Tensor>> parameters_;
@@ -98,7 +116,7 @@ private:
 };
 class Dropout : public Module {
 public:
-    explicit Dropout(double p) : p_(p) {}
+    explicit Dropout(double p);
     Tensor forward(const Tensor& input) override { return dropout(input, p_, is_training()); }
 
 private:

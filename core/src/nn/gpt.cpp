@@ -1,17 +1,34 @@
 #include "kael/gpt.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kael/autograd.h"
+#include "nn_internal.h"
 
 namespace kael::nn {
 
-CausalSelfAttention::CausalSelfAttention(const GPTConfig& config, Device device)
-    : heads_(config.heads), dropout_(config.dropout) {
+namespace {
+
+// Every size positive, embed divisible by heads, dropout in [0, 1); who names the constructor.
+void check_config(const GPTConfig& config, const char* who) {
+    detail::require_positive(config.vocab_size, who, "vocab_size");
+    detail::require_positive(config.block_size, who, "block_size");
+    detail::require_positive(config.layers, who, "layers");
+    detail::require_positive(config.heads, who, "heads");
+    detail::require_positive(config.embed, who, "embed");
     if (config.embed % config.heads != 0) {
-        throw ValueError("GPT: embed " + std::to_string(config.embed) +
+        throw ValueError(std::string(who) + ": embed " + std::to_string(config.embed) +
                          " is not divisible by heads " + std::to_string(config.heads));
     }
+    detail::require_probability(config.dropout, who, "dropout");
+}
+
+}  // namespace
+
+CausalSelfAttention::CausalSelfAttention(const GPTConfig& config, Device device)
+    : heads_(config.heads), dropout_(config.dropout) {
+    check_config(config, "CausalSelfAttention");
     query_key_value_ = register_module(
         "query_key_value", std::make_shared<Linear>(config.embed, 3 * config.embed, true, device));
     projection_ = register_module("projection",
@@ -59,6 +76,7 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
 }
 
 Block::Block(const GPTConfig& config, Device device) : dropout_(config.dropout) {
+    check_config(config, "Block");
     norm1_ = register_module("norm1", std::make_shared<LayerNorm>(config.embed, 1e-5, device));
     attention_ =
         register_module("attention", std::make_shared<CausalSelfAttention>(config, device));
@@ -77,6 +95,7 @@ Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cache
 }
 
 GPT::GPT(const GPTConfig& config, Device device) : config_(config) {
+    check_config(config, "GPT");
     token_embedding_ = register_module(
         "token_embedding", std::make_shared<Embedding>(config.vocab_size, config.embed, device));
     position_embedding_ = register_module(
@@ -129,6 +148,14 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
     if (prompt.empty()) {
         throw ValueError("generate: the prompt is empty");
     }
+    if (new_tokens < 0) {
+        throw ValueError("generate: new_tokens must be non-negative, got " +
+                         std::to_string(new_tokens));
+    }
+    if (!(temperature >= 0 && std::isfinite(temperature))) {  // NaN fails too
+        throw ValueError("generate: temperature must be finite and non-negative, got " +
+                         detail::format_number(temperature));
+    }
     const NoGradGuard guard;
     const Device device = token_embedding_->weight.device();  // follows Module::to
     std::vector<std::int64_t> tokens = prompt;
@@ -145,8 +172,14 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
             step = tensor(window, {1, static_cast<std::int64_t>(keep)}, device);
         }
         const Tensor logits = forward(step, &cache).select(1, -1).select(0, 0);
+        // Non-finite logits (NaN weights, say) would pick one fixed token forever.
+        const std::vector<double> host_logits = logits.to_vector<double>();
+        if (!std::all_of(host_logits.begin(), host_logits.end(),
+                         [](double value) { return std::isfinite(value); })) {
+            throw ValueError("generate: the model produced non-finite logits");
+        }
         std::int64_t next = 0;
-        if (temperature <= 0) {
+        if (temperature == 0) {
             next = argmax(logits).item<std::int64_t>();
         } else {
             const std::vector<double> probabilities =

@@ -1,34 +1,121 @@
+// Module bookkeeping (registration, moves, train/eval) and load_state_dict.
+#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <fstream>
+#include <cstdio>
+#include <map>
+#include <sstream>
 
 #include "kael/autograd.h"
 #include "kael/nn.h"
+#include "nn_internal.h"
 
 namespace kael::nn {
 
+namespace detail {
+
+void require_positive(std::int64_t value, const char* who, const char* field) {
+    if (value <= 0) {
+        throw ValueError(std::string(who) + ": " + field + " must be positive, got " +
+                         std::to_string(value));
+    }
+}
+
+void require_probability(double p, const char* who, const char* field) {
+    if (!(p >= 0 && p < 1)) {  // NaN fails too
+        throw ValueError(std::string(who) + ": " + field + " must be in [0, 1), got " +
+                         format_number(p));
+    }
+}
+
+std::string format_number(double value) {
+    std::ostringstream text;
+    text << value;
+    return text.str();
+}
+
+std::string printable_name(const std::string& name) {
+    std::string text;
+    for (const char c : name) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
+            text += c;
+        } else {
+            char escaped[5];
+            std::snprintf(escaped, sizeof(escaped), "\\x%02x", byte);
+            text += escaped;
+        }
+    }
+    return "'" + text + "'";
+}
+
 namespace {
 
-constexpr char kMagic[8] = {'K', 'A', 'E', 'L', 'P', 'R', 'M', '1'};
-
-Tensor uniform(const Shape& shape, double bound, const Device& device) {
-    const NoGradGuard guard;
-    return ((rand(shape) * 2.0 - 1.0) * bound).to(device);
-}
-
-template <typename T> void write_value(std::ofstream& out, T value) {
-    out.write(reinterpret_cast<const char*>(&value), sizeof(T));
-}
-
-template <typename T> T read_value(std::ifstream& in, const std::string& path) {
-    T value{};
-    if (!in.read(reinterpret_cast<char*>(&value), sizeof(T))) {
-        throw ValueError("load: " + path + " is truncated");
+std::string name_list(const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) {
+        text += (text.empty() ? "" : ", ") + printable_name(name);
     }
-    return value;
+    return text;
 }
 
 }  // namespace
+
+IncompatibleKeys apply_state(Module& module,
+                             const std::vector<std::pair<std::string, Tensor>>& state,
+                             bool strict, const std::string& op) {
+    std::map<std::string, const Tensor*> by_name;
+    for (const auto& [name, value] : state) {
+        if (!by_name.emplace(name, &value).second) {
+            throw ValueError(op + ": parameter " + printable_name(name) + " appears twice");
+        }
+    }
+    const auto named = module.named_parameters();
+    IncompatibleKeys result;
+    // Everything is checked and converted first: a failure leaves the module unchanged.
+    std::vector<std::pair<Tensor, Tensor>> writes;  // parameter, value on its device and dtype
+    for (const auto& [name, parameter] : named) {
+        const auto found = by_name.find(name);
+        if (found == by_name.end()) {
+            result.missing_keys.push_back(name);
+            continue;
+        }
+        const Tensor& value = *found->second;
+        if (!value.defined()) {
+            throw TypeError(op + ": parameter " + printable_name(name) + " is not a tensor");
+        }
+        if (value.shape() != parameter.shape()) {
+            throw ValueError(op + ": size mismatch for " + printable_name(name) +
+                             ": the state has shape " + to_string(value.shape()) +
+                             ", the module's parameter has shape " +
+                             to_string(parameter.shape()));
+        }
+        const NoGradGuard guard;
+        writes.emplace_back(parameter, value.detach().to(parameter.dtype()).to(parameter.device()));
+        by_name.erase(found);
+    }
+    for (const auto& entry : state) {
+        if (by_name.count(entry.first) != 0) {
+            result.unexpected_keys.push_back(entry.first);
+        }
+    }
+    if (strict && (!result.missing_keys.empty() || !result.unexpected_keys.empty())) {
+        std::string message = op + ": the state does not match the module's parameters";
+        if (!result.missing_keys.empty()) {
+            message += "; missing: " + name_list(result.missing_keys);
+        }
+        if (!result.unexpected_keys.empty()) {
+            message += "; unexpected: " + name_list(result.unexpected_keys);
+        }
+        throw ValueError(message);
+    }
+    const NoGradGuard guard;
+    for (auto& [parameter, value] : writes) {
+        parameter.copy_(value);
+    }
+    return result;
+}
+
+}  // namespace detail
 
 Tensor Module::forward(const Tensor&) {
     throw TypeError("this module has no single-tensor forward");
@@ -37,6 +124,22 @@ Tensor Module::forward(const Tensor&) {
 Tensor& Module::register_parameter(const std::string& name, const Tensor& value) {
     parameters_.emplace_back(name, value.detach().set_requires_grad(true));
     return parameters_.back().second;
+}
+
+bool Module::unregister(const std::string& name) {
+    const auto parameter = std::find_if(parameters_.begin(), parameters_.end(),
+                                        [&](const auto& entry) { return entry.first == name; });
+    if (parameter != parameters_.end()) {
+        parameters_.erase(parameter);
+        return true;
+    }
+    const auto child = std::find_if(children_.begin(), children_.end(),
+                                    [&](const auto& entry) { return entry.first == name; });
+    if (child != children_.end()) {
+        children_.erase(child);
+        return true;
+    }
+    return false;
 }
 
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
@@ -85,122 +188,9 @@ void Module::train(bool training) {
     }
 }
 
-void Module::save(const std::string& path) const {
-    std::ofstream out(path, std::ios::binary);
-    if (!out) {
-        throw ValueError("save: cannot write " + path);
-    }
-    const auto named = named_parameters();
-    out.write(kMagic, sizeof(kMagic));
-    write_value<std::uint64_t>(out, named.size());
-    for (const auto& [name, parameter] : named) {
-        write_value<std::uint64_t>(out, name.size());
-        out.write(name.data(), static_cast<std::streamsize>(name.size()));
-        write_value<std::int32_t>(out, static_cast<std::int32_t>(parameter.dtype()));
-        write_value<std::uint64_t>(out, parameter.shape().size());
-        for (const std::int64_t size : parameter.shape()) {
-            write_value<std::int64_t>(out, size);
-        }
-        const Tensor host = parameter.detach().cpu().contiguous();
-        out.write(static_cast<const char*>(host.device_data()),
-                  static_cast<std::streamsize>(host.nbytes()));
-    }
-    if (!out) {
-        throw ValueError("save: writing " + path + " failed");
-    }
-}
-
-void Module::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw ValueError("load: cannot read " + path);
-    }
-    char magic[sizeof(kMagic)];
-    if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0) {
-        throw ValueError("load: " + path + " is not a kael parameter file");
-    }
-    const auto named = named_parameters();
-    const auto count = read_value<std::uint64_t>(in, path);
-    if (count != named.size()) {
-        throw ValueError("load: " + path + " holds " + std::to_string(count) +
-                         " parameters, the module has " + std::to_string(named.size()));
-    }
-    std::vector<Tensor> values;
-    for (const auto& [name, parameter] : named) {
-        const auto length = read_value<std::uint64_t>(in, path);
-        if (length > 4096) {
-            throw ValueError("load: " + path + " is corrupt (a name of " + std::to_string(length) +
-                             " bytes)");
-        }
-        std::string stored(length, '\0');
-        in.read(stored.data(), static_cast<std::streamsize>(length));
-        const auto dtype = static_cast<DType>(read_value<std::int32_t>(in, path));
-        const auto rank = read_value<std::uint64_t>(in, path);
-        if (rank > 64) {
-            throw ValueError("load: " + path + " is corrupt (a tensor of rank " +
-                             std::to_string(rank) + ")");
-        }
-        Shape shape(rank);
-        for (std::int64_t& size : shape) {
-            size = read_value<std::int64_t>(in, path);
-        }
-        if (stored != name || dtype != parameter.dtype() || shape != parameter.shape()) {
-            throw ValueError("load: " + path + " has '" + stored + "' " + to_string(shape) + " " +
-                             to_string(dtype) + " where the module has '" + name + "' " +
-                             to_string(parameter.shape()) + " " + to_string(parameter.dtype()));
-        }
-        Tensor host = empty(shape, dtype);
-        if (!in.read(static_cast<char*>(host.device_data()),
-                     static_cast<std::streamsize>(host.nbytes()))) {
-            throw ValueError("load: " + path + " is truncated");
-        }
-        values.push_back(host);
-    }
-    const NoGradGuard guard;  // nothing is changed until the whole file has been read
-    for (std::size_t i = 0; i < named.size(); ++i) {
-        Tensor target = named[i].second;
-        target.copy_(values[i].to(target.device()));
-    }
-}
-
-Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bias,
-               Device device) {
-    const double bound = 1.0 / std::sqrt(static_cast<double>(std::max<std::int64_t>(in_features, 1)));
-    weight = register_parameter("weight", uniform({out_features, in_features}, bound, device));
-    if (with_bias) {
-        bias = register_parameter("bias", uniform({out_features}, bound, device));
-    }
-}
-
-Tensor Linear::forward(const Tensor& input) { return linear(input, weight, bias); }
-
-Embedding::Embedding(std::int64_t count, std::int64_t dim, Device device) {
-    const NoGradGuard guard;
-    weight = register_parameter("weight", randn({count, dim}).to(device));
-}
-
-Tensor Embedding::forward(const Tensor& indices) { return embedding(weight, indices); }
-
-LayerNorm::LayerNorm(std::int64_t dim, double epsilon, Device device) : eps(epsilon) {
-    weight = register_parameter("weight", ones({dim}, DType::F32, device));
-    bias = register_parameter("bias", zeros({dim}, DType::F32, device));
-}
-
-Tensor LayerNorm::forward(const Tensor& input) { return layer_norm(input, weight, bias, eps); }
-
-Sequential::Sequential(std::vector<std::shared_ptr<Module>> modules)
-    : modules_(std::move(modules)) {
-    for (std::size_t i = 0; i < modules_.size(); ++i) {
-        register_module(std::to_string(i), modules_[i]);
-    }
-}
-
-Tensor Sequential::forward(const Tensor& input) {
-    Tensor x = input;
-    for (const auto& module : modules_) {
-        x = module->forward(x);
-    }
-    return x;
+IncompatibleKeys Module::load_state_dict(
+    const std::vector<std::pair<std::string, Tensor>>& state, bool strict) {
+    return detail::apply_state(*this, state, strict, "load_state_dict");
 }
 
 }  // namespace kael::nn

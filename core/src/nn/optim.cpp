@@ -8,6 +8,18 @@
 
 namespace kael::optim {
 
+namespace {
+
+// Optimizer state lives where its parameter lives: Module::to (or move_to_) between steps
+// moves the parameter, and the state follows at the next step.
+void follow_parameter(Tensor& state, const Tensor& parameter) {
+    if (state.defined() && state.device() != parameter.device()) {
+        state = state.to(parameter.device());
+    }
+}
+
+}  // namespace
+
 Optimizer::Optimizer(std::vector<Tensor> parameters) : parameters_(std::move(parameters)) {
     for (const Tensor& parameter : parameters_) {
         if (!parameter.requires_grad()) {
@@ -42,6 +54,7 @@ void SGD::step() {
             grad = grad + parameter.detach() * weight_decay_;
         }
         if (momentum_ != 0) {
+            follow_parameter(velocity_[i], parameter);
             velocity_[i] = velocity_[i].defined() ? velocity_[i] * momentum_ + grad : grad.clone();
             grad = velocity_[i];
         }
@@ -86,6 +99,8 @@ void Adam::step() {
         }
         Tensor& m = first_moment_[i];
         Tensor& v = second_moment_[i];
+        follow_parameter(m, parameter);
+        follow_parameter(v, parameter);
         m = m.defined() ? m * beta1_ + grad * (1 - beta1_) : grad * (1 - beta1_);
         v = v.defined() ? v * beta2_ + square(grad) * (1 - beta2_) : square(grad) * (1 - beta2_);
         const Tensor update = (m / first_correction) / (sqrt(v / second_correction) + eps_);

@@ -1,0 +1,29 @@
+#pragma once
+// Checks and helpers shared by the nn sources (not installed).
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kael/nn.h"
+
+namespace kael::nn::detail {
+
+// ValueError "<who>: <field> must be positive, got <value>" unless value > 0.
+void require_positive(std::int64_t value, const char* who, const char* field);
+// ValueError unless 0 <= p < 1 (the range the dropout op accepts).
+void require_probability(double p, const char* who, const char* field);
+
+// value as a user would write it ("0.5", "-1", "nan"), unlike std::to_string's "0.500000".
+[[nodiscard]] std::string format_number(double value);
+
+// name with every byte outside printable ASCII written as \xNN, so a corrupt name still
+// gives a readable message (and valid UTF-8 for Python).
+[[nodiscard]] std::string printable_name(const std::string& name);
+
+// Module::load_state_dict with the op named in messages ("load_state_dict", "load '<path>'").
+IncompatibleKeys apply_state(Module& module,
+                             const std::vector<std::pair<std::string, Tensor>>& state,
+                             bool strict, const std::string& op);
+
+}  // namespace kael::nn::detail

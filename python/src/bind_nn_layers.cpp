@@ -1,0 +1,128 @@
+// kael.nn layers and GPT, kael.optim optimizers.
+#include "bind_nn.h"
+#include "kael/gpt.h"
+#include "kael/optim.h"
+
+namespace kael::python {
+
+using nn::Module;
+
+void bind_layers(py::module_& nn_module) {
+    py::class_<nn::Linear, Module, std::shared_ptr<nn::Linear>>(nn_module, "Linear")
+        .def(py::init([](std::int64_t in, std::int64_t out, bool bias, py::handle device) {
+                 return std::make_shared<nn::Linear>(in, out, bias, to_device(device));
+             }),
+             py::arg("in_features"), py::arg("out_features"), py::arg("bias") = true,
+             py::kw_only(), py::arg("device") = py::none())
+        .def_property_readonly("weight", [](const nn::Linear& m) { return m.weight; })
+        .def_property_readonly("bias", [](const nn::Linear& m) { return tensor_or_none(m.bias); });
+    py::class_<nn::Embedding, Module, std::shared_ptr<nn::Embedding>>(nn_module, "Embedding")
+        .def(py::init([](std::int64_t count, std::int64_t dim, py::handle device) {
+                 return std::make_shared<nn::Embedding>(count, dim, to_device(device));
+             }),
+             py::arg("num_embeddings"), py::arg("embedding_dim"), py::kw_only(),
+             py::arg("device") = py::none())
+        .def_property_readonly("weight", [](const nn::Embedding& m) { return m.weight; });
+    py::class_<nn::LayerNorm, Module, std::shared_ptr<nn::LayerNorm>>(nn_module, "LayerNorm")
+        .def(py::init([](std::int64_t dim, double eps, py::handle device) {
+                 return std::make_shared<nn::LayerNorm>(dim, eps, to_device(device));
+             }),
+             py::arg("normalized_shape"), py::arg("eps") = 1e-5, py::kw_only(),
+             py::arg("device") = py::none())
+        .def_property_readonly("weight", [](const nn::LayerNorm& m) { return m.weight; })
+        .def_property_readonly("bias", [](const nn::LayerNorm& m) { return m.bias; })
+        .def_readonly("eps", &nn::LayerNorm::eps);
+    py::class_<nn::ReLU, Module, std::shared_ptr<nn::ReLU>>(nn_module, "ReLU").def(py::init<>());
+    py::class_<nn::Sigmoid, Module, std::shared_ptr<nn::Sigmoid>>(nn_module, "Sigmoid")
+        .def(py::init<>());
+    py::class_<nn::Tanh, Module, std::shared_ptr<nn::Tanh>>(nn_module, "Tanh").def(py::init<>());
+    py::class_<nn::GELU, Module, std::shared_ptr<nn::GELU>>(nn_module, "GELU")
+        .def(py::init([](const std::string& approximate) {
+                 if (approximate != "none" && approximate != "tanh") {
+                     throw py::value_error("GELU: approximate must be 'none' or 'tanh', got '" +
+                                           approximate + "'");
+                 }
+                 return std::make_shared<nn::GELU>(approximate == "tanh");
+             }),
+             py::arg("approximate") = "none");
+    py::class_<nn::Dropout, Module, std::shared_ptr<nn::Dropout>>(nn_module, "Dropout")
+        .def(py::init<double>(), py::arg("p") = 0.5);
+}
+
+void bind_gpt(py::module_& nn_module) {
+    py::class_<nn::GPTConfig>(nn_module, "GPTConfig")
+        .def(py::init([](std::int64_t vocab_size, std::int64_t block_size, std::int64_t layers,
+                         std::int64_t heads, std::int64_t embed, double dropout) {
+                 return nn::GPTConfig{vocab_size, block_size, layers, heads, embed, dropout};
+             }),
+             py::kw_only(), py::arg("vocab_size") = 256, py::arg("block_size") = 64,
+             py::arg("layers") = 2, py::arg("heads") = 2, py::arg("embed") = 64,
+             py::arg("dropout") = 0.0)
+        .def_readwrite("vocab_size", &nn::GPTConfig::vocab_size)
+        .def_readwrite("block_size", &nn::GPTConfig::block_size)
+        .def_readwrite("layers", &nn::GPTConfig::layers)
+        .def_readwrite("heads", &nn::GPTConfig::heads)
+        .def_readwrite("embed", &nn::GPTConfig::embed)
+        .def_readwrite("dropout", &nn::GPTConfig::dropout)
+        .def("__repr__", [](const nn::GPTConfig& c) {
+            return "GPTConfig(vocab_size=" + std::to_string(c.vocab_size) +
+                   ", block_size=" + std::to_string(c.block_size) +
+                   ", layers=" + std::to_string(c.layers) + ", heads=" +
+                   std::to_string(c.heads) + ", embed=" + std::to_string(c.embed) +
+                   ", dropout=" + std::to_string(c.dropout) + ")";
+        });
+    py::class_<nn::GPT, Module, std::shared_ptr<nn::GPT>>(nn_module, "GPT")
+        .def(py::init([](const nn::GPTConfig& config, py::handle device) {
+                 return std::make_shared<nn::GPT>(config, to_device(device));
+             }),
+             py::arg("config"), py::kw_only(), py::arg("device") = py::none())
+        .def("forward", [](nn::GPT& m, const Tensor& tokens) { return m.forward(tokens); },
+             py::arg("tokens"), "int64 tokens [B, T] -> logits [B, T, vocab]")
+        .def("loss", &nn::GPT::loss, py::arg("tokens"), py::arg("targets"))
+        .def("generate", &nn::GPT::generate, py::arg("prompt"), py::arg("new_tokens"),
+             py::arg("temperature") = 0.0, "Greedy (0) or sampled continuation of a token list")
+        .def_property_readonly("config", &nn::GPT::config)
+        .def_property_readonly("device", &nn::GPT::device);
+}
+
+namespace {
+
+std::vector<Tensor> parameter_list(py::handle parameters) {
+    return py::list(py::reinterpret_borrow<py::iterable>(parameters)).cast<std::vector<Tensor>>();
+}
+
+}  // namespace
+
+void bind_optim(py::module_& optim_module) {
+    using optim::Optimizer;
+    py::class_<Optimizer, std::shared_ptr<Optimizer>>(optim_module, "Optimizer")
+        .def("step", &Optimizer::step)
+        .def("zero_grad", &Optimizer::zero_grad)
+        .def_property_readonly("parameters", &Optimizer::parameters);
+    py::class_<optim::SGD, Optimizer, std::shared_ptr<optim::SGD>>(optim_module, "SGD")
+        .def(py::init([](py::handle params, double lr, double momentum, double weight_decay) {
+                 return std::make_shared<optim::SGD>(parameter_list(params), lr, momentum,
+                                                     weight_decay);
+             }),
+             py::arg("params"), py::arg("lr"), py::arg("momentum") = 0.0,
+             py::arg("weight_decay") = 0.0);
+    using Betas = std::pair<double, double>;
+    py::class_<optim::Adam, Optimizer, std::shared_ptr<optim::Adam>>(optim_module, "Adam")
+        .def(py::init([](py::handle params, double lr, Betas betas, double eps,
+                         double weight_decay) {
+                 return std::make_shared<optim::Adam>(parameter_list(params), lr, betas.first,
+                                                      betas.second, eps, weight_decay);
+             }),
+             py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = Betas{0.9, 0.999},
+             py::arg("eps") = 1e-8, py::arg("weight_decay") = 0.0);
+    py::class_<optim::AdamW, optim::Adam, std::shared_ptr<optim::AdamW>>(optim_module, "AdamW")
+        .def(py::init([](py::handle params, double lr, Betas betas, double eps,
+                         double weight_decay) {
+                 return std::make_shared<optim::AdamW>(parameter_list(params), lr, betas.first,
+                                                       betas.second, eps, weight_decay);
+             }),
+             py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = Betas{0.9, 0.999},
+             py::arg("eps") = 1e-8, py::arg("weight_decay") = 1e-2);
+}
+
+}  // namespace kael::python
