@@ -4,8 +4,8 @@
 // gather from, and writes scatter into, a flat view. Only bounds and counts come to the host.
 #include <string>
 
-#include "dims.h"
 #include "autograd/record.h"
+#include "dims.h"
 #include "kael/ops_more.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
@@ -70,8 +70,8 @@ AdvancedIndex advanced_index(const Tensor& self, const Tensor& entry, std::int64
         if (!std::equal(index.shape().begin(), index.shape().end(), first)) {
             throw IndexError(std::string(op) + ": the shape of the mask " +
                              to_string(index.shape()) + " at index " + std::to_string(position) +
-                             " does not match the shape of the indexed tensor " +
-                             to_string(shape) + " at dimension " + std::to_string(dim));
+                             " does not match the shape of the indexed tensor " + to_string(shape) +
+                             " at dimension " + std::to_string(dim));
         }
         // A mask over dims [dim, dim + k) steps by the stride of its last dimension.
         const std::size_t end = static_cast<std::size_t>(dim + index.dim());
@@ -101,15 +101,16 @@ Shape broadcast_index_shapes(const std::vector<AdvancedIndex>& advanced, const c
         }
         throw IndexError(std::string(op) +
                          ": shape mismatch: indexing tensors could not be broadcast together "
-                         "with shapes " + shapes);
+                         "with shapes " +
+                         shapes);
     }
     return shape;
 }
 
-IndexPlan plan_index(const Tensor& self, const std::vector<Tensor>& indices, const char* op) {
-    const Device device = self.device();
+// The index tensors of the list, in order, each with the dimensions of self it consumes.
+std::vector<AdvancedIndex> advanced_indices(const Tensor& self, const std::vector<Tensor>& indices,
+                                            const char* op) {
     std::vector<AdvancedIndex> advanced;
-    std::vector<bool> consumed(static_cast<std::size_t>(self.dim()), false);
     std::int64_t dim = 0;
     for (std::size_t i = 0; i < indices.size(); ++i) {
         const Tensor& entry = indices[i];
@@ -121,16 +122,27 @@ IndexPlan plan_index(const Tensor& self, const std::vector<Tensor>& indices, con
         }
         if (entry.defined()) {
             advanced.push_back(advanced_index(self, entry, dim, static_cast<std::int64_t>(i), op));
-            for (std::int64_t d = dim; d < dim + dims; ++d) consumed[static_cast<std::size_t>(d)] = true;
         }
         dim += dims;
+    }
+    return advanced;
+}
+
+IndexPlan plan_index(const Tensor& self, const std::vector<Tensor>& indices, const char* op) {
+    const Device device = self.device();
+    const std::vector<AdvancedIndex> advanced = advanced_indices(self, indices, op);
+    std::vector<bool> consumed(static_cast<std::size_t>(self.dim()), false);
+    for (const AdvancedIndex& entry : advanced) {
+        for (std::int64_t d = entry.first_dim; d < entry.first_dim + entry.dims; ++d) {
+            consumed[static_cast<std::size_t>(d)] = true;
+        }
     }
     const Shape selected = broadcast_index_shapes(advanced, op);
     // Adjacent index tensors put their dimensions where they stand; separated ones, first.
     bool adjacent = true;
     for (std::size_t i = 1; i < advanced.size(); ++i) {
-        adjacent = adjacent &&
-                   advanced[i].first_dim == advanced[i - 1].first_dim + advanced[i - 1].dims;
+        adjacent =
+            adjacent && advanced[i].first_dim == advanced[i - 1].first_dim + advanced[i - 1].dims;
     }
     std::vector<std::int64_t> kept;  // self's dimensions that no index tensor consumes
     std::int64_t before = 0;         // how many of them come before the selected dimensions
@@ -180,7 +192,10 @@ Tensor index(const Tensor& self, const std::vector<Tensor>& indices) {
 
 Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
                    bool accumulate) {
-    detail::check_same_device({self, values}, "index_put_");
+    // A 0-d value may come from the host, as a Python number does in PyTorch.
+    if (values.dim() != 0 || values.device() != kCPU) {
+        detail::check_same_device({self, values}, "index_put_");
+    }
     autograd::check_in_place(self, "index_put_");
     const IndexPlan plan = plan_index(self, indices, "index_put_");
     bool fits = true;
@@ -191,8 +206,10 @@ Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tenso
     }
     if (!fits) {
         throw ValueError("index_put_: shape mismatch: value tensor of shape " +
-                         to_string(values.shape()) + " cannot be broadcast to indexing result "
-                         "of shape " + to_string(plan.shape));
+                         to_string(values.shape()) +
+                         " cannot be broadcast to indexing result "
+                         "of shape " +
+                         to_string(plan.shape));
     }
     const std::int64_t count = product(plan.shape);
     if (count == 0) {
@@ -200,13 +217,14 @@ Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tenso
     }
     const Device device = self.device();
     Tensor positions = plan.offsets.reshape({-1});
-    Tensor source = values.to(self.dtype()).expand(plan.shape).reshape({-1});
+    Tensor source = values.to(device).to(self.dtype()).expand(plan.shape).reshape({-1});
     const Tensor identity = additive_identity(self.dtype(), device);
     if (!accumulate) {
         // Of repeated positions only the last (sort is stable) is written: one value wins.
         const auto [sorted, order] = sort(positions, 0);
-        const Tensor last_of_run = cat({ne(sorted.slice(0, 0, count - 1), sorted.slice(0, 1, count)),
-                                        tensor_bool({true}, {1}, device)});
+        const Tensor last_of_run =
+            cat({ne(sorted.slice(0, 0, count - 1), sorted.slice(0, 1, count)),
+                 tensor_bool({true}, {1}, device)});
         source = where(last_of_run, detail::gather_unchecked(source, 0, order), identity);
         positions = sorted;
     }
@@ -220,7 +238,8 @@ Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tenso
         Tensor written = zeros({self.numel()}, DType::Bool, device);
         {
             const NoGradGuard no_grad;
-            detail::scatter_add_unchecked(written, 0, positions, ones({count}, DType::Bool, device));
+            detail::scatter_add_unchecked(written, 0, positions,
+                                          ones({count}, DType::Bool, device));
         }
         updated = where(written.reshape(self.shape()), scattered, self);
     }

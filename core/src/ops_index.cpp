@@ -1,13 +1,12 @@
 // gather / scatter_add / index_select. Index bounds are checked on the host before any write.
 // As in PyTorch, these ops take indices in [0, size) only: a negative index is an IndexError
 // (only advanced indexing, ops_advanced_index.cpp, wraps negative indices).
-#include "ops_index_internal.h"
-
-#include "dims.h"
 #include "autograd/record.h"
+#include "dims.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
+#include "ops_index_internal.h"
 
 namespace kael {
 
@@ -40,8 +39,7 @@ void check_index(const Tensor& data, std::int64_t axis, const Tensor& index, con
     (void)detail::check_index_range(index, size, axis, false, op);
 }
 
-Tensor checked_gather(const Tensor& data, std::int64_t axis, const Tensor& index,
-                      const char* op) {
+Tensor checked_gather(const Tensor& data, std::int64_t axis, const Tensor& index, const char* op) {
     detail::check_same_device({data, index}, op);
     axis = detail::wrapped_dim(data, axis, op);
     check_index(data, axis, index, nullptr, op);
@@ -63,8 +61,8 @@ std::int64_t check_index_range(const Tensor& index, std::int64_t size, std::int6
     if (lowest < low || highest >= size) {
         throw IndexError(std::string(op) + ": index " +
                          std::to_string(lowest < low ? lowest : highest) +
-                         " is out of bounds for dimension " + std::to_string(axis) +
-                         " with size " + std::to_string(size));
+                         " is out of bounds for dimension " + std::to_string(axis) + " with size " +
+                         std::to_string(size));
     }
     return lowest;
 }

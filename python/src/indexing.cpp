@@ -2,6 +2,7 @@
 // None and Ellipsis make a view (PyTorch's order: ints select first); index tensors, lists and
 // bool masks then go to the core's index / index_put_ over that view.
 #include <pybind11/numpy.h>
+
 #include <vector>
 
 #include "bind_common.h"
@@ -50,7 +51,8 @@ KeyItem classify(py::handle item) {
     if (PyBool_Check(item.ptr())) {
         return {ItemKind::Tensor, item, tensor_bool({item.ptr() == Py_True}).reshape({})};
     }
-    if (is_index_int(item)) return {ItemKind::Int, item, {}};
+    // numpy arrays define __index__ too (for one element): they are index arrays here.
+    if (is_index_int(item) && !py::isinstance<py::array>(item)) return {ItemKind::Int, item, {}};
     if (PySlice_Check(item.ptr())) return {ItemKind::Slice, item, {}};
     Tensor index;
     if (py::isinstance<Tensor>(item)) {
@@ -58,9 +60,10 @@ KeyItem classify(py::handle item) {
     } else if (is_index_sequence(item)) {
         index = sequence_index(item);
     } else {
-        throw py::type_error("tensor indices must be ints, slices, None, Ellipsis, int64 or bool "
-                             "tensors, or lists of them; got " +
-                             std::string(py::str(py::type::of(item).attr("__name__"))));
+        throw py::type_error(
+            "tensor indices must be ints, slices, None, Ellipsis, int64 or bool "
+            "tensors, or lists of them; got " +
+            std::string(py::str(py::type::of(item).attr("__name__"))));
     }
     if (index.dtype() != DType::I64 && index.dtype() != DType::Bool) {
         throw py::index_error("tensors used as indices must be int64 or bool, got " +
@@ -144,11 +147,11 @@ ParsedKey parse_key(const Tensor& self, py::handle key) {
                     throw py::error_already_set();
                 }
                 if (step <= 0) {
-                    throw py::value_error("slices with a negative step are not supported (kael "
-                                          "views have non-negative strides)");
+                    throw py::value_error(
+                        "slices with a negative step are not supported (kael "
+                        "views have non-negative strides)");
                 }
-                PySlice_AdjustIndices(static_cast<Py_ssize_t>(view.size(dim)), &start, &stop,
-                                      step);
+                PySlice_AdjustIndices(static_cast<Py_ssize_t>(view.size(dim)), &start, &stop, step);
                 view = view.slice(dim++, start, stop, step);
                 parsed.indices.emplace_back();
                 break;

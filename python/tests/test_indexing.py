@@ -122,6 +122,19 @@ def test_issue_reproducers(device):
     np.testing.assert_array_equal(Y.numpy(), y)
 
 
+@pytest.mark.parametrize("key", [np.array([2, 0]), np.array([0, 2], dtype=np.int32),
+                                 (slice(None), np.array([True, False, True, True])),
+                                 (np.array(1), np.array([[0], [3]])), np.int64(2),
+                                 [np.int64(0), 2], ((0, 1),)], ids=str)
+def test_numpy_arrays_and_scalars_index_as_in_numpy(device, key):
+    t = kael.tensor(BASE, device=device)
+    np.testing.assert_array_equal(t[key].numpy(), BASE[key])
+    n = BASE.copy()
+    n[key] = -1.0
+    t[key] = -1.0
+    np.testing.assert_array_equal(t.numpy(), n)
+
+
 def test_ints_select_before_separated_index_tensors_as_in_pytorch(device):
     # numpy moves the broadcast dimension first here ((2, 4)); PyTorch selects the int first.
     t = kael.tensor(BASE, device=device)

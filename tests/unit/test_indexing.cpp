@@ -31,7 +31,9 @@ Tensor ints(const I64s& values, const Device& device, Shape shape = {}) {
 Tensor bools(const std::vector<bool>& values, const Device& device, Shape shape = {}) {
     return kael::tensor_bool(values, std::move(shape), device);
 }
-std::vector<double> v(const Tensor& t) { return t.to_vector<double>(); }
+std::vector<double> v(const Tensor& t) {
+    return t.to_vector<double>();
+}
 
 std::vector<Device> every_device() {
     std::vector<Device> devices;
@@ -40,7 +42,8 @@ std::vector<Device> every_device() {
 }
 
 // An exception of type E whose message contains text.
-template <typename E> bool throws_with(const std::function<void()>& body, const std::string& text) {
+template <typename E>
+bool throws_with(const std::function<void()>& body, const std::string& text) {
     try {
         body();
     } catch (const E& error) {
@@ -63,7 +66,8 @@ BOOST_AUTO_TEST_CASE(several_index_tensors_select_pointwise) {
         BOOST_TEST((picked.shape() == Shape{4}));
         BOOST_TEST((picked.device() == device));
         std::vector<double> expected;
-        for (std::size_t i = 0; i < rows.size(); ++i) expected.push_back(double(rows[i] * 5 + cols[i]));
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            expected.push_back(double(rows[i] * 5 + cols[i]));
         BOOST_TEST(v(picked) == expected, tt::per_element());
         // Index tensors broadcast together: [2, 1] with [3] gives [2, 3].
         const Tensor grid = kael::index(d, {ints({1, 2}, device, {2, 1}), ints({0, 4, 1}, device)});
@@ -71,7 +75,8 @@ BOOST_AUTO_TEST_CASE(several_index_tensors_select_pointwise) {
         BOOST_TEST(v(grid) == (std::vector<double>{5, 9, 6, 10, 14, 11}), tt::per_element());
         // Negative indices wrap; indices may stay on cpu for a tensor on another device.
         BOOST_TEST(v(kael::index(d, {ints({-1, -4}, kael::kCPU), ints({-5, 1}, device)})) ==
-                       (std::vector<double>{15, 1}), tt::per_element());
+                       (std::vector<double>{15, 1}),
+                   tt::per_element());
     }
 }
 
@@ -118,7 +123,8 @@ BOOST_AUTO_TEST_CASE(bool_masks_of_any_leading_shape_stand_for_their_true_positi
         BOOST_TEST((rows.shape() == Shape{3, 4}));
         std::vector<double> expected;
         for (std::int64_t p = 0; p < 6; ++p) {
-            for (std::int64_t k = 0; flags[std::size_t(p)] && k < 4; ++k) expected.push_back(double(p * 4 + k));
+            for (std::int64_t k = 0; flags[std::size_t(p)] && k < 4; ++k)
+                expected.push_back(double(p * 4 + k));
         }
         BOOST_TEST(v(rows) == expected, tt::per_element());
         // A mask over dimension 1 only, after a full slice of dimension 0.
@@ -127,8 +133,10 @@ BOOST_AUTO_TEST_CASE(bool_masks_of_any_leading_shape_stand_for_their_true_positi
         BOOST_TEST(v(middle.select(0, 1).select(0, 0)) == v(x.select(0, 1).select(0, 1)),
                    tt::per_element());
         // A 0-d mask adds a dimension of size 1 (true) or 0 (false).
-        BOOST_TEST((kael::index(x, {bools({true}, device).reshape({})}).shape() == Shape{1, 2, 3, 4}));
-        BOOST_TEST((kael::index(x, {bools({false}, device).reshape({})}).shape() == Shape{0, 2, 3, 4}));
+        BOOST_TEST(
+            (kael::index(x, {bools({true}, device).reshape({})}).shape() == Shape{1, 2, 3, 4}));
+        BOOST_TEST(
+            (kael::index(x, {bools({false}, device).reshape({})}).shape() == Shape{0, 2, 3, 4}));
         const Tensor none = kael::index(x, {bools(std::vector<bool>(6, false), device, {2, 3})});
         BOOST_TEST((none.shape() == Shape{0, 4}));
     }
@@ -140,22 +148,32 @@ BOOST_AUTO_TEST_CASE(bad_indices_are_index_errors) {
         [&] { (void)kael::index(x, {ints({3}, kael::kCPU)}); },
         "index: index 3 is out of bounds for dimension 0 with size 3"));
     BOOST_TEST(throws_with<kael::IndexError>(
-        [&] { (void)kael::index(x, {Tensor(), ints({-5}, kael::kCPU)}); },
+        [&] {
+            (void)kael::index(x, {Tensor(), ints({-5}, kael::kCPU)});
+        },
         "index -5 is out of bounds for dimension 1 with size 4"));
     BOOST_TEST(throws_with<kael::IndexError>(
-        [&] { (void)kael::index(x, {ints({0, 1}, kael::kCPU), ints({0, 1, 2}, kael::kCPU)}); },
+        [&] {
+            (void)kael::index(x, {ints({0, 1}, kael::kCPU), ints({0, 1, 2}, kael::kCPU)});
+        },
         "could not be broadcast together with shapes [2], [3]"));
     BOOST_TEST(throws_with<kael::IndexError>(
-        [&] { (void)kael::index(x, {Tensor(), Tensor(), ints({0}, kael::kCPU)}); },
+        [&] {
+            (void)kael::index(x, {Tensor(), Tensor(), ints({0}, kael::kCPU)});
+        },
         "too many indices"));
+    BOOST_TEST(throws_with<kael::IndexError>([&] { (void)kael::index(x, {kael::zeros({2})}); },
+                                             "must be i64 or bool"));
     BOOST_TEST(throws_with<kael::IndexError>(
-        [&] { (void)kael::index(x, {kael::zeros({2})}); }, "must be i64 or bool"));
-    BOOST_TEST(throws_with<kael::IndexError>(
-        [&] { (void)kael::index(x, {bools({true, false}, kael::kCPU)}); },
+        [&] {
+            (void)kael::index(x, {bools({true, false}, kael::kCPU)});
+        },
         "the shape of the mask [2] at index 0 does not match"));
     Tensor target = x.clone();
     BOOST_TEST(throws_with<kael::ValueError>(
-        [&] { kael::index_put_(target, {ints({0, 1}, kael::kCPU)}, kael::ones({3})); },
+        [&] {
+            kael::index_put_(target, {ints({0, 1}, kael::kCPU)}, kael::ones({3}));
+        },
         "value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 4]"));
     BOOST_TEST(kael::allclose(target, x));
 }
@@ -164,8 +182,9 @@ BOOST_AUTO_TEST_CASE(index_put_writes_broadcast_values_in_place) {
     for (const Device& device : every_device()) {
         BOOST_TEST_MESSAGE("on " << device.str());
         Tensor a = iota({3, 4}, device);
+        // A 0-d value may live on the host, as a Python number does.
         kael::index_put_(a, {ints({2, 0}, device), ints({1, -1}, device)},
-                         kael::scalar_tensor(-7, DType::F64, device));
+                         kael::scalar_tensor(-7, DType::F64));
         std::vector<double> expected = v(iota({3, 4}, kael::kCPU));
         expected[2 * 4 + 1] = -7;
         expected[0 * 4 + 3] = -7;
@@ -183,8 +202,7 @@ BOOST_AUTO_TEST_CASE(index_put_writes_broadcast_values_in_place) {
         BOOST_TEST(v(base) == expected, tt::per_element());
         // Repeated positions: accumulate adds every value, otherwise one of them is written.
         Tensor counts = kael::zeros({3}, DType::I64, device);
-        kael::index_put_(counts, {ints({1, 1, 2, 1}, device)},
-                         ints({1, 2, 3, 4}, device), true);
+        kael::index_put_(counts, {ints({1, 1, 2, 1}, device)}, ints({1, 2, 3, 4}, device), true);
         BOOST_TEST(counts.to_vector<std::int64_t>() == (I64s{0, 7, 3}), tt::per_element());
         Tensor once = kael::zeros({3}, DType::I64, device);
         kael::index_put_(once, {ints({1, 1, 2, 1}, device)}, ints({1, 2, 3, 4}, device));
@@ -211,9 +229,14 @@ BOOST_AUTO_TEST_CASE(gradients_flow_through_index_and_index_put) {
     const Tensor cols = kael::tensor(I64s{1, 1, -1});
     using Inputs = std::vector<Tensor>;
     BOOST_TEST(kael::autograd::gradcheck(
-        [&](const Inputs& in) { return kael::index(in[0], {rows, cols}); }, {leaf({3, 4})}));
+        [&](const Inputs& in) {
+            return kael::index(in[0], {rows, cols});
+        },
+        {leaf({3, 4})}));
     BOOST_TEST(kael::autograd::gradcheck(
-        [&](const Inputs& in) { return kael::index(in[0].T(), {Tensor(), rows}); },
+        [&](const Inputs& in) {
+            return kael::index(in[0].T(), {Tensor(), rows});
+        },
         {leaf({4, 3})}));
     for (const bool accumulate : {false, true}) {
         BOOST_TEST(kael::autograd::gradcheck(
@@ -237,7 +260,9 @@ BOOST_AUTO_TEST_CASE(index_ops_refuse_negative_indices_and_name_themselves) {
                                                  "gather: index -1 is out of bounds"));
         Tensor target = kael::zeros({2, 3}, DType::F64, device);
         BOOST_TEST(throws_with<kael::IndexError>(
-            [&] { kael::scatter_add_(target, 1, negative, kael::ones({1, 2}, DType::F64, device)); },
+            [&] {
+                kael::scatter_add_(target, 1, negative, kael::ones({1, 2}, DType::F64, device));
+            },
             "scatter_add_: index -1 is out of bounds"));
         BOOST_TEST(v(target) == std::vector<double>(6, 0.0), tt::per_element());
         BOOST_TEST(throws_with<kael::IndexError>(
@@ -247,14 +272,21 @@ BOOST_AUTO_TEST_CASE(index_ops_refuse_negative_indices_and_name_themselves) {
             [&] { (void)kael::index_select(data, 0, ints({2}, device)); },
             "index_select: index 2 is out of bounds"));
         BOOST_TEST(throws_with<kael::IndexError>(
-            [&] { (void)kael::embedding(data, ints({1, -1}, device)); }, "embedding: index -1"));
+            [&] {
+                (void)kael::embedding(data, ints({1, -1}, device));
+            },
+            "embedding: index -1"));
         BOOST_TEST(throws_with<kael::IndexError>(
             [&] { (void)kael::embedding(data, ints({2}, device)); }, "embedding: index 2"));
         BOOST_TEST(throws_with<kael::IndexError>(
-            [&] { (void)kael::cross_entropy(data, ints({0, 3}, device)); },
+            [&] {
+                (void)kael::cross_entropy(data, ints({0, 3}, device));
+            },
             "cross_entropy: target 3"));
         BOOST_TEST(throws_with<kael::IndexError>(
-            [&] { (void)kael::cross_entropy(data, ints({-100, 0}, device)); },
+            [&] {
+                (void)kael::cross_entropy(data, ints({-100, 0}, device));
+            },
             "cross_entropy: target -100"));
     }
 }
