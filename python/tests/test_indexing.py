@@ -223,3 +223,82 @@ def test_index_ops_refuse_negative_indices_and_name_themselves(device):
         kael.cross_entropy(data, kael.tensor([-1, 0], device=device))
     # Python indexing does wrap.
     assert data[[-1], [-1]].tolist() == [6.0]
+
+
+def random_key(rng, shape):
+    """A random key over shape: ints, slices, None, at most one Ellipsis, index lists (negative
+    entries included) and bool masks over one or more dimensions."""
+    items, dim = [], 0
+    ellipsis = False
+    while dim < len(shape) and rng.random() < 0.85:
+        if ellipsis:
+            break  # what follows an Ellipsis counts from the end: keep keys simple
+        size = shape[dim]
+        choice = rng.integers(7)
+        if choice == 0:
+            items.append(int(rng.integers(-size, size)))
+            dim += 1
+        elif choice == 1:
+            start, step = int(rng.integers(0, size + 1)), int(rng.integers(1, 3))
+            items.append(slice(start, None, step))
+            dim += 1
+        elif choice == 2:
+            items.append(None)
+        elif choice == 3 and not ellipsis:
+            ellipsis = True
+            items.append(Ellipsis)
+        elif choice in (4, 5):
+            length = int(rng.integers(0, 4)) if rng.random() < 0.3 else 3
+            items.append([int(v) for v in rng.integers(-size, size, length)])
+            dim += 1
+        else:
+            dims = int(rng.integers(1, len(shape) - dim + 1))
+            items.append(rng.random(shape[dim:dim + dims]) < 0.5)
+            dim += dims
+    return tuple(items)
+
+
+def numpy_agrees_with_pytorch(key):
+    """numpy counts ints as advanced indices when placing the broadcast dimensions; PyTorch
+    selects them first. Keys where that changes adjacency are left out (tested on their own)."""
+    def adjacent(positions):
+        return all(b == a + 1 for a, b in zip(positions, positions[1:]))
+    def is_array(item):
+        return isinstance(item, (list, np.ndarray))
+    arrays = [i for i, item in enumerate(key) if is_array(item)]
+    if not arrays:
+        return True
+    if any(item is Ellipsis for item in key[arrays[0]:arrays[-1]]):
+        return False
+    with_ints = [i for i, item in enumerate(key) if is_array(item) or isinstance(item, int)]
+    pytorch = [i for i in range(len(key)) if i in arrays or not isinstance(key[i], int)]
+    return adjacent(with_ints) == adjacent([pytorch.index(i) for i in arrays])
+
+
+def test_random_keys_match_numpy(device):
+    rng = np.random.default_rng(20261201)
+    checked = 0
+    while checked < 300:
+        shape = tuple(int(s) for s in rng.integers(1, 5, rng.integers(1, 5)))
+        n = rng.standard_normal(shape).astype(np.float32)
+        key = random_key(rng, shape)
+        if not numpy_agrees_with_pytorch(key):
+            continue
+        try:
+            expected = n[key]
+        except IndexError:
+            continue  # e.g. index lists that do not broadcast together
+        t = kael.tensor(n, device=device)
+        kael_key = to_kael_key(key, device)
+        got = t[kael_key]
+        assert tuple(got.shape) == expected.shape, (shape, key)
+        np.testing.assert_array_equal(got.numpy(), expected, err_msg=str((shape, key)))
+        written = n.copy()
+        positions = np.arange(n.size).reshape(shape)[key]
+        if np.unique(positions).size == positions.size:
+            value = rng.standard_normal(expected.shape).astype(np.float32)
+            written[key] = value
+            # (reshape: kael.tensor of a 0-d numpy array gives shape [1])
+            t[kael_key] = kael.tensor(value, device=device).reshape(expected.shape)
+            np.testing.assert_array_equal(t.numpy(), written, err_msg=str((shape, key)))
+        checked += 1
