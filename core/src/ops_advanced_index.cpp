@@ -8,7 +8,9 @@
 #include "dims.h"
 #include "kael/ops_more.h"
 #include "kael/tensor_iterator.h"
+#include "in_place.h"
 #include "kernel_calls.h"
+#include "memory_overlap.h"
 #include "ops_index_internal.h"
 
 namespace kael {
@@ -46,7 +48,7 @@ Tensor true_positions(const Tensor& mask) {
     const Tensor flat = mask.reshape({-1});
     const std::int64_t count = sum(flat).item<std::int64_t>();
     const Tensor slot = where(flat, cumsum(flat, 0) - 1.0, integer_scalar(count, device));
-    const Tensor position = arange(0, static_cast<double>(flat.numel()), 1, DType::I64, device);
+    const Tensor position = arange_int(0, flat.numel(), 1, DType::I64, device);
     Tensor positions = zeros({count + 1}, DType::I64, device);
     detail::scatter_add_unchecked(positions, 0, slot,
                                   where(flat, position, integer_scalar(0, device)));
@@ -76,13 +78,13 @@ AdvancedIndex advanced_index(const Tensor& self, const Tensor& entry, std::int64
         // A mask over dims [dim, dim + k) steps by the stride of its last dimension.
         const std::size_t end = static_cast<std::size_t>(dim + index.dim());
         const std::int64_t step = product(shape, end);
-        return {dim, index.dim(), true_positions(index) * static_cast<double>(step)};
+        return {dim, index.dim(), mul(true_positions(index), integer_scalar(step, index.device()))};
     }
     const std::int64_t size = shape[static_cast<std::size_t>(dim)];
     Tensor wrapped = index;
     if (detail::check_index_range(index, size, dim, true, op) < 0) {
         wrapped = where(lt(index, integer_scalar(0, index.device())),
-                        index + static_cast<double>(size), index);
+                        add(index, integer_scalar(size, index.device())), index);
     }
     const std::int64_t stride = product(shape, static_cast<std::size_t>(dim) + 1);
     return {dim, 1, mul(wrapped, integer_scalar(stride, index.device()))};
@@ -170,8 +172,9 @@ IndexPlan plan_index(const Tensor& self, const std::vector<Tensor>& indices, con
         const std::int64_t size = self.shape()[static_cast<std::size_t>(kept[k])];
         const std::int64_t stride = product(self.shape(), static_cast<std::size_t>(kept[k]) + 1);
         plan.shape[position] = size;
-        const Tensor steps = arange(0, static_cast<double>(size), 1, DType::I64, device);
-        offsets = offsets + (steps * static_cast<double>(stride)).reshape(place(position, size));
+        const Tensor steps = arange_int(0, size, 1, DType::I64, device);
+        offsets =
+            offsets + mul(steps, integer_scalar(stride, device)).reshape(place(position, size));
     }
     plan.offsets = offsets.expand(plan.shape).contiguous();
     return plan;
@@ -196,6 +199,7 @@ Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tenso
     if (values.dim() != 0 || values.device() != kCPU) {
         detail::check_same_device({self, values}, "index_put_");
     }
+    detail::check_no_internal_overlap(self, "index_put_");
     autograd::check_in_place(self, "index_put_");
     const IndexPlan plan = plan_index(self, indices, "index_put_");
     bool fits = true;
@@ -243,7 +247,7 @@ Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tenso
         }
         updated = where(written.reshape(self.shape()), scattered, self);
     }
-    self.copy_(updated);
+    detail::write_into(self, updated, "index_put_");
     return self;
 }
 

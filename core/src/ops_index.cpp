@@ -6,6 +6,7 @@
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
+#include "memory_overlap.h"
 #include "ops_index_internal.h"
 
 namespace kael {
@@ -98,6 +99,7 @@ Tensor gather(const Tensor& data, std::int64_t axis, const Tensor& index) {
 
 Tensor& scatter_add_(Tensor& data, std::int64_t axis, const Tensor& index, const Tensor& source) {
     detail::check_same_device({data, index, source}, "scatter_add_");
+    detail::check_no_internal_overlap(data, "scatter_add_");
     autograd::check_in_place(data, "scatter_add_");
     axis = detail::wrapped_dim(data, axis, "scatter_add_");
     if (source.dim() != index.dim()) {

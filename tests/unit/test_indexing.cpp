@@ -176,6 +176,17 @@ BOOST_AUTO_TEST_CASE(bad_indices_are_index_errors) {
         },
         "value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 4]"));
     BOOST_TEST(kael::allclose(target, x));
+    // An expanded target has elements sharing memory: writing through it is refused.
+    Tensor expanded = kael::zeros({1}, DType::F64).expand({4});
+    BOOST_TEST(throws_with<kael::ValueError>(
+        [&] { kael::index_put_(expanded, {ints({0}, kael::kCPU)}, kael::ones({})); },
+        "index_put_"));
+    BOOST_TEST(throws_with<kael::ValueError>(
+        [&] {
+            kael::scatter_add_(expanded, 0, ints({0}, kael::kCPU), kael::ones({1}, DType::F64));
+        },
+        "scatter_add_"));
+    BOOST_TEST(expanded.to_vector<double>() == std::vector<double>(4, 0.0), tt::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(index_put_writes_broadcast_values_in_place) {
