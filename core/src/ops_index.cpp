@@ -1,17 +1,21 @@
 // gather / scatter_add / index_select. Index bounds are checked on the host before any write.
-#include "dims.h"
+// As in PyTorch, these ops take indices in [0, size) only: a negative index is an IndexError
+// (only advanced indexing, ops_advanced_index.cpp, wraps negative indices).
 #include "autograd/record.h"
+#include "dims.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
+#include "memory_overlap.h"
+#include "ops_index_internal.h"
 
 namespace kael {
 
 namespace {
 
-// Validates shapes and index values; returns the index with negative entries wrapped.
-Tensor checked_index(const Tensor& data, std::int64_t axis, const Tensor& index,
-                     const Tensor* other, const char* op) {
+// Validates shapes and index values against data (and source, for scatter_add_).
+void check_index(const Tensor& data, std::int64_t axis, const Tensor& index, const Tensor* other,
+                 const char* op) {
     if (index.dtype() != DType::I64) {
         throw TypeError(std::string(op) + ": index must be i64, got " + to_string(index.dtype()));
     }
@@ -32,43 +36,70 @@ Tensor checked_index(const Tensor& data, std::int64_t axis, const Tensor& index,
                              " in dimension " + std::to_string(d));
         }
     }
-    if (index.numel() == 0) {
-        return index;
-    }
     const std::int64_t size = data.dim() == 0 ? 1 : data.shape()[axis];
-    const std::int64_t low = min(index).item<std::int64_t>();
-    const std::int64_t high = max(index).item<std::int64_t>();
-    for (const std::int64_t value : {low, high}) {
-        if (value < -size || value >= size) {
-            throw IndexError(std::string(op) + ": index " + std::to_string(value) +
-                             " is out of bounds for dimension " + std::to_string(axis) +
-                             " with size " + std::to_string(size));
-        }
-    }
-    if (low >= 0) {
-        return index;
-    }
-    const Tensor wrapped = index + static_cast<double>(size);
-    return where(lt(index, zeros({}, DType::I64, index.device())), wrapped, index);
+    (void)detail::check_index_range(index, size, axis, false, op);
+}
+
+Tensor checked_gather(const Tensor& data, std::int64_t axis, const Tensor& index, const char* op) {
+    detail::check_same_device({data, index}, op);
+    axis = detail::wrapped_dim(data, axis, op);
+    check_index(data, axis, index, nullptr, op);
+    return detail::gather_unchecked(data, axis, index);
 }
 
 }  // namespace
 
-Tensor gather(const Tensor& data, std::int64_t axis, const Tensor& index) {
+namespace detail {
+
+std::int64_t check_index_range(const Tensor& index, std::int64_t size, std::int64_t axis,
+                               bool negative_wraps, const char* op) {
+    if (index.numel() == 0) {
+        return 0;
+    }
+    const std::int64_t lowest = min(index).item<std::int64_t>();
+    const std::int64_t highest = max(index).item<std::int64_t>();
+    const std::int64_t low = negative_wraps ? -size : 0;
+    if (lowest < low || highest >= size) {
+        throw IndexError(std::string(op) + ": index " +
+                         std::to_string(lowest < low ? lowest : highest) +
+                         " is out of bounds for dimension " + std::to_string(axis) + " with size " +
+                         std::to_string(size));
+    }
+    return lowest;
+}
+
+Tensor gather_unchecked(const Tensor& data, std::int64_t axis, const Tensor& index) {
     const autograd::Recording recording({data, index});
-    detail::check_same_device({data, index}, "gather");
-    axis = detail::wrapped_dim(data, axis, "gather");
-    const Tensor safe = checked_index(data, axis, index, nullptr, "gather");
     Tensor out = empty(index.shape(), data.dtype(), data.device());
-    detail::gather(out, data, safe, index_layout(data, axis, safe, out));
+    detail::gather(out, data, index, index_layout(data, axis, index, out));
     if (!recording.active()) {
         return out;
     }
-    return recording.finish(out, "GatherBackward", autograd::gather_backward(data, axis, safe));
+    return recording.finish(out, "GatherBackward", autograd::gather_backward(data, axis, index));
+}
+
+void scatter_add_unchecked(Tensor& data, std::int64_t axis, const Tensor& index,
+                           const Tensor& source) {
+    {
+        const NoGradGuard no_grad;
+        const Tensor values = source.to(data.dtype());
+        detail::scatter_add(data, index, values, index_layout(data, axis, index, values));
+    }
+    if (is_grad_enabled()) {
+        autograd::record_in_place(data, {index, source}, "ScatterAddBackward",
+                                  autograd::scatter_add_backward(source, axis, index));
+    }
+}
+
+}  // namespace detail
+
+Tensor gather(const Tensor& data, std::int64_t axis, const Tensor& index) {
+    return checked_gather(data, axis, index, "gather");
 }
 
 Tensor& scatter_add_(Tensor& data, std::int64_t axis, const Tensor& index, const Tensor& source) {
     detail::check_same_device({data, index, source}, "scatter_add_");
+    detail::check_no_internal_overlap(data, "scatter_add_");
     autograd::check_in_place(data, "scatter_add_");
     axis = detail::wrapped_dim(data, axis, "scatter_add_");
     if (source.dim() != index.dim()) {
@@ -76,17 +107,8 @@ Tensor& scatter_add_(Tensor& data, std::int64_t axis, const Tensor& index, const
                          " and index shape " + to_string(index.shape()) +
                          " must have the same number of dimensions");
     }
-    Tensor safe;
-    {
-        const NoGradGuard no_grad;
-        safe = checked_index(data, axis, index, &source, "scatter_add_");
-        const Tensor values = source.to(data.dtype());
-        detail::scatter_add(data, safe, values, index_layout(data, axis, safe, values));
-    }
-    if (is_grad_enabled()) {
-        autograd::record_in_place(data, {safe, source}, "ScatterAddBackward",
-                                  autograd::scatter_add_backward(source, axis, safe));
-    }
+    check_index(data, axis, index, &source, "scatter_add_");
+    detail::scatter_add_unchecked(data, axis, index, source);
     return data;
 }
 
@@ -96,13 +118,13 @@ Tensor index_select(const Tensor& data, std::int64_t axis, const Tensor& index) 
     }
     axis = detail::wrapped_dim(data, axis, "index_select");
     if (data.dim() == 0) {
-        return gather(data.unsqueeze(0), 0, index).squeeze(0);
+        return checked_gather(data.unsqueeze(0), 0, index, "index_select").squeeze(0);
     }
     Shape out_shape = data.shape();
     out_shape[axis] = index.size(0);
     Shape index_view(data.shape().size(), 1);
     index_view[axis] = index.size(0);
-    return gather(data, axis, index.reshape(index_view).expand(out_shape));
+    return checked_gather(data, axis, index.reshape(index_view).expand(out_shape), "index_select");
 }
 
 }  // namespace kael

@@ -88,12 +88,10 @@ void bind_dlpack(py::module_& module);
 
 namespace kael::python {
 
-// t[key] for ints, slices (positive steps), None, Ellipsis, int64 index tensors or lists (one
-// gathered dimension each) and a bool mask of t's shape (a 1-d copy of the selected elements).
-// Ints and slices give views.
+// t[key] with numpy's and PyTorch's rules: ints, slices (positive steps), None and Ellipsis give
+// views; index tensors, lists and bool masks (any leading shape) select pointwise (a copy).
 [[nodiscard]] Tensor get_item(const Tensor& self, py::handle key);
-// t[key] = value: writes through the view of key (copy_, with broadcasting), or, for a bool mask,
-// where the mask is true.
+// t[key] = value: writes through the view of key (copy_, with broadcasting), or index_put_.
 void set_item(const Tensor& self, py::handle key, py::handle value);
 
 // Host copies: nested lists of Python numbers, a number, a numpy array.

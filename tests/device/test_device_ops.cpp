@@ -227,7 +227,7 @@ BOOST_AUTO_TEST_CASE(MatmulBatchesVectorsAndIntegersMatchCpu) {
 
 BOOST_AUTO_TEST_CASE(IndexingMatchesCpu) {
     const Tensor data = kael::randn({4, 6});
-    const Tensor index = kael::randint(-6, 6, {4, 3});
+    const Tensor index = kael::randint(0, 6, {4, 3});
     expect_same_on_both(data, [&](const Tensor& d) { return kael::gather(d, 1, index.to(d.device())); });
     expect_same_on_both(data, [&](const Tensor& d) {
         return kael::index_select(d, 0, kael::tensor(std::vector<std::int64_t>{3, 0, 3}).to(d.device()));

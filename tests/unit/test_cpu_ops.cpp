@@ -119,7 +119,7 @@ BOOST_AUTO_TEST_CASE(matmul_shapes_transposes_batches_and_integers) {
 
 BOOST_AUTO_TEST_CASE(gather_scatter_and_index_checks) {
     const Tensor data = iota({2, 3});
-    const Tensor index = kael::tensor(std::vector<std::int64_t>{2, 0, 1, -1}, {2, 2});
+    const Tensor index = kael::tensor(std::vector<std::int64_t>{2, 0, 1, 2}, {2, 2});
     BOOST_TEST(v<float>(kael::gather(data, 1, index)) == (std::vector<float>{2, 0, 4, 5}), tt::per_element());
     BOOST_TEST(v<float>(kael::index_select(data, 1, kael::tensor(std::vector<std::int64_t>{2, 2}))) ==
                    (std::vector<float>{2, 2, 5, 5}), tt::per_element());

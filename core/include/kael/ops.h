@@ -84,6 +84,20 @@ Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value);
 // data[i][index[i][j]] += source[i][j] (for axis 1), in place.
 Tensor& scatter_add_(Tensor& data, std::int64_t axis, const Tensor& index, const Tensor& source);
 [[nodiscard]] Tensor index_select(const Tensor& data, std::int64_t axis, const Tensor& index);
+// gather, scatter_add_ and index_select take indices in [0, size): negative ones are an
+// IndexError, as in PyTorch. Advanced indexing below wraps them.
+
+// Advanced indexing, self[indices] in numpy and PyTorch (at::index): each entry of indices, in
+// order, is undefined (all of one dimension), i64 (one dimension; negative indices wrap) or
+// bool (a mask over as many dimensions as it has, standing for its true positions); dimensions
+// past the list are kept whole. The index tensors broadcast together to a shape B that replaces
+// the dimensions they consume: in place when those are adjacent, first otherwise. Indices may
+// live on cpu or on self's device. Always a copy; gradients flow to self.
+[[nodiscard]] Tensor index(const Tensor& self, const std::vector<Tensor>& indices);
+// self[indices] = values in place, values broadcast to the shape index() would give. With
+// accumulate, values at repeated positions add up (bool: or); otherwise one of them is written.
+Tensor& index_put_(Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
+                   bool accumulate = false);
 
 // Operators.
 [[nodiscard]] Tensor operator+(const Tensor& a, const Tensor& b);
