@@ -1,4 +1,6 @@
 // The graph: grad mode, recording nodes, leaf accumulation, and the autograd side of Tensor.
+#include <utility>
+
 #include "kael/ops.h"
 #include "record.h"
 
@@ -40,8 +42,9 @@ public:
     }
     [[nodiscard]] std::string name() const override { return name_; }
     void release_saved_tensors() override {
+        autograd::BackwardFunction released;  // destroyed after the lock (see AccumulateGrad)
         const std::lock_guard lock(mutex_);
-        backward_ = nullptr;
+        released.swap(backward_);
     }
 
 private:
@@ -52,6 +55,8 @@ private:
 
 // Adds incoming gradients into a leaf's grad, under the leaf's lock so concurrent backward
 // calls lose no update. The sum is a new tensor: a grad() handle read earlier never changes.
+// The old grad dies after the lock: freeing an imported (DLPack) buffer may wait for Python's
+// GIL, which a Python thread blocked on this lock in grad() would hold.
 class AccumulateGrad final : public Node {
 public:
     explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {}
@@ -60,9 +65,11 @@ public:
         const Tensor& incoming = grads.front();
         if (incoming.defined()) {
             AutogradMeta& meta = *leaf_->autograd;
+            Tensor previous;
             const std::lock_guard lock(meta.mutex);
             // A private copy: the incoming gradient may be shared with other nodes or leaves.
-            meta.grad = meta.grad.defined() ? add(meta.grad, incoming) : incoming.clone();
+            Tensor sum = meta.grad.defined() ? add(meta.grad, incoming) : incoming.clone();
+            previous = std::exchange(meta.grad, std::move(sum));
         }
         return {};
     }
@@ -156,8 +163,9 @@ void Tensor::set_grad(const Tensor& grad) const {
     }
     if (grad.defined() || impl().autograd) {
         AutogradMeta& meta = meta_of(*this);
+        Tensor previous;  // destroyed after the lock, as in AccumulateGrad
         const std::lock_guard lock(meta.mutex);
-        meta.grad = grad;
+        previous = std::exchange(meta.grad, grad);
     }
 }
 
