@@ -180,3 +180,13 @@ def test_python_threads_calling_backward_into_one_leaf_are_exact(device):
         worker.join()
     assert not failures
     assert shared.grad.tolist() == [float(threads * iterations)] * 4
+
+
+def test_in_place_multiply_by_a_tensor_that_requires_grad_is_exact(device):
+    x = kael.full([3], 3.0, requires_grad=True, device=device)
+    w = kael.full([3], 2.0, requires_grad=True, device=device)
+    a = x * 1
+    a *= w  # w's gradient reads a's value before the write
+    a.sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0, 3.0]
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]

@@ -238,6 +238,19 @@ BOOST_AUTO_TEST_CASE(legitimate_in_place_patterns_keep_working) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(in_place_multiply_by_a_tensor_that_requires_grad_is_exact) {
+    // a *= w: w's gradient is a's value before the write (PyTorch saves original_self).
+    for (const Device& device : test_devices()) {
+        const Tensor x = kael::full({3}, 3.0, DType::F32, device).set_requires_grad(true);
+        const Tensor w = kael::full({3}, 2.0, DType::F32, device).set_requires_grad(true);
+        Tensor a = x * 1.0;
+        kael::mul_(a, w);
+        kael::sum(a).backward();
+        BOOST_TEST(v(w.grad()) == (std::vector<float>(3, 3.0F)), tt::per_element());
+        BOOST_TEST(v(x.grad()) == (std::vector<float>(3, 2.0F)), tt::per_element());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(retained_graph_checks_versions_on_every_backward) {
     Tensor x = kael::ones({2}).set_requires_grad(true);
     const Tensor y = kael::sum(x * x);
