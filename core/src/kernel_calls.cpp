@@ -113,6 +113,11 @@ void run(const char* slot, const std::vector<Tensor>& outputs, std::vector<Tenso
     }
     const Device device = outputs.front().device();
     const Backend& backend = backend_for(device);
+    // Every write into a tensor passes here, so autograd's saved tensors see every in-place op
+    // (on any view of the storage), including ones run without grad such as optimizer steps.
+    for (const Tensor& output : outputs) {
+        output.impl().storage->bump_version();
+    }
     if (has_slot(backend.table())) {
         call(backend, device.index, outputs, inputs);
         return;

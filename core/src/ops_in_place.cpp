@@ -48,7 +48,10 @@ void check_castable(DType result, const Tensor& target, const char* op) {
 template <typename Op>
 Tensor& in_place(Tensor& target, const Tensor& other, const char* op, Op compute) {
     detail::check_no_internal_overlap(target, op);
-    const Tensor result = compute(target, other);
+    // When other's gradient reads the target's old value (a *= w), compute from a copy of it,
+    // as PyTorch saves original_self: the write below would otherwise invalidate what was saved.
+    const bool saves_target = is_grad_enabled() && other.requires_grad();
+    const Tensor result = compute(saves_target ? target.clone() : target, other);
     check_castable(result.dtype(), target, op);
     return detail::write_into(target, result, op);
 }

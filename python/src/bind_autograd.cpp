@@ -30,16 +30,22 @@ bool run_gradcheck(const py::function& function, py::handle inputs, double eps, 
     return autograd::gradcheck(call, tensor_list(inputs), eps, atol, rtol, raise_exception);
 }
 
+// Backward runs no Python code (an imported DLPack buffer's deleter takes the GIL itself), so it
+// releases the GIL: Python threads then run backward concurrently, as C++ threads may.
+void run_backward(const Tensor& root, py::handle gradient, bool retain_graph) {
+    std::optional<Tensor> seed;
+    if (!gradient.is_none()) seed = operand(gradient, root, "backward");
+    const py::gil_scoped_release released;
+    autograd::backward(root, seed, retain_graph);
+}
+
 }  // namespace
 
 void bind_autograd(py::module_& module) {
     auto cls = py::reinterpret_borrow<py::class_<Tensor>>(module.attr("Tensor"));
-    cls.def("backward", [](const Tensor& t, py::handle gradient, bool retain_graph) {
-           std::optional<Tensor> seed;
-           if (!gradient.is_none()) seed = operand(gradient, t, "backward");
-           t.backward(seed, retain_graph);
-       }, py::arg("gradient") = py::none(), py::arg("retain_graph") = false,
-       "Adds d self / d leaf into the grad of every leaf that requires grad")
+    cls.def("backward", &run_backward, py::arg("gradient") = py::none(),
+            py::arg("retain_graph") = false,
+            "Adds d self / d leaf into the grad of every leaf that requires grad")
         .def_property("grad", [](const Tensor& t) { return tensor_or_none(t.grad()); },
                       [](const Tensor& t, py::handle grad) {
                           t.set_grad(optional_tensor(grad, "grad", "the assigned value"));
@@ -55,18 +61,18 @@ void bind_autograd(py::module_& module) {
             if (!node) return py::none();
             return py::str(node->name());
         }, "Name of the backward node that made this tensor, or None for a leaf")
-        .def("zero_grad", &Tensor::zero_grad);
+        .def("zero_grad", &Tensor::zero_grad)
+        .def_property_readonly("_version", [](const Tensor& t) {
+            return t.impl().storage->version();
+        }, "Writes into this tensor's storage so far (shared by its views); autograd compares it "
+           "with the version a saved tensor had. Only differences are meaningful");
 
     module.def("is_grad_enabled", &is_grad_enabled);
     module.def("_set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
 
     py::module_ autograd_module = module.def_submodule("_autograd", "kael.autograd internals");
-    autograd_module.def("backward", [](const Tensor& root, py::handle gradient,
-                                       bool retain_graph) {
-        std::optional<Tensor> seed;
-        if (!gradient.is_none()) seed = operand(gradient, root, "backward");
-        autograd::backward(root, seed, retain_graph);
-    }, py::arg("tensor"), py::arg("gradient") = py::none(), py::arg("retain_graph") = false);
+    autograd_module.def("backward", &run_backward, py::arg("tensor"),
+                        py::arg("gradient") = py::none(), py::arg("retain_graph") = false);
     autograd_module.def("gradcheck", &run_gradcheck, py::arg("function"), py::arg("inputs"),
                         py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3,
                         py::arg("raise_exception") = true,

@@ -96,3 +96,97 @@ def test_grad_through_views_and_indexing():
     y = x.view(2, 3)[:, 1:].sum() + x[0] * 2
     y.backward()
     assert x.grad.tolist() == [2.0, 1.0, 1.0, 0.0, 1.0, 1.0]
+
+
+# In-place writes to tensors autograd saved raise PyTorch's error instead of giving wrong grads.
+IN_PLACE_ERROR = (r"one of the variables needed for gradient computation has been modified by "
+                  r"an inplace operation: \[\[3\] f32\].* is at version \d+; expected version "
+                  r"\d+ instead")
+
+
+def test_saved_input_modified_in_place_raises(device):
+    x = kael.ones(3, requires_grad=True, device=device)
+    a = x * 1
+    y = a * a
+    a.fill_(5.)
+    with pytest.raises(RuntimeError, match=IN_PLACE_ERROR):
+        y.sum().backward()
+    assert x.grad is None
+
+
+def test_leaf_modified_under_no_grad_before_backward_raises(device):
+    x = kael.ones(3, requires_grad=True, device=device)
+    y = (x * x).sum()
+    with kael.no_grad():
+        x.fill_(3.)  # what an optimizer step between forward and backward does
+    with pytest.raises(RuntimeError, match=IN_PLACE_ERROR):
+        y.backward()
+
+
+def test_saved_output_modified_in_place_raises(device):
+    x = kael.ones(3, requires_grad=True, device=device)
+    a = kael.exp(x)  # exp saves its output
+    b = a * 1
+    a *= 2
+    with pytest.raises(RuntimeError, match=IN_PLACE_ERROR):
+        b.sum().backward()
+
+
+def test_version_counts_writes_through_any_view(device):
+    base = kael.zeros(4, device=device)
+    view = base[1:3]
+    before = base._version
+    view.fill_(1.)
+    view += 1
+    assert base._version > before and view._version == base._version
+    reading = base._version
+    _ = base * 2
+    assert base._version == reading
+
+
+def test_in_place_on_unsaved_intermediates_and_optimizer_steps_still_work(device):
+    x = kael.full([3], 2.0, requires_grad=True, device=device)
+    h = x * x
+    h *= 3  # mul saves only what the other operand's gradient needs: nothing of h
+    h += 1
+    h /= 2
+    h.sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0, 6.0]
+    optimizer = kael.optim.SGD([x], lr=0.1)
+    for _ in range(3):
+        optimizer.zero_grad()
+        (x * x).sum().backward()
+        optimizer.step()  # writes x in place; the graph that saved x is gone
+    assert x.grad is not None
+
+
+def test_python_threads_calling_backward_into_one_leaf_are_exact(device):
+    import threading
+    shared = kael.ones(4, requires_grad=True, device=device)
+    threads, iterations = 8, 50
+    failures = []
+
+    def work():
+        try:
+            for _ in range(iterations):
+                (shared * 1.0).sum().backward()
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not failures
+    assert shared.grad.tolist() == [float(threads * iterations)] * 4
+
+
+def test_in_place_multiply_by_a_tensor_that_requires_grad_is_exact(device):
+    x = kael.full([3], 3.0, requires_grad=True, device=device)
+    w = kael.full([3], 2.0, requires_grad=True, device=device)
+    a = x * 1
+    a *= w  # w's gradient reads a's value before the write
+    a.sum().backward()
+    assert w.grad.tolist() == [3.0, 3.0, 3.0]
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]

@@ -4,6 +4,7 @@
 // the nodes of its inputs; backward() walks that graph in dependency order from the root.
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct AutogradMeta {
     std::shared_ptr<Node> grad_fn;     // null for leaves
     int output_nr = 0;                 // which output of grad_fn this tensor is
     std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad while a graph uses it
+    // Guards grad and grad_accumulator: backward calls on several threads may reach one leaf.
+    std::mutex mutex;
 };
 
 // What the engine checks and converts an input gradient to before passing it on.

@@ -1,6 +1,7 @@
 #pragma once
 // Tensor: a handle to a shared TensorImpl (shape, strides, offset, dtype) over a Storage that
 // lives on one device. Copies of a Tensor share the impl; views share the storage.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -48,6 +49,10 @@ public:
     [[nodiscard]] std::int64_t nbytes() const { return nbytes_; }
     [[nodiscard]] const Device& device() const { return device_; }
     [[nodiscard]] const detail::Backend& backend() const { return *backend_; }
+    // Counts writes into this storage (every kernel output, so every in-place op on any view):
+    // autograd compares it with the version a saved tensor had, as PyTorch's version counter.
+    [[nodiscard]] std::uint64_t version() const { return version_.load(); }
+    void bump_version() { version_.fetch_add(1); }
 
 private:
     void* data_ = nullptr;
@@ -55,6 +60,7 @@ private:
     Device device_;
     const detail::Backend* backend_ = nullptr;
     std::function<void()> external_release_;  // set for adopted memory only
+    std::atomic<std::uint64_t> version_{0};
 };
 
 struct TensorImpl {

@@ -1,4 +1,6 @@
 // The graph: grad mode, recording nodes, leaf accumulation, and the autograd side of Tensor.
+#include <utility>
+
 #include "kael/ops.h"
 #include "record.h"
 
@@ -9,14 +11,20 @@ namespace {
 thread_local bool grad_mode_enabled = true;
 
 // A node whose backward formula is a function of the output gradient; releasing it drops the
-// tensors the function captured.
+// tensors the function captured. Graphs may share nodes across threads (a retained graph, or a
+// graph part two backward calls reach), so the formula is read and released under a lock.
 class FunctionNode final : public Node {
 public:
     FunctionNode(const char* name, autograd::BackwardFunction backward)
         : name_(name), backward_(std::move(backward)) {}
 
     std::vector<Tensor> apply(std::vector<Tensor> grads) override {
-        if (!backward_) {
+        autograd::BackwardFunction backward;
+        {
+            const std::lock_guard lock(mutex_);
+            backward = backward_;  // a copy keeps the saved tensors alive while it runs
+        }
+        if (!backward) {
             throw Error(name_ + ": trying to backward through the graph a second time; its saved "
                                 "tensors were released by the first backward (call backward "
                                 "with retain_graph=true the first time to keep them)");
@@ -24,7 +32,8 @@ public:
         if (grads.empty() || !grads.front().defined()) {
             return std::vector<Tensor>(next_edges.size());
         }
-        std::vector<Tensor> result = backward_(grads.front());
+        const autograd::RunningNode running(name_);
+        std::vector<Tensor> result = backward(grads.front());
         if (result.size() != next_edges.size()) {
             throw Error(name_ + ": backward returned " + std::to_string(result.size()) +
                         " gradients for " + std::to_string(next_edges.size()) + " inputs");
@@ -32,14 +41,22 @@ public:
         return result;
     }
     [[nodiscard]] std::string name() const override { return name_; }
-    void release_saved_tensors() override { backward_ = nullptr; }
+    void release_saved_tensors() override {
+        autograd::BackwardFunction released;  // destroyed after the lock (see AccumulateGrad)
+        const std::lock_guard lock(mutex_);
+        released.swap(backward_);
+    }
 
 private:
     std::string name_;
+    std::mutex mutex_;
     autograd::BackwardFunction backward_;
 };
 
-// Adds incoming gradients into a leaf's grad.
+// Adds incoming gradients into a leaf's grad, under the leaf's lock so concurrent backward
+// calls lose no update. The sum is a new tensor: a grad() handle read earlier never changes.
+// The old grad dies after the lock: freeing an imported (DLPack) buffer may wait for Python's
+// GIL, which a Python thread blocked on this lock in grad() would hold.
 class AccumulateGrad final : public Node {
 public:
     explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {}
@@ -48,8 +65,11 @@ public:
         const Tensor& incoming = grads.front();
         if (incoming.defined()) {
             AutogradMeta& meta = *leaf_->autograd;
+            Tensor previous;
+            const std::lock_guard lock(meta.mutex);
             // A private copy: the incoming gradient may be shared with other nodes or leaves.
-            meta.grad = meta.grad.defined() ? add(meta.grad, incoming) : incoming.clone();
+            Tensor sum = meta.grad.defined() ? add(meta.grad, incoming) : incoming.clone();
+            previous = std::exchange(meta.grad, std::move(sum));
         }
         return {};
     }
@@ -124,7 +144,14 @@ Tensor Tensor::set_requires_grad(bool requires_grad) const {
 
 bool Tensor::is_leaf() const { return !impl().autograd || !impl().autograd->grad_fn; }
 
-Tensor Tensor::grad() const { return impl().autograd ? impl().autograd->grad : Tensor(); }
+Tensor Tensor::grad() const {
+    const std::shared_ptr<AutogradMeta>& meta = impl().autograd;
+    if (!meta) {
+        return {};
+    }
+    const std::lock_guard lock(meta->mutex);
+    return meta->grad;
+}
 
 void Tensor::set_grad(const Tensor& grad) const {
     if (grad.defined() && (grad.shape() != shape() || grad.dtype() != dtype() ||
@@ -135,14 +162,22 @@ void Tensor::set_grad(const Tensor& grad) const {
                          kael::to_string(dtype()) + ", " + device().str() + ")");
     }
     if (grad.defined() || impl().autograd) {
-        meta_of(*this).grad = grad;
+        AutogradMeta& meta = meta_of(*this);
+        Tensor previous;  // destroyed after the lock, as in AccumulateGrad
+        const std::lock_guard lock(meta.mutex);
+        previous = std::exchange(meta.grad, grad);
     }
 }
 
 void Tensor::zero_grad() const {
-    if (impl().autograd && impl().autograd->grad.defined()) {
+    const std::shared_ptr<AutogradMeta>& meta = impl().autograd;
+    if (!meta) {
+        return;
+    }
+    const std::lock_guard lock(meta->mutex);
+    if (meta->grad.defined()) {
         const NoGradGuard no_grad;
-        impl().autograd->grad.fill_(0);
+        meta->grad.fill_(0);
     }
 }
 
@@ -177,6 +212,8 @@ Edge gradient_edge(const Tensor& tensor) {
     if (!meta->requires_grad) {
         return {};
     }
+    // Several threads may record ops on one leaf at once; all must share one accumulator.
+    const std::lock_guard lock(meta->mutex);
     std::shared_ptr<Node> accumulator = meta->grad_accumulator.lock();
     if (!accumulator) {
         accumulator = std::make_shared<AccumulateGrad>(tensor.impl_ptr());

@@ -67,59 +67,90 @@ const char* elementwise_name(kael_element_op op) {
     }
 }
 
+// Each formula saves only what it reads, and a binary op only what the gradients of its inputs
+// that require grad read (as PyTorch does): writing an intermediate that no gradient reads,
+// `h *= 2`, stays legal, while writing one that is read is caught by SavedTensor.
 BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tensor>& inputs,
                                       const Tensor& out, const kael_element_params& params) {
-    const Tensor a = saved(inputs.front());
-    const Tensor b = inputs.size() > 1 ? saved(inputs[1]) : Tensor();
-    const Tensor y = saved(out);
+    const Tensor& x = inputs.front();
+    const Tensor second = inputs.size() > 1 ? inputs[1] : Tensor();
+    const bool grad_a = x.requires_grad();
+    const bool grad_b = second.defined() && second.requires_grad();
     switch (op) {
         case KAEL_OP_IDENTITY: return [](const Tensor& g) { return Grads{g}; };
         case KAEL_OP_NEGATE: return [](const Tensor& g) { return Grads{neg(g)}; };
-        case KAEL_OP_ABS: return [a](const Tensor& g) { return Grads{g * sign(a)}; };
+        case KAEL_OP_ABS:
+            return [a = saved(x)](const Tensor& g) { return Grads{g * sign(a.unpack())}; };
         case KAEL_OP_SIGN: return [](const Tensor& g) { return Grads{g * 0.0}; };
-        case KAEL_OP_EXP: return [y](const Tensor& g) { return Grads{g * y}; };
-        case KAEL_OP_LOG: return [a](const Tensor& g) { return Grads{g / a}; };
-        case KAEL_OP_SQRT: return [y](const Tensor& g) { return Grads{g * 0.5 / y}; };
+        case KAEL_OP_EXP:
+            return [y = saved(out)](const Tensor& g) { return Grads{g * y.unpack()}; };
+        case KAEL_OP_LOG:
+            return [a = saved(x)](const Tensor& g) { return Grads{g / a.unpack()}; };
+        case KAEL_OP_SQRT:
+            return [y = saved(out)](const Tensor& g) { return Grads{g * 0.5 / y.unpack()}; };
         case KAEL_OP_RSQRT:
-            return [y](const Tensor& g) { return Grads{g * (y * y * y) * -0.5}; };
-        case KAEL_OP_SIN: return [a](const Tensor& g) { return Grads{g * cos(a)}; };
-        case KAEL_OP_COS: return [a](const Tensor& g) { return Grads{neg(g * sin(a))}; };
+            return [y_saved = saved(out)](const Tensor& g) {
+                const Tensor y = y_saved.unpack();
+                return Grads{g * (y * y * y) * -0.5};
+            };
+        case KAEL_OP_SIN:
+            return [a = saved(x)](const Tensor& g) { return Grads{g * cos(a.unpack())}; };
+        case KAEL_OP_COS:
+            return [a = saved(x)](const Tensor& g) { return Grads{neg(g * sin(a.unpack()))}; };
         case KAEL_OP_TANH:
-            return [y](const Tensor& g) { return Grads{g * one_minus(square(y))}; };
+            return [y = saved(out)](const Tensor& g) {
+                return Grads{g * one_minus(square(y.unpack()))};
+            };
         case KAEL_OP_SIGMOID:
-            return [a](const Tensor& g) { return Grads{sigmoid_backward(a, g)}; };
-        case KAEL_OP_RELU: return [a](const Tensor& g) { return Grads{relu_backward(a, g)}; };
+            return [a = saved(x)](const Tensor& g) {
+                return Grads{sigmoid_backward(a.unpack(), g)};
+            };
+        case KAEL_OP_RELU:
+            return [a = saved(x)](const Tensor& g) { return Grads{relu_backward(a.unpack(), g)}; };
         case KAEL_OP_GELU_EXACT:
-            return [a, y](const Tensor& g) { return Grads{g * gelu_exact_derivative(a, y)}; };
+            return [a = saved(x), y = saved(out)](const Tensor& g) {
+                return Grads{g * gelu_exact_derivative(a.unpack(), y.unpack())};
+            };
         case KAEL_OP_GELU_TANH:
-            return [a](const Tensor& g) { return Grads{g * gelu_tanh_derivative(a)}; };
-        case KAEL_OP_SQUARE: return [a](const Tensor& g) { return Grads{g * a * 2.0}; };
+            return [a = saved(x)](const Tensor& g) {
+                return Grads{g * gelu_tanh_derivative(a.unpack())};
+            };
+        case KAEL_OP_SQUARE:
+            return [a = saved(x)](const Tensor& g) { return Grads{g * a.unpack() * 2.0}; };
         case KAEL_OP_RECIPROCAL:
-            return [y](const Tensor& g) { return Grads{neg(g * square(y))}; };
+            return [y = saved(out)](const Tensor& g) { return Grads{neg(g * square(y.unpack()))}; };
         case KAEL_OP_PLUS: return [](const Tensor& g) { return Grads{g, g}; };
         case KAEL_OP_MINUS: return [](const Tensor& g) { return Grads{g, neg(g)}; };
-        case KAEL_OP_MULTIPLY: return [a, b](const Tensor& g) { return Grads{g * b, g * a}; };
+        case KAEL_OP_MULTIPLY:
+            return [a = saved_if(grad_b, x), b = saved_if(grad_a, second), grad_a,
+                    grad_b](const Tensor& g) {
+                return Grads{grad_a ? g * b.unpack() : Tensor(),
+                             grad_b ? g * a.unpack() : Tensor()};
+            };
         case KAEL_OP_DIVIDE:
-            return [b, y](const Tensor& g) {
-                const Tensor grad_a = g / b;
-                return Grads{grad_a, neg(grad_a * y)};
+            return [b_saved = saved(second), y = saved_if(grad_b, out), grad_b](const Tensor& g) {
+                const Tensor grad_a = g / b_saved.unpack();
+                return Grads{grad_a, grad_b ? neg(grad_a * y.unpack()) : Tensor()};
             };
         case KAEL_OP_POWER:
-            return [a_in = a, b_in = b, y](const Tensor& g) {
+            return [a_saved = saved(x), b_saved = saved(second), y_saved = saved(out),
+                    grad_a, grad_b](const Tensor& g) {
+                const Tensor y = y_saved.unpack();
                 // In the dtype the forward computed in, so an f64 operand's gradient does not
                 // go through log or pow in its f32 partner's precision.
-                const Tensor a = a_in.to(y.dtype());
-                const Tensor b = b_in.to(y.dtype());
-                const Tensor grad_a = g * b * pow(a, b - 1.0);
+                const Tensor a = a_saved.unpack().to(y.dtype());
+                const Tensor b = b_saved.unpack().to(y.dtype());
                 // Where the base is 0, y * log(a) is 0 * -inf: its limit for b > 0 is 0.
-                const Tensor grad_b =
-                    where(eq(a, zero_scalar(a)), zero_scalar(g), g * y * log(a));
-                return Grads{grad_a, grad_b};
+                return Grads{grad_a ? g * b * pow(a, b - 1.0) : Tensor(),
+                             grad_b ? where(eq(a, zero_scalar(a)), zero_scalar(g), g * y * log(a))
+                                    : Tensor()};
             };
         case KAEL_OP_MAXIMUM:
         case KAEL_OP_MINIMUM:
-            return [a, b, op](const Tensor& g) {
+            return [a_saved = saved(x), b_saved = saved(second), op](const Tensor& g) {
                 // The chosen operand takes the gradient; ties split it evenly.
+                const Tensor a = a_saved.unpack();
+                const Tensor b = b_saved.unpack();
                 const Tensor a_wins = op == KAEL_OP_MAXIMUM ? gt(a, b) : lt(a, b);
                 const Tensor tie = eq(a, b);
                 const Tensor half = g * 0.5;
@@ -128,19 +159,22 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
                              where(logical_or(a_wins, tie), where(tie, half, zero), g)};
             };
         case KAEL_OP_WHERE:
-            return [condition = a](const Tensor& g) {
+            return [condition_saved = saved(x)](const Tensor& g) {
+                const Tensor condition = condition_saved.unpack();
                 const Tensor zero = zero_scalar(g);
                 return Grads{Tensor(), where(condition, g, zero), where(condition, zero, g)};
             };
         case KAEL_OP_CLAMP:
-            return [a, low = params.reals[0], high = params.reals[1]](const Tensor& g) {
+            return [a_saved = saved(x), low = params.reals[0],
+                    high = params.reals[1]](const Tensor& g) {
+                const Tensor a = a_saved.unpack();
                 const Tensor inside = logical_and(ge(a, full({}, low, a.dtype(), a.device())),
                                                   le(a, full({}, high, a.dtype(), a.device())));
                 return Grads{where(inside, g, zero_scalar(g))};
             };
         case KAEL_OP_MASKED_FILL:
-            return [mask = b](const Tensor& g) {
-                return Grads{masked_fill(g, mask, 0.0), Tensor()};
+            return [mask = saved(second)](const Tensor& g) {
+                return Grads{masked_fill(g, mask.unpack(), 0.0), Tensor()};
             };
         default: return nullptr;
     }

@@ -33,7 +33,9 @@ BackwardFunction sum_backward(const Tensor& input, std::optional<std::int64_t> d
 BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
                                std::optional<std::int64_t> dim, bool keepdim) {
     dim = normalized(dim, input.dim());
-    return [a = saved(input), y = saved(out), dim, keepdim](const Tensor& g) {
+    return [a_saved = saved(input), y_saved = saved(out), dim, keepdim](const Tensor& g) {
+        const Tensor a = a_saved.unpack();
+        const Tensor y = y_saved.unpack();
         // d prod / d a_i is the product of the others: y / a_i without zeros; with exactly one
         // zero, the product of the non-zeros at the zero's position; with more, 0.
         const Tensor zero = zero_scalar(a);
@@ -55,7 +57,8 @@ BackwardFunction extremum_backward(const Tensor& input, const Tensor& out,
                                    std::optional<std::int64_t> dim, bool keepdim, bool is_max) {
     dim = normalized(dim, input.dim());
     if (dim) {
-        return [a = saved(input), dim, keepdim, is_max](const Tensor& g) {
+        return [a_saved = saved(input), dim, keepdim, is_max](const Tensor& g) {
+            const Tensor a = a_saved.unpack();
             const Tensor index = is_max ? argmax(a, *dim, true) : argmin(a, *dim, true);
             Tensor grad = zeros(a.shape(), g.dtype(), g.device());
             scatter_add_(grad, *dim, index, with_reduced_dim(g, dim, keepdim));
@@ -63,46 +66,54 @@ BackwardFunction extremum_backward(const Tensor& input, const Tensor& out,
         };
     }
     return [a = saved(input), y = saved(out)](const Tensor& g) {
-        const Tensor chosen = eq(a, y);
+        const Tensor chosen = eq(a.unpack(), y.unpack());
         return Grads{where(chosen, g / sum(chosen), zero_scalar(g))};
     };
 }
 
 BackwardFunction matmul_backward(const Tensor& a_in, const Tensor& b_in) {
-    return [a_in = saved(a_in), b_in = saved(b_in)](const Tensor& g_in) {
+    // Each operand is saved only for the other's gradient, as PyTorch does.
+    const bool grad_a = a_in.requires_grad();
+    const bool grad_b = b_in.requires_grad();
+    return [a_saved = saved_if(grad_b, a_in), b_saved = saved_if(grad_a, b_in),
+            a_vector = a_in.dim() == 1, b_vector = b_in.dim() == 1, grad_a,
+            grad_b](const Tensor& g_in) {
         // 1-d operands are treated as matrices, as the forward did; the engine sums the
         // gradients over broadcast batch dimensions.
-        const bool a_vector = a_in.dim() == 1;
-        const bool b_vector = b_in.dim() == 1;
-        const Tensor a = a_vector ? a_in.unsqueeze(0) : a_in;
-        const Tensor b = b_vector ? b_in.unsqueeze(1) : b_in;
+        const Tensor a_in = a_saved.unpack();
+        const Tensor b_in = b_saved.unpack();
+        const Tensor a = a_vector && grad_b ? a_in.unsqueeze(0) : a_in;
+        const Tensor b = b_vector && grad_a ? b_in.unsqueeze(1) : b_in;
         Tensor g = a_vector ? g_in.unsqueeze(-2 + (b_vector ? 1 : 0)) : g_in;
         if (b_vector) {
             g = g.unsqueeze(-1);
         }
-        Tensor grad_a = matmul(g, b.transpose(-2, -1));
-        Tensor grad_b = matmul(a.transpose(-2, -1), g);
-        if (a_vector) {
-            grad_a = grad_a.squeeze(-2);
+        Tensor grad_a_out;
+        Tensor grad_b_out;
+        if (grad_a) {
+            grad_a_out = matmul(g, b.transpose(-2, -1));
+            grad_a_out = a_vector ? grad_a_out.squeeze(-2) : grad_a_out;
         }
-        if (b_vector) {
-            grad_b = grad_b.squeeze(-1);
+        if (grad_b) {
+            grad_b_out = matmul(a.transpose(-2, -1), g);
+            grad_b_out = b_vector ? grad_b_out.squeeze(-1) : grad_b_out;
         }
-        return Grads{grad_a, grad_b};
+        return Grads{grad_a_out, grad_b_out};
     };
 }
 
 BackwardFunction gather_backward(const Tensor& data, std::int64_t axis, const Tensor& index) {
     return [shape = data.shape(), axis, index = saved(index)](const Tensor& g) {
         Tensor grad = zeros(shape, g.dtype(), g.device());
-        scatter_add_(grad, axis, index, g);
+        scatter_add_(grad, axis, index.unpack(), g);
         return Grads{grad, Tensor()};
     };
 }
 
 BackwardFunction scatter_add_backward(const Tensor& source, std::int64_t axis,
                                       const Tensor& index) {
-    return [source_shape = source.shape(), axis, index = saved(index)](const Tensor& g) {
+    return [source_shape = source.shape(), axis, index_saved = saved(index)](const Tensor& g) {
+        const Tensor index = index_saved.unpack();
         Tensor grad_source = gather(g, axis, index);
         if (grad_source.shape() != source_shape) {
             // Source elements beyond the index's extent are never read.

@@ -43,9 +43,41 @@ void record_in_place(const Tensor& target, const std::vector<Tensor>& inputs, co
 // mode is on.
 void check_in_place(const Tensor& target, const char* op);
 
-// A handle that shares storage and view but carries no autograd state: what backward
-// functions capture, so saved outputs do not keep their own graph alive.
-[[nodiscard]] inline Tensor saved(const Tensor& tensor) { return tensor.detach(); }
+// What backward functions capture (PyTorch's SavedVariable): a handle that shares storage and
+// view but carries no autograd state, so saved outputs do not keep their own graph alive, and
+// the storage's version at save time, so a later in-place write is caught instead of silently
+// giving wrong gradients. Undefined for an undefined tensor.
+class SavedTensor {
+public:
+    SavedTensor() = default;
+    explicit SavedTensor(const Tensor& tensor);
+
+    [[nodiscard]] bool defined() const { return data_.defined(); }
+    // The saved tensor; kael::Error (PyTorch's message) when its storage was written since.
+    [[nodiscard]] Tensor unpack() const;
+
+private:
+    Tensor data_;
+    std::uint64_t version_ = 0;
+};
+
+// Marks the node whose backward formula runs on this thread, so SavedTensor's error names it.
+class RunningNode {
+public:
+    explicit RunningNode(const std::string& name);
+    ~RunningNode();
+    RunningNode(const RunningNode&) = delete;
+    RunningNode& operator=(const RunningNode&) = delete;
+
+private:
+    const std::string* previous_;
+};
+
+[[nodiscard]] inline SavedTensor saved(const Tensor& tensor) { return SavedTensor(tensor); }
+// Saves tensor only when a gradient that reads it will be computed.
+[[nodiscard]] inline SavedTensor saved_if(bool needed, const Tensor& tensor) {
+    return needed ? SavedTensor(tensor) : SavedTensor();
+}
 
 [[nodiscard]] inline Tensor zero_scalar(const Tensor& like) {
     return zeros({}, like.dtype(), like.device());
