@@ -1,0 +1,14 @@
+"""Bugs the op fuzzer (tests/fuzz/fuzz_ops.py) found, each as the smallest case that shows it."""
+import numpy as np
+import pytest
+
+import kael
+
+
+@pytest.mark.parametrize("numpy_dtype", [np.float32, np.float64, np.int64, np.bool_])
+def test_zero_dimensional_numpy_array_stays_zero_dimensional(device, numpy_dtype):
+    source = np.array(1, dtype=numpy_dtype)
+    t = kael.tensor(source, device=device)
+    assert t.shape == () and t.dim() == 0
+    np.testing.assert_array_equal(t.numpy(), source)
+    assert t.numpy().shape == ()

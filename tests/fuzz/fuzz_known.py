@@ -1,0 +1,41 @@
+"""Disagreements the fuzzer finds that other parts of issue 9 are fixing in their own branches.
+The generator keeps producing them; a failing case that matches one of these is counted and
+reported at the end instead of failing the run.
+
+KNOWN_UNTIL_ISSUE_9_MERGE is emptied by whoever merges those branches: from then on every one
+of these fails the fuzzer again."""
+from fuzz_case import Alias
+from fuzz_reference import Expect
+
+KNOWN_UNTIL_ISSUE_9_MERGE = {
+    "overlapping_writes": "in-place writes where the output overlaps an input (a[1:] = a[:-1]) "
+                          "or itself (an expanded output) differ by device / are not errors",
+    "inplace_unsafe_cast": "in-place ops whose result type cannot be cast to the tensor's "
+                           "(int64 /= 2, bool += 1) truncate instead of raising (PyTorch raises)",
+    "integer_negative_power": "int64 ** negative int64 is not an error",
+    "repeated_reduce_dims": "sum/mean(dim=(0, 0)) reduces twice instead of raising",
+    "negative_indices": "gather/index_select with negative indices (one rule, PyTorch's)",
+}
+
+
+def _is_overlapping_write(case):
+    return case.op.startswith(("in_place", "setitem", "masked_fill_")) and (
+        any(isinstance(spec, Alias) for spec in case.inputs.values()) or
+        any(step[0] in ("expand", "as_strided") for step in case.inputs["a"].steps))
+
+
+def known_failure(case, expected):
+    """The key of KNOWN_UNTIL_ISSUE_9_MERGE this failing case belongs to, or None."""
+    reason = expected.reason if isinstance(expected, Expect) else ""
+    checks = {
+        "overlapping_writes": _is_overlapping_write(case),
+        "inplace_unsafe_cast": "can't be cast" in reason,
+        "integer_negative_power": "negative integer power" in reason,
+        "repeated_reduce_dims": "a dim is repeated" in reason,
+        "negative_indices": case.op in ("gather", "index_select") and
+        bool((case.inputs["i"].base < 0).any()),
+    }
+    for key, matches in checks.items():
+        if matches and key in KNOWN_UNTIL_ISSUE_9_MERGE:
+            return key
+    return None
