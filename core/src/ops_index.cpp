@@ -117,7 +117,11 @@ Tensor index_select(const Tensor& data, std::int64_t axis, const Tensor& index) 
         throw ValueError("index_select: index must be 1-d, got shape " + to_string(index.shape()));
     }
     axis = detail::wrapped_dim(data, axis, "index_select");
-    if (data.dim() == 0) {
+    if (data.dim() == 0) {  // as in PyTorch: one index into a scalar, a scalar result
+        if (index.numel() != 1) {
+            throw IndexError("index_select: a 0-d tensor takes exactly one index, got " +
+                             std::to_string(index.numel()));
+        }
         return checked_gather(data.unsqueeze(0), 0, index, "index_select").squeeze(0);
     }
     Shape out_shape = data.shape();

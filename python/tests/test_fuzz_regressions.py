@@ -12,3 +12,12 @@ def test_zero_dimensional_numpy_array_stays_zero_dimensional(device, numpy_dtype
     assert t.shape == () and t.dim() == 0
     np.testing.assert_array_equal(t.numpy(), source)
     assert t.numpy().shape == ()
+
+
+def test_index_select_of_a_scalar_takes_exactly_one_index(device):
+    scalar = kael.tensor(7.0, device=device)
+    picked = kael.index_select(scalar, 0, kael.tensor([0], device=device))
+    assert picked.shape == () and picked.item() == 7.0
+    for count in (0, 2):  # was a 1-d result of that length, unlike the one-index case
+        with pytest.raises(IndexError, match="index_select"):
+            kael.index_select(scalar, 0, kael.zeros(count, dtype=kael.int64, device=device))

@@ -190,6 +190,13 @@ def in_place_cases(draw):
     return Case("in_place " + kind, {"a": a, "b": b}, stmt + "\nout = a_base", reference)
 
 
+def reshape_reference(array, shape):
+    try:
+        return array.reshape(shape)
+    except ValueError:  # -1 among zero sizes: as in PyTorch, no size can be inferred
+        raise RaiseExpected(f"cannot reshape {array.shape} to {shape}")
+
+
 @st.composite
 def conversion_cases(draw):
     a = draw(tensor_specs())
@@ -206,12 +213,12 @@ def conversion_cases(draw):
             shape = [-1] + shape[1:]
         shape = draw(st.permutations(shape))
         return Case("reshape", {"a": a}, f"out = a.reshape({', '.join(map(str, shape))})",
-                    lambda x: x["a"].reshape(shape))
+                    lambda x: reshape_reference(x["a"], shape))
     if kind == "squeeze":
         return Case("squeeze", {"a": a}, "out = a.squeeze()", lambda x: np.squeeze(x["a"]))
     if kind == "tolist":
-        return Case("tolist", {"a": a}, "out = np.array(a.tolist(), dtype=a.numpy().dtype)",
-                    lambda x: x["a"])
+        return Case("tolist", {"a": a}, "out = np.array(repr(a.tolist()))",
+                    lambda x: np.array(repr(x["a"].tolist())))
 
     def item_reference(x):
         if x["a"].size != 1:
@@ -220,6 +227,8 @@ def conversion_cases(draw):
     if kind == "item":
         return Case("item", {"a": a}, "out = np.array(a.item(), dtype=a.numpy().dtype)",
                     item_reference)
+    if kind == "flatten":
+        return Case(kind, {"a": a}, "out = a.flatten()", lambda x: x["a"].reshape(-1))
     return Case(kind, {"a": a}, f"out = a.{kind}()", lambda x: x["a"].copy())
 
 
@@ -257,7 +266,8 @@ def key_reference(key):
     def reference(x):
         if any(isinstance(k, slice) and k.step is not None and k.step < 0 for k in key):
             raise RaiseExpected("kael views have no negative strides")  # kael's documented rule
-        return x["a"][key]
+        # A trailing Ellipsis changes nothing but makes numpy give a view, never a scalar.
+        return x["a"][key if Ellipsis in key else key + (Ellipsis,)]
     return reference
 
 

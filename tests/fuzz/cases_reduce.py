@@ -276,6 +276,10 @@ def index_cases(draw):
         if data.ndim == 0:
             if positions.size and (positions.min() < 0 or positions.max() >= 1):
                 raise RaiseExpected("index out of range for a 0-d tensor")
+            if op == "index_select":  # PyTorch: one index into a scalar, a 0-d result
+                if positions.size != 1:
+                    raise RaiseExpected("index_select of a 0-d tensor takes one index")
+                return data.copy()
             return np.broadcast_to(data, positions.shape).copy()
         if positions.size and (positions.min() < 0 or positions.max() >= data.shape[axis]):
             raise RaiseExpected("index out of range (negative indices do not wrap here)")
@@ -319,6 +323,8 @@ def join_cases(draw):
             if any(a.ndim == 0 for a in arrays):
                 raise RaiseExpected("cat of 0-d tensors")
             kept = [a for a in arrays if not (a.ndim == 1 and a.size == 0)]  # skipped, as in torch
+            if not kept and not -1 <= dim < 1:
+                raise RaiseExpected("cat: dim out of range for 1-d tensors")
             return np.concatenate(kept, axis=dim) if kept else arrays[0]
         except (ValueError, np.AxisError):
             raise RaiseExpected(f"{op}: shapes or dim do not fit")

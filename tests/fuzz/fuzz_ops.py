@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -138,6 +139,7 @@ def run_batch(batch_seed, examples, devices, kael, timeout, last_case, known_cou
 
 def worker(args):
     faulthandler.enable()
+    warnings.simplefilter("ignore", RuntimeWarning)  # numpy's notes on empty means and NaN
     import kael
     devices = [record.device for record in kael.devices()]
     missing = [d for d in args.devices if d not in devices]

@@ -76,7 +76,7 @@ def apply_numpy_step(array, flat, step):
         return array[(slice(None),) * dim + (slice(start, stop, step_),)]
     if kind == "select":
         dim, index = args
-        return array[(slice(None),) * dim + (index,)]
+        return array[(slice(None),) * dim + (index, Ellipsis)]  # a 0-d view, not a scalar
     if kind == "unsqueeze":
         return np.expand_dims(array, args[0])
     if kind == "expand":
