@@ -117,6 +117,11 @@ Tensor index_select(const Tensor& data, std::int64_t axis, const Tensor& index) 
         throw ValueError("index_select: index must be 1-d, got shape " + to_string(index.shape()));
     }
     axis = detail::wrapped_dim(data, axis, "index_select");
+    // Checked here, not only by gather: the index gather sees is empty when data has a size 0.
+    if (index.dtype() == DType::I64) {
+        (void)detail::check_index_range(index, data.dim() == 0 ? 1 : data.shape()[axis], axis,
+                                        false, "index_select");
+    }
     if (data.dim() == 0) {  // as in PyTorch: one index into a scalar, a scalar result
         if (index.numel() != 1) {
             throw IndexError("index_select: a 0-d tensor takes exactly one index, got " +

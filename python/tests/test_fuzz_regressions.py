@@ -21,3 +21,13 @@ def test_index_select_of_a_scalar_takes_exactly_one_index(device):
     for count in (0, 2):  # was a 1-d result of that length, unlike the one-index case
         with pytest.raises(IndexError, match="index_select"):
             kael.index_select(scalar, 0, kael.zeros(count, dtype=kael.int64, device=device))
+
+
+def test_index_select_checks_indices_when_the_result_is_empty(device):
+    empty_rows = kael.zeros(0, 0, device=device)  # the result [1, 0] has no elements
+    with pytest.raises(IndexError, match="index_select"):
+        kael.index_select(empty_rows, 0, kael.tensor([0], device=device))
+    with pytest.raises(IndexError, match="index_select"):
+        kael.index_select(kael.zeros(2, 0, device=device), 0, kael.tensor([5], device=device))
+    assert kael.index_select(kael.zeros(2, 0, device=device), 0,
+                             kael.tensor([1], device=device)).shape == (1, 0)
