@@ -172,7 +172,7 @@ def in_place_cases(draw):
         if kind == "zero_":
             values = np.zeros(target.shape, dtype)
         elif kind in ("copy_", "fill_"):
-            if np.broadcast_shapes(np.shape(x["b"]), target.shape) != target.shape:
+            if ref.check_broadcast(x["b"], target) != target.shape:
                 raise RaiseExpected("source does not broadcast to the target")
             source = x["b"] if isinstance(x["b"], np.ndarray) else np.asarray(
                 x["b"], ref.scalar_dtype(x["b"], dtype))
@@ -267,7 +267,10 @@ def key_reference(key):
         if any(isinstance(k, slice) and k.step is not None and k.step < 0 for k in key):
             raise RaiseExpected("kael views have no negative strides")  # kael's documented rule
         # A trailing Ellipsis changes nothing but makes numpy give a view, never a scalar.
-        return x["a"][key if Ellipsis in key else key + (Ellipsis,)]
+        try:
+            return x["a"][key if Ellipsis in key else key + (Ellipsis,)]
+        except IndexError as error:  # basic indexing errors are the same in numpy and PyTorch
+            raise RaiseExpected(f"numpy: {error}")
     return reference
 
 
