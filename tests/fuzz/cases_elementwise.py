@@ -13,7 +13,7 @@ BINARY = sorted(set(ref.BINARY) | set(ref.COMPARE) | {"logical_and", "logical_or
 OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "eq": "==",
              "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 SCALARS = st.one_of(st.booleans(), st.integers(-5, 5), st.sampled_from(
-    [0.5, -2.5, 0.0, float("nan"), float("inf"), 3.0, 1e-3]))
+    [0.5, -2.5, 0.0, float("nan"), float("inf"), 3.0, 1e-3, 2**40, -(2**53) - 1, 1e300]))
 
 
 def shape_of(spec):
@@ -201,7 +201,7 @@ def reshape_reference(array, shape):
 def conversion_cases(draw):
     a = draw(tensor_specs())
     kind = draw(st.sampled_from(["contiguous", "clone", "to", "reshape", "flatten", "squeeze",
-                                 "tolist", "item"]))
+                                 "tolist", "item", "transfer"]))
     if kind == "to":
         dtype = draw(st.sampled_from(DTYPES))
         kael_dtype = {"bool": "bool_"}.get(dtype, dtype)
@@ -214,6 +214,8 @@ def conversion_cases(draw):
         shape = draw(st.permutations(shape))
         return Case("reshape", {"a": a}, f"out = a.reshape({', '.join(map(str, shape))})",
                     lambda x: reshape_reference(x["a"], shape))
+    if kind == "transfer":  # to the other device and back: a copy of the view's elements
+        return Case(kind, {"a": a}, "out = a.to(OTHER_DEVICE).to(DEVICE)", lambda x: x["a"].copy())
     if kind == "squeeze":
         return Case("squeeze", {"a": a}, "out = a.squeeze()", lambda x: np.squeeze(x["a"]))
     if kind == "tolist":
@@ -279,7 +281,23 @@ def indexing_cases(draw):
     a = draw(tensor_specs())
     shape = shape_of(a)
     key = draw(basic_keys(shape))
-    if not draw(st.booleans()):
+    choice = draw(st.integers(0, 5))
+    if choice == 0:  # a bool mask of the tensor's shape: the selected elements, in order
+        mask = draw(tensor_specs(dtype="bool", shape=shape, max_steps=1))
+        def mask_reference(x):
+            if x["m"].shape != x["a"].shape:  # numpy lets some empty masks through; PyTorch not
+                raise RaiseExpected("mask shape differs from the tensor's")
+            return x["a"][x["m"]]
+        return Case("getitem mask", {"a": a, "m": mask}, "out = a[m]", mask_reference)
+    if choice == 1 and shape:  # an index list along the first dim
+        positions = draw(st.lists(st.integers(0, max(shape[0] - 1, 0)), max_size=4))
+
+        def list_reference(x):
+            if positions and shape[0] == 0:
+                raise RaiseExpected("index into an empty dim")
+            return x["a"][positions]
+        return Case("getitem list", {"a": a}, f"out = a[{positions!r}]", list_reference)
+    if choice < 4:
         return Case("getitem", {"a": a}, f"out = a[{key_code(key) or '...'}]", key_reference(key))
     value = draw(SCALARS)
 

@@ -66,12 +66,9 @@ def reduce_reference(op, dim, keepdim, correction):
         elif op in ("all", "any"):
             out = np.asarray((np.all if op == "all" else np.any)(a != 0, axis=axis, keepdims=keep))
         elif op in ("var", "std"):
-            divisor = count - correction
-            if divisor <= 0:
-                out = np.full(np.sum(values, axis=axis, keepdims=keep).shape, np.nan)
-            else:
-                mean = np.mean(values, axis=axis, keepdims=True)
-                out = np.sum((values - mean) ** 2, axis=axis, keepdims=keep) / divisor
+            divisor = max(count - correction, 0)  # 0 gives inf or NaN, as numpy and PyTorch
+            mean = np.mean(values, axis=axis, keepdims=True)
+            out = np.sum((values - mean) ** 2, axis=axis, keepdims=keep) / np.float64(divisor)
             out = (np.sqrt(out) if op == "std" else out).astype(dtype)
             # Cancellation: the error of a variance grows with sum(x^2); of a std with its root.
             squares = np.sum(values.astype("float64") ** 2, axis=axis, keepdims=keep)
@@ -125,21 +122,25 @@ def reduce_cases(draw):
 
 @st.composite
 def matmul_cases(draw):
-    k = draw(st.integers(0, 4))
+    large = draw(st.integers(0, 9)) == 0  # past the cpu plugin's tile and parallel sizes
+    k = draw(st.sampled_from([17, 64, 257]) if large else st.integers(0, 4))
+
     def operand_shape(left):
         if draw(st.integers(0, 3)) == 0:
             return (k,)
         batch = tuple(draw(st.lists(st.integers(0, 2), max_size=2)))
-        other = draw(st.integers(0, 3))
+        other = draw(st.sampled_from([1, 5, 70, 300]) if large else st.integers(0, 3))
         return batch + ((other, k) if left else (k, other))
     a_shape, b_shape = operand_shape(True), operand_shape(False)
     if draw(st.integers(0, 14)) == 0:
         b_shape = b_shape[:-2] + (b_shape[-2] + 1,) + b_shape[-1:] if len(b_shape) > 1 else (k + 1,)
-    a = draw(tensor_specs(shape=a_shape, max_steps=0))
-    b = draw(tensor_specs(shape=b_shape, max_steps=0))
-    if draw(st.booleans()) and len(a_shape) >= 2:  # the same values through a transposed view
-        a.base = np.ascontiguousarray(np.swapaxes(a.base, -1, -2))
+    transposed = draw(st.booleans()) and len(a_shape) >= 2  # a through a transposed view
+    if transposed:
+        a = draw(tensor_specs(shape=a_shape[:-2] + a_shape[-1:] + a_shape[-2:-1], max_steps=0))
         a.steps = (("transpose", len(a_shape) - 1, len(a_shape) - 2),)
+    else:
+        a = draw(tensor_specs(shape=a_shape, max_steps=0))
+    b = draw(tensor_specs(shape=b_shape, max_steps=0))
 
     def reference(x):
         dtype = ref.promote(x["a"].dtype, x["b"].dtype)
@@ -187,23 +188,17 @@ def softmax_cases(draw):
                 ACCUMULATED)
 
 
-def lane_apply(a, axis, function):
-    """function(list of Python values) -> list, applied along axis of a (a 0-d a is one lane)."""
-    moved = np.moveaxis(a, axis, -1)
-    out = np.empty(moved.shape, dtype=object)
-    for index in np.ndindex(moved.shape[:-1]):
-        out[index] = None
-        out[index + (slice(None),)] = function(moved[index].tolist()) if moved.shape[-1] else []
-    return np.moveaxis(out, -1, axis)
-
-
-def sort_order(values, descending):
-    def key(i):
-        v = values[i]
-        nan = v != v
-        number = 0 if nan else (-v if descending else v)
-        return (not nan if descending else nan, number)
-    return sorted(range(len(values)), key=key)
+def sort_order(lanes, axis, descending):
+    """Stable sort indices along axis: NaN after every number, first when descending."""
+    moved = np.moveaxis(lanes, axis, -1)
+    nan = np.isnan(moved) if moved.dtype.kind == "f" else np.zeros(moved.shape, bool)
+    if moved.dtype.kind == "f":
+        key = np.where(nan, 0, -moved if descending else moved)
+    else:  # ~v = -v - 1 orders integers backwards without overflowing at INT64_MIN
+        key = moved.astype(np.int64)
+        key = ~key if descending else key
+    order = np.lexsort((key, ~nan if descending else nan), axis=-1)
+    return np.moveaxis(order, -1, axis)
 
 
 @st.composite
@@ -226,7 +221,7 @@ def sequence_cases(draw):
             out_dtype = dtype if dtype in ("float32", "float64") else "int64"
             out = np.cumsum(lanes.astype(ref.computed(out_dtype)), axis=axis).astype(out_dtype)
             return out.reshape(array.shape)
-        order = lane_apply(lanes, axis, lambda v: sort_order(v, descending)).astype(np.int64)
+        order = sort_order(lanes, axis, descending).astype(np.int64)
         values = np.take_along_axis(lanes, order, axis=axis)
         if op == "topk":
             if not 0 <= k <= lanes.shape[axis]:
@@ -265,10 +260,16 @@ def index_cases(draw):
     else:
         index_shape = (draw(st.integers(0, 4)),)
     count = int(np.prod(index_shape, dtype=np.int64))
-    index = np.array(draw(st.lists(position, min_size=count, max_size=count)),
-                     dtype=np.int64).reshape(index_shape)
     spec = draw(tensor_specs(dtype="int64", shape=index_shape, max_steps=0))
-    spec.base = index
+    if count > 64:  # a seeded generator, not a list hypothesis draws element by element
+        low, high = (-size - 1, size + 1) if draw(st.integers(0, 9)) == 0 else (0, max(size, 1))
+        spec.recipe = (f"np.random.default_rng({draw(st.integers(0, 2**32 - 1))})"
+                       f".integers({low}, {high}, {index_shape})")
+        spec.base = eval(spec.recipe, {"np": np})
+    else:
+        spec.recipe = None
+        spec.base = np.array(draw(st.lists(position, min_size=count, max_size=count)),
+                             dtype=np.int64).reshape(index_shape)
 
     def reference(x):
         data, positions = x["a"], x["i"]

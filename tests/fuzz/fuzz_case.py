@@ -1,10 +1,14 @@
 """One fuzz case: tensors (TensorSpec or aliases of another's base), Python scalars, a statement
 that computes `out` with kael, and its numpy reference. It runs on any device, and its repr is a
 self-contained Python reproducer."""
+import os
+
 import numpy as np
 
 from fuzz_reference import Expect, RaiseExpected
 from fuzz_tensors import TensorSpec, apply_kael_steps, apply_numpy_step, step_code
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Alias:
@@ -48,7 +52,9 @@ class Case:
         self.known = known  # set to the KNOWN_UNTIL_ISSUE_9_MERGE key this case hits, if any
 
     def kael_namespace(self, kael, device):
-        namespace = {"kael": kael, "np": np, "nan": float("nan"), "inf": float("inf")}
+        other = "cpu" if device != "cpu" else ("cuda:0" if kael.cuda_is_available() else "cpu")
+        namespace = {"kael": kael, "np": np, "nan": float("nan"), "inf": float("inf"),
+                     "DEVICE": device, "OTHER_DEVICE": other}
         for name, spec in self.inputs.items():
             if isinstance(spec, TensorSpec):
                 namespace[name + "_base"], namespace[name] = spec.kael_view(kael, device)
@@ -95,8 +101,11 @@ class Case:
         return result if isinstance(result, (tuple, list)) else [result]
 
     def code(self, device="cpu"):
-        lines = ["import numpy as np", "import kael", "from numpy import nan, inf",
-                 f"DEVICE = {device!r}"]
+        lines = ["import sys", f"sys.path.insert(0, {HERE!r})  # fuzz_tensors",
+                 "import numpy as np", "import kael", "import fuzz_tensors",
+                 "from numpy import nan, inf",
+                 f"DEVICE = {device!r}",
+                 f"OTHER_DEVICE = {'cpu' if device != 'cpu' else 'cuda:0'!r}"]
         for name, spec in self.inputs.items():
             if isinstance(spec, (TensorSpec, Alias)):
                 lines.append(spec.code(name))

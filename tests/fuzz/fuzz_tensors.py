@@ -10,12 +10,32 @@ SPECIAL_FLOATS = (0.0, -0.0, 1.0, -1.0, float("nan"), float("inf"), float("-inf"
 WIDE_INTS = (0, 1, -1, 2**31, -(2**31), 2**62, -(2**63), 2**63 - 1)
 
 
+LARGE_ELEMENTS = 64  # bases with more elements come from a seeded numpy generator
+
+
+def random_values(seed, dtype, shape, specials):
+    """A large base: uniform values from a seeded generator, some replaced by special ones."""
+    rng = np.random.default_rng(seed)
+    count = int(np.prod(shape, dtype=np.int64))
+    if dtype == "bool":
+        values = rng.integers(0, 2, count).astype(np.bool_)
+    elif dtype == "int64":
+        values = rng.integers(-20, 21, count)
+    else:
+        values = rng.uniform(-10, 10, count).astype(NUMPY_DTYPES[dtype])
+        if specials:
+            where = rng.integers(0, count, max(1, count // 50))
+            values[where] = rng.choice(np.array(SPECIAL_FLOATS, dtype=values.dtype), where.size)
+    return values.reshape(shape)
+
+
 class TensorSpec:
     """A base array plus the view steps applied to it; repr is the Python that builds it."""
 
-    def __init__(self, base, steps):
+    def __init__(self, base, steps, recipe=None):
         self.base = base
         self.steps = tuple(steps)
+        self.recipe = recipe  # the random_values arguments of a large base
 
     def numpy_view(self, base=None):
         array = self.base.copy() if base is None else base
@@ -31,8 +51,12 @@ class TensorSpec:
     def code(self, name):
         data = repr(self.base.reshape(-1).tolist())
         dtype = {"bool": "bool_"}.get(self.base.dtype.name, self.base.dtype.name)
-        return (f"{name}_base = kael.tensor(np.array({data}, dtype=np.{dtype})"
-                f".reshape({self.base.shape}), device=DEVICE)\n"
+        values = f"np.array({data}, dtype=np.{dtype}).reshape({self.base.shape})"
+        if isinstance(self.recipe, str):
+            values = self.recipe
+        elif self.recipe is not None:
+            values = f"fuzz_tensors.random_values{self.recipe!r}"
+        return (f"{name}_base = kael.tensor({values}, device=DEVICE)\n"
                 f"{name} = {name}_base{''.join(step_code(step) for step in self.steps)}")
 
     def __repr__(self):
@@ -98,11 +122,24 @@ def small_sizes(max_rank=4, max_size=5):
     return st.lists(size, min_size=0, max_size=max_rank).map(tuple)
 
 
+# Past the cpu plugin's block (4096) and parallel (2^15, 2^16 elements) thresholds.
+LARGE_SHAPES = st.sampled_from([(5000,), (70000,), (300, 230), (3, 4100), (4100, 3), (2, 3, 11000),
+                                (1, 65537), (129, 1, 513)])
+
+
 @st.composite
 def base_arrays(draw, dtype=None, shape=None, positive=False):
     dtype = dtype or draw(st.sampled_from(DTYPES))
-    shape = draw(small_sizes()) if shape is None else tuple(shape)
+    if shape is None:
+        shape = draw(LARGE_SHAPES) if draw(st.integers(0, 29)) == 0 else draw(small_sizes())
+    shape = tuple(shape)
     count = int(np.prod(shape, dtype=np.int64))
+    if count > LARGE_ELEMENTS:
+        recipe = (draw(st.integers(0, 2**32 - 1)), dtype, shape, draw(st.booleans()))
+        values = random_values(*recipe)
+        if positive and dtype != "bool":
+            values = np.abs(values)
+        return values, recipe
     if dtype == "bool":
         values = draw(st.lists(st.booleans(), min_size=count, max_size=count))
     elif dtype == "int64":
@@ -111,12 +148,13 @@ def base_arrays(draw, dtype=None, shape=None, positive=False):
             element = st.one_of(element, st.sampled_from(WIDE_INTS))
         values = draw(st.lists(element, min_size=count, max_size=count))
     else:
-        finite = st.floats(-10, 10, width=32) if not positive else st.floats(0, 10, width=32)
+        width = 32 if dtype == "float32" else 64
+        finite = st.floats(-10 if not positive else 0, 10, width=width)
         element = finite
         if draw(st.integers(0, 4)) == 0:
             element = st.one_of(finite, st.sampled_from(SPECIAL_FLOATS))
         values = draw(st.lists(element, min_size=count, max_size=count))
-    return np.array(values, dtype=NUMPY_DTYPES[dtype]).reshape(shape)
+    return np.array(values, dtype=NUMPY_DTYPES[dtype]).reshape(shape), None
 
 
 @st.composite
@@ -171,14 +209,16 @@ def strided_step(draw, storage):
 
 @st.composite
 def tensor_specs(draw, dtype=None, shape=None, max_steps=3, positive=False):
-    base = draw(base_arrays(dtype=dtype, shape=shape, positive=positive))
+    base, recipe = draw(base_arrays(dtype=dtype, shape=shape, positive=positive))
     steps = []
     array = base
+    if base.size > LARGE_ELEMENTS and shape is not None:
+        max_steps = 0  # a large operand shaped to broadcast: views could make the result huge
     for i in range(draw(st.integers(0, max_steps))):
         step = draw(view_step(array.shape, allow_strided=(i == 0)))
         array = apply_numpy_step(array, base.reshape(-1), step)
         steps.append(step)
-    return TensorSpec(base, steps)
+    return TensorSpec(base, steps, recipe)
 
 
 def broadcastable_shape(draw, shape):
