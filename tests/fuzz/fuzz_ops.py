@@ -122,7 +122,15 @@ def describe(result):
     return f"{type(result).__name__}: {result}" if isinstance(result, Exception) else "a result"
 
 
-def run_batch(batch_seed, examples, devices, kael, timeout, last_case, known_counts):
+def self_test(kind):
+    """What --self-test does inside an example: a crash or a hang, to prove both are caught."""
+    if kind == "crash":
+        faulthandler._sigsegv()
+    time.sleep(1e6)
+
+
+def run_batch(batch_seed, examples, devices, kael, timeout, last_case, known_counts,
+              self_test_kind=None):
     @seed(batch_seed)
     @settings(max_examples=examples, deadline=None, database=None, print_blob=False,
               suppress_health_check=list(HealthCheck),
@@ -133,6 +141,8 @@ def run_batch(batch_seed, examples, devices, kael, timeout, last_case, known_cou
             record.write(case.code())
         faulthandler.dump_traceback_later(timeout, exit=True)
         try:
+            if self_test_kind:
+                self_test(self_test_kind)
             key = judge(case, devices, kael)
         finally:
             faulthandler.cancel_dump_traceback_later()
@@ -162,7 +172,7 @@ def worker(args):
         while time.monotonic() < deadline and (args.batches is None or batches < args.batches):
             try:
                 run_batch(batch_seed, args.examples, devices, kael, args.timeout,
-                          args.last_case, known_counts)
+                          args.last_case, known_counts, args.self_test)
             except Exception:
                 print(f"fuzz_ops: FAILED in batch seed {batch_seed} ({label} phase); again: "
                       f"{sys.argv[0]} --seed {batch_seed} --batches 1 --only-seed", flush=True)
@@ -187,11 +197,11 @@ def supervise(args):
         code = subprocess.call(command)
         with open(path) as record:
             case = record.read()
+        how = f"by signal {-code}" if code < 0 else f"with exit status {code}"
         if case:
-            print(f"fuzz_ops: the worker died (exit status {code}) while running:\n{case}",
-                  flush=True)
-            code = code or 1
-        return code
+            print(f"fuzz_ops: the worker died {how} (a crash, or a hang past --timeout) "
+                  f"while running:\n{case}", flush=True)
+        return 0 if code == 0 and not case else 1
     finally:
         os.unlink(path)
 
@@ -205,6 +215,8 @@ def main():
     parser.add_argument("--examples", type=int, default=100, help="examples per batch")
     parser.add_argument("--timeout", type=float, default=30, help="seconds one example may take")
     parser.add_argument("--devices", nargs="+", default=["cpu", "cuda:0"])
+    parser.add_argument("--self-test", choices=["crash", "hang"],
+                        help="crash or hang in the first example (the reporting must catch it)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--last-case", help=argparse.SUPPRESS)
     args = parser.parse_args()
