@@ -4,6 +4,9 @@ reported at the end instead of failing the run.
 
 KNOWN_UNTIL_ISSUE_9_MERGE is emptied by whoever merges those branches: from then on every one
 of these fails the fuzzer again."""
+import numpy as np
+
+from cases_elementwise import has_internal_overlap
 from fuzz_case import Alias
 from fuzz_reference import Expect
 
@@ -23,9 +26,14 @@ KNOWN_UNTIL_ISSUE_9_MERGE = {
 
 
 def _is_overlapping_write(case):
-    return case.op.startswith(("in_place", "setitem", "masked_fill_")) and (
-        any(isinstance(spec, Alias) for spec in case.inputs.values()) or
-        any(step[0] in ("expand", "as_strided") for step in case.inputs["a"].steps))
+    """An in-place write whose target overlaps itself (expanded) or one of its inputs."""
+    if not case.op.startswith(("in_place", "setitem", "masked_fill_", "scatter_add_")):
+        return False
+    arrays = case.numpy_inputs()
+    target = arrays["a"]
+    aliases = [name for name, spec in case.inputs.items() if isinstance(spec, Alias)]
+    return has_internal_overlap(target) or any(
+        np.shares_memory(target, arrays[name]) for name in aliases)
 
 
 def known_failure(case, expected):
@@ -38,7 +46,7 @@ def known_failure(case, expected):
         "repeated_reduce_dims": "a dim is repeated" in reason,
         "reduce_dim_tuple_out_of_range": case.op in ("sum", "mean") and "out of range" in reason
         and "dim=(" in case.stmt,
-        "negative_indices": case.op in ("gather", "index_select") and
+        "negative_indices": case.op in ("gather", "index_select", "scatter_add_") and
         bool((case.inputs["i"].base < 0).any()),
     }
     for key, matches in checks.items():

@@ -28,6 +28,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import cases_elementwise  # noqa: E402
 import cases_reduce  # noqa: E402
+import cases_scatter  # noqa: E402
 from fuzz_case import Loose  # noqa: E402
 from fuzz_reference import Expect  # noqa: E402
 from fuzz_known import known_failure, KNOWN_UNTIL_ISSUE_9_MERGE  # noqa: E402
@@ -35,7 +36,8 @@ from fuzz_known import known_failure, KNOWN_UNTIL_ISSUE_9_MERGE  # noqa: E402
 TYPED_ERRORS = (ValueError, TypeError, IndexError, RuntimeError, OverflowError, MemoryError,
                 NotImplementedError)
 MAX_OUTPUT = 1 << 20
-CASES = st.one_of(*cases_elementwise.STRATEGIES, *cases_reduce.STRATEGIES)
+CASES = st.one_of(*cases_elementwise.STRATEGIES, *cases_reduce.STRATEGIES,
+                  *cases_scatter.STRATEGIES)
 
 
 class Disagreement(AssertionError):
