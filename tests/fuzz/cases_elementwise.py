@@ -81,7 +81,8 @@ def where_reference(x):
     ref.check_broadcast(x["c"], x["a"], x["b"])
     da, db = ref.operand_dtypes(x["a"], x["b"])
     dtype = ref.promote(da, db)
-    return np.where(x["c"], ref.as_array(x["a"], dtype), ref.as_array(x["b"], dtype))
+    return np.where(x["c"], ref.as_array(x["a"], da).astype(dtype),
+                    ref.as_array(x["b"], db).astype(dtype))
 
 
 @st.composite

@@ -90,7 +90,9 @@ def binary(op, a, b):
         raise RaiseExpected("sub of two bools")
     if op == "pow" and dtype == "bool":
         raise RaiseExpected("pow of bools")
-    x, y = as_array(a, computed(dtype)), as_array(b, computed(dtype))
+    # Each operand is first what kael makes of it (a scalar 1e300 joining int64 is a float32 inf).
+    x = as_array(a, da).astype(dtype).astype(computed(dtype))
+    y = as_array(b, db).astype(dtype).astype(computed(dtype))
     if op == "pow" and dtype == "int64":
         if (y < 0).any():
             raise RaiseExpected("integer to a negative integer power")
