@@ -28,6 +28,10 @@ Tensor sum_over(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) 
     return keepdim ? total.view(Shape(a.shape().size(), 1)) : total;
 }
 
+// float32 squares overflow (1e30^2) or vanish (1e-30^2) where the answer itself is a fine
+// float32: var and norm square in float64, as PyTorch's accumulation type, then round once.
+Tensor widened(const Tensor& a) { return a.dtype() == DType::F32 ? a.to(DType::F64) : a; }
+
 std::int64_t reduced_count(const Tensor& a, std::optional<std::int64_t> dim, const char* op) {
     if (!dim) {
         return a.numel();
@@ -36,29 +40,36 @@ std::int64_t reduced_count(const Tensor& a, std::optional<std::int64_t> dim, con
     return a.dim() == 0 ? 1 : a.shape()[d];
 }
 
-}  // namespace
-
-Tensor var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
-           bool keepdim) {
+// var before the final rounding: float64 for float32 input (std takes its root first).
+Tensor widened_var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
+                   bool keepdim) {
     require_floating(a, "var");
     if (correction < 0) {
         throw ValueError("var: correction must be non-negative, got " +
                          std::to_string(correction));
     }
     const std::int64_t count = reduced_count(a, dim, "var");
-    const Tensor centered = dim ? a - mean(a, *dim, true) : a - mean(a);
+    const Tensor x = widened(a);
+    const Tensor centered = dim ? x - mean(x, *dim, true) : x - mean(x);
     const auto divisor = static_cast<double>(std::max<std::int64_t>(count - correction, 0));
     return sum_over(square(centered), dim, keepdim) / divisor;
 }
 
+}  // namespace
+
+Tensor var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
+           bool keepdim) {
+    return widened_var(a, dim, correction, keepdim).to(a.dtype());
+}
+
 Tensor stddev(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
               bool keepdim) {
-    return sqrt(var(a, dim, correction, keepdim));
+    return sqrt(widened_var(a, dim, correction, keepdim)).to(a.dtype());
 }
 
 Tensor norm(const Tensor& a) {
     require_floating(a, "norm");
-    return sqrt(sum(square(a)));
+    return sqrt(sum(square(widened(a)))).to(a.dtype());
 }
 
 Tensor any(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {

@@ -31,3 +31,19 @@ def test_index_select_checks_indices_when_the_result_is_empty(device):
         kael.index_select(kael.zeros(2, 0, device=device), 0, kael.tensor([5], device=device))
     assert kael.index_select(kael.zeros(2, 0, device=device), 0,
                              kael.tensor([1], device=device)).shape == (1, 0)
+
+
+def test_float32_var_std_and_norm_do_not_overflow_in_their_squares(device):
+    # The squares (1e60) overflow float32; the answers (about 1e30) do not.
+    values = np.zeros(15, dtype=np.float32)
+    values[-1] = 1e30
+    t = kael.tensor(values, device=device)
+    expected_std = np.std(values.astype(np.float64))
+    assert t.std(correction=0).dtype == kael.float32
+    np.testing.assert_allclose(t.std(correction=0).item(), expected_std, rtol=1e-6)
+    wide = kael.tensor(values / np.float32(2e10), device=device)  # var 1.6e38, squares 2.5e39
+    np.testing.assert_allclose(wide.var(correction=0).item(),
+                               np.var(values.astype(np.float64) / 2e10), rtol=1e-6)
+    np.testing.assert_allclose(kael.norm(t).item(), 1e30, rtol=1e-6)
+    tiny = kael.tensor([3e-30, 4e-30], device=device)  # squares below float32's range
+    np.testing.assert_allclose(kael.norm(tiny).item(), 5e-30, rtol=1e-6)
