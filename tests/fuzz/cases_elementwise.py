@@ -104,6 +104,8 @@ def clamp_cases(draw):
     def reference(x):
         if low is not None and high is not None and low > high:
             raise RaiseExpected("clamp low > high")
+        if low is None and high is None:
+            raise RaiseExpected("clamp without bounds (PyTorch: at least one of min and max)")
         dtype = ref.name(x["a"].dtype)
         out = x["a"].astype("int64" if dtype == "bool" else dtype)
         if low is not None:
@@ -139,7 +141,8 @@ def masked_fill_cases(draw):
 
 
 def has_internal_overlap(view):
-    return view.size > 1 and any(st_ == 0 and n > 1 for st_, n in zip(view.strides, view.shape))
+    """PyTorch's rule: a dim of size > 1 with stride 0, even when another size is 0."""
+    return any(st_ == 0 and n > 1 for st_, n in zip(view.strides, view.shape))
 
 
 def write_into(view, values):
@@ -285,9 +288,9 @@ def indexing_cases(draw):
     choice = draw(st.integers(0, 5))
     if choice == 0:  # a bool mask of the tensor's shape: the selected elements, in order
         mask = draw(tensor_specs(dtype="bool", shape=shape, max_steps=1))
-        def mask_reference(x):
-            if x["m"].shape != x["a"].shape:  # numpy lets some empty masks through; PyTorch not
-                raise RaiseExpected("mask shape differs from the tensor's")
+        def mask_reference(x):  # numpy's rule: a mask of any leading shape
+            if x["m"].shape != x["a"].shape[:x["m"].ndim]:  # numpy lets some empty ones through
+                raise RaiseExpected("mask shape differs from the tensor's leading shape")
             return x["a"][x["m"]]
         return Case("getitem mask", {"a": a, "m": mask}, "out = a[m]", mask_reference)
     if choice == 1 and shape:  # an index list along the first dim

@@ -36,8 +36,22 @@ def _is_overlapping_write(case):
         np.shares_memory(target, arrays[name]) for name in aliases)
 
 
+# Not bugs: cases the numpy reference cannot judge. numpy recomputes the strides of an empty
+# view (reshape, expand_dims), so it cannot tell whether an empty expanded write target has
+# internal overlap, which PyTorch's rule (and kael's) decides from the strides alone.
+AMBIGUOUS = {"empty_expanded_write"}
+
+
+def _is_empty_expanded_write(case):
+    return case.op.startswith(("in_place", "setitem", "masked_fill_", "scatter_add_")) and \
+        case.numpy_inputs()["a"].size == 0 and \
+        any(step[0] in ("expand", "as_strided") for step in case.inputs["a"].steps)
+
+
 def known_failure(case, expected):
     """The key of KNOWN_UNTIL_ISSUE_9_MERGE this failing case belongs to, or None."""
+    if _is_empty_expanded_write(case):
+        return "empty_expanded_write"
     reason = expected.reason if isinstance(expected, Expect) else ""
     checks = {
         "overlapping_writes": _is_overlapping_write(case),
