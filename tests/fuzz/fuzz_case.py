@@ -41,6 +41,9 @@ class Loose:
     def __init__(self, array, care, scale=None):
         self.array, self.care, self.scale = array, care, scale
 
+    def __repr__(self):
+        return f"{self.array!r} (compared where {self.care!r})"
+
 
 class Case:
     def __init__(self, op, inputs, stmt, reference, tol=EXACT, known=None):
