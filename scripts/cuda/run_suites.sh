@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# On a GPU machine, from a build tree made elsewhere with the cuda plugin (Boost.Test's shared
+# library copied into its lib/): the whole CTest, the core's unit and device suites on the real
+# cuda:0 with the emulated plugin disabled, and the pytest suite with the Python module built
+# there for that machine's Python. Output: $OUT/run_suites.txt when OUT is set.
+# Usage: scripts/cuda/run_suites.sh <build dir> [python with pybind11 and numpy]
+set -uo pipefail
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
+build_dir=$(cd "${1:?build dir}" && pwd)
+py=${2:-/opt/torch/.venv/bin/python3}
+[[ -n "${OUT:-}" ]] && exec > >(tee "$OUT/run_suites.txt") 2>&1
+nvidia-smi -L
+# CTest files name the paths the build was configured at: make them exist here.
+configured=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build_dir/CMakeCache.txt")
+configured_build=$(sed -n 's/^kael_BINARY_DIR:STATIC=//p' "$build_dir/CMakeCache.txt")
+for pair in "$configured:$source_dir" "$configured_build:$build_dir"; do
+    [[ -e ${pair%%:*} ]] || { mkdir -p "$(dirname "${pair%%:*}")"; ln -s "${pair#*:}" "${pair%%:*}"; }
+done
+[[ -x /usr/bin/cmake ]] || ln -s "$(command -v cmake)" /usr/bin/cmake  # CTest names it
+"$build_dir/bin/kael-info"
+echo "== ctest (packages and the Fashion-MNIST example need the build machine)"
+(cd "$build_dir" && timeout 900 ctest -j8 --timeout 600 -E "shipping|install|example_mlp" |
+    grep -E "tests passed|Failed|Not Run|Skipped")
+echo "== unit and device suites on the real cuda:0"
+for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite; do
+    printf '%s: ' "$(basename "$suite")"
+    KAEL_PLUGINS=-emulated timeout 600 "$suite" 2>&1 | tail -2 | tr -d '\n'; echo
+done
+echo "== pytest on cuda, module built for $($py --version)"
+prefix=$(mktemp -d)
+cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+cmake -S "$source_dir/python" -B "$prefix/pybuild" -Dkael_DIR="$prefix/lib/cmake/kael" \
+    -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$($py -m pybind11 --cmakedir)" >/dev/null
+cmake --build "$prefix/pybuild" -j16 | grep -E "error" | head -20
+module=$(dirname "$(dirname "$(find "$prefix/pybuild" -name '_kael*.so' | head -1)")")
+PYTHONPATH=$module KAEL_TEST_DEVICE=cuda timeout 900 "$py" -m pytest -q -p no:cacheprovider \
+    "$source_dir/python/tests" | tail -3
