@@ -197,8 +197,10 @@ BOOST_AUTO_TEST_CASE(version_1_files_load_and_corrupt_names_are_escaped) {
     nn::Linear layer(3, 2);
     layer.save(path.string());
     std::vector<char> bytes = read_bytes(path);
+    BOOST_REQUIRE(bytes.size() > 32);
     bytes[7] = '1';
-    bytes.resize(bytes.size() - 4);  // no CRC-32
+    // No CRC-32; erase rather than resize, which GCC's sanitizer build misreads as a huge memset.
+    bytes.erase(bytes.end() - 4, bytes.end());
     write_bytes(path, bytes);
     nn::Linear other(3, 2);
     other.load(path.string());
