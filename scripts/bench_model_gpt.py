@@ -1,0 +1,128 @@
+"""GPT-2 small in both libraries for bench_model_path.py: one AdamW training step on
+[batch, 512] tokens, and greedy generation of new tokens after a one-token prompt (batch 1, KV
+cache). The PyTorch model has kael's nn.GPT shape (pre-norm blocks, tanh GELU, learned
+positions, untied head without bias); attention is SDPA where torch has it."""
+import math
+
+VOCAB, BLOCK, LAYERS, HEADS, EMBED = 50257, 1024, 12, 12, 768
+
+
+def torch_gpt(torch, device):
+    nn = torch.nn
+    functional = torch.nn.functional
+    fused = hasattr(functional, "scaled_dot_product_attention")
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm1, self.norm2 = nn.LayerNorm(EMBED), nn.LayerNorm(EMBED)
+            self.qkv, self.proj = nn.Linear(EMBED, 3 * EMBED), nn.Linear(EMBED, EMBED)
+            self.expand, self.contract = nn.Linear(EMBED, 4 * EMBED), nn.Linear(4 * EMBED, EMBED)
+
+        def attend(self, x, cache):
+            b, t, c = x.shape
+            q, k, v = (z.view(b, t, HEADS, c // HEADS).transpose(1, 2)
+                       for z in self.qkv(x).split(c, dim=2))
+            if cache is not None:
+                if cache:
+                    k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
+                cache[:] = [k, v]
+            causal = t > 1
+            if fused:
+                out = functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            else:
+                scores = q @ k.transpose(-2, -1) / math.sqrt(c // HEADS)
+                if causal:
+                    mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+                    scores = scores.masked_fill(mask, float("-inf"))
+                out = scores.softmax(-1) @ v
+            return self.proj(out.transpose(1, 2).reshape(b, t, c))
+
+        def forward(self, x, cache=None):
+            x = x + self.attend(self.norm1(x), cache)
+            hidden = functional.gelu(self.expand(self.norm2(x)), approximate="tanh")
+            return x + self.contract(hidden)
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens, self.positions = nn.Embedding(VOCAB, EMBED), nn.Embedding(BLOCK, EMBED)
+            self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
+            self.norm = nn.LayerNorm(EMBED)
+            self.head = nn.Linear(EMBED, VOCAB, bias=False)
+
+        def forward(self, tokens, caches=None, start=0):
+            positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)
+            x = self.tokens(tokens) + self.positions(positions)
+            for i, block in enumerate(self.blocks):
+                x = block(x, None if caches is None else caches[i])
+            return self.head(self.norm(x))
+
+    return GPT().to(device)
+
+
+def cases(scale, Case):
+    batch = max(1, int(8 * scale))
+    new_tokens = max(8, int(128 * scale))
+
+    def torch_step(torch, device):
+        model = torch_gpt(torch, device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+        tokens = torch.randint(0, VOCAB, (batch, 512), device=device)
+        targets = torch.randint(0, VOCAB, (batch, 512), device=device)
+
+        def run():
+            optimizer.zero_grad(set_to_none=True)
+            logits = model(tokens)
+            loss = torch.nn.functional.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
+            loss.backward()
+            optimizer.step()
+        return run
+
+    def kael_step(kael, device):
+        config = kael.nn.GPTConfig()
+        config.vocab_size, config.block_size, config.layers = VOCAB, BLOCK, LAYERS
+        config.heads, config.embed = HEADS, EMBED
+        model = kael.nn.GPT(config, device=device)
+        optimizer = kael.optim.AdamW(model.parameters(), lr=3e-4)
+        tokens = kael.randint(0, VOCAB, [batch, 512], device=device)
+        targets = kael.randint(0, VOCAB, [batch, 512], device=device)
+
+        def run():
+            optimizer.zero_grad()
+            loss = model.loss(tokens, targets)
+            loss.backward()
+            optimizer.step()
+        return run
+
+    def torch_generate(torch, device):
+        model = torch_gpt(torch, device).eval()
+
+        def run():
+            with torch.no_grad():
+                caches = [[] for _ in range(LAYERS)]
+                token = torch.zeros(1, 1, dtype=torch.long, device=device)
+                for step in range(new_tokens):
+                    logits = model(token, caches, start=step)
+                    token = logits[:, -1].argmax(-1, keepdim=True)
+                token.item()
+        return run
+
+    def kael_generate(kael, device):
+        config = kael.nn.GPTConfig()
+        config.vocab_size, config.block_size, config.layers = VOCAB, BLOCK, LAYERS
+        config.heads, config.embed = HEADS, EMBED
+        model = kael.nn.GPT(config, device=device)
+        model.eval()
+
+        def run():
+            with kael.no_grad():
+                model.generate([0], new_tokens)
+        return run
+
+    step = Case(f"GPT-2 small training step, batch {batch} x 512, AdamW", torch_step, kael_step,
+                unit="ms")
+    generate = Case(f"GPT-2 small greedy generation, {new_tokens} tokens, KV cache",
+                    torch_generate, kael_generate, unit="tok/s", higher_is_better=True,
+                    rate=new_tokens)
+    return [step, generate]

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""kael beside PyTorch on the ops a model spends its time in, in one process on one device.
+
+Both libraries run the same case on the same device: the rows of the GPU speed issue (strided and
+broadcast elementwise, reductions over any dim, softmax, layer_norm, cross_entropy, embedding,
+sort, top-k, cumsum, linear, attention) and a GPT-2-small training step and greedy generation.
+Each figure is the median of --repeat samples after a warm-up; a sample runs the case until it
+lasts --min-sample-ms, between two synchronisations (kael.synchronize / torch.cuda.synchronize).
+"speed" is torch time / kael time: above 1, kael is faster. TF32 is off.
+
+    /opt/torch/.venv/bin/python3 scripts/bench_model_path.py --device cuda     # on the H200
+    /usr/bin/python3 scripts/bench_model_path.py --device cpu --scale 0.125    # python3-torch
+
+kael is imported from PYTHONPATH (build/python, or a module built on the GPU machine). Prints a
+table; --json-out writes it as JSON. Exit 0 whatever the ratios, 1 when a case failed (the rest
+still runs), 77 when torch or the device is missing.
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+import bench_model_cases
+
+SKIPPED = 77
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda", help="cuda (default) or cpu")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiplies the leading size of every case (cpu: 0.125)")
+    parser.add_argument("--repeat", type=int, default=7, help="timed samples per case")
+    parser.add_argument("--min-sample-ms", type=float, default=20.0)
+    parser.add_argument("--filter", default="", help="only cases whose name contains this")
+    parser.add_argument("--skip-models", action="store_true", help="no GPT-2 rows")
+    parser.add_argument("--json-out", help="write the table as JSON here too")
+    return parser.parse_args()
+
+
+def timer(synchronize, repeat, min_sample_seconds):
+    """Median seconds of one call of run, each sample long enough to hide the synchronisation."""
+    def measure(run):
+        run()
+        synchronize()
+        count = 1
+        while True:  # calls per sample
+            start = time.perf_counter()
+            for _ in range(count):
+                run()
+            synchronize()
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_sample_seconds or count >= 1 << 16:
+                break
+            count *= 2
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(count):
+                run()
+            synchronize()
+            samples.append((time.perf_counter() - start) / count)
+        return statistics.median(samples)
+    return measure
+
+
+def main():
+    arguments = parse_arguments()
+    try:
+        import torch
+        import kael
+    except ImportError as error:
+        print(f"bench_model_path: {error}; nothing measured", file=sys.stderr)
+        return SKIPPED
+    on_gpu = arguments.device.startswith("cuda")
+    if on_gpu and not torch.cuda.is_available():
+        print("bench_model_path: torch sees no CUDA device", file=sys.stderr)
+        return SKIPPED
+    if not kael.is_available(arguments.device):
+        print(f"bench_model_path: kael has no {arguments.device}", file=sys.stderr)
+        return SKIPPED
+    if on_gpu:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    torch_device = torch.device("cuda:0" if on_gpu else "cpu")
+    kael_device = "cuda:0" if on_gpu else "cpu"
+    sync_torch = torch.cuda.synchronize if on_gpu else (lambda: None)
+    min_seconds = arguments.min_sample_ms / 1000
+    time_torch = timer(sync_torch, arguments.repeat, min_seconds)
+    time_kael = timer(lambda: kael.synchronize(kael_device), arguments.repeat, min_seconds)
+    cases = bench_model_cases.op_cases(arguments.scale)
+    if not arguments.skip_models:
+        cases += bench_model_cases.model_cases(arguments.scale)
+    rows, failed = [], False
+    print(f"{'case':<52} {'kael':>12} {'torch':>12} {'speed':>7}")
+    for case in cases:
+        if arguments.filter not in case.name:
+            continue
+        row = {"case": case.name, "unit": case.unit}
+        try:
+            torch_run = case.torch_setup(torch, torch_device)
+            row["torch"] = case.figure(time_torch(torch_run))
+            del torch_run
+            kael_run = case.kael_setup(kael, kael_device)
+            row["kael"] = case.figure(time_kael(kael_run))
+            del kael_run
+            # Lower is better for times, higher for rates: speed above 1 means kael is faster.
+            better = row["kael"] / row["torch"] if case.higher_is_better else \
+                row["torch"] / row["kael"]
+            row["speed"] = better
+        except Exception as error:  # one broken case must not hide the others
+            row["error"] = f"{type(error).__name__}: {error}"[:300]
+            failed = True
+        rows.append(row)
+        if "error" in row:
+            print(f"{case.name:<52} FAILED {row['error']}")
+        else:
+            print(f"{case.name:<52} {row['kael']:>10.4g}{case.unit:>2} {row['torch']:>10.4g}"
+                  f"{case.unit:>2} {row['speed']:>7.2f}", flush=True)
+        if on_gpu:
+            torch.cuda.empty_cache()
+            kael.empty_cache() if hasattr(kael, "empty_cache") else None
+    if arguments.json_out:
+        with open(arguments.json_out, "w", encoding="utf-8") as out:
+            json.dump({"device": arguments.device, "scale": arguments.scale,
+                       "torch": torch.__version__, "rows": rows}, out, indent=1)
+    speeds = [row["speed"] for row in rows if "speed" in row]
+    if speeds:
+        geometric = math.exp(sum(math.log(s) for s in speeds) / len(speeds))
+        print(f"geometric mean speed over {len(speeds)} cases: {geometric:.2f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
