@@ -139,6 +139,69 @@ bool flat_layout(const kael_element_layout& layout, FlatOperands<sizeof...(Ins)>
     return true;
 }
 
+// Any strided layout, row by row: a row is the innermost dimension, whose operand offsets are
+// found once (the divisions over the outer dims) and then stepped through kColumnsPerThread
+// columns, warp lanes on neighbouring columns so unit-stride operands are read coalesced.
+constexpr int kColumnsPerThread = 8;
+
+template <typename Out, typename F, typename... Ins>
+struct RowElement {
+    template <std::size_t... Input>
+    __device__ static void apply(const kael_element_layout& layout, std::byte* const* row,
+                                 std::int64_t column, const F& function,
+                                 std::index_sequence<Input...> /*inputs*/) {
+        const int last = layout.dims - 1;
+        store_element<Out>(row[0] + column * layout.strides[0][last],
+                           function(load_element<Ins>(
+                               row[Input + 1] + column * layout.strides[Input + 1][last])...));
+    }
+};
+
+template <typename Out, typename F, typename... Ins>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    strided_rows(kael_element_layout layout, F function) {
+    const int last = layout.dims - 1;
+    const std::int64_t columns = layout.shape[last];
+    const std::int64_t rows = layout.count / columns;
+    const std::int64_t span = static_cast<std::int64_t>(blockDim.x) * kColumnsPerThread;
+    for (std::int64_t row = blockIdx.y * static_cast<std::int64_t>(blockDim.y) + threadIdx.y;
+         row < rows; row += static_cast<std::int64_t>(gridDim.y) * blockDim.y) {
+        std::byte* pointers[KAEL_MAX_OPERANDS];
+        kernels::tasks::locate(layout, row * columns, pointers);
+        for (std::int64_t start = blockIdx.x * span; start < columns;
+             start += static_cast<std::int64_t>(gridDim.x) * span) {
+#pragma unroll
+            for (int step = 0; step < kColumnsPerThread; ++step) {
+                const std::int64_t column = start + step * blockDim.x + threadIdx.x;
+                if (column < columns) {
+                    RowElement<Out, F, Ins...>::apply(layout, pointers, column, function,
+                                                      std::index_sequence_for<Ins...>{});
+                }
+            }
+        }
+    }
+}
+
+template <typename Out, typename F, typename... Ins>
+struct StridedRows {};
+
+// Threads of a block: as many lanes along a row as it has (rounded to a warp), the rest on
+// further rows, so short rows do not leave most of a block idle.
+template <typename Out, typename F, typename... Ins>
+void launch_strided_rows(const kael_element_layout& layout, const F& function) {
+    const std::int64_t columns = layout.shape[layout.dims - 1];
+    const std::int64_t rows = layout.count / columns;
+    const int lanes = static_cast<int>(std::min<std::int64_t>(
+        kThreadsPerBlock, (columns + kColumnsPerThread * 32 - 1) / (kColumnsPerThread * 32) * 32));
+    const dim3 threads(lanes, kThreadsPerBlock / lanes);
+    const std::int64_t across = (columns + lanes * kColumnsPerThread - 1) / (lanes * kColumnsPerThread);
+    const std::int64_t down = (rows + threads.y - 1) / threads.y;
+    const dim3 blocks(static_cast<unsigned>(std::min<std::int64_t>(across, 1 << 16)),
+                      static_cast<unsigned>(std::min<std::int64_t>(down, 65535)));
+    strided_rows<Out, F, Ins...><<<blocks, threads>>>(layout, function);
+    check_launch(typeid(StridedRows<Out, F, Ins...>), __FILE__, __LINE__);
+}
+
 // The runner element_dispatch.h expects.
 struct CudaElementRunner {
     const kael_element_layout& layout;
@@ -147,8 +210,9 @@ struct CudaElementRunner {
     void run(const F& function) const {
         FlatOperands<sizeof...(Ins)> operands{};
         if (!flat_layout<Out, Ins...>(layout, operands)) {
-            Launcher::for_each(layout.count,
-                               kernels::tasks::Element<Out, F, Ins...>{layout, function});
+            if (layout.count > 0) {
+                launch_strided_rows<Out, F, Ins...>(layout, function);
+            }
             return;
         }
         // One pack per thread: for streaming, a full grid beat one resident wave by 6% on H200.
