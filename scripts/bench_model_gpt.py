@@ -61,6 +61,13 @@ def torch_gpt(torch, device):
     return GPT().to(device)
 
 
+def kael_gpt(kael, device):
+    config = kael.nn.GPTConfig()
+    config.vocab_size, config.block_size, config.layers = VOCAB, BLOCK, LAYERS
+    config.heads, config.embed = HEADS, EMBED
+    return kael.nn.GPT(config, device=device)
+
+
 def cases(scale, Case):
     batch = max(1, int(8 * scale))
     new_tokens = max(8, int(128 * scale))
@@ -80,10 +87,7 @@ def cases(scale, Case):
         return run
 
     def kael_step(kael, device):
-        config = kael.nn.GPTConfig()
-        config.vocab_size, config.block_size, config.layers = VOCAB, BLOCK, LAYERS
-        config.heads, config.embed = HEADS, EMBED
-        model = kael.nn.GPT(config, device=device)
+        model = kael_gpt(kael, device)
         optimizer = kael.optim.AdamW(model.parameters(), lr=3e-4)
         tokens = kael.randint(0, VOCAB, [batch, 512], device=device)
         targets = kael.randint(0, VOCAB, [batch, 512], device=device)
@@ -109,10 +113,7 @@ def cases(scale, Case):
         return run
 
     def kael_generate(kael, device):
-        config = kael.nn.GPTConfig()
-        config.vocab_size, config.block_size, config.layers = VOCAB, BLOCK, LAYERS
-        config.heads, config.embed = HEADS, EMBED
-        model = kael.nn.GPT(config, device=device)
+        model = kael_gpt(kael, device)
         model.eval()
 
         def run():

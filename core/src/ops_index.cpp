@@ -52,7 +52,7 @@ Tensor checked_gather(const Tensor& data, std::int64_t axis, const Tensor& index
 namespace detail {
 
 std::int64_t check_index_range(const Tensor& index, std::int64_t size, std::int64_t axis,
-                               bool negative_wraps, const char* op) {
+                               bool negative_wraps, const char* op, const char* what) {
     if (index.numel() == 0) {
         return 0;
     }
@@ -60,7 +60,7 @@ std::int64_t check_index_range(const Tensor& index, std::int64_t size, std::int6
     const std::int64_t highest = max(index).item<std::int64_t>();
     const std::int64_t low = negative_wraps ? -size : 0;
     if (lowest < low || highest >= size) {
-        throw IndexError(std::string(op) + ": index " +
+        throw IndexError(std::string(op) + ": " + what + " " +
                          std::to_string(lowest < low ? lowest : highest) +
                          " is out of bounds for dimension " + std::to_string(axis) + " with size " +
                          std::to_string(size));

@@ -4,6 +4,7 @@
 #include "dims.h"
 #include "kael/ops_more.h"
 #include "kernel_calls.h"
+#include "ops_index_internal.h"
 
 namespace kael {
 
@@ -22,21 +23,6 @@ void require_i64(const Tensor& a, const char* op, const char* what) {
     if (a.dtype() != DType::I64) {
         throw TypeError(std::string(op) + ": expected " + what + " of dtype i64, got " +
                         to_string(a.dtype()));
-    }
-}
-
-// IndexError naming op unless every index lies in [0, size): embedding and cross_entropy do not
-// wrap negative indices (PyTorch's rule), and their own names, not gather's, reach the user.
-void require_in_range(const Tensor& indices, const char* op, const char* what, std::int64_t size) {
-    if (indices.numel() == 0) {
-        return;
-    }
-    const std::int64_t lowest = min(indices).item<std::int64_t>();
-    const std::int64_t highest = max(indices).item<std::int64_t>();
-    if (lowest < 0 || highest >= size) {
-        throw IndexError(std::string(op) + ": " + what + " " +
-                         std::to_string(lowest < 0 ? lowest : highest) +
-                         " is out of bounds for size " + std::to_string(size));
     }
 }
 
@@ -72,7 +58,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
         throw ValueError("cross_entropy: expected logits [N, C] and targets [N], got logits " +
                          to_string(logits.shape()) + " and targets " + to_string(targets.shape()));
     }
-    require_in_range(targets, "cross_entropy", "target", logits.size(1));
+    (void)detail::check_index_range(targets, logits.size(1), 1, false, "cross_entropy", "target");
     const Tensor picked = gather(log_softmax(logits, 1), 1, targets.unsqueeze(1)).squeeze(1);
     switch (reduction) {
         case Reduction::None: return -picked;
@@ -116,7 +102,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
         throw ValueError("embedding: expected weight of shape [V, D], got " +
                          to_string(weight.shape()));
     }
-    require_in_range(indices, "embedding", "index", weight.size(0));
+    (void)detail::check_index_range(indices, weight.size(0), 0, false, "embedding");
     Shape out_shape = indices.shape();
     out_shape.push_back(weight.size(1));
     return index_select(weight, 0, indices.flatten()).reshape(out_shape);
