@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libboost-dev libboost-test-dev libcli11-dev
           nlohmann-json3-dev libopenblas-dev zlib1g-dev python3-dev pybind11-dev python3-numpy
-          python3-pytest dataset-fashion-mnist)
+          python3-pytest python3-hypothesis dataset-fashion-mnist)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
