@@ -12,6 +12,10 @@ void Backend::check(kael_status status, const char* what) const {
         return;
     }
     const char* raw = table_->last_error();
+    if (status == KAEL_STATUS_INDEX_ERROR) {
+        // The plugin's message names the user's op; a deferred check may surface here, later.
+        throw IndexError(raw != nullptr ? raw : "index out of range");
+    }
     const std::string message = std::string(what) + " on plugin '" + name() + "' failed: " +
                                 (raw != nullptr ? raw : "no message");
     switch (status) {

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 1
+#define KAEL_ABI_MINOR 2
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -45,6 +45,7 @@ typedef int32_t kael_status;
 #define KAEL_STATUS_OUT_OF_MEMORY 3    /* allocation failed on the device */
 #define KAEL_STATUS_DEVICE_ERROR 4     /* the device runtime reported an error */
 #define KAEL_STATUS_INTERNAL 5         /* anything else, including a caught C++ exception */
+#define KAEL_STATUS_INDEX_ERROR 6      /* since 1.2: an index out of range (check_indices) */
 
 /* Element types, in the order of kael::DType. kael's bool is one byte holding 0 or 1. */
 typedef int32_t kael_dtype;
@@ -171,6 +172,27 @@ typedef struct kael_matmul_sizes {
     int32_t b_transposed;
 } kael_matmul_sizes;
 
+/* Since ABI 1.2. Fused scaled dot-product attention over [batch, heads, tokens, head_dim] views.
+ * Strides are in elements for the batch, head and token dimensions of each tensor; head_dim is
+ * contiguous (stride 1) in all of them, so q/k/v may be views into one fused qkv projection and
+ * out may be written as [batch, tokens, heads, head_dim]. With causal, query i sees keys
+ * j <= i + (keys - queries) (aligned at the end, as with a KV cache). */
+typedef struct kael_attention_layout {
+    size_t struct_size; /* sizeof(kael_attention_layout) */
+    int64_t batch;
+    int64_t heads;
+    int64_t queries;  /* query tokens; may be 0 */
+    int64_t keys;     /* key/value tokens; >= 1 when queries > 0 */
+    int64_t head_dim; /* >= 1 */
+    int64_t q_strides[3];   /* batch, head, token */
+    int64_t k_strides[3];
+    int64_t v_strides[3];
+    int64_t out_strides[3]; /* out and grad_out (backward); grad_q/k/v use q/k/v strides */
+    double scale;           /* applied to q . k, usually 1 / sqrt(head_dim) */
+    int32_t causal;         /* 0 or 1 */
+    int32_t reserved;       /* 0 */
+} kael_attention_layout;
+
 /* Filled by device_properties(). Strings are copied into the struct, NUL-terminated. */
 typedef struct kael_device_properties {
     size_t struct_size; /* set by the caller to sizeof(kael_device_properties) */
@@ -268,6 +290,82 @@ typedef struct kael_plugin {
      * write int64 (out_dtype i64), wrapping on overflow. out never aliases data. May be NULL. */
     kael_status (*cumsum)(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
                           const void* data, int64_t chunk_size, int64_t row_count);
+
+    /* Since ABI 1.2: fused kernels for the model path. Float dtypes (f32, f64) unless said;
+     * an unsupported dtype is KAEL_STATUS_UNSUPPORTED. "outer x size x inner" names a contiguous
+     * buffer whose element (o, i, j) sits at (o * size + i) * inner + j; the op runs along i.
+     * Outputs never alias inputs. Sizes may be 0 (nothing to do). Each may be NULL. */
+    /* out = softmax(data) along i, or log_softmax when log != 0; rows with every element -inf
+     * give NaN as PyTorch does. Accumulates in at least f32 with the row maximum subtracted. */
+    kael_status (*softmax)(int32_t device, kael_dtype dtype, void* out, const void* data,
+                           int64_t outer, int64_t size, int64_t inner, int32_t log);
+    /* grad_in from grad_out and the forward's out: softmax: out * (grad_out - sum(grad_out *
+     * out)); log_softmax: grad_out - exp(out) * sum(grad_out), sums along i. */
+    kael_status (*softmax_backward)(int32_t device, kael_dtype dtype, void* grad_in,
+                                    const void* grad_out, const void* out, int64_t outer,
+                                    int64_t size, int64_t inner, int32_t log);
+    /* Normalizes each of rows contiguous rows of columns elements: out = (x - mean) * rstd *
+     * weight + bias, rstd = 1 / sqrt(biased variance + eps); writes mean and rstd (rows
+     * elements, dtype) for the backward. weight and bias (columns elements) may each be NULL. */
+    kael_status (*layer_norm)(int32_t device, kael_dtype dtype, void* out, void* mean, void* rstd,
+                              const void* x, const void* weight, const void* bias, int64_t rows,
+                              int64_t columns, double eps);
+    /* Gradients of layer_norm: grad_x (rows x columns), grad_weight and grad_bias (columns,
+     * overwritten, not accumulated); any of the three may be NULL when not wanted. weight may be
+     * NULL (taken as ones). mean and rstd are the forward's. */
+    kael_status (*layer_norm_backward)(int32_t device, kael_dtype dtype, void* grad_x,
+                                       void* grad_weight, void* grad_bias, const void* grad_out,
+                                       const void* x, const void* mean, const void* rstd,
+                                       const void* weight, int64_t rows, int64_t columns);
+    /* For each of rows rows of classes logits: lse[r] = log(sum(exp(logits[r]))) and
+     * losses[r] = lse[r] - logits[r][targets[r]], in one pass. Targets are int64 in
+     * [0, classes), checked by the core (see check_indices). */
+    kael_status (*cross_entropy)(int32_t device, kael_dtype dtype, void* losses, void* lse,
+                                 const void* logits, const int64_t* targets, int64_t rows,
+                                 int64_t classes);
+    /* grad_logits[r][c] = grad_losses[r * grad_stride] * (exp(logits[r][c] - lse[r]) -
+     * (c == targets[r])): no one-hot tensor. grad_stride is 1, or 0 for one shared value. */
+    kael_status (*cross_entropy_backward)(int32_t device, kael_dtype dtype, void* grad_logits,
+                                          const void* grad_losses, int64_t grad_stride,
+                                          const void* logits, const void* lse,
+                                          const int64_t* targets, int64_t rows, int64_t classes);
+    /* results[o * inner + j] = op over i of data (outer x size x inner), with reduce()'s dtype
+     * rules and identities; reduce() is the case inner == 1. Any dtype. */
+    kael_status (*reduce_dims)(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
+                               kael_dtype in_dtype, void* results, const void* data,
+                               int64_t outer, int64_t size, int64_t inner);
+    /* The k largest (largest != 0) or smallest elements of each of row_count contiguous rows of
+     * chunk_size elements, in sort order as sort() orders them (NaN largest, ties by position),
+     * into values (dtype) and indices (int64 positions), rows of k. 0 <= k <= chunk_size.
+     * Numeric dtypes and bool. */
+    kael_status (*topk)(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
+                        const void* data, int64_t chunk_size, int64_t row_count, int64_t k,
+                        int32_t largest);
+    /* matmul() plus bias: out[b][r][c] = (a x b)[b][r][c] + bias[c] (columns elements, dtype),
+     * in one call (a GEMM epilogue or beta = 1 over the broadcast bias). */
+    kael_status (*matmul_bias)(int32_t device, kael_dtype dtype, const void* a, const void* b,
+                               const void* bias, void* out, const kael_matmul_sizes* sizes);
+    /* out = softmax(q k^T * scale, causal mask) v per (batch, head), never forming the scores
+     * in memory; lse (batch x heads x queries, contiguous) receives each query's log-sum-exp of
+     * its scaled scores for the backward. */
+    kael_status (*attention)(int32_t device, kael_dtype dtype, void* out, void* lse,
+                             const void* q, const void* k, const void* v,
+                             const kael_attention_layout* layout);
+    /* Gradients of attention from the forward's out and lse: grad_q, grad_k, grad_v (laid out
+     * as q, k, v; overwritten). */
+    kael_status (*attention_backward)(int32_t device, kael_dtype dtype, void* grad_q,
+                                      void* grad_k, void* grad_v, const void* grad_out,
+                                      const void* q, const void* k, const void* v,
+                                      const void* out, const void* lse,
+                                      const kael_attention_layout* layout);
+    /* Checks that each of count int64 indices lies in [low, high). May return before the check
+     * has run: then a violation is returned as KAEL_STATUS_INDEX_ERROR by the device's next
+     * synchronize() or copy_to_host(), once, with last_error() "<op>: <what> V is out of bounds
+     * for dimension <axis> with size <high>"; a plugin that checks at once returns it here.
+     * op and what are copied. This is how index ops avoid a host sync per call. */
+    kael_status (*check_indices)(int32_t device, const int64_t* indices, int64_t count,
+                                 int64_t low, int64_t high, int64_t axis, const char* op,
+                                 const char* what);
 } kael_plugin;
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
@@ -285,9 +383,10 @@ static_assert(sizeof(kael_element_params) == 40, "params ABI size");
 static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64, "index layout ABI size");
 static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size");
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 20 * 8, "plugin table size");
+static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8, "attention ABI size");
+static_assert(sizeof(kael_plugin) == 56 + 32 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 20 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 32 * 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */
