@@ -307,4 +307,64 @@ void cumsum(const Tensor& out, const Tensor& input, std::int64_t chunk_size, std
         });
 }
 
+namespace {
+
+// Defined tensors only, and where each of `wanted` went in that list (-1 when undefined).
+std::vector<Tensor> defined_only(const std::vector<Tensor>& wanted, std::vector<int>& positions) {
+    std::vector<Tensor> present;
+    for (const Tensor& tensor : wanted) {
+        positions.push_back(tensor.defined() ? static_cast<int>(present.size()) : -1);
+        if (tensor.defined()) {
+            present.push_back(tensor);
+        }
+    }
+    return present;
+}
+
+void* data_at(const std::vector<Tensor>& tensors, int position) {
+    return position < 0 ? nullptr : tensors[static_cast<std::size_t>(position)].device_data();
+}
+
+}  // namespace
+
+void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                const Tensor& weight, const Tensor& bias, std::int64_t rows, std::int64_t columns,
+                double eps) {
+    if (rows == 0 || columns == 0) {
+        return;
+    }
+    std::vector<int> in;
+    const std::vector<Tensor> inputs = defined_only({x, weight, bias}, in);
+    run("layer_norm", {out, mean, rstd}, inputs, KAEL_SLOT_CHECK(layer_norm),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->layer_norm(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), outs[2].device_data(), data_at(ins, in[0]),
+                              data_at(ins, in[1]), data_at(ins, in[2]), rows, columns, eps),
+                          "layer_norm");
+        });
+}
+
+void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& weight, std::int64_t rows,
+                         std::int64_t columns) {
+    std::vector<int> out;
+    const std::vector<Tensor> outputs = defined_only({grad_x, grad_weight, grad_bias}, out);
+    if (columns == 0 || outputs.empty()) {
+        return;
+    }
+    std::vector<int> in;
+    const std::vector<Tensor> inputs = defined_only({grad_out, x, mean, rstd, weight}, in);
+    run("layer_norm_backward", outputs, inputs, KAEL_SLOT_CHECK(layer_norm_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->layer_norm_backward(
+                              device, abi(grad_out.dtype()), data_at(outs, out[0]),
+                              data_at(outs, out[1]), data_at(outs, out[2]),
+                              data_at(ins, in[0]), data_at(ins, in[1]), data_at(ins, in[2]),
+                              data_at(ins, in[3]), data_at(ins, in[4]), rows, columns),
+                          "layer_norm_backward");
+        });
+}
+
 }  // namespace kael::detail

@@ -37,4 +37,16 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_
 void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
             std::int64_t rows);
 
+// layer_norm of rows of columns contiguous elements: out, and mean and rstd (rows elements).
+// weight and bias may be undefined.
+void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                const Tensor& weight, const Tensor& bias, std::int64_t rows, std::int64_t columns,
+                double eps);
+// Its gradients; an undefined grad_x, grad_weight or grad_bias is not computed, an undefined
+// weight is ones.
+void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& weight, std::int64_t rows,
+                         std::int64_t columns);
+
 }  // namespace kael::detail
