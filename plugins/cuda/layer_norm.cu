@@ -124,17 +124,14 @@ void run_layer_norm(const ForwardArgs<T>& args) {
     if (chunks > 0) {
         with_chunks(chunks, [&](auto constant) {
             const auto kernel = &layer_norm_in_registers<T, decltype(constant)::value>;
-            const int blocks = row_grid(reinterpret_cast<const void*>(kernel), args.rows,
-                                        kWarpsPerBlock, kRowThreads);
+            const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
             kernel<<<blocks, kRowThreads>>>(args);
             check_launch(typeid(ForwardArgs<T>), __FILE__, __LINE__);
         });
         return;
     }
     const int threads = threads_for_row(args.columns);
-    const auto kernel = &layer_norm_in_memory<T>;
-    kernel<<<row_grid(reinterpret_cast<const void*>(kernel), args.rows, 1, threads), threads>>>(
-        args);
+    layer_norm_in_memory<T><<<block_row_grid(args.rows, threads), threads>>>(args);
     check_launch(typeid(ForwardArgs<T>), __FILE__, __LINE__);
 }
 

@@ -37,7 +37,7 @@ template <typename T, int kChunks>
 __global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 2 : 1)
     layer_norm_backward_in_registers(BackwardArgs<T> a, T* partials) {
     constexpr int kWidth = kPackWidth<T>;
-    extern __shared__ unsigned char shared_bytes[];
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
     const int lane = static_cast<int>(threadIdx.x) % kWarp;
     const int warp = static_cast<int>(threadIdx.x) / kWarp;
     const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
@@ -241,9 +241,7 @@ template <typename T>
 void run_in_memory(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
     if (args.grad_x != nullptr) {
         const int threads = threads_for_row(args.columns);
-        const auto kernel = &layer_norm_backward_in_memory<T>;
-        const int blocks = row_grid(reinterpret_cast<const void*>(kernel), args.rows, 1, threads);
-        kernel<<<blocks, threads>>>(args);
+        layer_norm_backward_in_memory<T><<<block_row_grid(args.rows, threads), threads>>>(args);
         check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);
     }
     if (grad_weight == nullptr && grad_bias == nullptr) {
@@ -276,8 +274,7 @@ void run_backward(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
     }
     with_chunks(chunks, [&](auto constant) {
         const auto kernel = &layer_norm_backward_in_registers<T, decltype(constant)::value>;
-        const int blocks = row_grid(reinterpret_cast<const void*>(kernel), args.rows,
-                                    kWarpsPerBlock, kRowThreads);
+        const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
         if (!parameters) {
             kernel<<<blocks, kRowThreads>>>(args, nullptr);
             check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);

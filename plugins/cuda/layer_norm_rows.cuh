@@ -102,9 +102,16 @@ void with_chunks(int chunks, const Launch& launch) {
     }
 }
 
-// Blocks for a grid-stride kernel over `rows` rows, `rows_per_block` per block.
-inline int row_grid(const void* kernel, std::int64_t rows, int rows_per_block, int threads) {
-    return grid_blocks(kernel, (rows + rows_per_block - 1) / rows_per_block, threads);
+// Blocks for a grid-stride kernel of kRowThreads threads, kWarpsPerBlock rows per block.
+inline int warp_row_grid(const void* kernel, std::int64_t rows) {
+    return grid_blocks(kernel, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kRowThreads);
+}
+
+// Blocks for a grid-stride kernel of one row per block of `threads` threads: about as many as a
+// multiprocessor holds (resident_blocks caches one block size per kernel; this one varies).
+inline int block_row_grid(std::int64_t rows, int threads) {
+    const std::int64_t resident = std::int64_t{multiprocessor_count()} * (2048 / threads);
+    return static_cast<int>(rows < resident ? rows : resident);
 }
 
 }  // namespace kael::cuda::layer_norm_rows
