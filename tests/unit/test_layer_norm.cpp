@@ -2,6 +2,7 @@
 // input, only the needed gradients computed, empty inputs, dtype promotion, and every device.
 #include <boost/test/unit_test.hpp>
 
+#include <string>
 #include <vector>
 
 #include "kael/autograd.h"
@@ -170,4 +171,36 @@ BOOST_AUTO_TEST_CASE(layer_norm_promotes_mixed_dtypes) {
                 {-0.15290425275480374, 3.2649772419841154, 1.9404699563784369,
                  0.5801854400244364, 2.0754211761569286},
                 1e-6);
+}
+
+// A plugin from before ABI 1.2 (tests/test_plugins/old_minor.c) has no layer_norm slots: the
+// cpu plugin serves them through copies, counted; a plugin with the slots needs no fallback.
+BOOST_AUTO_TEST_CASE(layer_norm_falls_back_only_where_the_slots_are_missing) {
+    const kael::Device device("cuda");
+    if (!kael::is_available(device)) {
+        BOOST_TEST_MESSAGE("no cuda device here; skipped");
+        return;
+    }
+    std::string plugin;
+    for (const kael::DeviceInfo& info : kael::devices()) {
+        plugin = info.device == kael::Device("cuda:0") ? info.plugin : plugin;
+    }
+    std::uint32_t abi_minor = 0;
+    for (const auto& record : kael::plugins()) {
+        abi_minor = record.name == plugin ? record.abi_minor : abi_minor;
+    }
+    BOOST_TEST_MESSAGE("layer_norm on cuda:0 served by " << plugin << " (ABI 1." << abi_minor
+                                                          << ")");
+    kael::reset_fallback_counts();
+    const Tensor x = f64(kX, {2, 5}).to(device).set_requires_grad(true);
+    const Tensor w = f64(kWeight, {5}).to(device).set_requires_grad(true);
+    kael::layer_norm(x, w).backward(f64(kGrad, {2, 5}).to(device));
+    check_close(v<double>(w.grad().cpu()),
+                {-0.15290425275480374, 3.2649772419841154, 1.9404699563784369,
+                 0.5801854400244364, 2.0754211761569286},
+                1e-12);
+    const auto counts = kael::fallback_counts();
+    const bool has_slots = abi_minor >= 2;
+    BOOST_TEST(counts.count(plugin + ":layer_norm") == (has_slots ? 0U : 1U));
+    BOOST_TEST(counts.count(plugin + ":layer_norm_backward") == (has_slots ? 0U : 1U));
 }
