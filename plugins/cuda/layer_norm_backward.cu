@@ -30,10 +30,41 @@ struct BackwardArgs {
     std::int64_t columns;
 };
 
-// partials (gridDim.x rows of 2 * columns: weight sums, then bias sums) may be null: no
-// parameter gradients. Dynamic shared memory: 2 * columns T when partials is set. Two blocks
-// per multiprocessor keep enough loads in flight; the widest rows would spill at that size.
+// Warp 0 writes its running column sums into block_sums (weight sums, then bias sums, 2 *
+// columns), the other warps add theirs in turn. Every thread of the block must call it.
 template <typename T, int kChunks>
+__device__ void add_in_warp_order(const Pack<T> (&weight_sums)[kChunks],
+                                  const Pack<T> (&bias_sums)[kChunks], T* block_sums,
+                                  std::int64_t columns) {
+    constexpr int kWidth = kPackWidth<T>;
+    const int lane = static_cast<int>(threadIdx.x) % kWarp;
+    const int warp = static_cast<int>(threadIdx.x) / kWarp;
+    for (int turn = 0; turn < kWarpsPerBlock; ++turn) {
+        if (warp == turn) {
+#pragma unroll
+            for (int chunk = 0; chunk < kChunks; ++chunk) {
+                const std::int64_t begin = (chunk * kWarp + lane) * std::int64_t{kWidth};
+#pragma unroll
+                for (int i = 0; i < kWidth; ++i) {
+                    const std::int64_t column = begin + i;
+                    if (column < columns) {
+                        const T weight = weight_sums[chunk].v[i];
+                        const T bias = bias_sums[chunk].v[i];
+                        T* const sums = block_sums + column;
+                        sums[0] = turn == 0 ? weight : sums[0] + weight;
+                        sums[columns] = turn == 0 ? bias : sums[columns] + bias;
+                    }
+                }
+            }
+        }
+        __syncthreads();
+    }
+}
+
+// kParameters: also the parameters' partial sums, gridDim.x rows of 2 * columns in partials
+// (weight sums, then bias sums), through 2 * columns T of dynamic shared memory. Two blocks per
+// multiprocessor keep enough loads in flight; the widest rows would spill at that size.
+template <typename T, int kChunks, bool kParameters>
 __global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 2 : 1)
     layer_norm_backward_in_registers(BackwardArgs<T> a, T* partials) {
     constexpr int kWidth = kPackWidth<T>;
@@ -62,8 +93,10 @@ __global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 2 : 1)
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
                     xhat[chunk].v[i] = (xhat[chunk].v[i] - mean) * rstd;
-                    weight_sums[chunk].v[i] += g[chunk].v[i] * xhat[chunk].v[i];
-                    bias_sums[chunk].v[i] += g[chunk].v[i];
+                    if constexpr (kParameters) {
+                        weight_sums[chunk].v[i] += g[chunk].v[i] * xhat[chunk].v[i];
+                        bias_sums[chunk].v[i] += g[chunk].v[i];
+                    }
                 }
             }
         }
@@ -105,34 +138,13 @@ __global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 2 : 1)
             }
         }
     }
-    if (partials == nullptr) {
-        return;
-    }
-    // Warp 0 writes its sums, the others add theirs in turn; then the block stores one row.
-    T* const block_sums = reinterpret_cast<T*>(shared_bytes);
-    for (int turn = 0; turn < kWarpsPerBlock; ++turn) {
-        if (warp == turn) {
-#pragma unroll
-            for (int chunk = 0; chunk < kChunks; ++chunk) {
-                const std::int64_t begin = (chunk * kWarp + lane) * std::int64_t{kWidth};
-#pragma unroll
-                for (int i = 0; i < kWidth; ++i) {
-                    if (begin + i < a.columns) {
-                        T* const weight_sum = block_sums + begin + i;
-                        T* const bias_sum = weight_sum + a.columns;
-                        *weight_sum = turn == 0 ? weight_sums[chunk].v[i]
-                                                : *weight_sum + weight_sums[chunk].v[i];
-                        *bias_sum =
-                            turn == 0 ? bias_sums[chunk].v[i] : *bias_sum + bias_sums[chunk].v[i];
-                    }
-                }
-            }
+    if constexpr (kParameters) {
+        T* const block_sums = reinterpret_cast<T*>(shared_bytes);
+        add_in_warp_order<T, kChunks>(weight_sums, bias_sums, block_sums, a.columns);
+        T* const target = partials + blockIdx.x * 2 * a.columns;
+        for (std::int64_t i = threadIdx.x; i < 2 * a.columns; i += blockDim.x) {
+            target[i] = block_sums[i];
         }
-        __syncthreads();
-    }
-    T* const target = partials + blockIdx.x * 2 * a.columns;
-    for (std::int64_t i = threadIdx.x; i < 2 * a.columns; i += blockDim.x) {
-        target[i] = block_sums[i];
     }
 }
 
@@ -273,13 +285,16 @@ void run_backward(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
         return;
     }
     with_chunks(chunks, [&](auto constant) {
-        const auto kernel = &layer_norm_backward_in_registers<T, decltype(constant)::value>;
-        const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
+        constexpr int kChunks = decltype(constant)::value;
         if (!parameters) {
-            kernel<<<blocks, kRowThreads>>>(args, nullptr);
+            const auto kernel = &layer_norm_backward_in_registers<T, kChunks, false>;
+            kernel<<<warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows),
+                     kRowThreads>>>(args, nullptr);
             check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);
             return;
         }
+        const auto kernel = &layer_norm_backward_in_registers<T, kChunks, true>;
+        const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
         const std::int64_t width = 2 * args.columns;
         const tasks::Scratch<Launcher, T> partials(blocks * width);
         const auto shared = static_cast<std::size_t>(width) * sizeof(T);
