@@ -307,4 +307,18 @@ void cumsum(const Tensor& out, const Tensor& input, std::int64_t chunk_size, std
         });
 }
 
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params) {
+    if (param.numel() == 0) {
+        return;
+    }
+    run("adam", {param, m, v}, {grad}, KAEL_SLOT_CHECK(adam),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->adam(device, abi(outs[0].dtype()), outs[0].device_data(),
+                                                outs[1].device_data(), outs[2].device_data(),
+                                                ins[0].device_data(), outs[0].numel(), &params),
+                          "adam");
+        });
+}
+
 }  // namespace kael::detail
