@@ -211,7 +211,12 @@ void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor
         return;
     }
     split_for_layout(out, inputs, [&](const Tensor& piece, const std::vector<Tensor>& sources) {
-        run("elementwise", {piece}, sources, KAEL_SLOT_CHECK(elementwise),
+        // Ops appended in ABI 1.2 reach only plugins that know them; older ones fall back.
+        const auto knows_op = [op](const kael_plugin* table) {
+            return KAEL_HAS_SLOT(table, elementwise) &&
+                   (op < KAEL_OP_GELU_EXACT_BACKWARD || table->abi_minor >= 2);
+        };
+        run("elementwise", {piece}, sources, knows_op,
             [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
                 const kael_element_layout layout = element_layout(outs[0], ins);
                 backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),

@@ -104,6 +104,9 @@ enum {
     KAEL_OP_WHERE,            /* (bool condition, a, b): a where condition else b */
     KAEL_OP_CLAMP,            /* params: [0] low, [1] high */
     KAEL_OP_MASKED_FILL,      /* (input, bool mask): params[0] where mask else input */
+    /* Since ABI 1.2; the core sends them only to plugins of minor >= 2. */
+    KAEL_OP_GELU_EXACT_BACKWARD, /* (input, grad): grad * d/dx gelu_exact(input) */
+    KAEL_OP_GELU_TANH_BACKWARD,  /* (input, grad): grad * d/dx gelu_tanh(input) */
     KAEL_OP_COUNT
 };
 
