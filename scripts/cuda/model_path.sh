@@ -10,7 +10,7 @@ shift
 py=${KAEL_PYTHON:-/opt/torch/.venv/bin/python3}
 out=${OUT:-$(mktemp -d)}
 module=$("$source_dir/scripts/cuda/python_module.sh" "$build_dir" "$py")
-git -C "$source_dir" log -1 --format='commit %h %s' 2>/dev/null | tee "$out/model_path.txt"
+echo "commit ${KAEL_COMMIT:-$(git -C "$source_dir" log -1 --format=%h 2>/dev/null)}" | tee "$out/model_path.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$out/model_path.txt"
 PYTHONPATH="$module:$source_dir/scripts" KAEL_PLUGINS=-emulated "$py" \
     "$source_dir/scripts/bench_model_path.py" --device cuda --json-out "$out/model_path.json" "$@" \
