@@ -48,5 +48,8 @@ void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const 
                          const Tensor& grad_out, const Tensor& x, const Tensor& mean,
                          const Tensor& rstd, const Tensor& weight, std::int64_t rows,
                          std::int64_t columns);
+// One fused Adam step in place on contiguous param, m and v (same dtype and size) from grad.
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params);
 
 }  // namespace kael::detail
