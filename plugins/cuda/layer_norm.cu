@@ -120,9 +120,10 @@ __global__ void __launch_bounds__(512) layer_norm_in_memory(ForwardArgs<T> a) {
 template <typename T>
 void run_layer_norm(const ForwardArgs<T>& args) {
     const int chunks =
-        register_chunks<T>(args.columns, {args.out, args.x, args.weight, args.bias});
+        register_chunks<T, kMaxForwardChunks>(args.columns,
+                                             {args.out, args.x, args.weight, args.bias});
     if (chunks > 0) {
-        with_chunks(chunks, [&](auto constant) {
+        with_chunks<kMaxForwardChunks>(chunks, [&](auto constant) {
             const auto kernel = &layer_norm_in_registers<T, decltype(constant)::value>;
             const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
             kernel<<<blocks, kRowThreads>>>(args);

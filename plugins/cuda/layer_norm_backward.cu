@@ -278,13 +278,13 @@ void run_backward(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
         launch_sum_partials<T>(nullptr, 0, args.columns, grad_weight, grad_bias);
         return;
     }
-    const int chunks = register_chunks<T>(
+    const int chunks = register_chunks<T, kMaxChunks>(
         args.columns, {args.grad_x, args.grad_out, args.x, args.weight});
     if (chunks == 0) {
         run_in_memory(args, grad_weight, grad_bias);
         return;
     }
-    with_chunks(chunks, [&](auto constant) {
+    with_chunks<kMaxChunks>(chunks, [&](auto constant) {
         constexpr int kChunks = decltype(constant)::value;
         if (!parameters) {
             const auto kernel = &layer_norm_backward_in_registers<T, kChunks, false>;

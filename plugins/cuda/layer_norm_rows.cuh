@@ -1,7 +1,7 @@
 #pragma once
-// What the layer_norm kernels share. A row of at most kMaxChunks * 32 packs of 16 bytes whose
-// buffers are 16-byte aligned is held in registers by one warp (lane l owns packs l, l + 32, ...);
-// any other row is read from memory by a block. Sums go through butterfly shuffles, so every lane
+// What the layer_norm kernels share. A row of at most 32 * 16 (forward) or 32 * 8 (backward)
+// packs of 16 bytes whose buffers are 16-byte aligned is held in registers by one warp (lane l
+// owns packs l, l + 32, ...); any other row is read from memory by a block. Sums go through butterfly shuffles, so every lane
 // ends with the same bits, and block sums add the warps' sums in warp order: run to run the
 // results repeat. Accumulation is in T (f32 for f32, as PyTorch does).
 #include <cuda_runtime.h>
@@ -17,7 +17,10 @@ namespace kael::cuda::layer_norm_rows {
 inline constexpr int kWarp = 32;
 inline constexpr int kRowThreads = 256;  // blocks of 8 warps for the row-per-warp kernels
 inline constexpr int kWarpsPerBlock = kRowThreads / kWarp;
-inline constexpr int kMaxChunks = 8;     // packs per lane: 1024 f32 or 512 f64 columns
+// Packs per lane at most: forward 16 (2048 f32 or 1024 f64 columns), backward 8, whose
+// running sums of the parameters' gradients need registers too.
+inline constexpr int kMaxForwardChunks = 16;
+inline constexpr int kMaxChunks = 8;
 
 template <typename T>
 inline constexpr int kPackWidth = static_cast<int>(16 / sizeof(T));
@@ -68,9 +71,9 @@ inline int threads_for_row(std::int64_t columns) {
     return static_cast<int>(wanted < kWarp ? kWarp : (wanted > 512 ? 512 : wanted));
 }
 
-// Packs per lane for a row held in registers: 1, 2, 4, 6 or 8, or 0 when the row does not fit
-// or a buffer is not 16-byte aligned.
-template <typename T>
+// Packs per lane for a row held in registers: a bucket of at most kMax (1, 2, 4, 6, 8, 12 or
+// 16), or 0 when the row does not fit or a buffer is not 16-byte aligned.
+template <typename T, int kMax>
 int register_chunks(std::int64_t columns, std::initializer_list<const void*> buffers) {
     constexpr std::int64_t width = kPackWidth<T>;
     if (columns % width != 0) {
@@ -82,24 +85,33 @@ int register_chunks(std::int64_t columns, std::initializer_list<const void*> buf
         }
     }
     const std::int64_t chunks = (columns / width + kWarp - 1) / kWarp;
-    for (const int bucket : {1, 2, 4, 6, 8}) {
-        if (chunks <= bucket) {
+    for (const int bucket : {1, 2, 4, 6, 8, 12, 16}) {
+        if (chunks <= bucket && bucket <= kMax) {
             return bucket;
         }
     }
     return 0;
 }
 
-// Runs launch(std::integral_constant<int, chunks>) for a bucket from register_chunks.
-template <typename Launch>
+// Runs launch(std::integral_constant<int, chunks>) for a bucket from register_chunks<T, kMax>.
+template <int kMax, typename Launch>
 void with_chunks(int chunks, const Launch& launch) {
     switch (chunks) {
         case 1: return launch(std::integral_constant<int, 1>{});
         case 2: return launch(std::integral_constant<int, 2>{});
         case 4: return launch(std::integral_constant<int, 4>{});
         case 6: return launch(std::integral_constant<int, 6>{});
-        default: return launch(std::integral_constant<int, kMaxChunks>{});
+        default: break;
     }
+    if constexpr (kMax > 8) {
+        if (chunks == 12) {
+            return launch(std::integral_constant<int, 12>{});
+        }
+        if (chunks == 16) {
+            return launch(std::integral_constant<int, 16>{});
+        }
+    }
+    return launch(std::integral_constant<int, 8>{});
 }
 
 // Blocks for a grid-stride kernel of kRowThreads threads, kWarpsPerBlock rows per block.

@@ -1,6 +1,6 @@
 // Conformance of the layer_norm slots: forward, and backward through autograd with every subset
 // of x, weight and bias requiring grad, over row widths that take each device path (narrow,
-// not a multiple of 4, 768 wide, longer than a register row), views that the core makes
+// not a multiple of 4, 768 and 1600 wide, longer than a register row), views that the core makes
 // contiguous, a misaligned row start, and empty inputs; f32 and f64, on the device against cpu.
 #include "conformance.h"
 
@@ -20,6 +20,7 @@ std::vector<Input> inputs() {
         {"contiguous_16_3d", {3, 4, 16}},
         {"one_row", {1, 12}},
         {"gpt2_768", {5, 768}},
+        {"gpt2_xl_1600", {3, 1600}},
         {"many_rows", {300, 64}},
         {"wide_5000", {3, 5000}},
         {"transposed", {10, 6}, [](const Tensor& t) { return t.T(); }},
