@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kael/allocator.h"
+#include "kael/autograd.h"
 #include "kael/ops_more.h"
 #include "kael/random.h"
 #include "kael/registry.h"
@@ -149,5 +150,53 @@ BOOST_AUTO_TEST_CASE(reductions_keep_nan_and_first_occurrence_rules_on_transpose
         BOOST_TEST(maxima[0] == 3.0);
         BOOST_TEST(std::isnan(maxima[1]));
         BOOST_TEST(maxima[2] == 0.0);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(reductions_over_permuted_inputs_match_finite_differences) {
+    using Inputs = std::vector<Tensor>;
+    kael::manual_seed(5);
+    const Tensor x = kael::randn({3, 4, 5}, DType::F64).set_requires_grad(true);
+    const auto permuted = [](const Tensor& t) { return t.permute({2, 0, 1}); };  // {5, 3, 4}
+    for (const bool keepdim : {false, true}) {
+        for (const Shape& dims : {Shape{0, 2}, Shape{1, 0}, Shape{0, 1, 2}}) {
+            BOOST_TEST(kael::autograd::gradcheck(
+                [&](const Inputs& in) {
+                    return kael::sum(kael::square(kael::sum(permuted(in[0]), dims, keepdim)));
+                },
+                {x}));
+            BOOST_TEST(kael::autograd::gradcheck(
+                [&](const Inputs& in) {
+                    return kael::sum(kael::square(kael::mean(permuted(in[0]), dims, keepdim)));
+                },
+                {x}));
+        }
+        BOOST_TEST(kael::autograd::gradcheck(
+            [&](const Inputs& in) {
+                return kael::sum(kael::square(kael::max(permuted(in[0]), 1, keepdim)));
+            },
+            {x}));
+        BOOST_TEST(kael::autograd::gradcheck(
+            [&](const Inputs& in) { return kael::sum(kael::var(permuted(in[0]), 0, 1, keepdim)); },
+            {x}));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(float32_var_is_zero_for_constant_rows_and_precise_under_an_offset) {
+    for (const kael::Device& device : devices()) {
+        const Tensor constant = kael::full({3, 7}, 0.1, DType::F32, device);
+        for (const float value : kael::var(constant, 1).cpu().to_vector<float>()) {
+            BOOST_TEST(value == 0.0F);
+        }
+        for (const float value : kael::stddev(constant.T(), 0).cpu().to_vector<float>()) {
+            BOOST_TEST(value == 0.0F);
+        }
+        kael::manual_seed(9);
+        const Tensor offset = kael::randn({4, 1000}, DType::F32, device) * 0.01 + 1000.0;
+        const std::vector<float> narrow = kael::var(offset, 1).cpu().to_vector<float>();
+        const std::vector<double> wide = kael::var(offset.to(DType::F64), 1).cpu().to_vector<double>();
+        for (std::size_t row = 0; row < wide.size(); ++row) {
+            BOOST_TEST(narrow[row] == wide[row], boost::test_tools::tolerance(1e-4));
+        }
     }
 }
