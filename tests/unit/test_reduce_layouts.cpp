@@ -81,6 +81,8 @@ BOOST_AUTO_TEST_CASE(permuted_inputs_reduce_like_their_contiguous_copies) {
             {"transposed", base.transpose(0, 2)},
             {"permuted", base.permute({1, 2, 0})},
             {"permuted_back", base.permute({2, 0, 1})},
+            {"offset_permuted",
+             integer_values({2, 4, 5, 6}, device).select(0, 1).permute({2, 0, 1})},
         };
         for (const auto& [view_name, view] : views) {
             const Tensor copy = view.contiguous();
