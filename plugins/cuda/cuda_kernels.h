@@ -3,6 +3,7 @@
 // current (use_device) before it touches memory or launches work.
 #include <cstdint>
 
+#include "kael/kernels/entries_optim.h"
 #include "kael/kernels/entries_reduce_dims.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
@@ -10,6 +11,7 @@
 namespace kael::cuda {
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_OPTIM_ENTRIES();
 KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
 
 }  // namespace kael::cuda
