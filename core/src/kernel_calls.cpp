@@ -386,4 +386,27 @@ void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& g
         });
 }
 
+void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
+                 std::int64_t size, std::int64_t inner) {
+    if (outer * inner == 0) {
+        return;
+    }
+    const kael_plugin* table = backend_for(out.device()).table();
+    if (!KAEL_HAS_SLOT(table, reduce_dims)) {
+        // An older plugin: move i innermost on the device, then reduce rows (or fall back).
+        const Tensor rows =
+            inner == 1 ? block
+                       : block.view({outer, size, inner}).permute({0, 2, 1}).contiguous();
+        reduce(op, out, rows, size, outer * inner);
+        return;
+    }
+    run("reduce_dims", {out}, {block}, KAEL_SLOT_CHECK(reduce_dims),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->reduce_dims(device, op, abi(outs[0].dtype()),
+                                                       abi(ins[0].dtype()), outs[0].device_data(),
+                                                       ins[0].device_data(), outer, size, inner),
+                          "reduce_dims");
+        });
+}
+
 }  // namespace kael::detail

@@ -25,6 +25,10 @@ void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor
                  DType in_dtype, const kael_element_params& params);
 void reduce(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in,
             std::int64_t chunk_size, std::int64_t rows);
+// out (outer x inner, contiguous) = op along i of block, a contiguous outer x size x inner run
+// of elements (a 1-d view of them). Plugins without the slot reduce rows after a device copy.
+void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
+                 std::int64_t size, std::int64_t inner);
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes);
 void gather(const Tensor& out, const Tensor& data, const Tensor& index,
             const kael_index_layout& layout);

@@ -5,6 +5,7 @@
 
 #include "kael/kernels/entries_layer_norm.h"
 #include "kael/kernels/entries_optim.h"
+#include "kael/kernels/entries_reduce_dims.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -22,5 +23,6 @@ int worker_count();
 KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_LAYER_NORM_ENTRIES();
 KAEL_DECLARE_OPTIM_ENTRIES();
+KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
 
 }  // namespace kael::cpu

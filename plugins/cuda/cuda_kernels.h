@@ -5,6 +5,7 @@
 
 #include "kael/kernels/entries_layer_norm.h"
 #include "kael/kernels/entries_optim.h"
+#include "kael/kernels/entries_reduce_dims.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -13,5 +14,6 @@ namespace kael::cuda {
 KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_LAYER_NORM_ENTRIES();
 KAEL_DECLARE_OPTIM_ENTRIES();
+KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
 
 }  // namespace kael::cuda

@@ -76,6 +76,7 @@ kael_plugin make_table() {
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     KAEL_ASSIGN_LAYER_NORM_ENTRIES(table);
     KAEL_ASSIGN_OPTIM_ENTRIES(table);
+    KAEL_ASSIGN_REDUCE_DIMS_ENTRIES(table);
     return table;
 }
 
