@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "kael/kernels/entries_index_check.h"
+#include "kael/kernels/entries_matmul_bias.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -18,5 +20,7 @@ void parallel_ranges(int64_t count, int64_t min_parallel,
 int worker_count();
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_INDEX_CHECK_ENTRIES();
+KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
 
 }  // namespace kael::cpu

@@ -86,6 +86,8 @@ kael_plugin make_table() {
     table.device_properties = device_properties;
     table.shutdown = nullptr;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
+    KAEL_ASSIGN_INDEX_CHECK_ENTRIES(table);
+    KAEL_ASSIGN_MATMUL_BIAS_ENTRIES(table);
     return table;
 }
 

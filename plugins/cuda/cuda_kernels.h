@@ -3,11 +3,15 @@
 // current (use_device) before it touches memory or launches work.
 #include <cstdint>
 
+#include "kael/kernels/entries_index_check.h"
+#include "kael/kernels/entries_matmul_bias.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
 namespace kael::cuda {
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_INDEX_CHECK_ENTRIES();
+KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
 
 }  // namespace kael::cuda

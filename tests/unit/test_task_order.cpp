@@ -173,6 +173,7 @@ BOOST_AUTO_TEST_CASE(sort_and_scatter_add_give_the_same_bits_in_either_order) {
     layout.data_strides[0] = 1;
     layout.index_strides[0] = 1;
     layout.source_strides[0] = 1;
+    layout.axis_size = 3;
     tasks::launch_scatter_add<Backward>(KAEL_DTYPE_I64, target.data(), indices.data(),
                                         source.data(), &layout);
     BOOST_TEST(target[0] == std::numeric_limits<std::int64_t>::min() + 7);  // wraps
