@@ -72,11 +72,15 @@ class Case:
         namespace = self.kael_namespace(kael, device)
         try:
             exec(self.stmt, namespace)
+            out = namespace["out"]
+            outputs = out if isinstance(out, (tuple, list)) else [out]
+            # Inside the try: a device reports a bad index when the result is read (numpy()).
+            results = [o.numpy() if isinstance(o, kael.Tensor) else np.asarray(o)
+                       for o in outputs]
+            kael.synchronize(device)
         except Exception as error:  # noqa: BLE001  (every typed error is judged by the caller)
             return error
-        out = namespace["out"]
-        outputs = out if isinstance(out, (tuple, list)) else [out]
-        return [o.numpy() if isinstance(o, kael.Tensor) else np.asarray(o) for o in outputs]
+        return results
 
     def numpy_inputs(self):
         arrays = {}
