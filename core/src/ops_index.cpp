@@ -82,7 +82,13 @@ Tensor index_select_named(const Tensor& data, std::int64_t axis, const Tensor& i
 Tensor gather_unchecked(const Tensor& data, std::int64_t axis, const Tensor& index) {
     const autograd::Recording recording({data, index});
     Tensor out = empty(index.shape(), data.dtype(), data.device());
-    detail::gather(out, data, index, index_layout(data, axis, index, out));
+    if (data.numel() == 0) {
+        // Every index is out of range (the check reports it, maybe later): the kernels' zeros,
+        // without handing a kernel data that has no memory.
+        detail::fill(out, detail::no_params());
+    } else {
+        detail::gather(out, data, index, index_layout(data, axis, index, out));
+    }
     if (!recording.active()) {
         return out;
     }
@@ -94,7 +100,9 @@ void scatter_add_unchecked(Tensor& data, std::int64_t axis, const Tensor& index,
     {
         const NoGradGuard no_grad;
         const Tensor values = source.to(data.dtype());
-        detail::scatter_add(data, index, values, index_layout(data, axis, index, values));
+        if (data.numel() > 0) {  // else every index is out of range: nothing to add
+            detail::scatter_add(data, index, values, index_layout(data, axis, index, values));
+        }
     }
     if (is_grad_enabled()) {
         autograd::record_in_place(data, {index, source}, "ScatterAddBackward",

@@ -79,6 +79,12 @@ class Case:
                        for o in outputs]
             kael.synchronize(device)
         except Exception as error:  # noqa: BLE001  (every typed error is judged by the caller)
+            # An error at the call may leave the device's deferred index error of the same
+            # call pending: the first one is the case's; the rest must not leak into the next.
+            try:
+                kael.synchronize(device)
+            except IndexError:
+                pass
             return error
         return results
 
