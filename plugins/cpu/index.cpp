@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 
 #include "cpu_kernels.h"
@@ -6,6 +7,7 @@
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/index_check.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/index.h"
 
 namespace kael::cpu {
 namespace {
@@ -49,6 +51,37 @@ void for_each_index(const kael_index_layout& layout, int64_t begin, int64_t end,
     }
 }
 
+// index_select and embedding: the innermost dimension is a contiguous run sharing one index,
+// so each row is one copy (zeros for an index outside the bound). False for other layouts.
+template <typename T>
+bool gather_rows(const kael_index_layout& layout, T* target, const T* source,
+                 const int64_t* indices) {
+    const int last = layout.dims - 1;
+    if (layout.axis == last || layout.index_strides[last] != 0 ||
+        layout.data_strides[last] != 1 || layout.source_strides[last] != 1) {
+        return false;
+    }
+    const int64_t length = layout.shape[last];
+    const int64_t bound = kernels::index_bound(layout);
+    parallel_ranges(layout.count / length, kMinParallelElements / length,
+                    [&](int64_t begin, int64_t end) {
+                        for (int64_t row = begin; row < end; ++row) {
+                            const kernels::tasks::IndexPosition position =
+                                kernels::tasks::locate_index(layout, row, last);
+                            const int64_t index = indices[position.index];
+                            T* const row_out = target + position.source;
+                            if (index < 0 || index >= bound) {
+                                std::fill_n(row_out, length, T{0});
+                            } else {
+                                std::copy_n(source + position.data +
+                                                index * layout.data_strides[layout.axis],
+                                            length, row_out);
+                            }
+                        }
+                    });
+    return true;
+}
+
 void check_pointers(const void* first, const void* second, const int64_t* indices,
                     const char* entry) {
     if (first == nullptr || second == nullptr || indices == nullptr) {
@@ -76,6 +109,9 @@ kael_status gather(int32_t device, kael_dtype dtype, void* out, const void* data
             using T = Storage<kernels::TagType<decltype(tag)>>;
             auto* target = static_cast<T*>(out);
             const auto* source = static_cast<const T*>(data);
+            if (gather_rows(*layout, target, source, indices)) {
+                return;
+            }
             parallel_ranges(layout->count, kMinParallelElements, [&](int64_t begin, int64_t end) {
                 for_each_index(*layout, begin, end,
                                [&](int64_t data_offset, int64_t index_offset, int64_t out_offset) {
