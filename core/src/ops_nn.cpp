@@ -1,4 +1,5 @@
-// Neural-network functions composed from existing ops, so they run on every device.
+// Neural-network functions composed from existing ops, so they run on every device; linear with
+// a bias is one matmul_bias call (a GEMM with the bias in it).
 #include <string>
 
 #include "autograd/record.h"
@@ -39,7 +40,7 @@ Tensor fused_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
         return transposed || matrix.is_contiguous() ? matrix : matrix.contiguous();
     };
     bool a_transposed = false;
-    bool weight_transposed = false;  // weight is stored [in, out]: b needs no transpose flag
+    bool weight_transposed = false;  // weight is a transposed view of an [in, out] matrix
     const Tensor a = stored(x, a_transposed);
     const Tensor w = stored(weight, weight_transposed);
     Tensor out = empty({x.size(0), weight.size(0)}, x.dtype(), x.device());
