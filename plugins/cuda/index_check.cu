@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "cuda_kernels.h"
@@ -34,9 +33,9 @@ struct CheckSite {
     std::string what;
     std::int64_t axis;
     std::int64_t high;
-    bool operator<(const CheckSite& other) const {
-        return std::tie(op, what, axis, high) <
-               std::tie(other.op, other.what, other.axis, other.high);
+    [[nodiscard]] bool is(const char* other_op, const char* other_what, std::int64_t other_axis,
+                          std::int64_t other_high) const {
+        return axis == other_axis && high == other_high && op == other_op && what == other_what;
     }
 };
 
@@ -89,7 +88,17 @@ struct DeviceIndexChecks {
     ErrorRecord* device_record = nullptr;
     ErrorRecord* host_record = nullptr;
     std::vector<CheckSite> sites;
-    std::map<CheckSite, long long> site_ids;
+
+    // The id of a site, added when new; no allocation for one already seen.
+    long long site_id(const char* op, const char* what, std::int64_t axis, std::int64_t high) {
+        for (std::size_t id = sites.size(); id-- > 0;) {
+            if (sites[id].is(op, what, axis, high)) {
+                return static_cast<long long>(id);
+            }
+        }
+        sites.push_back(CheckSite{op, what, axis, high});
+        return static_cast<long long>(sites.size() - 1);
+    }
 };
 
 namespace {
@@ -154,7 +163,6 @@ void IndexErrorReport::report() {
     }
     // Every check queued before the sync has run: their ids can be given out again.
     checks_->sites.clear();
-    checks_->site_ids.clear();
     checks_ = nullptr;
     lock_.unlock();
     if (!message.empty()) {
@@ -173,16 +181,10 @@ kael_status check_indices(int32_t device, const int64_t* indices, int64_t count,
         DeviceIndexChecks& checks = *checks_for(current_device(), true);
         const std::lock_guard lock(checks.mutex);
         ensure_record(checks);
-        const CheckSite site{op, what, axis, high};
-        auto found = checks.site_ids.find(site);
-        if (found == checks.site_ids.end()) {
-            checks.sites.push_back(site);
-            found = checks.site_ids.emplace(site, static_cast<long long>(checks.sites.size() - 1))
-                        .first;
-        }
+        const long long site = checks.site_id(op, what, axis, high);
         const int blocks = grid_blocks(reinterpret_cast<const void*>(&find_bad_index),
                                        blocks_for(count, kThreadsPerBlock * 4));
-        find_bad_index<<<blocks, kThreadsPerBlock>>>(indices, count, low, high, found->second,
+        find_bad_index<<<blocks, kThreadsPerBlock>>>(indices, count, low, high, site,
                                                      checks.device_record);
         check_launch(typeid(FindBadIndex), __FILE__, __LINE__);
     });
