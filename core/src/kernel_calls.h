@@ -45,4 +45,8 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_
 void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
             std::int64_t rows);
 
+// One fused Adam step in place on contiguous param, m and v (same dtype and size) from grad.
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params);
+
 }  // namespace kael::detail

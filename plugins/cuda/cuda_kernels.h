@@ -5,6 +5,7 @@
 
 #include "kael/kernels/entries_index_check.h"
 #include "kael/kernels/entries_matmul_bias.h"
+#include "kael/kernels/entries_optim.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -13,5 +14,6 @@ namespace kael::cuda {
 KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_INDEX_CHECK_ENTRIES();
 KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
+KAEL_DECLARE_OPTIM_ENTRIES();
 
 }  // namespace kael::cuda

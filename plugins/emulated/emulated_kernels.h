@@ -6,6 +6,7 @@
 #include "emulated_launch.h"
 #include "kael/kernels/entries_index_check.h"
 #include "kael/kernels/entries_matmul_bias.h"
+#include "kael/kernels/entries_optim.h"
 #include "kael/kernels/index_check.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
@@ -41,5 +42,6 @@ struct Launcher {
 KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_INDEX_CHECK_ENTRIES();
 KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
+KAEL_DECLARE_OPTIM_ENTRIES();
 
 }  // namespace kael::emulated

@@ -76,6 +76,7 @@ kael_plugin make_table() {
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     KAEL_ASSIGN_INDEX_CHECK_ENTRIES(table);
     KAEL_ASSIGN_MATMUL_BIAS_ENTRIES(table);
+    KAEL_ASSIGN_OPTIM_ENTRIES(table);
     return table;
 }
 
