@@ -1,4 +1,4 @@
-// Row-wise sequence kernels: stable sort with int64 positions, inclusive prefix sums.
+// Row-wise sequence kernels: stable sort and top-k with int64 positions, inclusive prefix sums.
 #include <algorithm>
 #include <numeric>
 #include <string>
@@ -8,6 +8,7 @@
 #include "cpu_kernels.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/sequence.h"
 
 namespace kael::cpu {
 namespace {
@@ -17,22 +18,17 @@ using kernels::is_nan;
 using kernels::load_element;
 using kernels::Storage;
 using kernels::store_element;
+using kernels::tasks::check_rows;
+using kernels::tasks::sorts_before;
 
 constexpr int64_t kMinParallelElements = int64_t{1} << 15;
 
-// Strict weak order with NaN after every number (NaNs tie with each other).
-template <typename T>
-bool sorts_before(T a, T b) {
-    if constexpr (is_floating_v<T>) {
-        return !is_nan(a) && (is_nan(b) || a < b);
-    } else {
-        return a < b;
-    }
-}
-
+// The first output_count positions of each row in stable sort order, into rows of
+// output_count: std::stable_sort for whole rows, nth_element then sort for top-k, both under a
+// comparator whose ties go to the earlier position, so the result is the same unique order.
 template <typename T>
 void sort_rows(void* values, int64_t* indices, const void* data, int64_t chunk_size,
-               int64_t row_count, bool descending) {
+               int64_t row_count, int64_t output_count, bool descending) {
     const auto* input = static_cast<const Storage<T>*>(data);
     auto* output = static_cast<Storage<T>*>(values);
     const auto sort_range = [&](int64_t begin, int64_t end) {
@@ -40,20 +36,25 @@ void sort_rows(void* values, int64_t* indices, const void* data, int64_t chunk_s
         for (int64_t row = begin; row < end; ++row) {
             const Storage<T>* row_in = input + row * chunk_size;
             const auto value_at = [row_in](int64_t i) { return load_element<T>(row_in + i); };
+            const auto before = [&](int64_t a, int64_t b) {
+                return descending ? sorts_before(value_at(b), value_at(a))
+                                  : sorts_before(value_at(a), value_at(b));
+            };
             std::iota(order.begin(), order.end(), int64_t{0});
-            if (descending) {
-                std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-                    return sorts_before(value_at(b), value_at(a));
-                });
+            if (output_count == chunk_size) {
+                std::stable_sort(order.begin(), order.end(), before);
             } else {
-                std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-                    return sorts_before(value_at(a), value_at(b));
-                });
+                const auto by_position = [&](int64_t a, int64_t b) {
+                    return before(a, b) || (!before(b, a) && a < b);
+                };
+                const auto last = order.begin() + output_count;
+                std::nth_element(order.begin(), last, order.end(), by_position);
+                std::sort(order.begin(), last, by_position);
             }
-            for (int64_t i = 0; i < chunk_size; ++i) {
+            for (int64_t i = 0; i < output_count; ++i) {
                 const int64_t position = order[static_cast<size_t>(i)];
-                store_element<T>(output + row * chunk_size + i, value_at(position));
-                indices[row * chunk_size + i] = position;
+                store_element<T>(output + row * output_count + i, value_at(position));
+                indices[row * output_count + i] = position;
             }
         }
     };
@@ -90,32 +91,35 @@ void cumsum_rows(void* out, const void* data, int64_t chunk_size, int64_t row_co
     parallel_ranges(row_count, large ? 2 : row_count + 1, sum_range);
 }
 
-void check_rows(const char* name, int64_t chunk_size, int64_t row_count) {
-    if (chunk_size < 0 || row_count < 0) {
-        plugin::invalid(std::string(name) + ": negative chunk_size or row_count");
-    }
-}
-
 }  // namespace
 
 kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
                  const void* data, int64_t chunk_size, int64_t row_count, int32_t descending) {
     return plugin::guarded("cpu.sort", [&] {
         check_device(device);
-        if (!kernels::valid_dtype(dtype)) {
-            plugin::invalid("sort: invalid dtype " + std::to_string(dtype));
+        if (kernels::tasks::check_sort_call("sort", dtype, values, indices, data, chunk_size,
+                                            row_count, chunk_size)) {
+            kernels::with_dtype(dtype, [&](auto tag) {
+                using T = kernels::TagType<decltype(tag)>;
+                sort_rows<T>(values, indices, data, chunk_size, row_count, chunk_size,
+                             descending != 0);
+            });
         }
-        check_rows("sort", chunk_size, row_count);
-        if (chunk_size == 0 || row_count == 0) {
-            return;
+    });
+}
+
+kael_status topk(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
+                 const void* data, int64_t chunk_size, int64_t row_count, int64_t k,
+                 int32_t largest) {
+    return plugin::guarded("cpu.topk", [&] {
+        check_device(device);
+        if (kernels::tasks::check_sort_call("topk", dtype, values, indices, data, chunk_size,
+                                            row_count, k)) {
+            kernels::with_dtype(dtype, [&](auto tag) {
+                using T = kernels::TagType<decltype(tag)>;
+                sort_rows<T>(values, indices, data, chunk_size, row_count, k, largest != 0);
+            });
         }
-        if (values == nullptr || indices == nullptr || data == nullptr) {
-            plugin::invalid("sort: null values, indices or data");
-        }
-        kernels::with_dtype(dtype, [&](auto tag) {
-            using T = kernels::TagType<decltype(tag)>;
-            sort_rows<T>(values, indices, data, chunk_size, row_count, descending != 0);
-        });
     });
 }
 

@@ -15,6 +15,15 @@ kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indice
     });
 }
 
+kael_status topk(int32_t device, kael_dtype dtype, void* values, int64_t* indices, const void* data,
+                 int64_t chunk_size, int64_t row_count, int64_t k, int32_t largest) {
+    return plugin::guarded("cuda.topk", [&] {
+        use_device(device);
+        kernels::tasks::launch_topk<Launcher>(dtype, values, indices, data, chunk_size, row_count,
+                                              k, largest != 0);
+    });
+}
+
 kael_status cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
                    const void* data, int64_t chunk_size, int64_t row_count) {
     return plugin::guarded("cuda.cumsum", [&] {
