@@ -18,7 +18,6 @@ using kernels::is_nan;
 using kernels::load_element;
 using kernels::Storage;
 using kernels::store_element;
-using kernels::tasks::check_rows;
 using kernels::tasks::sorts_before;
 
 constexpr int64_t kMinParallelElements = int64_t{1} << 15;
@@ -127,22 +126,9 @@ kael_status cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, vo
                    const void* data, int64_t chunk_size, int64_t row_count) {
     return plugin::guarded("cpu.cumsum", [&] {
         check_device(device);
-        if (!kernels::valid_dtype(in_dtype) || !kernels::valid_dtype(out_dtype)) {
-            plugin::invalid("cumsum: invalid dtype");
-        }
-        const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
-        const kael_dtype expected = floating ? in_dtype : KAEL_DTYPE_I64;
-        if (out_dtype != expected) {
-            plugin::invalid(std::string("cumsum of ") + plugin::dtype_name(in_dtype) +
-                            " writes " + plugin::dtype_name(expected) + ", not " +
-                            plugin::dtype_name(out_dtype));
-        }
-        check_rows("cumsum", chunk_size, row_count);
-        if (chunk_size == 0 || row_count == 0) {
+        if (!kernels::tasks::check_cumsum_call(out_dtype, in_dtype, out, data, chunk_size,
+                                               row_count)) {
             return;
-        }
-        if (out == nullptr || data == nullptr) {
-            plugin::invalid("cumsum: null out or data");
         }
         kernels::with_dtype(in_dtype, [&](auto tag) {
             using In = kernels::TagType<decltype(tag)>;

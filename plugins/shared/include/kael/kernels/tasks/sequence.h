@@ -163,9 +163,10 @@ void launch_topk(kael_dtype dtype, void* values, std::int64_t* indices, const vo
     }
 }
 
-template <typename Launcher>
-void launch_cumsum(kael_dtype out_dtype, kael_dtype in_dtype, void* out, const void* data,
-                   std::int64_t chunk_size, std::int64_t row_count) {
+// The checks every cumsum entry makes; false when there is nothing to do.
+inline bool check_cumsum_call(kael_dtype out_dtype, kael_dtype in_dtype, const void* out,
+                              const void* data, std::int64_t chunk_size,
+                              std::int64_t row_count) {
     if (!valid_dtype(in_dtype) || !valid_dtype(out_dtype)) {
         plugin::invalid("cumsum: invalid dtype");
     }
@@ -177,10 +178,19 @@ void launch_cumsum(kael_dtype out_dtype, kael_dtype in_dtype, void* out, const v
     }
     check_rows("cumsum", chunk_size, row_count);
     if (chunk_size == 0 || row_count == 0) {
-        return;
+        return false;
     }
     if (out == nullptr || data == nullptr) {
         plugin::invalid("cumsum: null out or data");
+    }
+    return true;
+}
+
+template <typename Launcher>
+void launch_cumsum(kael_dtype out_dtype, kael_dtype in_dtype, void* out, const void* data,
+                   std::int64_t chunk_size, std::int64_t row_count) {
+    if (!check_cumsum_call(out_dtype, in_dtype, out, data, chunk_size, row_count)) {
+        return;
     }
     with_dtype(in_dtype, [&](auto tag) {
         using In = TagType<decltype(tag)>;
