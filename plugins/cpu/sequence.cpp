@@ -1,6 +1,7 @@
 // Row-wise sequence kernels: stable sort and top-k with int64 positions, inclusive prefix sums.
+#include "kael/kernels/tasks/sequence.h"
+
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -8,7 +9,6 @@
 #include "cpu_kernels.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/plugin_support.h"
-#include "kael/kernels/tasks/sequence.h"
 
 namespace kael::cpu {
 namespace {
@@ -23,37 +23,60 @@ using kernels::tasks::sorts_before;
 constexpr int64_t kMinParallelElements = int64_t{1} << 15;
 
 // The first output_count positions of each row in stable sort order, into rows of
-// output_count: std::stable_sort for whole rows, nth_element then sort for top-k, both under a
-// comparator whose ties go to the earlier position, so the result is the same unique order.
+// output_count: std::stable_sort for whole rows, a heap or nth_element then sort for top-k,
+// under a comparator whose ties go to the earlier position, so the result is the same order.
+// They sort (value, position) pairs, which stay in cache where positions alone would not.
 template <typename T>
 void sort_rows(void* values, int64_t* indices, const void* data, int64_t chunk_size,
                int64_t row_count, int64_t output_count, bool descending) {
+    struct Entry {
+        T value;
+        int64_t position;
+    };
     const auto* input = static_cast<const Storage<T>*>(data);
     auto* output = static_cast<Storage<T>*>(values);
+    const auto before = [descending](const Entry& a, const Entry& b) {
+        return descending ? sorts_before(b.value, a.value) : sorts_before(a.value, b.value);
+    };
+    const auto by_position = [&before](const Entry& a, const Entry& b) {
+        return before(a, b) || (!before(b, a) && a.position < b.position);
+    };
+    // Few of many: one pass past a heap of the best k, whose worst a later equal cannot beat.
+    const bool few = output_count * 16 <= chunk_size;
     const auto sort_range = [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> order(static_cast<size_t>(chunk_size));
+        std::vector<Entry> row_entries(static_cast<size_t>(few ? output_count : chunk_size));
         for (int64_t row = begin; row < end; ++row) {
             const Storage<T>* row_in = input + row * chunk_size;
-            const auto value_at = [row_in](int64_t i) { return load_element<T>(row_in + i); };
-            const auto before = [&](int64_t a, int64_t b) {
-                return descending ? sorts_before(value_at(b), value_at(a))
-                                  : sorts_before(value_at(a), value_at(b));
-            };
-            std::iota(order.begin(), order.end(), int64_t{0});
-            if (output_count == chunk_size) {
-                std::stable_sort(order.begin(), order.end(), before);
+            if (few) {
+                row_entries.clear();
+                for (int64_t i = 0; i < chunk_size; ++i) {
+                    const Entry entry{load_element<T>(row_in + i), i};
+                    if (static_cast<int64_t>(row_entries.size()) < output_count) {
+                        row_entries.push_back(entry);
+                        std::push_heap(row_entries.begin(), row_entries.end(), by_position);
+                    } else if (before(entry, row_entries.front())) {
+                        std::pop_heap(row_entries.begin(), row_entries.end(), by_position);
+                        row_entries.back() = entry;
+                        std::push_heap(row_entries.begin(), row_entries.end(), by_position);
+                    }
+                }
+                std::sort_heap(row_entries.begin(), row_entries.end(), by_position);
             } else {
-                const auto by_position = [&](int64_t a, int64_t b) {
-                    return before(a, b) || (!before(b, a) && a < b);
-                };
-                const auto last = order.begin() + output_count;
-                std::nth_element(order.begin(), last, order.end(), by_position);
-                std::sort(order.begin(), last, by_position);
+                for (int64_t i = 0; i < chunk_size; ++i) {
+                    row_entries[static_cast<size_t>(i)] = {load_element<T>(row_in + i), i};
+                }
+                if (output_count == chunk_size) {
+                    std::stable_sort(row_entries.begin(), row_entries.end(), before);
+                } else {
+                    const auto last = row_entries.begin() + output_count;
+                    std::nth_element(row_entries.begin(), last, row_entries.end(), by_position);
+                    std::sort(row_entries.begin(), last, by_position);
+                }
             }
             for (int64_t i = 0; i < output_count; ++i) {
-                const int64_t position = order[static_cast<size_t>(i)];
-                store_element<T>(output + row * output_count + i, value_at(position));
-                indices[row * output_count + i] = position;
+                const Entry& entry = row_entries[static_cast<size_t>(i)];
+                store_element<T>(output + row * output_count + i, entry.value);
+                indices[row * output_count + i] = entry.position;
             }
         }
     };
@@ -92,8 +115,8 @@ void cumsum_rows(void* out, const void* data, int64_t chunk_size, int64_t row_co
 
 }  // namespace
 
-kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
-                 const void* data, int64_t chunk_size, int64_t row_count, int32_t descending) {
+kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indices, const void* data,
+                 int64_t chunk_size, int64_t row_count, int32_t descending) {
     return plugin::guarded("cpu.sort", [&] {
         check_device(device);
         if (kernels::tasks::check_sort_call("sort", dtype, values, indices, data, chunk_size,
@@ -107,9 +130,8 @@ kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indice
     });
 }
 
-kael_status topk(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
-                 const void* data, int64_t chunk_size, int64_t row_count, int64_t k,
-                 int32_t largest) {
+kael_status topk(int32_t device, kael_dtype dtype, void* values, int64_t* indices, const void* data,
+                 int64_t chunk_size, int64_t row_count, int64_t k, int32_t largest) {
     return plugin::guarded("cpu.topk", [&] {
         check_device(device);
         if (kernels::tasks::check_sort_call("topk", dtype, values, indices, data, chunk_size,

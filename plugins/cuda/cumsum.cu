@@ -58,8 +58,9 @@ struct ScanUnits {
         const std::int64_t begin = row * chunk_size + t * kScanTile;
         const std::int64_t length = min_of(kScanTile, chunk_size - t * kScanTile);
         for (int i = threadIdx.x; i < kScanTile; i += kScanThreads) {
-            tile[i] = i < length ? static_cast<Accum<In>>(kernels::load_element<In>(data + begin + i))
-                                 : Accum<In>{0};
+            tile[i] = i < length
+                          ? static_cast<Accum<In>>(kernels::load_element<In>(data + begin + i))
+                          : Accum<In>{0};
         }
         __syncthreads();
         return length;
@@ -80,8 +81,7 @@ __device__ __forceinline__ A scan_run(A* run) {
 
 // Scans each unit from its prefix into out, or (kSumsOnly) writes only its total to sums[u].
 template <typename In, bool kSumsOnly>
-__global__ void __launch_bounds__(kScanThreads) scan_units(ScanUnits<In> units,
-                                                           TileSum<In>* sums) {
+__global__ void __launch_bounds__(kScanThreads) scan_units(ScanUnits<In> units, TileSum<In>* sums) {
     using A = Accum<In>;
     __shared__ A tile[kScanTile];
     __shared__ A partial[33];
@@ -129,8 +129,8 @@ void scan_rows(const kernels::Storage<In>* data, ScanOut<In>* out, std::int64_t 
     const std::int64_t tiles_per_row = ceil_div(chunk_size, kScanTile);
     const std::int64_t wanted_units = 8 * std::int64_t{multiprocessor_count()};
     if (tiles_per_row == 1 || row_count * 4 >= wanted_units) {
-        const ScanUnits<In> rows{data, out, nullptr, chunk_size, tiles_per_row, 1, tiles_per_row,
-                                 row_count};
+        const ScanUnits<In> rows{data,          out, nullptr,       chunk_size,
+                                 tiles_per_row, 1,   tiles_per_row, row_count};
         launch_units(&scan_units<In, false>, row_count, rows, nullptr);
         return;
     }
@@ -138,8 +138,8 @@ void scan_rows(const kernels::Storage<In>* data, ScanOut<In>* out, std::int64_t 
     const std::int64_t tile_count = ceil_div(row_count * tiles_per_row, wanted_units);
     const std::int64_t units_per_row = ceil_div(tiles_per_row, tile_count);
     const std::int64_t unit_count = row_count * units_per_row;
-    ScanUnits<In> units{data,          out,        nullptr,   chunk_size, tiles_per_row,
-                        units_per_row, tile_count, unit_count};
+    ScanUnits<In> units{data,          out,           nullptr,    chunk_size,
+                        tiles_per_row, units_per_row, tile_count, unit_count};
     using Sum = TileSum<In>;
     const kernels::tasks::Scratch<Launcher, Sum> sums(unit_count);
     launch_units(&scan_units<In, true>, unit_count, units, sums.get());

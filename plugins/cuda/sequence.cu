@@ -5,13 +5,12 @@
 // when rows are few and long), then gather values from data. Radix sorts are stable, so ties
 // keep position order in either direction. The only file that instantiates CUB: one key type
 // per width (32 bits for f32 and bool, 64 for f64 and i64), one value type.
-#include <cub/block/block_radix_sort.cuh>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_segmented_radix_sort.cuh>
-
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
 
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
@@ -78,8 +77,8 @@ std::int64_t cell_blocks(std::int64_t rows, std::int64_t columns) {
 // One row per block: keys in a blocked arrangement (thread t holds positions t * kItems ...),
 // so that the stable block sort keeps position order; padding sorts last.
 template <typename Key, int kThreads>
-__global__ void __launch_bounds__(kThreads) sort_in_block(SortCall call, Key inversion,
-                                                          int end_bit) {
+__global__ void __launch_bounds__(kThreads)
+    sort_in_block(SortCall call, Key inversion, int end_bit) {
     using BlockSort = cub::BlockRadixSort<Key, kThreads, kSortItems, int>;
     __shared__ typename BlockSort::TempStorage storage;
     for (std::int64_t row = blockIdx.x; row < call.row_count; row += gridDim.x) {
@@ -112,8 +111,8 @@ __global__ void make_keys(SortCall call, Key inversion, std::int64_t first_row, 
                           Key* keys, int* positions, int* offsets) {
     for_each_cell(rows, call.chunk_size, [&](std::int64_t row, std::int64_t column) {
         const std::int64_t at = row * call.chunk_size + column;
-        keys[at] = sort_key<Key>(call.data, call.dtype, first_row * call.chunk_size + at) ^
-                   inversion;
+        keys[at] =
+            sort_key<Key>(call.data, call.dtype, first_row * call.chunk_size + at) ^ inversion;
         positions[at] = static_cast<int>(column);
         if (column == 0) {
             offsets[row] = static_cast<int>(at);
@@ -195,8 +194,8 @@ void sort_long_rows(const SortCall& call, Key inversion, int end_bit) {
                 }
                 return cub::DeviceSegmentedRadixSort::SortPairs(
                     temporary, bytes, key_buffers, position_buffers,
-                    static_cast<int>(rows * call.chunk_size), static_cast<int>(rows),
-                    offsets.get(), offsets.get() + 1, 0, end_bit);
+                    static_cast<int>(rows * call.chunk_size), static_cast<int>(rows), offsets.get(),
+                    offsets.get() + 1, 0, end_bit);
             };
             std::size_t bytes = 0;
             KAEL_CUDA_CHECK(sort(nullptr, bytes));
@@ -228,8 +227,8 @@ void launch_sort_in_block(const SortCall& call, Key inversion, int end_bit) {
 // task (rows of 2^31 elements and more).
 void run_sort(const SortCall& call) {
     if (call.chunk_size > INT_MAX) {
-        kernels::tasks::launch_sort_rows<Launcher>(call.dtype, call.values, call.indices,
-                                                   call.data, call.chunk_size, call.row_count,
+        kernels::tasks::launch_sort_rows<Launcher>(call.dtype, call.values, call.indices, call.data,
+                                                   call.chunk_size, call.row_count,
                                                    call.output_count, call.descending);
         return;
     }

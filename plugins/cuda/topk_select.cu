@@ -160,11 +160,11 @@ void launch_topk_select(kael_dtype dtype, void* values, std::int64_t* indices, c
                           row_count,
                           static_cast<int>(k)};
     const auto launch = [&](auto kernel, auto key) {
-        const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel), row_count,
-                                       kSelectThreads);
+        const int blocks =
+            grid_blocks(reinterpret_cast<const void*>(kernel), row_count, kSelectThreads);
         // Selecting the k smallest keys: largest inverts them, as sort's descending does.
-        kernel<<<blocks, kSelectThreads>>>(rows, largest ? key_inversion<decltype(key)>(dtype)
-                                                         : decltype(key){0});
+        kernel<<<blocks, kSelectThreads>>>(
+            rows, largest ? key_inversion<decltype(key)>(dtype) : decltype(key){0});
         check_launch(typeid(kernel), __FILE__, __LINE__);
     };
     if (wide_keys(dtype)) {

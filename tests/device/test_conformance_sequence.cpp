@@ -21,12 +21,12 @@ Tensor tie_heavy(DType dtype, const Shape& shape) {
     if (dtype == DType::Bool) {
         return base;
     }
-    base = kael::where(kael::bernoulli_mask(shape, 0.5), kael::randint(0, 3, shape).to(dtype),
-                       base);
+    base =
+        kael::where(kael::bernoulli_mask(shape, 0.5), kael::randint(0, 3, shape).to(dtype), base);
     if (dtype == DType::F32 || dtype == DType::F64) {
         const double negative_nan = std::copysign(std::numeric_limits<double>::quiet_NaN(), -1.0);
-        base = kael::where(kael::bernoulli_mask(shape, 0.05), kael::full(shape, negative_nan, dtype),
-                           base);
+        base = kael::where(kael::bernoulli_mask(shape, 0.05),
+                           kael::full(shape, negative_nan, dtype), base);
         base = kael::where(kael::bernoulli_mask(shape, 0.05), kael::full(shape, -0.0, dtype), base);
     }
     return base;
@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(topk_every_dtype_layout_dim_and_k) {
 // Rows of each length class, contiguous and through a transpose; constant rows are all ties.
 BOOST_AUTO_TEST_CASE(sequence_ops_on_short_long_few_and_many_rows) {
     kael::manual_seed(32);
-    const std::vector<Shape> shapes = {{700, 37}, {300, 2000}, {20, 5000},
+    const std::vector<Shape> shapes = {{700, 37},  {300, 2000}, {20, 5000},
                                        {2, 65539}, {1, 300007}, {1, 1}};
     for (const DType dtype : kAllDTypes) {
         for (const Shape& shape : shapes) {
@@ -111,10 +111,9 @@ BOOST_AUTO_TEST_CASE(sequence_ops_on_short_long_few_and_many_rows) {
             if (shape[0] * shape[1] < 200000) {
                 BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", rows " << shape[0] << " x "
                                             << shape[1] << ", transposed") {
-                    compare_sequence_ops({base.T().contiguous(), [](const Tensor& t) {
-                                              return t.T();
-                                          }},
-                                         1, shape[1]);
+                    compare_sequence_ops(
+                        {base.T().contiguous(), [](const Tensor& t) { return t.T(); }}, 1,
+                        shape[1]);
                 }
             }
         }

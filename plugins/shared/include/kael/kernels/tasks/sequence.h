@@ -113,18 +113,17 @@ void launch_sort_rows(kael_dtype dtype, void* values, std::int64_t* indices, con
     const Scratch<Launcher, std::int64_t> scratch(2 * chunk_size * row_count);
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
-        Launcher::for_each(row_count,
-                           SortRows<T>{static_cast<const Storage<T>*>(data),
-                                       static_cast<Storage<T>*>(values), indices, scratch.get(),
-                                       chunk_size, output_count, descending});
+        Launcher::for_each(
+            row_count,
+            SortRows<T>{static_cast<const Storage<T>*>(data), static_cast<Storage<T>*>(values),
+                        indices, scratch.get(), chunk_size, output_count, descending});
     });
 }
 
 // The checks every sort and top-k entry makes; false when there is nothing to do.
 inline bool check_sort_call(const char* entry, kael_dtype dtype, const void* values,
-                            const std::int64_t* indices, const void* data,
-                            std::int64_t chunk_size, std::int64_t row_count,
-                            std::int64_t output_count) {
+                            const std::int64_t* indices, const void* data, std::int64_t chunk_size,
+                            std::int64_t row_count, std::int64_t output_count) {
     if (!valid_dtype(dtype)) {
         plugin::invalid(std::string(entry) + ": invalid dtype " + std::to_string(dtype));
     }
@@ -145,10 +144,9 @@ inline bool check_sort_call(const char* entry, kael_dtype dtype, const void* val
 template <typename Launcher>
 void launch_sort(kael_dtype dtype, void* values, std::int64_t* indices, const void* data,
                  std::int64_t chunk_size, std::int64_t row_count, bool descending) {
-    if (check_sort_call("sort", dtype, values, indices, data, chunk_size, row_count,
-                        chunk_size)) {
-        launch_sort_rows<Launcher>(dtype, values, indices, data, chunk_size, row_count,
-                                   chunk_size, descending);
+    if (check_sort_call("sort", dtype, values, indices, data, chunk_size, row_count, chunk_size)) {
+        launch_sort_rows<Launcher>(dtype, values, indices, data, chunk_size, row_count, chunk_size,
+                                   descending);
     }
 }
 
@@ -158,15 +156,13 @@ template <typename Launcher>
 void launch_topk(kael_dtype dtype, void* values, std::int64_t* indices, const void* data,
                  std::int64_t chunk_size, std::int64_t row_count, std::int64_t k, bool largest) {
     if (check_sort_call("topk", dtype, values, indices, data, chunk_size, row_count, k)) {
-        launch_sort_rows<Launcher>(dtype, values, indices, data, chunk_size, row_count, k,
-                                   largest);
+        launch_sort_rows<Launcher>(dtype, values, indices, data, chunk_size, row_count, k, largest);
     }
 }
 
 // The checks every cumsum entry makes; false when there is nothing to do.
 inline bool check_cumsum_call(kael_dtype out_dtype, kael_dtype in_dtype, const void* out,
-                              const void* data, std::int64_t chunk_size,
-                              std::int64_t row_count) {
+                              const void* data, std::int64_t chunk_size, std::int64_t row_count) {
     if (!valid_dtype(in_dtype) || !valid_dtype(out_dtype)) {
         plugin::invalid("cumsum: invalid dtype");
     }
