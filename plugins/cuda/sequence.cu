@@ -5,6 +5,7 @@
 // when rows are few and long), then gather values from data. Radix sorts are stable, so ties
 // keep position order in either direction. The only file that instantiates CUB: one key type
 // per width (32 bits for f32 and bool, 64 for f64 and i64), one value type.
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -146,11 +147,12 @@ public:
     CubStorage& operator=(const CubStorage&) = delete;
     ~CubStorage() { device_free(block_); }
     void* reserve(std::size_t bytes) {
-        if (bytes > bytes_) {
+        // Never NULL, which CUB would take for a size query.
+        if (block_ == nullptr || bytes > bytes_) {
             device_free(block_);  // ordered after the calls that used it
             block_ = nullptr;
-            block_ = device_malloc(static_cast<std::int64_t>(bytes == 0 ? 1 : bytes));
-            bytes_ = bytes;
+            bytes_ = std::max<std::size_t>(bytes, 1);
+            block_ = device_malloc(static_cast<std::int64_t>(bytes_));
         }
         return block_;
     }
