@@ -14,7 +14,8 @@ namespace {
 
 constexpr int kSelectThreads = 1024;
 constexpr int kDigits = 256;
-constexpr int kLoadsInFlight = 4;  // keys each thread loads before it counts them
+constexpr int kLoadsInFlight = 8;  // keys each thread loads before it counts them
+constexpr int kCollectItems = 8;   // consecutive positions per thread in the collecting pass
 
 struct SelectRows {
     const void* data;
@@ -100,24 +101,47 @@ __global__ void __launch_bounds__(kSelectThreads) select_rows(SelectRows rows, K
             }
         }
         // Collect in position order: keys below prefix (under mask), then the first `remaining`
-        // keys equal to it. A taken key's slot is the number of taken keys before it.
+        // keys equal to it. A taken key's slot is the number of taken keys before it. Each
+        // thread takes kCollectItems consecutive positions of a tile, so one block-wide sum
+        // per tile orders them.
         unsigned long long below_so_far = 0;
         unsigned long long equal_so_far = 0;
-        for (std::int64_t base = 0; base < rows.chunk_size; base += blockDim.x) {
-            const std::int64_t i = base + threadIdx.x;
-            const Key key = i < rows.chunk_size ? key_at(i) : Key{0};
-            const bool below = i < rows.chunk_size && (key & mask) < prefix;
-            const bool equal = i < rows.chunk_size && (key & mask) == prefix;
-            const unsigned long long flags = (below ? 1ULL : 0ULL) | (equal ? 1ULL << 32 : 0ULL);
+        const std::int64_t tile = std::int64_t{blockDim.x} * kCollectItems;
+        for (std::int64_t base = 0; base < rows.chunk_size; base += tile) {
+            const std::int64_t first = base + std::int64_t{threadIdx.x} * kCollectItems;
+            Key keys[kCollectItems];
+            unsigned below = 0;  // bit u: position first + u is below prefix
+            unsigned equal = 0;
+#pragma unroll
+            for (int u = 0; u < kCollectItems; ++u) {
+                keys[u] = first + u < rows.chunk_size ? key_at(first + u) : Key{0};
+            }
+#pragma unroll
+            for (int u = 0; u < kCollectItems; ++u) {
+                const Key masked = keys[u] & mask;
+                if (first + u < rows.chunk_size) {
+                    below |= masked < prefix ? 1U << u : 0U;
+                    equal |= masked == prefix ? 1U << u : 0U;
+                }
+            }
+            const unsigned long long counts =
+                __popc(below) | static_cast<unsigned long long>(__popc(equal)) << 32;
             unsigned long long tile_total;
-            const unsigned long long before = block_exclusive_sum(flags, scan_space, &tile_total);
-            const unsigned long long below_before = below_so_far + (before & 0xFFFFFFFFULL);
-            const unsigned long long equal_before = equal_so_far + (before >> 32);
-            if (below || (equal && equal_before < remaining)) {
-                const unsigned long long slot =
-                    below_before + (equal_before < remaining ? equal_before : remaining);
-                candidate_keys[slot] = key;
-                candidate_positions[slot] = static_cast<int>(i);
+            const unsigned long long before = block_exclusive_sum(counts, scan_space, &tile_total);
+            unsigned long long below_before = below_so_far + (before & 0xFFFFFFFFULL);
+            unsigned long long equal_before = equal_so_far + (before >> 32);
+#pragma unroll
+            for (int u = 0; u < kCollectItems; ++u) {
+                const bool is_below = ((below >> u) & 1U) != 0;
+                const bool is_equal = ((equal >> u) & 1U) != 0;
+                if (is_below || (is_equal && equal_before < remaining)) {
+                    const unsigned long long slot =
+                        below_before + (equal_before < remaining ? equal_before : remaining);
+                    candidate_keys[slot] = keys[u];
+                    candidate_positions[slot] = static_cast<int>(first + u);
+                }
+                below_before += is_below ? 1 : 0;
+                equal_before += is_equal ? 1 : 0;
             }
             below_so_far += tile_total & 0xFFFFFFFFULL;
             equal_so_far += tile_total >> 32;
