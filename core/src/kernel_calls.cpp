@@ -345,6 +345,21 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& input,
         });
 }
 
+void topk(const Tensor& values, const Tensor& indices, const Tensor& input,
+          std::int64_t chunk_size, std::int64_t rows, std::int64_t k, bool largest) {
+    if (k == 0 || rows == 0) {
+        return;
+    }
+    run("topk", {values, indices}, {input}, KAEL_SLOT_CHECK(topk),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->topk(
+                              device, abi(ins[0].dtype()), outs[0].device_data(),
+                              static_cast<std::int64_t*>(outs[1].device_data()),
+                              ins[0].device_data(), chunk_size, rows, k, largest ? 1 : 0),
+                          "topk");
+        });
+}
+
 void cumsum(const Tensor& out, const Tensor& input, std::int64_t chunk_size, std::int64_t rows) {
     if (chunk_size == 0 || rows == 0) {
         return;

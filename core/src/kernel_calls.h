@@ -45,6 +45,10 @@ void check_indices(const Tensor& index, std::int64_t low, std::int64_t high, std
 // Rows of chunk_size contiguous elements: sorted values (input dtype) and int64 positions.
 void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_in,
           std::int64_t chunk_size, std::int64_t rows, bool descending);
+// The first k of each row in sort's order (descending when largest): rows of k values and
+// int64 positions.
+void topk(const Tensor& values, const Tensor& indices, const Tensor& contiguous_in,
+          std::int64_t chunk_size, std::int64_t rows, std::int64_t k, bool largest);
 // Inclusive prefix sums of rows of chunk_size contiguous elements.
 void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
             std::int64_t rows);

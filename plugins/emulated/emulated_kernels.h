@@ -11,6 +11,7 @@
 #include "kael/kernels/entries_matmul_bias.h"
 #include "kael/kernels/entries_optim.h"
 #include "kael/kernels/index_check.h"
+#include "kael/kernels/entries_sequence.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -48,5 +49,6 @@ KAEL_DECLARE_INDEX_CHECK_ENTRIES();
 KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
 KAEL_DECLARE_OPTIM_ENTRIES();
 KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
+KAEL_DECLARE_SEQUENCE_ENTRIES();
 
 }  // namespace kael::emulated

@@ -1,6 +1,6 @@
 #pragma once
 // Operations built on the ones in ops.h (composed, so they run on every device), plus joins and
-// the sequence family (sort, cumsum) backed by their own plugin kernels.
+// the sequence family (sort, topk, cumsum) backed by their own plugin kernels.
 #include <cstdint>
 #include <optional>
 #include <utility>
