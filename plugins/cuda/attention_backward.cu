@@ -1,8 +1,9 @@
-// The f32 attention backward, FlashAttention-2 style without atomics: D_i = grad_out_i . out_i
-// per query row first; then a block per (batch * head, 64 keys) walks the query tiles that see
-// its keys, recomputing P from q, k and lse, and accumulates grad_k and grad_v in registers;
-// a block per (batch * head, 64 queries) does the same over key tiles for grad_q. Every
-// gradient element has one writer, so results repeat run to run.
+// The f32 attention backward, FlashAttention-2 style: D_i = grad_out_i . out_i per query row
+// first; then a block per (batch * head, 64 keys) walks the query tiles that see its keys,
+// recomputing P from q, k and lse, accumulates grad_k and grad_v in registers and adds each
+// query tile's share of grad_q into an f32 scratch (16-byte atomics on sm_90); a last pass
+// scales that scratch into grad_q's layout. grad_k and grad_v repeat run to run; grad_q may
+// differ in the last bits (the order of the atomic adds), as PyTorch's does.
 #include <cstdint>
 #include <typeinfo>
 
@@ -50,11 +51,46 @@ __device__ void load_row_stats(float* lse_tile, float* dots_tile, const float* l
     }
 }
 
+// Adds a thread's sums into rows first + ty * 4 + i (below limit) of a [rows, kDims] scratch.
+template <int kGroups>
+__device__ void add_rows(float* rows, std::int64_t first, std::int64_t limit,
+                         const float4 (&sums)[4][kGroups]) {
+    for_owned_rows<kGroups>(first, limit, [&](int i, int g, std::int64_t token, int dim) {
+        float* target = rows + token * Tile<kGroups>::kDims + dim;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        atomicAdd(reinterpret_cast<float4*>(target), sums[i][g]);
+#else
+        atomicAdd(target, sums[i][g].x);
+        atomicAdd(target + 1, sums[i][g].y);
+        atomicAdd(target + 2, sums[i][g].z);
+        atomicAdd(target + 3, sums[i][g].w);
+#endif
+    });
+}
+
+// grad_q = scale * the scratch rows, one warp per query row, into grad_q's strides.
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    attention_store_grad_queries(AttentionShape shape, float* grad_q, const float* query_sums,
+                                 int padded_dims, std::int64_t rows) {
+    const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    if (row >= rows) {
+        return;
+    }
+    float* target =
+        grad_q + AttentionShape::at(shape.q, row / shape.queries, shape.heads, row % shape.queries);
+    const auto scale = static_cast<float>(shape.scale);
+    for (int e = lane; e < shape.head_dim; e += 32) {
+        target[e] = scale * query_sums[row * padded_dims + e];
+    }
+}
+
 template <int kGroups>
 __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
-    attention_grad_keys(AttentionShape shape, float* grad_k, float* grad_v, const float* grad_out,
-                        const float* q, const float* k, const float* v, const float* lse,
-                        const float* row_dots, float scale_log2, bool vectorized) {
+    attention_grad_keys(AttentionShape shape, float* grad_k, float* grad_v, float* query_sums,
+                        const float* grad_out, const float* q, const float* k, const float* v,
+                        const float* lse, const float* row_dots, float scale_log2,
+                        bool vectorized) {
     using T = Tile<kGroups>;
     extern __shared__ float4 shared_memory[];
     float* const k_tile = reinterpret_cast<float*>(shared_memory);
@@ -114,6 +150,10 @@ __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
         __syncthreads();
         tile_mix<kGroups>(p_tile, g_tile, v_sums);
         tile_mix<kGroups>(ds_tile, q_tile, k_sums);
+        float4 q_sums[4][kGroups];
+        clear(q_sums);
+        tile_mix_transposed<kGroups>(ds_tile, k_tile, q_sums);
+        add_rows<kGroups>(query_sums + row0 * T::kDims, q0, shape.queries, q_sums);
     }
     const auto scale = static_cast<float>(shape.scale);
     const float k_factor[4] = {scale, scale, scale, scale};
@@ -125,99 +165,28 @@ __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
 }
 
 template <int kGroups>
-__global__ void __launch_bounds__(kThreads, 2)
-    attention_grad_queries(AttentionShape shape, float* grad_q, const float* grad_out,
-                           const float* q, const float* k, const float* v, const float* lse,
-                           const float* row_dots, float scale_log2, bool vectorized) {
-    using T = Tile<kGroups>;
-    extern __shared__ float4 shared_memory[];
-    float* const q_tile = reinterpret_cast<float*>(shared_memory);
-    float* const g_tile = q_tile + T::kFloats;
-    float* const k_tile = g_tile + T::kFloats;
-    float* const v_tile = k_tile + T::kFloats;
-    float* const ds_tile = v_tile + T::kFloats;
-
-    const std::int64_t pairs = shape.batch * shape.heads;
-    const std::int64_t tiles = (shape.queries + kTile - 1) / kTile;
-    const std::int64_t bh = blockIdx.x % pairs;
-    const std::int64_t q0 = (tiles - 1 - blockIdx.x / pairs) * kTile;
-    const int ty = thread_row();
-    const int tx = thread_column();
-    const int dims = static_cast<int>(shape.head_dim);
-    const std::int64_t row0 = bh * shape.queries;
-
-    load_tile<kGroups>(q_tile, q + AttentionShape::at(shape.q, bh, shape.heads, 0), shape.q[2],
-                       q0, shape.queries, dims, vectorized);
-    load_tile<kGroups>(g_tile, grad_out + AttentionShape::at(shape.out, bh, shape.heads, 0),
-                       shape.out[2], q0, shape.queries, dims, vectorized);
-    std::int64_t visible[4];
-    float row_lse[4];
-    float row_dot[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const std::int64_t query = q0 + ty * 4 + i;
-        const bool inside = query < shape.queries;
-        visible[i] = shape.visible_keys(query);
-        row_lse[i] = inside ? lse[row0 + query] * kLog2e : 0.F;
-        row_dot[i] = inside ? row_dots[row0 + query] : 0.F;
-    }
-    const std::int64_t key_end =
-        shape.visible_keys(tasks::min_of(q0 + kTile, shape.queries) - 1);
-    const float* k_head = k + AttentionShape::at(shape.k, bh, shape.heads, 0);
-    const float* v_head = v + AttentionShape::at(shape.v, bh, shape.heads, 0);
-    float4 sums[4][kGroups];
-    clear(sums);
-    for (std::int64_t k0 = 0; k0 < key_end; k0 += kTile) {
-        __syncthreads();
-        load_tile<kGroups>(k_tile, k_head, shape.k[2], k0, shape.keys, dims, vectorized);
-        load_tile<kGroups>(v_tile, v_head, shape.v[2], k0, shape.keys, dims, vectorized);
-        __syncthreads();
-        float p[4][4];
-        float dp[4][4];
-        tile_dots<kGroups>(q_tile, k_tile, p);
-        tile_dots<kGroups>(g_tile, v_tile, dp);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const bool seen = k0 + tx + 16 * j < visible[i];
-                const float probability = exp2f(p[i][j] * scale_log2 - row_lse[i]);
-                dp[i][j] = seen ? probability * (dp[i][j] - row_dot[i]) : 0.F;
-            }
-        }
-        store_scores(ds_tile, dp);
-        __syncthreads();
-        tile_mix<kGroups>(ds_tile, k_tile, sums);
-    }
-    const auto scale = static_cast<float>(shape.scale);
-    const float factor[4] = {scale, scale, scale, scale};
-    store_rows<kGroups>(grad_q + AttentionShape::at(shape.q, bh, shape.heads, 0), shape.q[2], q0,
-                        shape.queries, dims, vectorized, sums, factor);
-}
-
-template <int kGroups>
 void launch_gradients(const AttentionShape& shape, float* grad_q, float* grad_k, float* grad_v,
                       const float* grad_out, const float* q, const float* k, const float* v,
                       const float* lse, const float* row_dots, float scale_log2,
                       bool vectorized) {
-    const std::int64_t pairs = shape.batch * shape.heads;
-    const auto keys_kernel = &attention_grad_keys<kGroups>;
-    const int keys_bytes = static_cast<int>(
+    constexpr int kDims = Tile<kGroups>::kDims;
+    const std::int64_t rows = shape.batch * shape.heads * shape.queries;
+    const std::int64_t sum_bytes = rows * kDims * std::int64_t{4};
+    float* const query_sums = static_cast<float*>(device_malloc(sum_bytes));
+    KAEL_CUDA_CHECK(cudaMemsetAsync(query_sums, 0, static_cast<std::size_t>(sum_bytes), nullptr));
+    const auto kernel = &attention_grad_keys<kGroups>;
+    const int bytes = static_cast<int>(
         (4 * Tile<kGroups>::kFloats + 2 * kScoreFloats + 2 * kTile) * sizeof(float));
-    allow_shared_memory(reinterpret_cast<const void*>(keys_kernel), keys_bytes);
-    const std::int64_t key_blocks = pairs * ((shape.keys + kTile - 1) / kTile);
-    keys_kernel<<<static_cast<unsigned>(key_blocks), kThreads, keys_bytes>>>(
-        shape, grad_k, grad_v, grad_out, q, k, v, lse, row_dots, scale_log2, vectorized);
-    check_launch(typeid(keys_kernel), __FILE__, __LINE__);
-
-    const auto queries_kernel = &attention_grad_queries<kGroups>;
-    const int queries_bytes =
-        static_cast<int>((4 * Tile<kGroups>::kFloats + kScoreFloats) * sizeof(float));
-    allow_shared_memory(reinterpret_cast<const void*>(queries_kernel), queries_bytes);
-    const std::int64_t query_blocks = pairs * ((shape.queries + kTile - 1) / kTile);
-    queries_kernel<<<static_cast<unsigned>(query_blocks), kThreads, queries_bytes>>>(
-        shape, grad_q, grad_out, q, k, v, lse, row_dots, scale_log2, vectorized);
-    check_launch(typeid(queries_kernel), __FILE__, __LINE__);
+    allow_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
+    const std::int64_t blocks = shape.batch * shape.heads * ((shape.keys + kTile - 1) / kTile);
+    kernel<<<static_cast<unsigned>(blocks), kThreads, bytes>>>(shape, grad_k, grad_v, query_sums,
+                                                              grad_out, q, k, v, lse, row_dots,
+                                                              scale_log2, vectorized);
+    check_launch(typeid(kernel), __FILE__, __LINE__);
+    attention_store_grad_queries<<<static_cast<unsigned>(blocks_for(rows, kThreadsPerBlock / 32)),
+                                   kThreadsPerBlock>>>(shape, grad_q, query_sums, kDims, rows);
+    check_launch(typeid(&attention_store_grad_queries), __FILE__, __LINE__);
+    device_free(query_sums);  // stream-ordered: after the store
 }
 
 }  // namespace
@@ -240,7 +209,7 @@ void attention_backward_f32(const AttentionShape& shape, float* grad_q, float* g
         launch_gradients<2>(shape, grad_q, grad_k, grad_v, grad_out, q, k, v, lse, row_dots,
                             scale_log2, vectorized);
     }
-    device_free(row_dots);  // stream-ordered: after both gradient kernels
+    device_free(row_dots);  // stream-ordered: after the gradient kernels
 }
 
 }  // namespace kael::cuda::attention_tiles

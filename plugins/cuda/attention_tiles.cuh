@@ -152,6 +152,29 @@ __device__ void tile_mix(const float* weights, const float* b, float4 (&sums)[4]
     }
 }
 
+// The same with the score tile transposed: sums[i][g] += sum over t of
+// weights[t][ty * 4 + i] * b[t][tx * 4 + 64 * g ..].
+template <int kGroups>
+__device__ void tile_mix_transposed(const float* weights, const float* b,
+                                    float4 (&sums)[4][kGroups]) {
+    using T = Tile<kGroups>;
+    const int ty = thread_row();
+    const int tx = thread_column();
+#pragma unroll 4
+    for (int t = 0; t < kTile; ++t) {
+        const float4 w = *reinterpret_cast<const float4*>(weights + t * kScoreStride + ty * 4);
+#pragma unroll
+        for (int g = 0; g < kGroups; ++g) {
+            const float4 bv =
+                *reinterpret_cast<const float4*>(b + t * T::kStride + 64 * g + tx * 4);
+            scale_add(sums[0][g], w.x, bv);
+            scale_add(sums[1][g], w.y, bv);
+            scale_add(sums[2][g], w.z, bv);
+            scale_add(sums[3][g], w.w, bv);
+        }
+    }
+}
+
 template <int kGroups>
 __device__ void clear(float4 (&sums)[4][kGroups]) {
 #pragma unroll
@@ -163,40 +186,47 @@ __device__ void clear(float4 (&sums)[4][kGroups]) {
     }
 }
 
+// Calls body(i, g, token, dim) for each of a thread's rows token = first + ty * 4 + i below
+// limit and each of its dim groups dim = 64 * g + tx * 4.
+template <int kGroups, typename Body>
+__device__ void for_owned_rows(std::int64_t first, std::int64_t limit, Body body) {
+    const int ty = thread_row();
+    const int tx = thread_column();
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const std::int64_t token = first + ty * 4 + i;
+        if (token < limit) {
+#pragma unroll
+            for (int g = 0; g < kGroups; ++g) {
+                body(i, g, token, 64 * g + tx * 4);
+            }
+        }
+    }
+}
+
 // Stores a thread's sums (times factor) into rows first + ty * 4 + i (below limit) of a
 // [tokens, head_dim] matrix.
 template <int kGroups>
 __device__ void store_rows(float* rows, std::int64_t token_stride, std::int64_t first,
                            std::int64_t limit, int head_dim, bool vectorized,
                            const float4 (&sums)[4][kGroups], const float (&factor)[4]) {
-    const int ty = thread_row();
-    const int tx = thread_column();
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const std::int64_t token = first + ty * 4 + i;
-        if (token >= limit) {
-            continue;
-        }
+    for_owned_rows<kGroups>(first, limit, [&](int i, int g, std::int64_t token, int dim) {
         float* row = rows + token * token_stride;
+        const float4 s = sums[i][g];
+        const float4 value =
+            make_float4(s.x * factor[i], s.y * factor[i], s.z * factor[i], s.w * factor[i]);
+        if (vectorized && dim < head_dim) {
+            *reinterpret_cast<float4*>(row + dim) = value;
+        } else if (!vectorized) {
+            const float parts[4] = {value.x, value.y, value.z, value.w};
 #pragma unroll
-        for (int g = 0; g < kGroups; ++g) {
-            const int dim = 64 * g + tx * 4;
-            const float4 s = sums[i][g];
-            const float4 value =
-                make_float4(s.x * factor[i], s.y * factor[i], s.z * factor[i], s.w * factor[i]);
-            if (vectorized && dim < head_dim) {
-                *reinterpret_cast<float4*>(row + dim) = value;
-            } else if (!vectorized) {
-                const float parts[4] = {value.x, value.y, value.z, value.w};
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    if (dim + e < head_dim) {
-                        row[dim + e] = parts[e];
-                    }
+            for (int e = 0; e < 4; ++e) {
+                if (dim + e < head_dim) {
+                    row[dim + e] = parts[e];
                 }
             }
         }
-    }
+    });
 }
 
 // Whether the 16-byte path may be used for every operand of a call.
