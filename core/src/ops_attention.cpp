@@ -50,17 +50,14 @@ void check_arguments(const Tensor& q, const Tensor& k, const Tensor& v,
     }
 }
 
-// Whether the kernels may read t, and write its gradient, through t's own strides: the last
-// dimension contiguous and no two elements sharing memory (so no expanded dimension).
-bool kernel_layout(const Tensor& t) {
+// Whether no two elements of a strided layout share memory, judged as for a permuted dense
+// layout: sorted by stride, each dimension starts past everything the smaller ones span.
+bool non_overlapping(const Shape& shape, const Shape& strides) {
     std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size) of sizes > 1
-    for (std::int64_t d = 0; d < t.dim(); ++d) {
-        if (t.size(d) > 1) {
-            dims.emplace_back(t.strides()[static_cast<std::size_t>(d)], t.size(d));
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] > 1) {
+            dims.emplace_back(strides[d], shape[d]);
         }
-    }
-    if (t.size(3) > 1 && t.strides()[3] != 1) {
-        return false;
     }
     std::sort(dims.begin(), dims.end());
     std::int64_t reach = 1;  // elements spanned by the dims sorted so far
@@ -73,18 +70,51 @@ bool kernel_layout(const Tensor& t) {
     return true;
 }
 
+// Whether the kernels may read t, and write its gradient, through t's own strides: the last
+// dimension contiguous and no two elements sharing memory (so no expanded dimension).
+bool kernel_layout(const Tensor& t) {
+    return (t.size(3) <= 1 || t.strides()[3] == 1) && non_overlapping(t.shape(), t.strides());
+}
+
 Tensor kernel_operand(const Tensor& t) { return kernel_layout(t) ? t : t.contiguous(); }
 
-// An uninitialized tensor with t's shape and strides, for a gradient laid out as t.
-Tensor empty_with_strides(const Tensor& t) {
-    if (t.numel() == 0) {
-        return empty(t.shape(), t.dtype(), t.device());
-    }
+// An uninitialized tensor of shape with these strides, for a gradient laid out as its input.
+Tensor empty_with_strides(const Shape& shape, const Shape& strides, DType dtype,
+                          const Device& device) {
     std::int64_t extent = 1;
-    for (std::int64_t d = 0; d < t.dim(); ++d) {
-        extent += (t.size(d) - 1) * t.strides()[static_cast<std::size_t>(d)];
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] == 0) {
+            return empty(shape, dtype, device);
+        }
+        extent += (shape[d] - 1) * strides[d];
     }
-    return empty({extent}, t.dtype(), t.device()).as_strided(t.shape(), t.strides(), 0);
+    return empty({extent}, dtype, device).as_strided(shape, strides, 0);
+}
+
+// Gradients laid out as q, k and v. Heads split out of one qkv projection are evenly spaced
+// views of one storage: their gradients then share one buffer arranged the same way.
+std::vector<Tensor> gradient_buffers(const Tensor& q, const Tensor& k, const Tensor& v) {
+    const std::int64_t step = k.offset() - q.offset();
+    const bool evenly_spaced = q.impl().storage == k.impl().storage &&
+                               k.impl().storage == v.impl().storage && step > 0 &&
+                               v.offset() - k.offset() == step && q.shape() == k.shape() &&
+                               k.shape() == v.shape() && q.strides() == k.strides() &&
+                               k.strides() == v.strides();
+    if (evenly_spaced) {
+        Shape shape = q.shape();
+        Shape strides = q.strides();
+        shape.push_back(3);
+        strides.push_back(step);
+        if (non_overlapping(shape, strides)) {
+            const Tensor all = empty_with_strides(shape, strides, q.dtype(), q.device());
+            return {all.select(4, 0), all.select(4, 1), all.select(4, 2)};
+        }
+    }
+    std::vector<Tensor> buffers;
+    for (const Tensor* t : {&q, &k, &v}) {
+        buffers.push_back(empty_with_strides(t->shape(), t->strides(), t->dtype(), t->device()));
+    }
+    return buffers;
 }
 
 // [B, H, T, D] over [B, T, H, D] memory.
@@ -102,14 +132,12 @@ std::vector<Tensor> attention_gradients(const Tensor& grad, const Tensor& q, con
                                     out.dtype(), out.device());
         grad_out.copy_(grad);
     }
-    Tensor grad_q = empty_with_strides(q);
-    Tensor grad_k = empty_with_strides(k);
-    Tensor grad_v = empty_with_strides(v);
+    std::vector<Tensor> grads = gradient_buffers(q, k, v);
     if (k.numel() > 0) {
-        detail::attention_backward(grad_q, grad_k, grad_v, grad_out, q, k, v, out, lse, scale,
-                                   causal);
+        detail::attention_backward(grads[0], grads[1], grads[2], grad_out, q, k, v, out, lse,
+                                   scale, causal);
     }
-    return {grad_q, grad_k, grad_v};
+    return grads;
 }
 
 }  // namespace

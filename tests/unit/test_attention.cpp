@@ -127,6 +127,10 @@ BOOST_AUTO_TEST_CASE(reads_heads_split_from_one_projection) {
             return kael::scaled_dot_product_attention(part(0), part(1), part(2), true);
         },
         {fused}));
+    // One tensor as query, key and value: three gradients summed into it.
+    BOOST_TEST(kael::autograd::gradcheck(
+        [](const Inputs& in) { return kael::scaled_dot_product_attention(in[0], in[0], in[0]); },
+        {leaf({1, 2, 3, 4})}));
 }
 
 BOOST_AUTO_TEST_CASE(gradcheck_query_key_value) {
