@@ -167,7 +167,8 @@ __device__ float block_reduce(float value, float* scratch, bool maximum) {
 // in the log2 domain, into partials[(row * splits + split) * (kMaxDims + 2)].
 __global__ void __launch_bounds__(kSplitKeys)
     attention_decode_split(AttentionShape shape, float* partials, std::int64_t splits,
-                           const float* q, const float* k, const float* v, float scale_log2) {
+                           const float* q, const float* k, const float* v, float scale_log2,
+                           bool vectorized) {
     __shared__ float query_row[kMaxDims];
     __shared__ float weights[kSplitKeys];
     __shared__ float scratch[kSplitKeys / 32];
@@ -189,8 +190,18 @@ __global__ void __launch_bounds__(kSplitKeys)
     if (seen) {
         const float* k_row = k + AttentionShape::at(shape.k, bh, shape.heads, key);
         float dot = 0.F;
-        for (int e = 0; e < dims; ++e) {
-            dot = fmaf(query_row[e], k_row[e], dot);
+        if (vectorized) {
+            for (int e = 0; e < dims; e += 4) {
+                const float4 four = *reinterpret_cast<const float4*>(k_row + e);
+                dot = fmaf(query_row[e], four.x, dot);
+                dot = fmaf(query_row[e + 1], four.y, dot);
+                dot = fmaf(query_row[e + 2], four.z, dot);
+                dot = fmaf(query_row[e + 3], four.w, dot);
+            }
+        } else {
+            for (int e = 0; e < dims; ++e) {
+                dot = fmaf(query_row[e], k_row[e], dot);
+            }
         }
         score = dot * scale_log2;
     }
@@ -265,13 +276,13 @@ void launch_forward_tiles(const AttentionShape& shape, float* out, float* lse, c
 }
 
 void launch_decode(const AttentionShape& shape, float* out, float* lse, const float* q,
-                   const float* k, const float* v, float scale_log2) {
+                   const float* k, const float* v, float scale_log2, bool vectorized) {
     const std::int64_t rows = shape.batch * shape.heads * shape.queries;
     const std::int64_t splits = (shape.keys + kSplitKeys - 1) / kSplitKeys;
     float* const partials =
         static_cast<float*>(device_malloc(rows * splits * (kMaxDims + 2) * std::int64_t{4}));
     attention_decode_split<<<static_cast<unsigned>(rows * splits), kSplitKeys>>>(
-        shape, partials, splits, q, k, v, scale_log2);
+        shape, partials, splits, q, k, v, scale_log2, vectorized);
     check_launch(typeid(&attention_decode_split), __FILE__, __LINE__);
     attention_decode_merge<<<static_cast<unsigned>(blocks_for(rows, kThreadsPerBlock / 32)),
                              kThreadsPerBlock>>>(shape, out, lse, partials, splits, rows);
@@ -306,12 +317,12 @@ kael_status attention(int32_t device, kael_dtype dtype, void* out, void* lse, co
         const auto* const q_f = static_cast<const float*>(q);
         const auto* const k_f = static_cast<const float*>(k);
         const auto* const v_f = static_cast<const float*>(v);
-        if (decode) {
-            launch_decode(shape, out_f, lse_f, q_f, k_f, v_f, scale_log2);
-            return;
-        }
         const void* const buffers[] = {out, q, k, v};
         const bool vectorized = aligned_for_vectors(shape, buffers, 4);
+        if (decode) {
+            launch_decode(shape, out_f, lse_f, q_f, k_f, v_f, scale_log2, vectorized);
+            return;
+        }
         if (shape.head_dim <= 64) {
             launch_forward_tiles<1>(shape, out_f, lse_f, q_f, k_f, v_f, scale_log2, vectorized);
         } else {
