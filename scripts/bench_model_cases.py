@@ -73,6 +73,7 @@ def op_cases(scale):
                 lambda l, d, t: (randn(l, d, t, rows, rows),),
                 lambda l, a: l.log_softmax(a, -1), lambda l, a: l.log_softmax(a, -1)),
         layer_norm_case(sized(16384, scale)),
+        layer_norm_backward_case(sized(16384, scale)),
         op_case(f"cross_entropy {sized(8192, scale)}x50257",
                 lambda l, d, t: (randn(l, d, t, sized(8192, scale), 50257),
                                  randint(l, d, t, 50257, sized(8192, scale))),
@@ -114,6 +115,22 @@ def layer_norm_case(rows):
     return op_case(f"layer_norm {rows}x768", build,
                    lambda l, x, w, b: l.nn.functional.layer_norm(x, (768,), w, b, 1e-5),
                    lambda l, x, w, b: l.layer_norm(x, w, b, 1e-5))
+
+
+def layer_norm_backward_case(rows):
+    """Forward and backward with x, weight and bias requiring grad and a given upstream gradient
+    (as in a model: no sum() in the timed call)."""
+    def setup(lib, dev, norm):
+        x = lib.randn(rows, 768, device=dev, requires_grad=True)
+        w = lib.ones(768, device=dev, requires_grad=True)
+        b = lib.zeros(768, device=dev, requires_grad=True)
+        grad = lib.randn(rows, 768, device=dev)
+        return lambda: norm(lib, x, w, b).backward(grad)
+    return Case(f"layer_norm fwd+bwd {rows}x768",
+                lambda torch, dev: setup(torch, dev, lambda l, x, w, b:
+                                         l.nn.functional.layer_norm(x, (768,), w, b, 1e-5)),
+                lambda kael, dev: setup(kael, dev, lambda l, x, w, b:
+                                        l.layer_norm(x, w, b, 1e-5)))
 
 
 def mask_case(kind, batch):

@@ -211,7 +211,12 @@ void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor
         return;
     }
     split_for_layout(out, inputs, [&](const Tensor& piece, const std::vector<Tensor>& sources) {
-        run("elementwise", {piece}, sources, KAEL_SLOT_CHECK(elementwise),
+        // Ops appended in ABI 1.2 reach only plugins that know them; older ones fall back.
+        const auto knows_op = [op](const kael_plugin* table) {
+            return KAEL_HAS_SLOT(table, elementwise) &&
+                   (op < KAEL_OP_GELU_EXACT_BACKWARD || table->abi_minor >= 2);
+        };
+        run("elementwise", {piece}, sources, knows_op,
             [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
                 const kael_element_layout layout = element_layout(outs[0], ins);
                 backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),
@@ -309,6 +314,22 @@ void cumsum(const Tensor& out, const Tensor& input, std::int64_t chunk_size, std
 
 namespace {
 
+// Defined tensors only, and where each of `wanted` went in that list (-1 when undefined).
+std::vector<Tensor> defined_only(const std::vector<Tensor>& wanted, std::vector<int>& positions) {
+    std::vector<Tensor> present;
+    for (const Tensor& tensor : wanted) {
+        positions.push_back(tensor.defined() ? static_cast<int>(present.size()) : -1);
+        if (tensor.defined()) {
+            present.push_back(tensor);
+        }
+    }
+    return present;
+}
+
+void* data_at(const std::vector<Tensor>& tensors, int position) {
+    return position < 0 ? nullptr : tensors[static_cast<std::size_t>(position)].device_data();
+}
+
 kael_attention_layout attention_layout(const Tensor& q, const Tensor& k, const Tensor& v,
                                        const Tensor& out, double scale, bool causal) {
     kael_attention_layout layout{};
@@ -330,6 +351,83 @@ kael_attention_layout attention_layout(const Tensor& q, const Tensor& k, const T
 }
 
 }  // namespace
+
+void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                const Tensor& weight, const Tensor& bias, std::int64_t rows, std::int64_t columns,
+                double eps) {
+    if (rows == 0 || columns == 0) {
+        return;
+    }
+    std::vector<int> in;
+    const std::vector<Tensor> inputs = defined_only({x, weight, bias}, in);
+    run("layer_norm", {out, mean, rstd}, inputs, KAEL_SLOT_CHECK(layer_norm),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->layer_norm(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), outs[2].device_data(), data_at(ins, in[0]),
+                              data_at(ins, in[1]), data_at(ins, in[2]), rows, columns, eps),
+                          "layer_norm");
+        });
+}
+
+void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& weight, std::int64_t rows,
+                         std::int64_t columns) {
+    std::vector<int> out;
+    const std::vector<Tensor> outputs = defined_only({grad_x, grad_weight, grad_bias}, out);
+    if (columns == 0 || outputs.empty()) {
+        return;
+    }
+    std::vector<int> in;
+    const std::vector<Tensor> inputs = defined_only({grad_out, x, mean, rstd, weight}, in);
+    run("layer_norm_backward", outputs, inputs, KAEL_SLOT_CHECK(layer_norm_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->layer_norm_backward(
+                              device, abi(grad_out.dtype()), data_at(outs, out[0]),
+                              data_at(outs, out[1]), data_at(outs, out[2]),
+                              data_at(ins, in[0]), data_at(ins, in[1]), data_at(ins, in[2]),
+                              data_at(ins, in[3]), data_at(ins, in[4]), rows, columns),
+                          "layer_norm_backward");
+        });
+}
+
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params) {
+    if (param.numel() == 0) {
+        return;
+    }
+    run("adam", {param, m, v}, {grad}, KAEL_SLOT_CHECK(adam),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->adam(device, abi(outs[0].dtype()), outs[0].device_data(),
+                                                outs[1].device_data(), outs[2].device_data(),
+                                                ins[0].device_data(), outs[0].numel(), &params),
+                          "adam");
+        });
+}
+
+void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
+                 std::int64_t size, std::int64_t inner) {
+    if (outer * inner == 0) {
+        return;
+    }
+    const kael_plugin* table = backend_for(out.device()).table();
+    if (!KAEL_HAS_SLOT(table, reduce_dims)) {
+        // An older plugin: move i innermost on the device, then reduce rows (or fall back).
+        const Tensor rows =
+            inner == 1 ? block
+                       : block.view({outer, size, inner}).permute({0, 2, 1}).contiguous();
+        reduce(op, out, rows, size, outer * inner);
+        return;
+    }
+    run("reduce_dims", {out}, {block}, KAEL_SLOT_CHECK(reduce_dims),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->reduce_dims(device, op, abi(outs[0].dtype()),
+                                                       abi(ins[0].dtype()), outs[0].device_data(),
+                                                       ins[0].device_data(), outer, size, inner),
+                          "reduce_dims");
+        });
+}
 
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
                const Tensor& v, double scale, bool causal) {

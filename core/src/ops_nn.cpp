@@ -68,34 +68,6 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     return -mean(picked);
 }
 
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-    require_floating(x, "layer_norm", "input");
-    if (x.dim() == 0) {
-        throw ValueError("layer_norm: expected at least one dimension, got a 0-d tensor");
-    }
-    const Shape normalized{x.size(-1)};
-    for (const Tensor* parameter : {&weight, &bias}) {
-        if (parameter->defined()) {
-            detail::check_same_device({x, *parameter}, "layer_norm");
-        }
-        if (parameter->defined() && parameter->shape() != normalized) {
-            throw ValueError("layer_norm: expected weight and bias of shape " +
-                             to_string(normalized) + " for input " + to_string(x.shape()) +
-                             ", got " + to_string(parameter->shape()));
-        }
-    }
-    const Tensor centered = x - mean(x, -1, true);
-    const Tensor variance = mean(square(centered), -1, true);
-    Tensor out = centered * rsqrt(variance + eps);
-    if (weight.defined()) {
-        out = out * weight;
-    }
-    if (bias.defined()) {
-        out = out + bias;
-    }
-    return out;
-}
-
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
     require_i64(indices, "embedding", "indices");
     if (weight.dim() != 2) {

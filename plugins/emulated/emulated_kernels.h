@@ -4,6 +4,9 @@
 #include <cstdint>
 
 #include "emulated_launch.h"
+#include "kael/kernels/entries_layer_norm.h"
+#include "kael/kernels/entries_optim.h"
+#include "kael/kernels/entries_reduce_dims.h"
 #include "kael/kernels/entries_attention.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
@@ -35,6 +38,9 @@ struct Launcher {
 };
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_LAYER_NORM_ENTRIES();
+KAEL_DECLARE_OPTIM_ENTRIES();
+KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
 KAEL_DECLARE_ATTENTION_ENTRIES();
 
 }  // namespace kael::emulated

@@ -61,8 +61,8 @@ struct Layout {
 // permuted_strided_3d, scalar, empty, large_transposed, mixed (each operand a different kind, one
 // implicitly broadcast from rank 1).
 [[nodiscard]] const std::vector<Layout>& element_layouts();
-// Logical shape {3, 4, 5}: contiguous, transposed, strided, broadcast, empty, scalar; then
-// long_rows ({3, 12289}, transposed).
+// Logical shape {3, 4, 5}: contiguous, transposed, strided, broadcast, permuted,
+// permuted_strided, wide ({2, 3, 300}), empty, scalar; then long_rows ({3, 12289}, transposed).
 [[nodiscard]] const std::vector<Layout>& reduce_layouts();
 
 inline const std::vector<DType> kAllDTypes = {DType::F32, DType::F64, DType::I64, DType::Bool};

@@ -30,6 +30,16 @@ BackwardFunction sum_backward(const Tensor& input, std::optional<std::int64_t> d
     };
 }
 
+BackwardFunction sum_dims_backward(const Tensor& input, const Shape& dims, bool keepdim) {
+    return [shape = input.shape(), dims, keepdim](const Tensor& g) {
+        Tensor grad = g;
+        for (auto d = dims.rbegin(); !keepdim && d != dims.rend(); ++d) {
+            grad = grad.unsqueeze(*d);
+        }
+        return Grads{grad.expand(shape)};
+    };
+}
+
 BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
                                std::optional<std::int64_t> dim, bool keepdim) {
     dim = normalized(dim, input.dim());
