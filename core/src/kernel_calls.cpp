@@ -254,6 +254,26 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matm
         });
 }
 
+void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                 const kael_matmul_sizes& sizes) {
+    if (out.numel() == 0) {
+        return;
+    }
+    if (!KAEL_HAS_SLOT(backend_for(out.device()).table(), matmul_bias)) {
+        matmul(out, a, b, sizes);
+        elementwise(KAEL_OP_PLUS, out, {out, bias}, out.dtype(), no_params());
+        return;
+    }
+    run("matmul_bias", {out}, {a, b, bias}, KAEL_SLOT_CHECK(matmul_bias),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->matmul_bias(device, abi(outs[0].dtype()),
+                                                       ins[0].device_data(), ins[1].device_data(),
+                                                       ins[2].device_data(), outs[0].device_data(),
+                                                       &sizes),
+                          "matmul_bias");
+        });
+}
+
 void gather(const Tensor& out, const Tensor& data, const Tensor& index,
             const kael_index_layout& layout) {
     if (out.numel() == 0) {
@@ -282,6 +302,32 @@ void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
                               ins[1].device_data(), &layout),
                           "scatter_add");
         });
+}
+
+void check_indices(const Tensor& index, std::int64_t low, std::int64_t high, std::int64_t axis,
+                   const char* op, const char* what) {
+    if (index.numel() == 0) {
+        return;
+    }
+    const NoGradGuard no_grad;
+    const Tensor contiguous = index.contiguous();
+    const auto call = [&](const Backend& backend, int device, const Tensor& indices) {
+        backend.check(backend.table()->check_indices(
+                          device, static_cast<const std::int64_t*>(indices.device_data()),
+                          indices.numel(), low, high, axis, op, what),
+                      "check_indices");
+    };
+    const Backend& backend = backend_for(contiguous.device());
+    if (KAEL_HAS_SLOT(backend.table(), check_indices)) {
+        call(backend, contiguous.device().index, contiguous);
+        return;
+    }
+    const Backend& host = cpu_backend();
+    if (!KAEL_HAS_SLOT(host.table(), check_indices)) {
+        throw TypeError("no plugin implements 'check_indices' (not even cpu)");
+    }
+    count_fallback(backend, "check_indices");
+    call(host, 0, contiguous.to(kCPU));
 }
 
 void sort(const Tensor& values, const Tensor& indices, const Tensor& input,

@@ -30,10 +30,18 @@ void reduce(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in,
 void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
                  std::int64_t size, std::int64_t inner);
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes);
+// matmul plus bias (sizes.columns elements) added to every row, in one kernel where the plugin
+// has matmul_bias; otherwise its matmul and an add, on the device.
+void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                 const kael_matmul_sizes& sizes);
 void gather(const Tensor& out, const Tensor& data, const Tensor& index,
             const kael_index_layout& layout);
 void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
                  const kael_index_layout& layout);
+// IndexError (named by op and what) unless every index lies in [low, high): through the plugin's
+// check_indices, which may report it at the device's next synchronising call, or on the host.
+void check_indices(const Tensor& index, std::int64_t low, std::int64_t high, std::int64_t axis,
+                   const char* op, const char* what);
 // Rows of chunk_size contiguous elements: sorted values (input dtype) and int64 positions.
 void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_in,
           std::int64_t chunk_size, std::int64_t rows, bool descending);

@@ -4,6 +4,8 @@
 #include <functional>
 
 #include "kael/kernels/entries_layer_norm.h"
+#include "kael/kernels/entries_index_check.h"
+#include "kael/kernels/entries_matmul_bias.h"
 #include "kael/kernels/entries_optim.h"
 #include "kael/kernels/entries_reduce_dims.h"
 #include "kael/kernels/entries_attention.h"
@@ -23,6 +25,8 @@ int worker_count();
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_LAYER_NORM_ENTRIES();
+KAEL_DECLARE_INDEX_CHECK_ENTRIES();
+KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
 KAEL_DECLARE_OPTIM_ENTRIES();
 KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
 KAEL_DECLARE_ATTENTION_ENTRIES();

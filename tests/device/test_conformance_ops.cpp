@@ -208,6 +208,47 @@ BOOST_AUTO_TEST_CASE(matmul_shapes_layouts_dtypes) {
     }
 }
 
+// kael::linear with a bias runs matmul_bias: one GEMM over the rows of x, bias in the GEMM.
+BOOST_AUTO_TEST_CASE(linear_with_bias_shapes_layouts_dtypes) {
+    kael::manual_seed(24);
+    using ViewFn = std::function<Tensor(const Tensor&)>;
+    const ViewFn same = [](const Tensor& t) { return t; };
+    const ViewFn T = [](const Tensor& t) { return t.transpose(-1, -2); };
+    const ViewFn stepped = [](const Tensor& t) { return t.slice(0, 0, 10, 2); };
+    const ViewFn swap_batch = [](const Tensor& t) { return t.permute({1, 0, 2}); };
+    struct Case {
+        std::string name;
+        Shape x, weight, bias;
+        ViewFn x_view, weight_view, bias_view;
+    };
+    const std::vector<Case> cases = {
+        {"plain", {3, 4}, {5, 4}, {5}, same, same, same},
+        {"batched", {2, 3, 4}, {5, 4}, {5}, same, same, same},
+        {"batched_4d", {2, 1, 3, 4}, {5, 4}, {5}, same, same, same},
+        {"transposed_x", {4, 3}, {5, 4}, {5}, T, same, same},
+        {"transposed_weight", {3, 4}, {4, 5}, {5}, same, T, same},
+        {"strided_bias", {3, 4}, {5, 4}, {10}, same, same, stepped},
+        {"permuted_batch", {3, 2, 4}, {5, 4}, {5}, swap_batch, same, same},
+        {"large", {33, 65}, {17, 65}, {17}, same, same, same},
+        {"empty_rows", {0, 4}, {5, 4}, {5}, same, same, same},
+        {"empty_out", {3, 4}, {0, 4}, {0}, same, same, same},
+        {"empty_inner", {3, 0}, {5, 0}, {5}, same, same, same},
+    };
+    for (const Case& c : cases) {
+        for (const DType dtype : kNumeric) {
+            BOOST_TEST_CONTEXT("op linear, dtype " << dtype_name(dtype) << ", layout " << c.name) {
+                run_and_compare({{values(dtype, c.x, false), c.x_view},
+                                 {values(dtype, c.weight, false), c.weight_view},
+                                 {values(dtype, c.bias, false), c.bias_view}},
+                                [](const Tensors& x) {
+                                    return Tensors{kael::linear(x[0], x[1], x[2])};
+                                },
+                                {700.0, false});
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(gather_scatter_index_select) {
     kael::manual_seed(23);
     // Data {4, 6} through these views; indices may be negative (wrapped by the core).

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "kael/gpt.h"
+#include "kael/ops_more.h"
 #include "kael/optim.h"
 #include "plugin_loading_support.h"
 
@@ -106,6 +107,27 @@ BOOST_AUTO_TEST_CASE(gather_falls_back_for_gather) {
     const std::vector<float> expected = {2.0F, 1.0F, 3.0F, 3.0F};
     BOOST_TEST(gathered.to_vector<float>() == expected, boost::test_tools::per_element());
     BOOST_TEST(fallbacks_for("gather") > 0);
+    // Without check_indices the indices are checked on the host, so the error is the call's.
+    BOOST_TEST(fallbacks_for("check_indices") > 0);
+    const kael::Tensor bad = kael::tensor(std::vector<std::int64_t>{1, 2, 0, 0}, {2, 2}, kCuda);
+    BOOST_CHECK_EXCEPTION((void)kael::gather(data, 1, bad), kael::IndexError,
+                          [](const kael::IndexError& error) {
+                              return std::string(error.what()) ==
+                                     "gather: index 2 is out of bounds for dimension 1 with size 2";
+                          });
+}
+
+BOOST_AUTO_TEST_CASE(linear_composes_matmul_and_add_without_matmul_bias) {
+    kael::reset_fallback_counts();
+    const kael::Tensor x = kael::tensor(std::vector<float>{1.0F, 2.0F}, {1, 2}, kCuda);
+    const kael::Tensor weight = kael::tensor(std::vector<float>{1.0F, 0.0F, 1.0F, 1.0F}, {2, 2}, kCuda);
+    const kael::Tensor bias = kael::tensor(std::vector<float>{10.0F, 20.0F}, {2}, kCuda);
+    const kael::Tensor out = kael::linear(x, weight, bias);
+    check_on_cuda(out);
+    const std::vector<float> expected = {11.0F, 23.0F};
+    BOOST_TEST(out.to_vector<float>() == expected, boost::test_tools::per_element());
+    BOOST_TEST(fallbacks_for("matmul") > 0);
+    BOOST_TEST(fallbacks_for("matmul_bias") == 0);
 }
 
 // The ABI 1.2 kernels (fused row ops, attention, adam, ...) reach an ABI 1.0 plugin's device

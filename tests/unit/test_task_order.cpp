@@ -12,6 +12,7 @@
 
 #include "emulated/emulated_launch.h"
 #include "kael/kernels/tasks/index.h"
+#include "kael/kernels/tasks/matmul.h"
 #include "kael/kernels/tasks/reduce.h"
 #include "kael/kernels/tasks/reduce_dims.h"
 #include "kael/kernels/tasks/sequence.h"
@@ -174,10 +175,46 @@ BOOST_AUTO_TEST_CASE(sort_and_scatter_add_give_the_same_bits_in_either_order) {
     layout.data_strides[0] = 1;
     layout.index_strides[0] = 1;
     layout.source_strides[0] = 1;
+    layout.axis_size = 3;
     tasks::launch_scatter_add<Backward>(KAEL_DTYPE_I64, target.data(), indices.data(),
                                         source.data(), &layout);
     BOOST_TEST(target[0] == std::numeric_limits<std::int64_t>::min() + 7);  // wraps
     BOOST_TEST(target[2] == 5);
+}
+
+// matmul_bias's task over batches: a broadcast, transposed b, the bias added to every row of
+// every batch, against plain loops (i64, so exact).
+BOOST_AUTO_TEST_CASE(batched_matmul_with_bias_adds_the_bias_to_every_row) {
+    const std::int64_t batches = 2, rows = 3, inner = 4, columns = 5;
+    std::vector<std::int64_t> a(batches * rows * inner), b(columns * inner), bias(columns);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::int64_t>(i % 7) - 3;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int64_t>(i % 5) - 2;
+    for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = 100 * static_cast<std::int64_t>(i);
+    kael_matmul_sizes sizes{};
+    sizes.struct_size = sizeof(sizes);
+    sizes.batches = batches;
+    sizes.rows = rows;
+    sizes.inner = inner;
+    sizes.columns = columns;
+    sizes.a_batch_stride = rows * inner;
+    sizes.b_batch_stride = 0;  // one b, stored columns x inner, for every batch
+    sizes.b_transposed = 1;
+    std::vector<std::int64_t> out(batches * rows * columns, -1);
+    tasks::launch_matmul<Backward>(KAEL_DTYPE_I64, a.data(), b.data(), out.data(), &sizes,
+                                   bias.data());
+    std::vector<std::int64_t> expected;
+    for (std::int64_t batch = 0; batch < batches; ++batch) {
+        for (std::int64_t r = 0; r < rows; ++r) {
+            for (std::int64_t c = 0; c < columns; ++c) {
+                std::int64_t sum = bias[c];
+                for (std::int64_t k = 0; k < inner; ++k) {
+                    sum += a[(batch * rows + r) * inner + k] * b[c * inner + k];
+                }
+                expected.push_back(sum);
+            }
+        }
+    }
+    BOOST_TEST(out == expected, tt::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(the_emulated_plugin_serves_cuda_and_sums_like_cpu) {

@@ -146,8 +146,11 @@ typedef struct kael_element_params {
 
 /* gather/scatter_add addressing, in elements. The iteration space is the index tensor's shape;
  * for each coordinate c: source/out at c (source_strides), index at c (index_strides), data at c
- * with c[axis] replaced by the index value (data_strides). Indices are already bounds-checked and
- * made non-negative by the core. */
+ * with c[axis] replaced by the index value (data_strides). Indices are non-negative: the core
+ * wraps negative ones and bounds-checks them, possibly later (check_indices), so since 1.2 a
+ * kernel must skip an index outside [0, axis_size) (gather writes 0 there) and never touch
+ * memory for it. A layout whose struct_size ends before axis_size comes from an older core that
+ * checked on the host. */
 typedef struct kael_index_layout {
     size_t struct_size; /* sizeof(kael_index_layout) */
     int32_t dims;       /* 1..KAEL_MAX_DIMS */
@@ -157,6 +160,7 @@ typedef struct kael_index_layout {
     int64_t data_strides[KAEL_MAX_DIMS];
     int64_t index_strides[KAEL_MAX_DIMS];
     int64_t source_strides[KAEL_MAX_DIMS]; /* the out tensor for gather, the source for scatter */
+    int64_t axis_size; /* since 1.2: data's extent along axis, the bound of valid indices */
 } kael_index_layout;
 
 /* out[b] = op(a[b]) x op(b[b]) for b in batches; out is contiguous rows x columns.
@@ -403,7 +407,7 @@ typedef const kael_plugin* (*kael_plugin_query_fn)(uint32_t core_abi_major,
 #if defined(__cplusplus)
 static_assert(sizeof(kael_element_layout) == 8 + 8 + 8 + 64 + 256 + 32, "layout ABI size");
 static_assert(sizeof(kael_element_params) == 40, "params ABI size");
-static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64, "index layout ABI size");
+static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64 + 8, "index layout ABI size");
 static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size");
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8, "attention ABI size");
