@@ -1,7 +1,8 @@
 // Conformance, attention: scaled_dot_product_attention forward and its gradients on the device
 // against cpu, over sizes that reach every kernel path (one tile, ragged tiles, head dims 1 to
-// 80, decoding with one query, more keys than queries, an empty batch), causal or not, with
-// q, k and v contiguous, split out of one fused projection, or with a last dim copied first.
+// 128, decoding with a few queries, more keys than queries or fewer, an empty batch), causal or
+// not, with q, k and v contiguous, split out of one fused projection, or with a last dim copied
+// first.
 #include "conformance.h"
 
 using namespace conformance;
@@ -14,7 +15,7 @@ struct Sizes {
 
 const Sizes kSizes[] = {{2, 3, 16, 16, 64}, {1, 2, 5, 37, 64}, {2, 2, 70, 70, 80},
                         {1, 3, 1, 300, 64}, {2, 1, 9, 9, 1},   {0, 2, 4, 4, 8},
-                        {1, 2, 67, 67, 128}};
+                        {1, 2, 67, 67, 128}, {1, 2, 20, 90, 64}, {1, 1, 12, 5, 16}};
 
 // Attention's outputs may cancel to near zero, so they get an absolute tolerance too.
 const Tolerance kTolerance{1.0, false};
