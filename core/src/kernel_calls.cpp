@@ -391,6 +391,26 @@ void* data_at(const std::vector<Tensor>& tensors, int position) {
     return position < 0 ? nullptr : tensors[static_cast<std::size_t>(position)].device_data();
 }
 
+kael_attention_layout attention_layout(const Tensor& q, const Tensor& k, const Tensor& v,
+                                       const Tensor& out, double scale, bool causal) {
+    kael_attention_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.batch = q.size(0);
+    layout.heads = q.size(1);
+    layout.queries = q.size(2);
+    layout.keys = k.size(2);
+    layout.head_dim = q.size(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        layout.q_strides[i] = q.strides()[i];
+        layout.k_strides[i] = k.strides()[i];
+        layout.v_strides[i] = v.strides()[i];
+        layout.out_strides[i] = out.strides()[i];
+    }
+    layout.scale = scale;
+    layout.causal = causal ? 1 : 0;
+    return layout;
+}
+
 }  // namespace
 
 void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
@@ -467,6 +487,44 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
                                                        abi(ins[0].dtype()), outs[0].device_data(),
                                                        ins[0].device_data(), outer, size, inner),
                           "reduce_dims");
+        });
+}
+
+void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
+               const Tensor& v, double scale, bool causal) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("attention", {out, lse}, {q, k, v}, KAEL_SLOT_CHECK(attention),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const kael_attention_layout layout =
+                attention_layout(ins[0], ins[1], ins[2], outs[0], scale, causal);
+            backend.check(backend.table()->attention(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), ins[0].device_data(), ins[1].device_data(),
+                              ins[2].device_data(), &layout),
+                          "attention");
+        });
+}
+
+void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
+                        const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& out, const Tensor& lse, double scale, bool causal) {
+    if (grad_k.numel() == 0) {
+        return;
+    }
+    run("attention_backward", {grad_q, grad_k, grad_v}, {grad_out, q, k, v, out, lse},
+        KAEL_SLOT_CHECK(attention_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const kael_attention_layout layout =
+                attention_layout(ins[1], ins[2], ins[3], ins[4], scale, causal);
+            backend.check(backend.table()->attention_backward(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), outs[2].device_data(),
+                              ins[0].device_data(), ins[1].device_data(), ins[2].device_data(),
+                              ins[3].device_data(), ins[4].device_data(), ins[5].device_data(),
+                              &layout),
+                          "attention_backward");
         });
 }
 

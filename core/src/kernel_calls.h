@@ -52,6 +52,14 @@ void topk(const Tensor& values, const Tensor& indices, const Tensor& contiguous_
 // Inclusive prefix sums of rows of chunk_size contiguous elements.
 void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
             std::int64_t rows);
+// Fused attention over [B, H, T, D] tensors whose last dimension is contiguous, each read and
+// written through its own strides; lse is [B, H, Tq] contiguous. The backward's grad_q/k/v have
+// the strides of q/k/v and grad_out those of out.
+void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
+               const Tensor& v, double scale, bool causal);
+void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
+                        const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& out, const Tensor& lse, double scale, bool causal);
 
 // layer_norm of rows of columns contiguous elements: out, and mean and rstd (rows elements).
 // weight and bias may be undefined.

@@ -9,6 +9,7 @@
 #include "kael/kernels/entries_optim.h"
 #include "kael/kernels/entries_reduce_dims.h"
 #include "kael/kernels/entries_sequence.h"
+#include "kael/kernels/entries_attention.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -30,5 +31,6 @@ KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
 KAEL_DECLARE_OPTIM_ENTRIES();
 KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
 KAEL_DECLARE_SEQUENCE_ENTRIES();
+KAEL_DECLARE_ATTENTION_ENTRIES();
 
 }  // namespace kael::cpu

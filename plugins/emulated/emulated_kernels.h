@@ -4,12 +4,12 @@
 #include <cstdint>
 
 #include "emulated_launch.h"
-#include "kael/kernels/entries_layer_norm.h"
-#include "kael/kernels/entries_optim.h"
-#include "kael/kernels/entries_reduce_dims.h"
+#include "kael/kernels/entries_attention.h"
 #include "kael/kernels/entries_index_check.h"
+#include "kael/kernels/entries_layer_norm.h"
 #include "kael/kernels/entries_matmul_bias.h"
 #include "kael/kernels/entries_optim.h"
+#include "kael/kernels/entries_reduce_dims.h"
 #include "kael/kernels/index_check.h"
 #include "kael/kernels/entries_sequence.h"
 #include "kael/kernels/plugin_entries.h"
@@ -50,5 +50,6 @@ KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
 KAEL_DECLARE_OPTIM_ENTRIES();
 KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
 KAEL_DECLARE_SEQUENCE_ENTRIES();
+KAEL_DECLARE_ATTENTION_ENTRIES();
 
 }  // namespace kael::emulated

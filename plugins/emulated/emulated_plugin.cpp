@@ -80,6 +80,7 @@ kael_plugin make_table() {
     KAEL_ASSIGN_OPTIM_ENTRIES(table);
     KAEL_ASSIGN_REDUCE_DIMS_ENTRIES(table);
     KAEL_ASSIGN_SEQUENCE_ENTRIES(table);
+    KAEL_ASSIGN_ATTENTION_ENTRIES(table);
     return table;
 }
 

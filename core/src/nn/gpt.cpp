@@ -60,6 +60,14 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
         *cached_keys = key.detach();
         *cached_values = value.detach();
     }
+    if (dropout_ == 0 || !is_training()) {
+        // The fused op writes [B, T, H, D] memory, so merging the heads is a view.
+        const Tensor mixed = scaled_dot_product_attention(query, key, value, true)
+                                 .transpose(1, 2)
+                                 .reshape({batch, steps, channels});
+        return projection_->forward(mixed);
+    }
+    // Dropout on the attention probabilities needs them in memory: the composed path.
     const std::int64_t total = past + steps;
     Tensor scores = matmul(query, key.transpose(-2, -1)) * (1.0 / std::sqrt(double(head_dim)));
     // Query i (at position past + i) may not see keys after it.
