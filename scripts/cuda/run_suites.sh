@@ -22,7 +22,7 @@ echo "== ctest (packages and the Fashion-MNIST example need the build machine)"
 (cd "$build_dir" && timeout 900 ctest -j8 --timeout 600 -E "shipping|install|example_mlp" |
     grep -E "tests passed|Failed|Not Run|Skipped")
 echo "== unit and device suites on the real cuda:0"
-for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite; do
+for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite "$build_dir"/tests/test_conformance; do
     printf '%s: ' "$(basename "$suite")"
     KAEL_PLUGINS=-emulated timeout 600 "$suite" 2>&1 | tail -2 | tr -d '\n'; echo
 done
