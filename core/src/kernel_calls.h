@@ -37,4 +37,16 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_
 void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
             std::int64_t rows);
 
+// Fused softmax family over contiguous outer x size x inner buffers (along size), and
+// cross_entropy over contiguous rows x classes logits; see the slots in plugin_api.h.
+void softmax(const Tensor& out, const Tensor& contiguous_in, std::int64_t outer,
+             std::int64_t size, std::int64_t inner, bool log);
+void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out,
+                      std::int64_t outer, std::int64_t size, std::int64_t inner, bool log);
+void cross_entropy(const Tensor& losses, const Tensor& lse, const Tensor& logits,
+                   const Tensor& targets);
+// grad_losses holds one value per row (grad_stride 1) or one for every row (0).
+void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses,
+                            const Tensor& logits, const Tensor& lse, const Tensor& targets);
+
 }  // namespace kael::detail

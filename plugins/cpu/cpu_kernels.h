@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "kael/kernels/entries_softmax.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -18,5 +19,6 @@ void parallel_ranges(int64_t count, int64_t min_parallel,
 int worker_count();
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_SOFTMAX_ENTRIES();
 
 }  // namespace kael::cpu

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "emulated_launch.h"
+#include "kael/kernels/entries_softmax.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -34,5 +35,6 @@ struct Launcher {
 };
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_SOFTMAX_ENTRIES();
 
 }  // namespace kael::emulated

@@ -74,6 +74,7 @@ kael_plugin make_table() {
     table.device_properties = device_properties;
     table.shutdown = nullptr;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
+    KAEL_ASSIGN_SOFTMAX_ENTRIES(table);
     return table;
 }
 

@@ -1,0 +1,290 @@
+#pragma once
+// Fused softmax / log_softmax and cross_entropy, forward and backward: the reference bodies.
+// Softmax runs one item per line, the `size` elements (o, ., j) of an outer x size x inner
+// buffer: maximum, sum of exp(x - maximum), write. Cross-entropy runs one item per row (log-sum-exp
+// and loss in one online pass) and its backward one item per element. f32 accumulates in double.
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/tasks/launch.h"
+
+namespace kael::kernels::tasks {
+
+// Running maximum and sum of exp(x - maximum), folded one element at a time or merged; the
+// devices' one-pass kernels use it too, so every plugin treats -inf, +inf and NaN alike.
+template <typename A>
+struct LogSumExp {
+    A maximum;
+    A total;
+
+    KAEL_HD static LogSumExp none() { return {-INFINITY, A(0)}; }
+    KAEL_HD static A rescaled(A total, A from, A to) {
+        return from == to ? total : total * math::exp(from - to);  // -inf to -inf stays
+    }
+    // One exp per element; a NaN element makes the total NaN (it never becomes the maximum).
+    KAEL_HD void add(A x) {
+        if (x > maximum) {
+            total = total * math::exp(maximum - x) + A(1);
+            maximum = x;
+        } else {
+            total += x == maximum ? A(1) : math::exp(x - maximum);
+        }
+    }
+    KAEL_HD void merge(const LogSumExp& other) {
+        const A top = other.maximum > maximum ? other.maximum : maximum;
+        total = rescaled(total, maximum, top) + rescaled(other.total, other.maximum, top);
+        maximum = top;
+    }
+    // An infinite maximum (every element -inf, or some +inf) gives NaN, as x - max does in the
+    // two-pass formula and in PyTorch.
+    [[nodiscard]] KAEL_HD A normalizer() const {
+        return maximum == A(INFINITY) || maximum == A(-INFINITY) ? A(NAN) : total;
+    }
+    [[nodiscard]] KAEL_HD A log_total() const { return maximum + math::log(normalizer()); }
+};
+
+// out = exp(x - max) / sum, or (x - max) - log(sum) when log; every -inf gives NaN.
+template <typename T>
+KAEL_HD T softmax_value(double shifted, double total, double log_total, bool log) {
+    return static_cast<T>(log ? shifted - log_total : math::exp(shifted) / total);
+}
+
+template <typename T>
+struct SoftmaxLines {
+    const T* data;
+    T* out;
+    std::int64_t size;
+    std::int64_t inner;
+    bool log;
+
+    [[nodiscard]] std::int64_t cost() const { return 3 * size; }
+
+    KAEL_HD void operator()(std::int64_t line) const {
+        const std::int64_t start = (line / inner) * size * inner + line % inner;
+        T maximum = data[start];
+        for (std::int64_t i = 1; i < size; ++i) {
+            maximum = nan_aware_max(maximum, data[start + i * inner]);
+        }
+        double total = 0;
+        for (std::int64_t i = 0; i < size; ++i) {
+            total += math::exp(static_cast<double>(data[start + i * inner]) - maximum);
+        }
+        const double log_total = math::log(total);
+        for (std::int64_t i = 0; i < size; ++i) {
+            const double shifted = static_cast<double>(data[start + i * inner]) - maximum;
+            out[start + i * inner] = softmax_value<T>(shifted, total, log_total, log);
+        }
+    }
+};
+
+// softmax: grad_in = out * (grad_out - sum(grad_out * out)); log: grad_out - exp(out) * sum.
+template <typename T>
+struct SoftmaxBackwardLines {
+    const T* grad_out;
+    const T* out;
+    T* grad_in;
+    std::int64_t size;
+    std::int64_t inner;
+    bool log;
+
+    [[nodiscard]] std::int64_t cost() const { return 2 * size; }
+
+    KAEL_HD void operator()(std::int64_t line) const {
+        const std::int64_t start = (line / inner) * size * inner + line % inner;
+        double total = 0;
+        for (std::int64_t i = 0; i < size; ++i) {
+            const std::int64_t at = start + i * inner;
+            total += log ? static_cast<double>(grad_out[at])
+                         : static_cast<double>(grad_out[at]) * out[at];
+        }
+        for (std::int64_t i = 0; i < size; ++i) {
+            const std::int64_t at = start + i * inner;
+            const double g = grad_out[at];
+            const double y = out[at];
+            grad_in[at] = static_cast<T>(log ? g - math::exp(y) * total : y * (g - total));
+        }
+    }
+};
+
+template <typename T>
+struct CrossEntropyRows {
+    const T* logits;
+    const std::int64_t* targets;
+    T* losses;
+    T* lse;
+    std::int64_t classes;
+
+    [[nodiscard]] std::int64_t cost() const { return classes; }
+
+    KAEL_HD void operator()(std::int64_t row) const {
+        const T* row_logits = logits + row * classes;
+        auto state = LogSumExp<double>::none();
+        for (std::int64_t c = 0; c < classes; ++c) {
+            state.add(row_logits[c]);
+        }
+        const double row_lse = state.log_total();
+        lse[row] = static_cast<T>(row_lse);
+        losses[row] = static_cast<T>(row_lse - row_logits[targets[row]]);
+    }
+};
+
+// grad_logits = grad_losses[row * grad_stride] * (exp(logits - lse) - (c == target)).
+template <typename T>
+struct CrossEntropyBackwardElements {
+    const T* grad_losses;
+    const T* logits;
+    const T* lse;
+    const std::int64_t* targets;
+    T* grad_logits;
+    std::int64_t grad_stride;
+    std::int64_t classes;
+
+    [[nodiscard]] std::int64_t cost() const { return 1; }
+
+    KAEL_HD void operator()(std::int64_t element) const {
+        const std::int64_t row = element / classes;
+        const double probability =
+            math::exp(static_cast<double>(logits[element]) - static_cast<double>(lse[row]));
+        const double hot = element % classes == targets[row] ? 1.0 : 0.0;
+        grad_logits[element] =
+            static_cast<T>(static_cast<double>(grad_losses[row * grad_stride]) *
+                           (probability - hot));
+    }
+};
+
+// Float dtypes run; other valid dtypes are unsupported, invalid ones invalid.
+inline void check_float_dtype(const char* entry, kael_dtype dtype) {
+    if (!valid_dtype(dtype)) {
+        plugin::invalid(std::string(entry) + ": invalid dtype " + std::to_string(dtype));
+    }
+    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64) {
+        plugin::unsupported(std::string(entry) + " of " + plugin::dtype_name(dtype));
+    }
+}
+
+// Validates a softmax or softmax_backward call; false when there is nothing to do.
+inline bool check_softmax_call(const char* entry, kael_dtype dtype,
+                               std::initializer_list<const void*> buffers, std::int64_t outer,
+                               std::int64_t size, std::int64_t inner) {
+    check_float_dtype(entry, dtype);
+    if (outer < 0 || size < 0 || inner < 0) {
+        plugin::invalid(std::string(entry) + ": negative outer, size or inner");
+    }
+    if (outer == 0 || size == 0 || inner == 0) {
+        return false;
+    }
+    for (const void* buffer : buffers) {
+        if (buffer == nullptr) {
+            plugin::invalid(std::string(entry) + ": null buffer");
+        }
+    }
+    return true;
+}
+
+// Validates a cross_entropy or cross_entropy_backward call; false when there are no rows.
+inline bool check_cross_entropy_call(const char* entry, kael_dtype dtype,
+                                     std::initializer_list<const void*> buffers,
+                                     std::int64_t rows, std::int64_t classes) {
+    check_float_dtype(entry, dtype);
+    if (rows < 0 || classes < 0) {
+        plugin::invalid(std::string(entry) + ": negative rows or classes");
+    }
+    if (rows == 0) {
+        return false;
+    }
+    if (classes == 0) {
+        plugin::invalid(std::string(entry) + ": rows without classes have no target");
+    }
+    for (const void* buffer : buffers) {
+        if (buffer == nullptr) {
+            plugin::invalid(std::string(entry) + ": null buffer");
+        }
+    }
+    return true;
+}
+
+template <typename Launcher>
+void launch_softmax(kael_dtype dtype, void* out, const void* data, std::int64_t outer,
+                    std::int64_t size, std::int64_t inner, bool log) {
+    if (!check_softmax_call("softmax", dtype, {out, data}, outer, size, inner)) {
+        return;
+    }
+    with_dtype(dtype, [&](auto tag) {
+        using T = TagType<decltype(tag)>;
+        if constexpr (is_floating_v<T>) {
+            Launcher::for_each(outer * inner, SoftmaxLines<T>{static_cast<const T*>(data),
+                                                              static_cast<T*>(out), size, inner,
+                                                              log});
+        }
+    });
+}
+
+template <typename Launcher>
+void launch_softmax_backward(kael_dtype dtype, void* grad_in, const void* grad_out,
+                             const void* out, std::int64_t outer, std::int64_t size,
+                             std::int64_t inner, bool log) {
+    if (!check_softmax_call("softmax_backward", dtype, {grad_in, grad_out, out}, outer, size,
+                            inner)) {
+        return;
+    }
+    with_dtype(dtype, [&](auto tag) {
+        using T = TagType<decltype(tag)>;
+        if constexpr (is_floating_v<T>) {
+            Launcher::for_each(outer * inner,
+                               SoftmaxBackwardLines<T>{static_cast<const T*>(grad_out),
+                                                       static_cast<const T*>(out),
+                                                       static_cast<T*>(grad_in), size, inner,
+                                                       log});
+        }
+    });
+}
+
+template <typename Launcher>
+void launch_cross_entropy(kael_dtype dtype, void* losses, void* lse, const void* logits,
+                          const std::int64_t* targets, std::int64_t rows, std::int64_t classes) {
+    if (!check_cross_entropy_call("cross_entropy", dtype, {losses, lse, logits, targets}, rows,
+                                  classes)) {
+        return;
+    }
+    with_dtype(dtype, [&](auto tag) {
+        using T = TagType<decltype(tag)>;
+        if constexpr (is_floating_v<T>) {
+            Launcher::for_each(rows, CrossEntropyRows<T>{static_cast<const T*>(logits), targets,
+                                                         static_cast<T*>(losses),
+                                                         static_cast<T*>(lse), classes});
+        }
+    });
+}
+
+template <typename Launcher>
+void launch_cross_entropy_backward(kael_dtype dtype, void* grad_logits, const void* grad_losses,
+                                   std::int64_t grad_stride, const void* logits, const void* lse,
+                                   const std::int64_t* targets, std::int64_t rows,
+                                   std::int64_t classes) {
+    if (!check_cross_entropy_call("cross_entropy_backward", dtype,
+                                  {grad_logits, grad_losses, logits, lse, targets}, rows,
+                                  classes)) {
+        return;
+    }
+    if (grad_stride != 0 && grad_stride != 1) {
+        plugin::invalid("cross_entropy_backward: grad_stride must be 0 or 1, got " +
+                        std::to_string(grad_stride));
+    }
+    with_dtype(dtype, [&](auto tag) {
+        using T = TagType<decltype(tag)>;
+        if constexpr (is_floating_v<T>) {
+            Launcher::for_each(
+                rows * classes,
+                CrossEntropyBackwardElements<T>{static_cast<const T*>(grad_losses),
+                                                static_cast<const T*>(logits),
+                                                static_cast<const T*>(lse), targets,
+                                                static_cast<T*>(grad_logits), grad_stride,
+                                                classes});
+        }
+    });
+}
+
+}  // namespace kael::kernels::tasks
