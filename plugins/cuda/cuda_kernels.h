@@ -3,11 +3,13 @@
 // current (use_device) before it touches memory or launches work.
 #include <cstdint>
 
+#include "kael/kernels/entries_softmax.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
 namespace kael::cuda {
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_SOFTMAX_ENTRIES();
 
 }  // namespace kael::cuda
