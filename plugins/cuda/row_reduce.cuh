@@ -1,7 +1,8 @@
 #pragma once
 // Building blocks of the softmax family's kernels: a reduction over the threads that share a row
 // (one warp, or a whole block) with xor shuffles, so every thread ends with the same value, and
-// row walkers with 16-byte loads from the first 16-byte boundary of the row on.
+// row walkers with 16-byte loads from the first 16-byte boundary of the row on, issued in
+// batches.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -90,8 +91,31 @@ __device__ std::int64_t unaligned_head(const T* row, std::int64_t count) {
     return count < (kWidth - misaligned) % kWidth ? count : (kWidth - misaligned) % kWidth;
 }
 
-// visit(value) for every element of row[0, count) this thread (t of kThreads) owns; packs are
-// loaded four at a time so each thread keeps 64 bytes in flight.
+// use(i, load(i)) for i = first, first + step, ... below end, kBatch loads issued before their
+// uses so that each thread keeps several requests in flight (uses may store: no reordering then).
+template <int kBatch, typename Load, typename Use>
+__device__ void batched(std::int64_t first, std::int64_t end, std::int64_t step, Load&& load,
+                        Use&& use) {
+    std::int64_t i = first;
+    for (; i + (kBatch - 1) * step < end; i += kBatch * step) {
+        decltype(load(i)) values[kBatch];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) {
+            values[k] = load(i + k * step);
+        }
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) {
+            use(i + k * step, values[k]);
+        }
+    }
+    for (; i < end; i += step) {
+        use(i, load(i));
+    }
+}
+
+inline constexpr int kBatch = 4;
+
+// visit(value) for every element of row[0, count) this thread (t of kThreads) owns.
 template <int kThreads, typename T, typename Visit>
 __device__ void for_each_in_row(const T* row, std::int64_t count, int t, Visit&& visit) {
     constexpr int kWidth = Pack<T>::kWidth;
@@ -101,28 +125,14 @@ __device__ void for_each_in_row(const T* row, std::int64_t count, int t, Visit&&
     }
     const auto* packs = reinterpret_cast<const Pack<T>*>(row + head);
     const std::int64_t pack_count = (count - head) / kWidth;
-    std::int64_t p = t;
-    for (; p + 3 * kThreads < pack_count; p += 4 * kThreads) {
-        Pack<T> loaded[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            loaded[k] = packs[p + k * kThreads];
-        }
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
+    batched<kBatch>(
+        t, pack_count, kThreads, [&](std::int64_t p) { return packs[p]; },
+        [&](std::int64_t, const Pack<T>& loaded) {
 #pragma unroll
             for (int i = 0; i < kWidth; ++i) {
-                visit(loaded[k].values[i]);
+                visit(loaded.values[i]);
             }
-        }
-    }
-    for (; p < pack_count; p += kThreads) {
-        const Pack<T> loaded = packs[p];
-#pragma unroll
-        for (int i = 0; i < kWidth; ++i) {
-            visit(loaded.values[i]);
-        }
-    }
+        });
     for (std::int64_t i = head + pack_count * kWidth + t; i < count; i += kThreads) {
         visit(row[i]);
     }
@@ -136,24 +146,25 @@ __device__ void map_row(const T* in, T* out, std::int64_t count, int t, F&& f) {
     const bool together = reinterpret_cast<std::uintptr_t>(in) % 16 ==
                           reinterpret_cast<std::uintptr_t>(out) % 16;
     const std::int64_t head = together ? unaligned_head(in, count) : count;
-    for (std::int64_t i = t; i < head; i += kThreads) {
-        out[i] = f(i, in[i]);
-    }
+    batched<kBatch>(
+        t, head, kThreads, [&](std::int64_t i) { return in[i]; },
+        [&](std::int64_t i, T x) { out[i] = f(i, x); });
     if (!together) {
         return;
     }
     const auto* in_packs = reinterpret_cast<const Pack<T>*>(in + head);
     auto* out_packs = reinterpret_cast<Pack<T>*>(out + head);
     const std::int64_t pack_count = (count - head) / kWidth;
-    for (std::int64_t p = t; p < pack_count; p += kThreads) {
-        const Pack<T> loaded = in_packs[p];
-        Pack<T> result;
+    batched<kBatch>(
+        t, pack_count, kThreads, [&](std::int64_t p) { return in_packs[p]; },
+        [&](std::int64_t p, const Pack<T>& loaded) {
+            Pack<T> result;
 #pragma unroll
-        for (int i = 0; i < kWidth; ++i) {
-            result.values[i] = f(head + p * kWidth + i, loaded.values[i]);
-        }
-        out_packs[p] = result;
-    }
+            for (int i = 0; i < kWidth; ++i) {
+                result.values[i] = f(head + p * kWidth + i, loaded.values[i]);
+            }
+            out_packs[p] = result;
+        });
     for (std::int64_t i = head + pack_count * kWidth + t; i < count; i += kThreads) {
         out[i] = f(i, in[i]);
     }

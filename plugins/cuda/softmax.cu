@@ -26,6 +26,17 @@ template <typename T>
 struct SoftmaxLinesKernel {};
 
 template <typename T>
+struct Pair {
+    T grad;
+    T out;
+};
+
+template <typename T>
+__device__ T softmax_gradient(Pair<T> v, T total, bool log) {
+    return log ? v.grad - math::exp(v.out) * total : v.out * (v.grad - total);
+}
+
+template <typename T>
 __device__ T softmax_of(T x, T maximum, T total, T log_total, bool log) {
     return log ? (x - maximum) - log_total : math::exp(x - maximum) / total;
 }
@@ -128,15 +139,16 @@ __global__ void __launch_bounds__(kBlock)
          row < rows; row += step) {
         const T* g = grad_out + row * size;
         const T* y = out + row * size;
+        const auto load = [&](std::int64_t i) { return Pair<T>{g[i], y[i]}; };
         T total = 0;
-        for (std::int64_t i = t; i < size; i += kRowThreads) {
-            total += log ? g[i] : g[i] * y[i];
-        }
+        batched<kBatch>(t, size, kRowThreads, load, [&](std::int64_t, Pair<T> v) {
+            total += log ? v.grad : v.grad * v.out;
+        });
         total = group_reduce<kRowThreads>(total, Add{}, shared);
         T* target = grad_in + row * size;
-        for (std::int64_t i = t; i < size; i += kRowThreads) {
-            target[i] = log ? g[i] - math::exp(y[i]) * total : y[i] * (g[i] - total);
-        }
+        batched<kBatch>(t, size, kRowThreads, load, [&](std::int64_t i, Pair<T> v) {
+            target[i] = softmax_gradient(v, total, log);
+        });
     }
 }
 
@@ -159,14 +171,18 @@ __global__ void __launch_bounds__(kWarp * kSlices)
         if constexpr (!kBackward) {
             state = LogSumExp<T>::none();
         }
-        for (std::int64_t i = slice; valid && i < size; i += kSlices) {
+        const std::int64_t end = valid ? size : 0;
+        const auto load = [&](std::int64_t i) {
             const std::int64_t at = start + i * inner;
+            return Pair<T>{first[at], kBackward ? second[at] : T(0)};
+        };
+        batched<kBatch>(slice, end, kSlices, load, [&](std::int64_t, Pair<T> v) {
             if constexpr (kBackward) {
-                state += log ? first[at] : first[at] * second[at];
+                state += log ? v.grad : v.grad * v.out;
             } else {
-                state.add(first[at]);
+                state.add(v.grad);
             }
-        }
+        });
         __syncthreads();  // the previous lines' readers are done with partial
         partial[slice][lane] = state;
         __syncthreads();
@@ -184,16 +200,14 @@ __global__ void __launch_bounds__(kWarp * kSlices)
             total = state.normalizer();
             log_total = math::log(total);
         }
-        for (std::int64_t i = slice; valid && i < size; i += kSlices) {
-            const std::int64_t at = start + i * inner;
+        batched<kBatch>(slice, end, kSlices, load, [&](std::int64_t i, Pair<T> v) {
+            T& result = target[start + i * inner];
             if constexpr (kBackward) {
-                const T g = first[at];
-                const T y = second[at];
-                target[at] = log ? g - math::exp(y) * state : y * (g - state);
+                result = softmax_gradient(v, state, log);
             } else {
-                target[at] = softmax_of(first[at], state.maximum, total, log_total, log);
+                result = softmax_of(v.grad, state.maximum, total, log_total, log);
             }
-        }
+        });
     }
 }
 
@@ -214,7 +228,9 @@ void launch_lines(const T* first, const T* second, T* target, std::int64_t outer
         kernel<<<blocks, dim3(kWarp, slices)>>>(first, second, target, lines, size, inner, log);
         check_launch(typeid(SoftmaxLinesKernel<T>), __FILE__, __LINE__);
     };
-    if (size >= 256) {
+    if (size >= 1024) {
+        launch(&softmax_lines<T, 32, kBackward>, 32);
+    } else if (size >= 256) {
         launch(&softmax_lines<T, 16, kBackward>, 16);
     } else if (size >= 32) {
         launch(&softmax_lines<T, 4, kBackward>, 4);
