@@ -1,8 +1,9 @@
 #pragma once
 // Fused softmax / log_softmax and cross_entropy, forward and backward: the reference bodies.
-// Softmax runs one item per line, the `size` elements (o, ., j) of an outer x size x inner
-// buffer: maximum, sum of exp(x - maximum), write. Cross-entropy runs one item per row (log-sum-exp
-// and loss in one online pass) and its backward one item per element. f32 accumulates in double.
+// Softmax runs one item per block of lines, a line being the `size` elements (o, ., j) of an
+// outer x size x inner buffer: maximum, sum of exp(x - maximum), write. Cross-entropy runs one
+// item per row (log-sum-exp and loss in one online pass) and its backward one item per element.
+// f32 accumulates in double.
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -13,24 +14,32 @@
 
 namespace kael::kernels::tasks {
 
+// exp(shifted) evaluated in E's precision: f32 data takes expf, the cost that counts on a cpu,
+// while sums stay in double.
+template <typename E, typename A>
+KAEL_HD A exp_in(A shifted) {
+    return static_cast<A>(math::exp(static_cast<E>(shifted)));
+}
+
 // Running maximum and sum of exp(x - maximum), folded one element at a time or merged; the
 // devices' one-pass kernels use it too, so every plugin treats -inf, +inf and NaN alike.
-template <typename A>
+// A accumulates; exponentials are taken in E.
+template <typename A, typename E = A>
 struct LogSumExp {
     A maximum;
     A total;
 
     KAEL_HD static LogSumExp none() { return {-INFINITY, A(0)}; }
     KAEL_HD static A rescaled(A total, A from, A to) {
-        return from == to ? total : total * math::exp(from - to);  // -inf to -inf stays
+        return from == to ? total : total * exp_in<E>(from - to);  // -inf to -inf stays
     }
     // One exp per element; a NaN element makes the total NaN (it never becomes the maximum).
     KAEL_HD void add(A x) {
         if (x > maximum) {
-            total = total * math::exp(maximum - x) + A(1);
+            total = total * exp_in<E>(maximum - x) + A(1);
             maximum = x;
         } else {
-            total += x == maximum ? A(1) : math::exp(x - maximum);
+            total += x == maximum ? A(1) : exp_in<E>(x - maximum);
         }
     }
     KAEL_HD void merge(const LogSumExp& other) {
@@ -46,12 +55,26 @@ struct LogSumExp {
     [[nodiscard]] KAEL_HD A log_total() const { return maximum + math::log(normalizer()); }
 };
 
-// out = exp(x - max) / sum, or (x - max) - log(sum) when log; every -inf gives NaN.
-template <typename T>
-KAEL_HD T softmax_value(double shifted, double total, double log_total, bool log) {
-    return static_cast<T>(log ? shifted - log_total : math::exp(shifted) / total);
+// Lines (o, ., j) of one o for kLineBlock consecutive j at most, walked together so that every
+// read is contiguous along j; each line still folds in order of i, as alone.
+inline constexpr std::int64_t kLineBlock = 64;
+
+struct LineBlock {
+    std::int64_t start;  // element (o, 0, first j)
+    std::int64_t count;  // lines in the block, 1..kLineBlock
+};
+
+KAEL_HD inline std::int64_t line_blocks(std::int64_t outer, std::int64_t inner) {
+    return outer * ceil_div(inner, kLineBlock);
 }
 
+KAEL_HD inline LineBlock line_block(std::int64_t item, std::int64_t size, std::int64_t inner) {
+    const std::int64_t per_outer = ceil_div(inner, kLineBlock);
+    const std::int64_t first = (item % per_outer) * kLineBlock;
+    return {(item / per_outer) * size * inner + first, min_of(kLineBlock, inner - first)};
+}
+
+// out = exp(x - max) / sum, or (x - max) - log(sum) when log; every -inf gives NaN.
 template <typename T>
 struct SoftmaxLines {
     const T* data;
@@ -60,22 +83,44 @@ struct SoftmaxLines {
     std::int64_t inner;
     bool log;
 
-    [[nodiscard]] std::int64_t cost() const { return 3 * size; }
+    [[nodiscard]] std::int64_t cost() const { return 3 * size * min_of(inner, kLineBlock); }
 
-    KAEL_HD void operator()(std::int64_t line) const {
-        const std::int64_t start = (line / inner) * size * inner + line % inner;
-        T maximum = data[start];
+    KAEL_HD void operator()(std::int64_t item) const {
+        const LineBlock block = line_block(item, size, inner);
+        T maximum[kLineBlock];
+        double total[kLineBlock];
+        for (std::int64_t j = 0; j < block.count; ++j) {
+            maximum[j] = data[block.start + j];
+            total[j] = 0;
+        }
         for (std::int64_t i = 1; i < size; ++i) {
-            maximum = nan_aware_max(maximum, data[start + i * inner]);
+            const T* row = data + block.start + i * inner;
+            for (std::int64_t j = 0; j < block.count; ++j) {
+                maximum[j] = nan_aware_max(maximum[j], row[j]);
+            }
         }
-        double total = 0;
+        // The exponentials go to out on the way, for softmax to scale in the last pass.
         for (std::int64_t i = 0; i < size; ++i) {
-            total += math::exp(static_cast<double>(data[start + i * inner]) - maximum);
+            const std::int64_t at = block.start + i * inner;
+            for (std::int64_t j = 0; j < block.count; ++j) {
+                const double exponential =
+                    exp_in<T>(static_cast<double>(data[at + j]) - maximum[j]);
+                total[j] += exponential;
+                if (!log) {
+                    out[at + j] = static_cast<T>(exponential);
+                }
+            }
         }
-        const double log_total = math::log(total);
+        for (std::int64_t j = 0; j < block.count; ++j) {
+            total[j] = log ? math::log(total[j]) : total[j];
+        }
         for (std::int64_t i = 0; i < size; ++i) {
-            const double shifted = static_cast<double>(data[start + i * inner]) - maximum;
-            out[start + i * inner] = softmax_value<T>(shifted, total, log_total, log);
+            const std::int64_t at = block.start + i * inner;
+            for (std::int64_t j = 0; j < block.count; ++j) {
+                out[at + j] = static_cast<T>(
+                    log ? (static_cast<double>(data[at + j]) - maximum[j]) - total[j]
+                        : static_cast<double>(out[at + j]) / total[j]);
+            }
         }
     }
 };
@@ -90,21 +135,29 @@ struct SoftmaxBackwardLines {
     std::int64_t inner;
     bool log;
 
-    [[nodiscard]] std::int64_t cost() const { return 2 * size; }
+    [[nodiscard]] std::int64_t cost() const { return 2 * size * min_of(inner, kLineBlock); }
 
-    KAEL_HD void operator()(std::int64_t line) const {
-        const std::int64_t start = (line / inner) * size * inner + line % inner;
-        double total = 0;
-        for (std::int64_t i = 0; i < size; ++i) {
-            const std::int64_t at = start + i * inner;
-            total += log ? static_cast<double>(grad_out[at])
-                         : static_cast<double>(grad_out[at]) * out[at];
+    KAEL_HD void operator()(std::int64_t item) const {
+        const LineBlock block = line_block(item, size, inner);
+        double total[kLineBlock];
+        for (std::int64_t j = 0; j < block.count; ++j) {
+            total[j] = 0;
         }
         for (std::int64_t i = 0; i < size; ++i) {
-            const std::int64_t at = start + i * inner;
-            const double g = grad_out[at];
-            const double y = out[at];
-            grad_in[at] = static_cast<T>(log ? g - math::exp(y) * total : y * (g - total));
+            const std::int64_t at = block.start + i * inner;
+            for (std::int64_t j = 0; j < block.count; ++j) {
+                const double g = grad_out[at + j];
+                total[j] += log ? g : g * out[at + j];
+            }
+        }
+        for (std::int64_t i = 0; i < size; ++i) {
+            const std::int64_t at = block.start + i * inner;
+            for (std::int64_t j = 0; j < block.count; ++j) {
+                const double g = grad_out[at + j];
+                const double y = out[at + j];
+                grad_in[at + j] =
+                    static_cast<T>(log ? g - exp_in<T>(y) * total[j] : y * (g - total[j]));
+            }
         }
     }
 };
@@ -121,7 +174,7 @@ struct CrossEntropyRows {
 
     KAEL_HD void operator()(std::int64_t row) const {
         const T* row_logits = logits + row * classes;
-        auto state = LogSumExp<double>::none();
+        auto state = LogSumExp<double, T>::none();
         for (std::int64_t c = 0; c < classes; ++c) {
             state.add(row_logits[c]);
         }
@@ -147,7 +200,7 @@ struct CrossEntropyBackwardElements {
     KAEL_HD void operator()(std::int64_t element) const {
         const std::int64_t row = element / classes;
         const double probability =
-            math::exp(static_cast<double>(logits[element]) - static_cast<double>(lse[row]));
+            exp_in<T>(static_cast<double>(logits[element]) - static_cast<double>(lse[row]));
         const double hot = element % classes == targets[row] ? 1.0 : 0.0;
         grad_logits[element] =
             static_cast<T>(static_cast<double>(grad_losses[row * grad_stride]) *
@@ -215,9 +268,9 @@ void launch_softmax(kael_dtype dtype, void* out, const void* data, std::int64_t 
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
         if constexpr (is_floating_v<T>) {
-            Launcher::for_each(outer * inner, SoftmaxLines<T>{static_cast<const T*>(data),
-                                                              static_cast<T*>(out), size, inner,
-                                                              log});
+            Launcher::for_each(line_blocks(outer, inner),
+                               SoftmaxLines<T>{static_cast<const T*>(data), static_cast<T*>(out),
+                                               size, inner, log});
         }
     });
 }
@@ -233,7 +286,7 @@ void launch_softmax_backward(kael_dtype dtype, void* grad_in, const void* grad_o
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
         if constexpr (is_floating_v<T>) {
-            Launcher::for_each(outer * inner,
+            Launcher::for_each(line_blocks(outer, inner),
                                SoftmaxBackwardLines<T>{static_cast<const T*>(grad_out),
                                                        static_cast<const T*>(out),
                                                        static_cast<T*>(grad_in), size, inner,
