@@ -34,6 +34,9 @@ const std::vector<View>& softmax_views() {
         {"long_rows", {12289, 3}, [](const Tensor& t) { return t.T(); }},
         {"offset_rows", {3, 1025}, [](const Tensor& t) { return t.slice(1, 1, 1025); }},
         {"tall", {300, 40}},
+        {"taller", {1100, 3}},
+        // Contiguous rows whose first element is 4 bytes past a 16-byte boundary.
+        {"shifted_rows", {4001}, [](const Tensor& t) { return t.slice(0, 1, 4001).view({4, 1000}); }},
     };
     return views;
 }
@@ -110,6 +113,7 @@ BOOST_AUTO_TEST_CASE(cross_entropy_every_reduction_layout_dtype) {
         {"strided", {10, 15}, [](const Tensor& t) { return t.slice(0, 0, 10, 2).slice(1, 1, 15, 2); }},
         {"wide", {3, 5003}},
         {"offset_rows", {4, 1026}, [](const Tensor& t) { return t.slice(1, 2, 1026); }},
+        {"shifted_rows", {4001}, [](const Tensor& t) { return t.slice(0, 1, 4001).view({4, 1000}); }},
         {"empty", {0, 7}},
     };
     const std::pair<const char*, kael::Reduction> reductions[] = {
