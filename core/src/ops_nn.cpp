@@ -63,6 +63,9 @@ Tensor softmax_along(const Tensor& a, std::int64_t dim, bool log) {
     const LineSizes sizes = line_sizes(input.shape(), dim);
     Tensor out = empty(input.shape(), input.dtype(), input.device());
     detail::softmax(out, input, sizes.outer, sizes.size, sizes.inner, log);
+    if (!recording.active()) {
+        return out;
+    }
     return recording.finish(
         out, log ? "LogSoftmaxBackward" : "SoftmaxBackward",
         autograd::softmax_backward(out, sizes.outer, sizes.size, sizes.inner, log));
@@ -94,6 +97,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
         out = sum(losses);
     } else if (reduction == Reduction::Mean) {
         out = mean(losses);
+    }
+    if (!recording.active()) {
+        return out;
     }
     return recording.finish(out, "CrossEntropyBackward",
                             autograd::cross_entropy_backward(x, lse, t, reduction));
