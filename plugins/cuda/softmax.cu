@@ -76,16 +76,22 @@ __global__ void __launch_bounds__(kBlock)
             }
         }
         maximum = group_reduce<kRowThreads>(maximum, Max{}, shared);
+        // softmax keeps the exponentials in place of the inputs: one exp per element.
         T total = 0;
 #pragma unroll
         for (int p = 0; p < kPacks; ++p) {
 #pragma unroll
             for (int i = 0; i < kWidth; ++i) {
-                total += math::exp(values[p].values[i] - maximum);  // padding adds 0
+                const T exponential = math::exp(values[p].values[i] - maximum);
+                total += exponential;  // padding adds 0
+                if (!log) {
+                    values[p].values[i] = exponential;
+                }
             }
         }
         total = group_reduce<kRowThreads>(total, Add{}, shared);
         const T log_total = math::log(total);
+        const T inverse = T(1) / total;
         auto* target = reinterpret_cast<Piece*>(out + row * size);
 #pragma unroll
         for (int p = 0; p < kPacks; ++p) {
@@ -94,8 +100,8 @@ __global__ void __launch_bounds__(kBlock)
                 Piece result;
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
-                    result.values[i] =
-                        softmax_of(values[p].values[i], maximum, total, log_total, log);
+                    const T value = values[p].values[i];
+                    result.values[i] = log ? (value - maximum) - log_total : value * inverse;
                 }
                 target[at / kWidth] = result;
             }
