@@ -1,11 +1,12 @@
 // Softmax / log_softmax and cross_entropy, forward and backward: the shared task bodies
 // (kael/kernels/tasks/softmax.h) over the plugin's threads, enough items per thread to pay for it.
+#include "kael/kernels/tasks/softmax.h"
+
 #include <algorithm>
 #include <cstdint>
 
 #include "cpu_kernels.h"
 #include "kael/kernels/plugin_support.h"
-#include "kael/kernels/tasks/softmax.h"
 
 namespace kael::cpu {
 namespace {
@@ -44,8 +45,8 @@ kael_status softmax_backward(int32_t device, kael_dtype dtype, void* grad_in, co
                              int32_t log) {
     return plugin::guarded("cpu.softmax_backward", [&] {
         check_device(device);
-        tasks::launch_softmax_backward<Launcher>(dtype, grad_in, grad_out, out, outer, size,
-                                                 inner, log != 0);
+        tasks::launch_softmax_backward<Launcher>(dtype, grad_in, grad_out, out, outer, size, inner,
+                                                 log != 0);
     });
 }
 
@@ -59,14 +60,13 @@ kael_status cross_entropy(int32_t device, kael_dtype dtype, void* losses, void* 
 }
 
 kael_status cross_entropy_backward(int32_t device, kael_dtype dtype, void* grad_logits,
-                                   const void* grad_losses, int64_t grad_stride,
-                                   const void* logits, const void* lse, const int64_t* targets,
-                                   int64_t rows, int64_t classes) {
+                                   const void* grad_losses, int64_t grad_stride, const void* logits,
+                                   const void* lse, const int64_t* targets, int64_t rows,
+                                   int64_t classes) {
     return plugin::guarded("cpu.cross_entropy_backward", [&] {
         check_device(device);
-        tasks::launch_cross_entropy_backward<Launcher>(dtype, grad_logits, grad_losses,
-                                                       grad_stride, logits, lse, targets, rows,
-                                                       classes);
+        tasks::launch_cross_entropy_backward<Launcher>(dtype, grad_logits, grad_losses, grad_stride,
+                                                       logits, lse, targets, rows, classes);
     });
 }
 

@@ -78,9 +78,9 @@ kael_status cross_entropy(int32_t device, kael_dtype dtype, void* losses, void* 
             using T = kernels::TagType<decltype(tag)>;
             if constexpr (kernels::is_floating_v<T>) {
                 const auto kernel = &cross_entropy_rows<T>;
-                kernel<<<row_grid(kernel, rows), kRowBlock>>>(
-                    static_cast<const T*>(logits), targets, static_cast<T*>(losses),
-                    static_cast<T*>(lse), rows, classes);
+                kernel<<<row_grid(kernel, rows), kRowBlock>>>(static_cast<const T*>(logits),
+                                                              targets, static_cast<T*>(losses),
+                                                              static_cast<T*>(lse), rows, classes);
                 check_launch(typeid(CrossEntropyKernel<T>), __FILE__, __LINE__);
             }
         });
@@ -88,14 +88,14 @@ kael_status cross_entropy(int32_t device, kael_dtype dtype, void* losses, void* 
 }
 
 kael_status cross_entropy_backward(int32_t device, kael_dtype dtype, void* grad_logits,
-                                   const void* grad_losses, int64_t grad_stride,
-                                   const void* logits, const void* lse, const int64_t* targets,
-                                   int64_t rows, int64_t classes) {
+                                   const void* grad_losses, int64_t grad_stride, const void* logits,
+                                   const void* lse, const int64_t* targets, int64_t rows,
+                                   int64_t classes) {
     return plugin::guarded("cuda.cross_entropy_backward", [&] {
         use_device(device);
         if (!tasks::check_cross_entropy_call("cross_entropy_backward", dtype,
-                                             {grad_logits, grad_losses, logits, lse, targets},
-                                             rows, classes)) {
+                                             {grad_logits, grad_losses, logits, lse, targets}, rows,
+                                             classes)) {
             return;
         }
         if (grad_stride != 0 && grad_stride != 1) {
@@ -106,9 +106,9 @@ kael_status cross_entropy_backward(int32_t device, kael_dtype dtype, void* grad_
             if constexpr (kernels::is_floating_v<T>) {
                 const auto kernel = &cross_entropy_backward_rows<T>;
                 kernel<<<row_grid(kernel, rows), kRowBlock>>>(
-                    static_cast<const T*>(grad_losses), grad_stride,
-                    static_cast<const T*>(logits), static_cast<const T*>(lse), targets,
-                    static_cast<T*>(grad_logits), rows, classes);
+                    static_cast<const T*>(grad_losses), grad_stride, static_cast<const T*>(logits),
+                    static_cast<const T*>(lse), targets, static_cast<T*>(grad_logits), rows,
+                    classes);
                 check_launch(typeid(CrossEntropyKernel<T>), __FILE__, __LINE__);
             }
         });

@@ -24,12 +24,16 @@ struct alignas(16) Pack {
 
 struct Add {
     template <typename T>
-    __device__ T operator()(T a, T b) const { return a + b; }
+    __device__ T operator()(T a, T b) const {
+        return a + b;
+    }
 };
 
 struct Max {
     template <typename T>
-    __device__ T operator()(T a, T b) const { return kernels::nan_aware_max(a, b); }
+    __device__ T operator()(T a, T b) const {
+        return kernels::nan_aware_max(a, b);
+    }
 };
 
 struct Merge {
@@ -143,8 +147,8 @@ __device__ void for_each_in_row(const T* row, std::int64_t count, int t, Visit&&
 template <int kThreads, typename T, typename F>
 __device__ void map_row(const T* in, T* out, std::int64_t count, int t, F&& f) {
     constexpr int kWidth = Pack<T>::kWidth;
-    const bool together = reinterpret_cast<std::uintptr_t>(in) % 16 ==
-                          reinterpret_cast<std::uintptr_t>(out) % 16;
+    const bool together =
+        reinterpret_cast<std::uintptr_t>(in) % 16 == reinterpret_cast<std::uintptr_t>(out) % 16;
     const std::int64_t head = together ? unaligned_head(in, count) : count;
     batched<kBatch>(
         t, head, kThreads, [&](std::int64_t i) { return in[i]; },

@@ -53,8 +53,8 @@ __global__ void __launch_bounds__(kBlock)
     __shared__ T shared[kRowThreads / kWarp];
     const int t = static_cast<int>(threadIdx.x) % kRowThreads;
     const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock;
-    for (std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock +
-                            threadIdx.x / kRowThreads;
+    for (std::int64_t row =
+             static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads;
          row < rows; row += step) {  // uniform over the block when a block owns the row
         const auto* in = reinterpret_cast<const Piece*>(data + row * size);
         Piece values[kPacks];
@@ -117,8 +117,8 @@ __global__ void __launch_bounds__(kBlock)
     __shared__ LogSumExp<T> shared[kRowThreads / kWarp];
     const int t = static_cast<int>(threadIdx.x) % kRowThreads;
     const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock;
-    for (std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock +
-                            threadIdx.x / kRowThreads;
+    for (std::int64_t row =
+             static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads;
          row < rows; row += step) {
         const T* in = data + row * size;
         auto state = LogSumExp<T>::none();
@@ -140,16 +140,15 @@ __global__ void __launch_bounds__(kBlock)
     __shared__ T shared[kRowThreads / kWarp];
     const int t = static_cast<int>(threadIdx.x) % kRowThreads;
     const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock;
-    for (std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock +
-                            threadIdx.x / kRowThreads;
+    for (std::int64_t row =
+             static_cast<std::int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kRowThreads;
          row < rows; row += step) {
         const T* g = grad_out + row * size;
         const T* y = out + row * size;
         const auto load = [&](std::int64_t i) { return Pair<T>{g[i], y[i]}; };
         T total = 0;
-        batched<kBatch>(t, size, kRowThreads, load, [&](std::int64_t, Pair<T> v) {
-            total += log ? v.grad : v.grad * v.out;
-        });
+        batched<kBatch>(t, size, kRowThreads, load,
+                        [&](std::int64_t, Pair<T> v) { total += log ? v.grad : v.grad * v.out; });
         total = group_reduce<kRowThreads>(total, Add{}, shared);
         T* target = grad_in + row * size;
         batched<kBatch>(t, size, kRowThreads, load, [&](std::int64_t i, Pair<T> v) {
@@ -161,9 +160,9 @@ __global__ void __launch_bounds__(kBlock)
 // 32 consecutive lines per block (lane = line, coalesced when inner >= 32), each line's size
 // elements split over kSlices threads, whose partials meet in shared memory.
 template <typename T, int kSlices, bool kBackward>
-__global__ void __launch_bounds__(kWarp * kSlices)
-    softmax_lines(const T* first, const T* second, T* target, std::int64_t lines,
-                  std::int64_t size, std::int64_t inner, bool log) {
+__global__ void __launch_bounds__(kWarp* kSlices)
+    softmax_lines(const T* first, const T* second, T* target, std::int64_t lines, std::int64_t size,
+                  std::int64_t inner, bool log) {
     using State = std::conditional_t<kBackward, T, LogSumExp<T>>;
     __shared__ State partial[kSlices][kWarp];
     const int lane = static_cast<int>(threadIdx.x);
@@ -219,14 +218,13 @@ __global__ void __launch_bounds__(kWarp * kSlices)
 
 template <typename Kernel, typename... Args>
 void launch_rows(Kernel kernel, std::int64_t blocks, const std::type_info& name, Args... args) {
-    kernel<<<grid_blocks(reinterpret_cast<const void*>(kernel), blocks, kBlock), kBlock>>>(
-        args...);
+    kernel<<<grid_blocks(reinterpret_cast<const void*>(kernel), blocks, kBlock), kBlock>>>(args...);
     check_launch(name, __FILE__, __LINE__);
 }
 
 template <typename T, bool kBackward>
-void launch_lines(const T* first, const T* second, T* target, std::int64_t outer,
-                  std::int64_t size, std::int64_t inner, bool log) {
+void launch_lines(const T* first, const T* second, T* target, std::int64_t outer, std::int64_t size,
+                  std::int64_t inner, bool log) {
     const std::int64_t lines = outer * inner;
     const auto launch = [&](auto kernel, int slices) {
         const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel),
@@ -245,9 +243,14 @@ void launch_lines(const T* first, const T* second, T* target, std::int64_t outer
     }
 }
 
+// Launches the register tile of kRowThreads x kElems when the row fits in it.
 template <int kRowThreads, int kElems>
-void launch_cached(const float* data, float* out, std::int64_t rows, std::int64_t size,
-                   bool vectorized, bool log) {
+bool cached_if_fits(const float* data, float* out, std::int64_t rows, std::int64_t size, bool log) {
+    if (size > std::int64_t{kRowThreads} * kElems) {
+        return false;
+    }
+    const bool vectorized = reinterpret_cast<std::uintptr_t>(data) % 16 == 0 &&
+                            reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && size % 4 == 0;
     const std::int64_t blocks = tasks::ceil_div(rows, kBlock / kRowThreads);
     if (vectorized && kElems >= 4) {
         constexpr int kWidth = kElems >= 4 ? 4 : 1;
@@ -257,25 +260,20 @@ void launch_cached(const float* data, float* out, std::int64_t rows, std::int64_
         launch_rows(&softmax_rows_cached<float, kRowThreads, kElems, 1>, blocks,
                     typeid(SoftmaxRowsKernel<float>), data, out, rows, size, log);
     }
+    return true;
 }
 
 // f32 rows of at most 8192 elements: the smallest register tile that holds the row.
-bool softmax_cached(const float* data, float* out, std::int64_t rows, std::int64_t size,
-                    bool log) {
-    const bool vectorized = reinterpret_cast<std::uintptr_t>(data) % 16 == 0 &&
-                            reinterpret_cast<std::uintptr_t>(out) % 16 == 0 && size % 4 == 0;
-    const auto fits = [size](int threads, int elems) { return size <= std::int64_t{threads} * elems; };
-    if (fits(kWarp, 1)) launch_cached<kWarp, 1>(data, out, rows, size, vectorized, log);
-    else if (fits(kWarp, 2)) launch_cached<kWarp, 2>(data, out, rows, size, vectorized, log);
-    else if (fits(kWarp, 4)) launch_cached<kWarp, 4>(data, out, rows, size, vectorized, log);
-    else if (fits(kWarp, 8)) launch_cached<kWarp, 8>(data, out, rows, size, vectorized, log);
-    else if (fits(kWarp, 16)) launch_cached<kWarp, 16>(data, out, rows, size, vectorized, log);
-    else if (fits(kWarp, 32)) launch_cached<kWarp, 32>(data, out, rows, size, vectorized, log);
-    else if (fits(kBlock, 8)) launch_cached<kBlock, 8>(data, out, rows, size, vectorized, log);
-    else if (fits(kBlock, 16)) launch_cached<kBlock, 16>(data, out, rows, size, vectorized, log);
-    else if (fits(kBlock, 32)) launch_cached<kBlock, 32>(data, out, rows, size, vectorized, log);
-    else return false;
-    return true;
+bool softmax_cached(const float* data, float* out, std::int64_t rows, std::int64_t size, bool log) {
+    return cached_if_fits<kWarp, 1>(data, out, rows, size, log) ||
+           cached_if_fits<kWarp, 2>(data, out, rows, size, log) ||
+           cached_if_fits<kWarp, 4>(data, out, rows, size, log) ||
+           cached_if_fits<kWarp, 8>(data, out, rows, size, log) ||
+           cached_if_fits<kWarp, 16>(data, out, rows, size, log) ||
+           cached_if_fits<kWarp, 32>(data, out, rows, size, log) ||
+           cached_if_fits<kBlock, 8>(data, out, rows, size, log) ||
+           cached_if_fits<kBlock, 16>(data, out, rows, size, log) ||
+           cached_if_fits<kBlock, 32>(data, out, rows, size, log);
 }
 
 template <typename T>
@@ -294,8 +292,8 @@ void softmax_forward(const T* data, T* out, std::int64_t outer, std::int64_t siz
         launch_rows(&softmax_rows_online<T, kWarp>, tasks::ceil_div(outer, kBlock / kWarp),
                     typeid(SoftmaxRowsKernel<T>), data, out, outer, size, log);
     } else {
-        launch_rows(&softmax_rows_online<T, kBlock>, outer, typeid(SoftmaxRowsKernel<T>), data,
-                    out, outer, size, log);
+        launch_rows(&softmax_rows_online<T, kBlock>, outer, typeid(SoftmaxRowsKernel<T>), data, out,
+                    outer, size, log);
     }
 }
 

@@ -55,8 +55,8 @@ kael_status softmax_backward(int32_t device, kael_dtype dtype, void* grad_in, co
                            {out, "softmax_backward out"}},
                           bytes_of(dtype, outer * size * inner));
         }
-        tasks::launch_softmax_backward<Launcher>(dtype, grad_in, grad_out, out, outer, size,
-                                                 inner, log != 0);
+        tasks::launch_softmax_backward<Launcher>(dtype, grad_in, grad_out, out, outer, size, inner,
+                                                 log != 0);
     });
 }
 
@@ -66,8 +66,7 @@ kael_status cross_entropy(int32_t device, kael_dtype dtype, void* losses, void* 
     return plugin::guarded("emulated.cross_entropy", [&] {
         check_device(device);
         if (rows > 0 && classes > 0) {
-            check_buffers({{logits, "cross_entropy logits"}},
-                          bytes_of(dtype, rows * classes));
+            check_buffers({{logits, "cross_entropy logits"}}, bytes_of(dtype, rows * classes));
             check_buffers({{losses, "cross_entropy losses"}, {lse, "cross_entropy lse"}},
                           bytes_of(dtype, rows));
             check_buffers({{targets, "cross_entropy targets"}}, rows * 8);
@@ -77,9 +76,9 @@ kael_status cross_entropy(int32_t device, kael_dtype dtype, void* losses, void* 
 }
 
 kael_status cross_entropy_backward(int32_t device, kael_dtype dtype, void* grad_logits,
-                                   const void* grad_losses, int64_t grad_stride,
-                                   const void* logits, const void* lse, const int64_t* targets,
-                                   int64_t rows, int64_t classes) {
+                                   const void* grad_losses, int64_t grad_stride, const void* logits,
+                                   const void* lse, const int64_t* targets, int64_t rows,
+                                   int64_t classes) {
     return plugin::guarded("emulated.cross_entropy_backward", [&] {
         check_device(device);
         if (rows > 0 && classes > 0) {
@@ -91,9 +90,8 @@ kael_status cross_entropy_backward(int32_t device, kael_dtype dtype, void* grad_
                           bytes_of(dtype, grad_stride == 1 ? rows : 1));
             check_buffers({{targets, "cross_entropy_backward targets"}}, rows * 8);
         }
-        tasks::launch_cross_entropy_backward<Launcher>(dtype, grad_logits, grad_losses,
-                                                       grad_stride, logits, lse, targets, rows,
-                                                       classes);
+        tasks::launch_cross_entropy_backward<Launcher>(dtype, grad_logits, grad_losses, grad_stride,
+                                                       logits, lse, targets, rows, classes);
     });
 }
 

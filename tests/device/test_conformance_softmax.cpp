@@ -20,9 +20,19 @@ struct View {
 const std::vector<View>& softmax_views() {
     static const std::vector<View> views = {
         {"contiguous", {3, 4, 5}},
-        {"transposed", {5, 4, 3}, [](const Tensor& t) { return t.permute({2, 1, 0}); }},
-        {"strided", {6, 4, 10}, [](const Tensor& t) { return t.slice(0, 0, 6, 2).slice(2, 1, 10, 2); }},
-        {"permuted", {4, 5, 3}, [](const Tensor& t) { return t.permute({2, 0, 1}); }},
+        {"transposed",
+         {5, 4, 3},
+         [](const Tensor& t) {
+             return t.permute({2, 1, 0});
+         }},
+        {"strided",
+         {6, 4, 10},
+         [](const Tensor& t) { return t.slice(0, 0, 6, 2).slice(2, 1, 10, 2); }},
+        {"permuted",
+         {4, 5, 3},
+         [](const Tensor& t) {
+             return t.permute({2, 0, 1});
+         }},
         {"empty", {3, 0, 5}},
         {"scalar", {}},
         // Row lengths the cuda plugin treats apart: warp rows (aligned or not), block rows held
@@ -36,7 +46,11 @@ const std::vector<View>& softmax_views() {
         {"tall", {300, 40}},
         {"taller", {1100, 3}},
         // Contiguous rows whose first element is 4 bytes past a 16-byte boundary.
-        {"shifted_rows", {4001}, [](const Tensor& t) { return t.slice(0, 1, 4001).view({4, 1000}); }},
+        {"shifted_rows",
+         {4001},
+         [](const Tensor& t) {
+             return t.slice(0, 1, 4001).view({4, 1000});
+         }},
     };
     return views;
 }
@@ -76,14 +90,12 @@ BOOST_AUTO_TEST_CASE(softmax_every_dim_layout_dtype_forward_and_backward) {
                     for (const bool log : {false, true}) {
                         BOOST_TEST_CONTEXT("op " << (log ? "log_softmax" : "softmax") << ", dtype "
                                                  << dtype_name(dtype) << ", layout " << v.name
-                                                 << ", specials " << specials << ", dim "
-                                                 << dim) {
-                            run_and_compare(
-                                {input, weight},
-                                [&](const Tensors& x) {
-                                    return softmax_and_gradient(x[0], x[1], dim, log);
-                                },
-                                {10.0, false});
+                                                 << ", specials " << specials << ", dim " << dim) {
+                            run_and_compare({input, weight},
+                                            [&](const Tensors& x) {
+                                                return softmax_and_gradient(x[0], x[1], dim, log);
+                                            },
+                                            {10.0, false});
                         }
                     }
                 }
@@ -95,7 +107,8 @@ BOOST_AUTO_TEST_CASE(softmax_every_dim_layout_dtype_forward_and_backward) {
                 run_and_compare({{extremes(dtype)}, {values(dtype, {4, 4}, false)}},
                                 [&](const Tensors& x) {
                                     Tensors both = softmax_and_gradient(x[0], x[1], dim, false);
-                                    const Tensors logs = softmax_and_gradient(x[0], x[1], dim, true);
+                                    const Tensors logs =
+                                        softmax_and_gradient(x[0], x[1], dim, true);
                                     both.insert(both.end(), logs.begin(), logs.end());
                                     return both;
                                 },
@@ -110,15 +123,21 @@ BOOST_AUTO_TEST_CASE(cross_entropy_every_reduction_layout_dtype) {
     const std::vector<View> views = {
         {"contiguous", {5, 7}},
         {"transposed", {7, 5}, [](const Tensor& t) { return t.T(); }},
-        {"strided", {10, 15}, [](const Tensor& t) { return t.slice(0, 0, 10, 2).slice(1, 1, 15, 2); }},
+        {"strided",
+         {10, 15},
+         [](const Tensor& t) { return t.slice(0, 0, 10, 2).slice(1, 1, 15, 2); }},
         {"wide", {3, 5003}},
         {"offset_rows", {4, 1026}, [](const Tensor& t) { return t.slice(1, 2, 1026); }},
-        {"shifted_rows", {4001}, [](const Tensor& t) { return t.slice(0, 1, 4001).view({4, 1000}); }},
+        {"shifted_rows",
+         {4001},
+         [](const Tensor& t) {
+             return t.slice(0, 1, 4001).view({4, 1000});
+         }},
         {"empty", {0, 7}},
     };
-    const std::pair<const char*, kael::Reduction> reductions[] = {
-        {"none", kael::Reduction::None}, {"sum", kael::Reduction::Sum},
-        {"mean", kael::Reduction::Mean}};
+    const std::pair<const char*, kael::Reduction> reductions[] = {{"none", kael::Reduction::None},
+                                                                  {"sum", kael::Reduction::Sum},
+                                                                  {"mean", kael::Reduction::Mean}};
     for (const DType dtype : {DType::F32, DType::F64}) {
         for (const View& v : views) {
             const Tensor base = values(dtype, v.base, false) * 4.0;
@@ -147,12 +166,11 @@ BOOST_AUTO_TEST_CASE(cross_entropy_every_reduction_layout_dtype) {
             }
         }
         BOOST_TEST_CONTEXT("op cross_entropy of extremes, dtype " << dtype_name(dtype)) {
-            run_and_compare({{extremes(dtype)},
-                             {kael::tensor(std::vector<std::int64_t>{0, 1, 2, 3})}},
-                            [](const Tensors& x) {
-                                return Tensors{kael::cross_entropy(x[0], x[1],
-                                                                   kael::Reduction::None)};
-                            });
+            run_and_compare(
+                {{extremes(dtype)}, {kael::tensor(std::vector<std::int64_t>{0, 1, 2, 3})}},
+                [](const Tensors& x) {
+                    return Tensors{kael::cross_entropy(x[0], x[1], kael::Reduction::None)};
+                });
         }
     }
 }

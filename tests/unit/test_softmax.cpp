@@ -45,7 +45,8 @@ void check_close(const Tensor& got, const std::vector<double>& want, double tole
     BOOST_TEST_REQUIRE(values.size() == want.size());
     for (std::size_t i = 0; i < values.size(); ++i) {
         if (std::isnan(want[i])) {
-            BOOST_TEST(std::isnan(values[i]), "element " << i << " is " << values[i] << ", not NaN");
+            BOOST_TEST(std::isnan(values[i]),
+                       "element " << i << " is " << values[i] << ", not NaN");
         } else if (std::isinf(want[i])) {
             BOOST_TEST(values[i] == want[i], "element " << i);
         } else {
@@ -61,17 +62,16 @@ BOOST_AUTO_TEST_CASE(infinite_rows_give_nan_and_large_logits_stay_finite) {
         BOOST_TEST_CONTEXT("device " << device.str()) {
             const double nan = std::nan("");
             // Rows: all -inf; one -inf; huge logits; a +inf.
-            const Tensor x = kael::tensor(std::vector<double>{-kInf, -kInf, -kInf, 0, 1000, 1001,
-                                                              kInf, 1},
-                                          {4, 2})
-                                 .to(DType::F32)
-                                 .to(device);
+            const Tensor x =
+                kael::tensor(std::vector<double>{-kInf, -kInf, -kInf, 0, 1000, 1001, kInf, 1},
+                             {4, 2})
+                    .to(DType::F32)
+                    .to(device);
             const double e = std::exp(1.0);
             check_close(kael::softmax(x, 1), {nan, nan, 0, 1, 1 / (1 + e), e / (1 + e), nan, nan});
             check_close(kael::log_softmax(x, 1),
                         {nan, nan, -kInf, 0, -std::log1p(e), -std::log1p(1 / e), nan, nan}, 1e-5);
-            const Tensor targets =
-                kael::tensor(std::vector<std::int64_t>{0, 1, 0, 1}).to(device);
+            const Tensor targets = kael::tensor(std::vector<std::int64_t>{0, 1, 0, 1}).to(device);
             check_close(kael::cross_entropy(x, targets, kael::Reduction::None),
                         {nan, 0, std::log1p(e), nan}, 1e-5);
             // PyTorch: log_softmax([[1e30, 0]]) = [[0, -1e30]]; cross_entropy of 1000 vs 0 is 1000.
@@ -96,15 +96,16 @@ BOOST_AUTO_TEST_CASE(cross_entropy_gradient_is_softmax_minus_one_hot) {
                  {std::pair{kael::Reduction::Sum, 1.0}, std::pair{kael::Reduction::Mean, 0.5}}) {
                 const Tensor x = logits.detach().set_requires_grad(true);
                 (kael::cross_entropy(x, targets, reduction) * 3.0).backward();
-                std::vector<double> want;
-                for (const double value : minus_hot) want.push_back(3 * factor * value);
+                std::vector<double> want = minus_hot;
+                for (double& value : want) value *= 3 * factor;
                 check_close(x.grad(), want, 1e-12);
             }
             const Tensor x = logits.detach().set_requires_grad(true);
             const Tensor weight = kael::tensor(std::vector<double>{2, -1}).to(device);
             kael::sum(kael::cross_entropy(x, targets, kael::Reduction::None) * weight).backward();
-            check_close(x.grad(), {2 * minus_hot[0], 2 * minus_hot[1], 2 * minus_hot[2],
-                                   -minus_hot[3], -minus_hot[4], -minus_hot[5]},
+            check_close(x.grad(),
+                        {2 * minus_hot[0], 2 * minus_hot[1], 2 * minus_hot[2], -minus_hot[3],
+                         -minus_hot[4], -minus_hot[5]},
                         1e-12);
         }
     }
@@ -114,12 +115,12 @@ BOOST_AUTO_TEST_CASE(gradients_match_finite_differences) {
     const Tensor weight = leaf({2, 3, 4}, 5).detach();
     for (const std::int64_t dim : {0, 1, -1}) {
         BOOST_TEST_CONTEXT("dim " << dim) {
-            BOOST_TEST(gradcheck(
-                [&](const Inputs& in) { return kael::softmax(in[0], dim) * weight; },
-                {leaf({2, 3, 4})}));
-            BOOST_TEST(gradcheck(
-                [&](const Inputs& in) { return kael::log_softmax(in[0], dim) * weight; },
-                {leaf({2, 3, 4})}));
+            BOOST_TEST(
+                gradcheck([&](const Inputs& in) { return kael::softmax(in[0], dim) * weight; },
+                          {leaf({2, 3, 4})}));
+            BOOST_TEST(
+                gradcheck([&](const Inputs& in) { return kael::log_softmax(in[0], dim) * weight; },
+                          {leaf({2, 3, 4})}));
             // Through a transposed input, so the node's contiguous copy is differentiated too.
             BOOST_TEST(gradcheck(
                 [&](const Inputs& in) {

@@ -117,9 +117,9 @@ struct SoftmaxLines {
         for (std::int64_t i = 0; i < size; ++i) {
             const std::int64_t at = block.start + i * inner;
             for (std::int64_t j = 0; j < block.count; ++j) {
-                out[at + j] = static_cast<T>(
-                    log ? (static_cast<double>(data[at + j]) - maximum[j]) - total[j]
-                        : static_cast<double>(out[at + j]) / total[j]);
+                out[at + j] =
+                    static_cast<T>(log ? (static_cast<double>(data[at + j]) - maximum[j]) - total[j]
+                                       : static_cast<double>(out[at + j]) / total[j]);
             }
         }
     }
@@ -202,9 +202,8 @@ struct CrossEntropyBackwardElements {
         const double probability =
             exp_in<T>(static_cast<double>(logits[element]) - static_cast<double>(lse[row]));
         const double hot = element % classes == targets[row] ? 1.0 : 0.0;
-        grad_logits[element] =
-            static_cast<T>(static_cast<double>(grad_losses[row * grad_stride]) *
-                           (probability - hot));
+        grad_logits[element] = static_cast<T>(static_cast<double>(grad_losses[row * grad_stride]) *
+                                              (probability - hot));
     }
 };
 
@@ -239,8 +238,8 @@ inline bool check_softmax_call(const char* entry, kael_dtype dtype,
 
 // Validates a cross_entropy or cross_entropy_backward call; false when there are no rows.
 inline bool check_cross_entropy_call(const char* entry, kael_dtype dtype,
-                                     std::initializer_list<const void*> buffers,
-                                     std::int64_t rows, std::int64_t classes) {
+                                     std::initializer_list<const void*> buffers, std::int64_t rows,
+                                     std::int64_t classes) {
     check_float_dtype(entry, dtype);
     if (rows < 0 || classes < 0) {
         plugin::invalid(std::string(entry) + ": negative rows or classes");
@@ -276,9 +275,8 @@ void launch_softmax(kael_dtype dtype, void* out, const void* data, std::int64_t 
 }
 
 template <typename Launcher>
-void launch_softmax_backward(kael_dtype dtype, void* grad_in, const void* grad_out,
-                             const void* out, std::int64_t outer, std::int64_t size,
-                             std::int64_t inner, bool log) {
+void launch_softmax_backward(kael_dtype dtype, void* grad_in, const void* grad_out, const void* out,
+                             std::int64_t outer, std::int64_t size, std::int64_t inner, bool log) {
     if (!check_softmax_call("softmax_backward", dtype, {grad_in, grad_out, out}, outer, size,
                             inner)) {
         return;
@@ -286,11 +284,10 @@ void launch_softmax_backward(kael_dtype dtype, void* grad_in, const void* grad_o
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
         if constexpr (is_floating_v<T>) {
-            Launcher::for_each(line_blocks(outer, inner),
-                               SoftmaxBackwardLines<T>{static_cast<const T*>(grad_out),
-                                                       static_cast<const T*>(out),
-                                                       static_cast<T*>(grad_in), size, inner,
-                                                       log});
+            Launcher::for_each(
+                line_blocks(outer, inner),
+                SoftmaxBackwardLines<T>{static_cast<const T*>(grad_out), static_cast<const T*>(out),
+                                        static_cast<T*>(grad_in), size, inner, log});
         }
     });
 }
@@ -305,9 +302,9 @@ void launch_cross_entropy(kael_dtype dtype, void* losses, void* lse, const void*
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
         if constexpr (is_floating_v<T>) {
-            Launcher::for_each(rows, CrossEntropyRows<T>{static_cast<const T*>(logits), targets,
-                                                         static_cast<T*>(losses),
-                                                         static_cast<T*>(lse), classes});
+            Launcher::for_each(
+                rows, CrossEntropyRows<T>{static_cast<const T*>(logits), targets,
+                                          static_cast<T*>(losses), static_cast<T*>(lse), classes});
         }
     });
 }
@@ -329,13 +326,11 @@ void launch_cross_entropy_backward(kael_dtype dtype, void* grad_logits, const vo
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
         if constexpr (is_floating_v<T>) {
-            Launcher::for_each(
-                rows * classes,
-                CrossEntropyBackwardElements<T>{static_cast<const T*>(grad_losses),
-                                                static_cast<const T*>(logits),
-                                                static_cast<const T*>(lse), targets,
-                                                static_cast<T*>(grad_logits), grad_stride,
-                                                classes});
+            Launcher::for_each(rows * classes,
+                               CrossEntropyBackwardElements<T>{
+                                   static_cast<const T*>(grad_losses),
+                                   static_cast<const T*>(logits), static_cast<const T*>(lse),
+                                   targets, static_cast<T*>(grad_logits), grad_stride, classes});
         }
     });
 }
