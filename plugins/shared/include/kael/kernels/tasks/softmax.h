@@ -74,6 +74,29 @@ KAEL_HD inline LineBlock line_block(std::int64_t item, std::int64_t size, std::i
     return {(item / per_outer) * size * inner + first, min_of(kLineBlock, inner - first)};
 }
 
+// The largest of row[0, count) (count >= 1), NaN if any is: four running maxima, so the loop
+// is not one long dependency chain.
+template <typename T>
+KAEL_HD T row_maximum(const T* row, std::int64_t count) {
+    T top[4] = {row[0], row[0], row[0], row[0]};
+    bool nan = false;
+    std::int64_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+        for (int k = 0; k < 4; ++k) {
+            const T x = row[i + k];
+            nan = nan || is_nan(x);
+            top[k] = x > top[k] ? x : top[k];
+        }
+    }
+    for (; i < count; ++i) {
+        nan = nan || is_nan(row[i]);
+        top[0] = row[i] > top[0] ? row[i] : top[0];
+    }
+    const T a = top[0] > top[1] ? top[0] : top[1];
+    const T b = top[2] > top[3] ? top[2] : top[3];
+    return nan ? T(NAN) : (a > b ? a : b);
+}
+
 // out = exp(x - max) / sum, or (x - max) - log(sum) when log; every -inf gives NaN.
 template <typename T>
 struct SoftmaxLines {
@@ -85,7 +108,32 @@ struct SoftmaxLines {
 
     [[nodiscard]] std::int64_t cost() const { return 3 * size * min_of(inner, kLineBlock); }
 
+    // A contiguous row (inner == 1), with its running values in registers.
+    KAEL_HD void row(std::int64_t start) const {
+        const T* x = data + start;
+        T* y = out + start;
+        const T maximum = row_maximum(x, size);
+        double total = 0;
+        for (std::int64_t i = 0; i < size; ++i) {
+            const double exponential = exp_in<T>(static_cast<double>(x[i]) - maximum);
+            total += exponential;
+            if (!log) {
+                y[i] = static_cast<T>(exponential);
+            }
+        }
+        const double log_total = math::log(total);
+        const double inverse = 1 / total;
+        for (std::int64_t i = 0; i < size; ++i) {
+            y[i] = static_cast<T>(log ? (static_cast<double>(x[i]) - maximum) - log_total
+                                      : static_cast<double>(y[i]) * inverse);
+        }
+    }
+
     KAEL_HD void operator()(std::int64_t item) const {
+        if (inner == 1) {
+            row(item * size);
+            return;
+        }
         const LineBlock block = line_block(item, size, inner);
         T maximum[kLineBlock];
         double total[kLineBlock];
@@ -137,7 +185,26 @@ struct SoftmaxBackwardLines {
 
     [[nodiscard]] std::int64_t cost() const { return 2 * size * min_of(inner, kLineBlock); }
 
+    KAEL_HD void row(std::int64_t start) const {
+        const T* g = grad_out + start;
+        const T* y = out + start;
+        double total = 0;
+        for (std::int64_t i = 0; i < size; ++i) {
+            total += log ? static_cast<double>(g[i]) : static_cast<double>(g[i]) * y[i];
+        }
+        for (std::int64_t i = 0; i < size; ++i) {
+            const double gi = g[i];
+            const double yi = y[i];
+            grad_in[start + i] =
+                static_cast<T>(log ? gi - exp_in<T>(yi) * total : yi * (gi - total));
+        }
+    }
+
     KAEL_HD void operator()(std::int64_t item) const {
+        if (inner == 1) {
+            row(item * size);
+            return;
+        }
         const LineBlock block = line_block(item, size, inner);
         double total[kLineBlock];
         for (std::int64_t j = 0; j < block.count; ++j) {
