@@ -2,7 +2,7 @@
 // Fused softmax / log_softmax and cross_entropy, forward and backward: the reference bodies.
 // Softmax runs one item per block of lines, a line being the `size` elements (o, ., j) of an
 // outer x size x inner buffer: maximum, sum of exp(x - maximum), write. Cross-entropy runs one
-// item per row (log-sum-exp and loss in one online pass) and its backward one item per element.
+// item per row (log-sum-exp and loss in one online pass), and so does its backward.
 // f32 accumulates in double.
 #include <cmath>
 #include <cstdint>
@@ -253,7 +253,7 @@ struct CrossEntropyRows {
 
 // grad_logits = grad_losses[row * grad_stride] * (exp(logits - lse) - (c == target)).
 template <typename T>
-struct CrossEntropyBackwardElements {
+struct CrossEntropyBackwardRows {
     const T* grad_losses;
     const T* logits;
     const T* lse;
@@ -262,15 +262,19 @@ struct CrossEntropyBackwardElements {
     std::int64_t grad_stride;
     std::int64_t classes;
 
-    [[nodiscard]] std::int64_t cost() const { return 1; }
+    [[nodiscard]] std::int64_t cost() const { return classes; }
 
-    KAEL_HD void operator()(std::int64_t element) const {
-        const std::int64_t row = element / classes;
-        const double probability =
-            exp_in<T>(static_cast<double>(logits[element]) - static_cast<double>(lse[row]));
-        const double hot = element % classes == targets[row] ? 1.0 : 0.0;
-        grad_logits[element] = static_cast<T>(static_cast<double>(grad_losses[row * grad_stride]) *
-                                              (probability - hot));
+    KAEL_HD void operator()(std::int64_t row) const {
+        const double g = grad_losses[row * grad_stride];
+        const double row_lse = lse[row];
+        const T* x = logits + row * classes;
+        T* grad = grad_logits + row * classes;
+        for (std::int64_t c = 0; c < classes; ++c) {
+            grad[c] = static_cast<T>(g * exp_in<T>(static_cast<double>(x[c]) - row_lse));
+        }
+        const std::int64_t target = targets[row];
+        grad[target] =
+            static_cast<T>(g * (exp_in<T>(static_cast<double>(x[target]) - row_lse) - 1.0));
     }
 };
 
@@ -393,11 +397,11 @@ void launch_cross_entropy_backward(kael_dtype dtype, void* grad_logits, const vo
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
         if constexpr (is_floating_v<T>) {
-            Launcher::for_each(rows * classes,
-                               CrossEntropyBackwardElements<T>{
-                                   static_cast<const T*>(grad_losses),
-                                   static_cast<const T*>(logits), static_cast<const T*>(lse),
-                                   targets, static_cast<T*>(grad_logits), grad_stride, classes});
+            Launcher::for_each(
+                rows, CrossEntropyBackwardRows<T>{
+                          static_cast<const T*>(grad_losses), static_cast<const T*>(logits),
+                          static_cast<const T*>(lse), targets, static_cast<T*>(grad_logits),
+                          grad_stride, classes});
         }
     });
 }
