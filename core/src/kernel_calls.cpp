@@ -211,7 +211,12 @@ void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor
         return;
     }
     split_for_layout(out, inputs, [&](const Tensor& piece, const std::vector<Tensor>& sources) {
-        run("elementwise", {piece}, sources, KAEL_SLOT_CHECK(elementwise),
+        // Ops appended in ABI 1.2 reach only plugins that know them; older ones fall back.
+        const auto knows_op = [op](const kael_plugin* table) {
+            return KAEL_HAS_SLOT(table, elementwise) &&
+                   (op < KAEL_OP_GELU_EXACT_BACKWARD || table->abi_minor >= 2);
+        };
+        run("elementwise", {piece}, sources, knows_op,
             [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
                 const kael_element_layout layout = element_layout(outs[0], ins);
                 backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),
@@ -368,6 +373,20 @@ void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses
                               static_cast<const std::int64_t*>(ins[3].device_data()),
                               ins[1].size(0), ins[1].size(1)),
                           "cross_entropy_backward");
+        });
+}
+
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params) {
+    if (param.numel() == 0) {
+        return;
+    }
+    run("adam", {param, m, v}, {grad}, KAEL_SLOT_CHECK(adam),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->adam(device, abi(outs[0].dtype()), outs[0].device_data(),
+                                                outs[1].device_data(), outs[2].device_data(),
+                                                ins[0].device_data(), outs[0].numel(), &params),
+                          "adam");
         });
 }
 

@@ -48,5 +48,8 @@ void cross_entropy(const Tensor& losses, const Tensor& lse, const Tensor& logits
 // grad_losses holds one value per row (grad_stride 1) or one for every row (0).
 void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses,
                             const Tensor& logits, const Tensor& lse, const Tensor& targets);
+// One fused Adam step in place on contiguous param, m and v (same dtype and size) from grad.
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params);
 
 }  // namespace kael::detail

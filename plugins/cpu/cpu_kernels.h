@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "kael/kernels/entries_softmax.h"
+#include "kael/kernels/entries_optim.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -20,5 +21,6 @@ int worker_count();
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_SOFTMAX_ENTRIES();
+KAEL_DECLARE_OPTIM_ENTRIES();
 
 }  // namespace kael::cpu

@@ -87,6 +87,7 @@ kael_plugin make_table() {
     table.shutdown = nullptr;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     KAEL_ASSIGN_SOFTMAX_ENTRIES(table);
+    KAEL_ASSIGN_OPTIM_ENTRIES(table);
     return table;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kael/kernels/entries_softmax.h"
+#include "kael/kernels/entries_optim.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -11,5 +12,6 @@ namespace kael::cuda {
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_SOFTMAX_ENTRIES();
+KAEL_DECLARE_OPTIM_ENTRIES();
 
 }  // namespace kael::cuda

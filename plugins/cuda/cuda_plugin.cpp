@@ -89,6 +89,7 @@ kael_plugin make_table() {
     table.shutdown = nullptr;  // the driver reclaims everything; cuBLAS may be gone at exit
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     KAEL_ASSIGN_SOFTMAX_ENTRIES(table);
+    KAEL_ASSIGN_OPTIM_ENTRIES(table);
     return table;
 }
 

@@ -5,6 +5,7 @@
 
 #include "emulated_launch.h"
 #include "kael/kernels/entries_softmax.h"
+#include "kael/kernels/entries_optim.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -36,5 +37,6 @@ struct Launcher {
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_SOFTMAX_ENTRIES();
+KAEL_DECLARE_OPTIM_ENTRIES();
 
 }  // namespace kael::emulated

@@ -27,11 +27,6 @@ for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite; do
     KAEL_PLUGINS=-emulated timeout 600 "$suite" 2>&1 | tail -2 | tr -d '\n'; echo
 done
 echo "== pytest on cuda, module built for $($py --version)"
-prefix=$(mktemp -d)
-cmake --install "$build_dir" --prefix "$prefix" >/dev/null
-cmake -S "$source_dir/python" -B "$prefix/pybuild" -Dkael_DIR="$prefix/lib/cmake/kael" \
-    -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$($py -m pybind11 --cmakedir)" >/dev/null
-cmake --build "$prefix/pybuild" -j16 | grep -E "error" | head -20
-module=$(dirname "$(dirname "$(find "$prefix/pybuild" -name '_kael*.so' | head -1)")")
+module=$("$source_dir/scripts/cuda/python_module.sh" "$build_dir" "$py")
 PYTHONPATH=$module KAEL_TEST_DEVICE=cuda timeout 900 "$py" -m pytest -q -p no:cacheprovider \
     "$source_dir/python/tests" | tail -3

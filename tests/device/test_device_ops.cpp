@@ -78,6 +78,9 @@ std::vector<std::pair<const char*, Binary>> binary_ops() {
             {"relu_backward", [](const Tensor& a, const Tensor& b) { return kael::relu_backward(a, b); }},
             {"sigmoid_backward",
              [](const Tensor& a, const Tensor& b) { return kael::sigmoid_backward(a, b); }},
+            {"gelu_backward", [](const Tensor& a, const Tensor& b) { return kael::gelu_backward(a, b); }},
+            {"gelu_tanh_backward",
+             [](const Tensor& a, const Tensor& b) { return kael::gelu_backward(a, b, true); }},
             {"masked_fill", [](const Tensor& a, const Tensor& b) {
                  return kael::masked_fill(a, kael::gt(b, a), -2.0);
              }}};

@@ -104,6 +104,9 @@ enum {
     KAEL_OP_WHERE,            /* (bool condition, a, b): a where condition else b */
     KAEL_OP_CLAMP,            /* params: [0] low, [1] high */
     KAEL_OP_MASKED_FILL,      /* (input, bool mask): params[0] where mask else input */
+    /* Since ABI 1.2; the core sends them only to plugins of minor >= 2. */
+    KAEL_OP_GELU_EXACT_BACKWARD, /* (input, grad): grad * d/dx gelu_exact(input) */
+    KAEL_OP_GELU_TANH_BACKWARD,  /* (input, grad): grad * d/dx gelu_tanh(input) */
     KAEL_OP_COUNT
 };
 
@@ -192,6 +195,21 @@ typedef struct kael_attention_layout {
     int32_t causal;         /* 0 or 1 */
     int32_t reserved;       /* 0 */
 } kael_attention_layout;
+
+/* Since ABI 1.2. One Adam or AdamW update (the adam slot). first_correction and
+ * second_correction are 1 - beta1^step and 1 - beta2^step, computed by the caller. */
+typedef struct kael_adam_params {
+    size_t struct_size; /* sizeof(kael_adam_params) */
+    double lr;
+    double beta1;
+    double beta2;
+    double eps;
+    double weight_decay;
+    double first_correction;
+    double second_correction;
+    int32_t decoupled; /* 1: AdamW (param *= 1 - lr * weight_decay); 0: grad += weight_decay * param */
+    int32_t reserved;  /* 0 */
+} kael_adam_params;
 
 /* Filled by device_properties(). Strings are copied into the struct, NUL-terminated. */
 typedef struct kael_device_properties {
@@ -366,6 +384,11 @@ typedef struct kael_plugin {
     kael_status (*check_indices)(int32_t device, const int64_t* indices, int64_t count,
                                  int64_t low, int64_t high, int64_t axis, const char* op,
                                  const char* what);
+    /* One Adam step over count contiguous elements of dtype (f32, f64), in place on param, m and
+     * v: m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2; param -= lr * (m /
+     * first_correction) / (sqrt(v / second_correction) + eps), g the grad after weight decay. */
+    kael_status (*adam)(int32_t device, kael_dtype dtype, void* param, void* m, void* v,
+                        const void* grad, int64_t count, const kael_adam_params* params);
 } kael_plugin;
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
@@ -384,9 +407,10 @@ static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64, "index layout ABI
 static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size");
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8, "attention ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 32 * 8, "plugin table size");
+static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
+static_assert(sizeof(kael_plugin) == 56 + 33 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 32 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 33 * 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */
