@@ -288,6 +288,14 @@ inline void check_float_dtype(const char* entry, kael_dtype dtype) {
     }
 }
 
+inline void check_not_null(const char* entry, std::initializer_list<const void*> buffers) {
+    for (const void* buffer : buffers) {
+        if (buffer == nullptr) {
+            plugin::invalid(std::string(entry) + ": null buffer");
+        }
+    }
+}
+
 // Validates a softmax or softmax_backward call; false when there is nothing to do.
 inline bool check_softmax_call(const char* entry, kael_dtype dtype,
                                std::initializer_list<const void*> buffers, std::int64_t outer,
@@ -299,11 +307,7 @@ inline bool check_softmax_call(const char* entry, kael_dtype dtype,
     if (outer == 0 || size == 0 || inner == 0) {
         return false;
     }
-    for (const void* buffer : buffers) {
-        if (buffer == nullptr) {
-            plugin::invalid(std::string(entry) + ": null buffer");
-        }
-    }
+    check_not_null(entry, buffers);
     return true;
 }
 
@@ -321,11 +325,7 @@ inline bool check_cross_entropy_call(const char* entry, kael_dtype dtype,
     if (classes == 0) {
         plugin::invalid(std::string(entry) + ": rows without classes have no target");
     }
-    for (const void* buffer : buffers) {
-        if (buffer == nullptr) {
-            plugin::invalid(std::string(entry) + ": null buffer");
-        }
-    }
+    check_not_null(entry, buffers);
     return true;
 }
 
