@@ -453,6 +453,70 @@ void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const 
         });
 }
 
+void softmax(const Tensor& out, const Tensor& input, std::int64_t outer, std::int64_t size,
+             std::int64_t inner, bool log) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("softmax", {out}, {input}, KAEL_SLOT_CHECK(softmax),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->softmax(device, abi(outs[0].dtype()),
+                                                   outs[0].device_data(), ins[0].device_data(),
+                                                   outer, size, inner, log ? 1 : 0),
+                          log ? "log_softmax" : "softmax");
+        });
+}
+
+void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out,
+                      std::int64_t outer, std::int64_t size, std::int64_t inner, bool log) {
+    if (grad_in.numel() == 0) {
+        return;
+    }
+    run("softmax_backward", {grad_in}, {grad_out, out}, KAEL_SLOT_CHECK(softmax_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->softmax_backward(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              ins[0].device_data(), ins[1].device_data(), outer, size, inner,
+                              log ? 1 : 0),
+                          log ? "log_softmax_backward" : "softmax_backward");
+        });
+}
+
+void cross_entropy(const Tensor& losses, const Tensor& lse, const Tensor& logits,
+                   const Tensor& targets) {
+    if (losses.numel() == 0) {
+        return;
+    }
+    run("cross_entropy", {losses, lse}, {logits, targets}, KAEL_SLOT_CHECK(cross_entropy),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->cross_entropy(
+                              device, abi(ins[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), ins[0].device_data(),
+                              static_cast<const std::int64_t*>(ins[1].device_data()),
+                              ins[0].size(0), ins[0].size(1)),
+                          "cross_entropy");
+        });
+}
+
+void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses,
+                            const Tensor& logits, const Tensor& lse, const Tensor& targets) {
+    if (grad_logits.numel() == 0) {
+        return;
+    }
+    const std::int64_t grad_stride = grad_losses.numel() == logits.size(0) ? 1 : 0;
+    run("cross_entropy_backward", {grad_logits}, {grad_losses, logits, lse, targets},
+        KAEL_SLOT_CHECK(cross_entropy_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->cross_entropy_backward(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              ins[0].device_data(), grad_stride, ins[1].device_data(),
+                              ins[2].device_data(),
+                              static_cast<const std::int64_t*>(ins[3].device_data()),
+                              ins[1].size(0), ins[1].size(1)),
+                          "cross_entropy_backward");
+        });
+}
+
 void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
           const kael_adam_params& params) {
     if (param.numel() == 0) {

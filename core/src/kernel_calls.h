@@ -72,6 +72,17 @@ void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const 
                          const Tensor& grad_out, const Tensor& x, const Tensor& mean,
                          const Tensor& rstd, const Tensor& weight, std::int64_t rows,
                          std::int64_t columns);
+// Fused softmax family over contiguous outer x size x inner buffers (along size), and
+// cross_entropy over contiguous rows x classes logits; see the slots in plugin_api.h.
+void softmax(const Tensor& out, const Tensor& contiguous_in, std::int64_t outer,
+             std::int64_t size, std::int64_t inner, bool log);
+void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out,
+                      std::int64_t outer, std::int64_t size, std::int64_t inner, bool log);
+void cross_entropy(const Tensor& losses, const Tensor& lse, const Tensor& logits,
+                   const Tensor& targets);
+// grad_losses holds one value per row (grad_stride 1) or one for every row (0).
+void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses,
+                            const Tensor& logits, const Tensor& lse, const Tensor& targets);
 // One fused Adam step in place on contiguous param, m and v (same dtype and size) from grad.
 void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
           const kael_adam_params& params);

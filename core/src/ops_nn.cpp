@@ -1,5 +1,6 @@
-// Neural-network functions composed from existing ops, so they run on every device; linear with
-// a bias is one matmul_bias call (a GEMM with the bias in it).
+// Neural-network functions: softmax, log_softmax and cross_entropy through their fused kernels,
+// linear with a bias as one matmul_bias call (a GEMM with the bias in it), the rest composed
+// from existing ops.
 #include <string>
 
 #include "autograd/record.h"
@@ -28,8 +29,48 @@ void require_i64(const Tensor& a, const char* op, const char* what) {
     }
 }
 
-// x shifted so the largest element along dim is 0.
-Tensor shifted_by_max(const Tensor& x, std::int64_t dim) { return x - max(x, dim, true); }
+struct LineSizes {
+    std::int64_t outer = 1;
+    std::int64_t size = 1;
+    std::int64_t inner = 1;
+};
+
+// A contiguous shape seen as outer x size x inner around dim (a 0-d tensor is 1 x 1 x 1).
+LineSizes line_sizes(const Shape& shape, std::int64_t dim) {
+    LineSizes sizes;
+    for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+        const std::int64_t extent = shape[static_cast<std::size_t>(d)];
+        if (d < dim) {
+            sizes.outer *= extent;
+        } else if (d == dim) {
+            sizes.size = extent;
+        } else {
+            sizes.inner *= extent;
+        }
+    }
+    return sizes;
+}
+
+// One fused kernel along dim over a contiguous copy; the node saves the output.
+Tensor softmax_along(const Tensor& a, std::int64_t dim, bool log) {
+    const char* name = log ? "log_softmax" : "softmax";
+    dim = detail::wrapped_dim(a, dim, name);
+    const Tensor x = as_floating(a);
+    if (x.numel() == 0) {
+        return empty(x.shape(), x.dtype(), x.device());
+    }
+    const autograd::Recording recording({x});
+    const Tensor input = x.contiguous();
+    const LineSizes sizes = line_sizes(input.shape(), dim);
+    Tensor out = empty(input.shape(), input.dtype(), input.device());
+    detail::softmax(out, input, sizes.outer, sizes.size, sizes.inner, log);
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(
+        out, log ? "LogSoftmaxBackward" : "SoftmaxBackward",
+        autograd::softmax_backward(out, sizes.outer, sizes.size, sizes.inner, log));
+}
 
 // x [rows, in] times weight [out, in] transposed, plus bias [out], as one matmul_bias call.
 // Operands stay as they are stored when the kernel can read them (a transposed view is a flag).
@@ -72,25 +113,9 @@ Tensor fused_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& a, std::int64_t dim) {
-    dim = detail::wrapped_dim(a, dim, "softmax");
-    const Tensor x = as_floating(a);
-    if (x.numel() == 0) {
-        return empty(x.shape(), x.dtype(), x.device());
-    }
-    const Tensor exponentials = exp(shifted_by_max(x, dim));
-    return exponentials / sum(exponentials, dim, true);
-}
+Tensor softmax(const Tensor& a, std::int64_t dim) { return softmax_along(a, dim, false); }
 
-Tensor log_softmax(const Tensor& a, std::int64_t dim) {
-    dim = detail::wrapped_dim(a, dim, "log_softmax");
-    const Tensor x = as_floating(a);
-    if (x.numel() == 0) {
-        return empty(x.shape(), x.dtype(), x.device());
-    }
-    const Tensor shifted = shifted_by_max(x, dim);
-    return shifted - log(sum(exp(shifted), dim, true));
-}
+Tensor log_softmax(const Tensor& a, std::int64_t dim) { return softmax_along(a, dim, true); }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction) {
     require_floating(logits, "cross_entropy", "logits");
@@ -101,14 +126,23 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     }
     detail::check_same_device({logits, targets}, "cross_entropy");
     detail::check_index_range(targets, logits.size(1), 1, false, "cross_entropy", "target");
-    const Tensor picked =
-        detail::gather_unchecked(log_softmax(logits, 1), 1, targets.unsqueeze(1)).squeeze(1);
-    switch (reduction) {
-        case Reduction::None: return -picked;
-        case Reduction::Sum: return -sum(picked);
-        case Reduction::Mean: break;
+    const autograd::Recording recording({logits});
+    const Tensor x = logits.contiguous();
+    const Tensor t = targets.contiguous();
+    const Tensor losses = empty({x.size(0)}, x.dtype(), x.device());
+    const Tensor lse = empty({x.size(0)}, x.dtype(), x.device());
+    detail::cross_entropy(losses, lse, x, t);
+    Tensor out = losses;
+    if (reduction == Reduction::Sum) {
+        out = sum(losses);
+    } else if (reduction == Reduction::Mean) {
+        out = mean(losses);
     }
-    return -mean(picked);
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(out, "CrossEntropyBackward",
+                            autograd::cross_entropy_backward(x, lse, t, reduction));
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {

@@ -6,6 +6,7 @@
 #include "kael/kernels/entries_layer_norm.h"
 #include "kael/kernels/entries_index_check.h"
 #include "kael/kernels/entries_matmul_bias.h"
+#include "kael/kernels/entries_softmax.h"
 #include "kael/kernels/entries_optim.h"
 #include "kael/kernels/entries_reduce_dims.h"
 #include "kael/kernels/entries_sequence.h"
@@ -28,6 +29,7 @@ KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_LAYER_NORM_ENTRIES();
 KAEL_DECLARE_INDEX_CHECK_ENTRIES();
 KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
+KAEL_DECLARE_SOFTMAX_ENTRIES();
 KAEL_DECLARE_OPTIM_ENTRIES();
 KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
 KAEL_DECLARE_SEQUENCE_ENTRIES();

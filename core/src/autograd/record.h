@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kael/autograd.h"
+#include "kael/ops_more.h"
 #include "kael/plugin_api.h"
 
 namespace kael::autograd {
@@ -112,5 +113,13 @@ private:
 // For scatter_add_: the old data takes the gradient unchanged, source the gathered part.
 [[nodiscard]] BackwardFunction scatter_add_backward(const Tensor& source, std::int64_t axis,
                                                     const Tensor& index);
+
+// softmax / log_softmax along size of a contiguous outer x size x inner out (the forward's
+// output), and cross_entropy from its contiguous logits, lse and targets.
+[[nodiscard]] BackwardFunction softmax_backward(const Tensor& out, std::int64_t outer,
+                                                std::int64_t size, std::int64_t inner, bool log);
+[[nodiscard]] BackwardFunction cross_entropy_backward(const Tensor& logits, const Tensor& lse,
+                                                      const Tensor& targets,
+                                                      Reduction reduction);
 
 }  // namespace kael::autograd

@@ -1,0 +1,73 @@
+// Softmax / log_softmax and cross_entropy, forward and backward: the shared task bodies
+// (kael/kernels/tasks/softmax.h) over the plugin's threads, enough items per thread to pay for it.
+#include "kael/kernels/tasks/softmax.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cpu_kernels.h"
+#include "kael/kernels/plugin_support.h"
+
+namespace kael::cpu {
+namespace {
+
+namespace tasks = kernels::tasks;
+
+constexpr int64_t kMinParallelElements = int64_t{1} << 15;
+
+// Runs the tasks over ranges of items; a task's cost() says how many elements one item reads.
+struct Launcher {
+    template <typename Task>
+    static void for_each(int64_t count, const Task& task) {
+        const int64_t per_item = std::max<int64_t>(1, task.cost());
+        const int64_t min_parallel =
+            std::max<int64_t>(2, tasks::ceil_div(kMinParallelElements, per_item));
+        parallel_ranges(count, min_parallel, [&task](int64_t begin, int64_t end) {
+            for (int64_t item = begin; item < end; ++item) {
+                task(item);
+            }
+        });
+    }
+};
+
+}  // namespace
+
+kael_status softmax(int32_t device, kael_dtype dtype, void* out, const void* data, int64_t outer,
+                    int64_t size, int64_t inner, int32_t log) {
+    return plugin::guarded("cpu.softmax", [&] {
+        check_device(device);
+        tasks::launch_softmax<Launcher>(dtype, out, data, outer, size, inner, log != 0);
+    });
+}
+
+kael_status softmax_backward(int32_t device, kael_dtype dtype, void* grad_in, const void* grad_out,
+                             const void* out, int64_t outer, int64_t size, int64_t inner,
+                             int32_t log) {
+    return plugin::guarded("cpu.softmax_backward", [&] {
+        check_device(device);
+        tasks::launch_softmax_backward<Launcher>(dtype, grad_in, grad_out, out, outer, size, inner,
+                                                 log != 0);
+    });
+}
+
+kael_status cross_entropy(int32_t device, kael_dtype dtype, void* losses, void* lse,
+                          const void* logits, const int64_t* targets, int64_t rows,
+                          int64_t classes) {
+    return plugin::guarded("cpu.cross_entropy", [&] {
+        check_device(device);
+        tasks::launch_cross_entropy<Launcher>(dtype, losses, lse, logits, targets, rows, classes);
+    });
+}
+
+kael_status cross_entropy_backward(int32_t device, kael_dtype dtype, void* grad_logits,
+                                   const void* grad_losses, int64_t grad_stride, const void* logits,
+                                   const void* lse, const int64_t* targets, int64_t rows,
+                                   int64_t classes) {
+    return plugin::guarded("cpu.cross_entropy_backward", [&] {
+        check_device(device);
+        tasks::launch_cross_entropy_backward<Launcher>(dtype, grad_logits, grad_losses, grad_stride,
+                                                       logits, lse, targets, rows, classes);
+    });
+}
+
+}  // namespace kael::cpu
