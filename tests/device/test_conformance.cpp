@@ -24,7 +24,12 @@ struct ElementCase {
     std::string name;
     std::vector<Role> roles;
     std::function<Tensor(const Tensors&)> op;
+    conformance::Tolerance tolerance{};
 };
+
+// gelu's derivative crosses zero (x near -0.75): its two O(1) terms cancel there, so device and
+// host math differing by an ulp differ by ~1e-7 * |grad| absolute, not relative.
+const conformance::Tolerance kCancelling{.scale = 0.01};
 
 std::vector<ElementCase> unary_cases() {
     using F = Tensor (*)(const Tensor&);
@@ -90,9 +95,6 @@ std::vector<ElementCase> binary_cases() {
         {"logical_or", kael::logical_or},
         {"relu_backward", kael::relu_backward},
         {"sigmoid_backward", kael::sigmoid_backward},
-        {"gelu_backward", [](const Tensor& a, const Tensor& b) { return kael::gelu_backward(a, b); }},
-        {"gelu_tanh_backward",
-         [](const Tensor& a, const Tensor& b) { return kael::gelu_backward(a, b, true); }},
     };
     std::vector<ElementCase> cases;
     for (const auto& [name, f] : binary) {
@@ -100,6 +102,12 @@ std::vector<ElementCase> binary_cases() {
                              return f(x[0], x[1]);
                          }});
     }
+    cases.push_back({"gelu_backward", {Role::First, Role::Second},
+                     [](const Tensors& x) { return kael::gelu_backward(x[0], x[1]); },
+                     kCancelling});
+    cases.push_back({"gelu_tanh_backward", {Role::First, Role::Second},
+                     [](const Tensors& x) { return kael::gelu_backward(x[0], x[1], true); },
+                     kCancelling});
     cases.push_back({"where", {Role::Mask, Role::First, Role::Second}, [](const Tensors& x) {
                          return kael::where(x[0], x[1], x[2]);
                      }});
@@ -140,7 +148,8 @@ void run_element_case(const ElementCase& c, DType first, DType second) {
                 };
                 operands.push_back({values(dtype, layout.base(i)), view});
             }
-            run_and_compare(operands, [&](const Tensors& x) { return Tensors{c.op(x)}; });
+            run_and_compare(operands, [&](const Tensors& x) { return Tensors{c.op(x)}; },
+                            c.tolerance);
         }
     }
 }
