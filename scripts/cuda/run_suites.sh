@@ -22,9 +22,21 @@ echo "== ctest (packages and the Fashion-MNIST example need the build machine)"
 (cd "$build_dir" && timeout 900 ctest -j8 --timeout 600 -E "shipping|install|example_mlp" |
     grep -E "tests passed|Failed|Not Run|Skipped")
 echo "== unit and device suites on the real cuda:0"
+# run_suite SUITE [VAR=VALUE...]: its verdict line, and its first errors when it fails.
+run_suite() {
+    local suite=$1 log
+    shift
+    log=$(env "$@" KAEL_PLUGINS=-emulated timeout 600 "$suite" --color_output=no 2>&1)
+    printf '%s: %s\n' "$(basename "$suite")" "$(echo "$log" | grep -v '^$' | tail -1)"
+    echo "$log" | grep -m 6 -A 3 'error:' | cut -c1-400
+}
 for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite "$build_dir"/tests/test_conformance; do
-    printf '%s: ' "$(basename "$suite")"
-    KAEL_PLUGINS=-emulated timeout 600 "$suite" 2>&1 | tail -2 | tr -d '\n'; echo
+    run_suite "$suite"
+done
+echo "== the same without cuBLAS (KAEL_CUDA_MATMUL=tile: kael's tile kernel for every matmul)"
+for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/unit_attention "$build_dir"/tests/device_suite \
+    "$build_dir"/tests/test_conformance; do
+    [[ -x $suite ]] && run_suite "$suite" KAEL_CUDA_MATMUL=tile
 done
 echo "== pytest on cuda, module built for $($py --version)"
 module=$("$source_dir/scripts/cuda/python_module.sh" "$build_dir" "$py")
