@@ -29,15 +29,26 @@ Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
            std::size_t converted_from = 0) {
     const autograd::Recording recording(inputs);
     detail::check_same_device(inputs, name);
-    Shape shape = inputs.front().shape();
-    for (std::size_t i = 1; i < inputs.size(); ++i) {
-        shape = broadcast_shapes(shape, inputs[i].shape(), name);
+    // Shapes are copied and inputs converted only where they differ (per-op host overhead).
+    const Shape* shape = &inputs.front().shape();
+    Shape broadcast;
+    bool convert = false;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (i > 0 && inputs[i].shape() != *shape) {
+            broadcast = broadcast_shapes(*shape, inputs[i].shape(), name);
+            shape = &broadcast;
+        }
+        convert = convert || (i >= converted_from && inputs[i].dtype() != compute);
+    }
+    Tensor out = empty(*shape, out_dtype, inputs.front().device());
+    if (!convert) {
+        detail::elementwise(op, out, inputs, compute, params);
+        return differentiable(recording, op, inputs, out, params);
     }
     std::vector<Tensor> operands;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         operands.push_back(i >= converted_from ? inputs[i].to(compute) : inputs[i]);
     }
-    Tensor out = empty(shape, out_dtype, inputs.front().device());
     detail::elementwise(op, out, operands, compute, params);
     return differentiable(recording, op, inputs, out, params);
 }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cuda_launch.cuh"
+#include "element_walk.cuh"
 #include "kael/kernels/element_functions.h"
 
 namespace kael::cuda {
@@ -19,31 +20,34 @@ constexpr int kTileRows = 8;  // threads along k: each thread takes kTile / kTil
 constexpr int kTilePitch = kTile + 1;  // one padding column: tile columns fall in distinct banks
 
 // Dims inner (the layout's innermost) and k (where the disagreeing operands are unit-stride),
-// the rest batch dims walked by blockIdx.z.
+// the rest batch dims walked by blockIdx.z. int32 offsets: only index32 layouts are tiled.
 struct TileWalk {
     int batch_dims = 0;
-    std::int64_t inner_size = 0;
-    std::int64_t k_size = 0;
-    std::int64_t batches = 1;
-    std::int64_t batch_sizes[KAEL_MAX_DIMS] = {};
-    std::int64_t batch_strides[KAEL_MAX_OPERANDS][KAEL_MAX_DIMS] = {};
-    std::int64_t inner_strides[KAEL_MAX_OPERANDS] = {};
-    std::int64_t k_strides[KAEL_MAX_OPERANDS] = {};
+    std::int32_t inner_size = 0;
+    std::int32_t k_size = 0;
+    std::int32_t batches = 1;
+    IntDivider<std::uint32_t> batch_sizes[KAEL_MAX_DIMS];
+    std::int32_t batch_strides[KAEL_MAX_OPERANDS][KAEL_MAX_DIMS] = {};
+    std::int32_t inner_strides[KAEL_MAX_OPERANDS] = {};
+    std::int32_t k_strides[KAEL_MAX_OPERANDS] = {};
     bool through_shared[KAEL_MAX_OPERANDS] = {};
     std::byte* base[KAEL_MAX_OPERANDS] = {};
 
     // Address of element (k, inner) = (0, 0) of the tile for every operand.
     template <int kOperands>
-    __device__ void corners(std::int64_t batch, std::int64_t k_first, std::int64_t inner_first,
+    __device__ void corners(std::int32_t batch, std::int32_t k_first, std::int32_t inner_first,
                             std::byte** corner) const {
-        std::int64_t offsets[kOperands];
+        std::int32_t offsets[kOperands];
 #pragma unroll
         for (int operand = 0; operand < kOperands; ++operand) {
             offsets[operand] = k_first * k_strides[operand] + inner_first * inner_strides[operand];
         }
+        auto remaining = static_cast<std::uint32_t>(batch);
         for (int dim = batch_dims - 1; dim >= 0; --dim) {
-            const std::int64_t position = batch % batch_sizes[dim];
-            batch /= batch_sizes[dim];
+            const std::uint32_t quotient = batch_sizes[dim].divide(remaining);
+            const auto position =
+                static_cast<std::int32_t>(remaining - quotient * batch_sizes[dim].divisor);
+            remaining = quotient;
 #pragma unroll
             for (int operand = 0; operand < kOperands; ++operand) {
                 offsets[operand] += position * batch_strides[operand][dim];
@@ -147,14 +151,15 @@ __global__ void __launch_bounds__(kTile* kTileRows) tiled_elements(TileWalk walk
     constexpr std::size_t kSlot = LargestStorage<Out, Ins...>::value;
     __shared__ alignas(8) unsigned char memory[kOperands * kTile * kTilePitch * kSlot];
     const Tiles tiles{memory, static_cast<int>(kSlot)};
-    const std::int64_t inner_first = static_cast<std::int64_t>(blockIdx.x) * kTile;
-    const int inner_left = static_cast<int>(walk.inner_size - inner_first < kTile ? walk.inner_size - inner_first : kTile);
-    for (std::int64_t batch = blockIdx.z; batch < walk.batches; batch += gridDim.z) {
-        for (std::int64_t k_first = static_cast<std::int64_t>(blockIdx.y) * kTile;
-             k_first < walk.k_size; k_first += static_cast<std::int64_t>(gridDim.y) * kTile) {
+    const auto inner_first = static_cast<std::int32_t>(blockIdx.x * kTile);
+    const int inner_left = walk.inner_size - inner_first < kTile ? walk.inner_size - inner_first : kTile;
+    for (auto batch = static_cast<std::int32_t>(blockIdx.z); batch < walk.batches;
+         batch += static_cast<std::int32_t>(gridDim.z)) {
+        for (auto k_first = static_cast<std::int32_t>(blockIdx.y * kTile); k_first < walk.k_size;
+             k_first += static_cast<std::int32_t>(gridDim.y * kTile)) {
             std::byte* corner[kOperands];
             walk.corners<kOperands>(batch, k_first, inner_first, corner);
-            const int k_left = static_cast<int>(walk.k_size - k_first < kTile ? walk.k_size - k_first : kTile);
+            const int k_left = walk.k_size - k_first < kTile ? walk.k_size - k_first : kTile;
             tile_elements<Out, F, Ins...>(walk, tiles, corner, k_left, inner_left, function,
                                           std::index_sequence_for<Ins...>{});
         }
@@ -173,7 +178,8 @@ bool launch_tiled(const kael_element_layout& layout, const F& function) {
                                            sizeof(kernels::Storage<Ins>)...};
     constexpr std::int64_t kMinimum = 8;
     const int last = layout.dims - 1;
-    if (layout.dims < 2 || layout.count <= 0 || layout.shape[last] < kMinimum) {
+    if (layout.dims < 2 || layout.count <= 0 || layout.shape[last] < kMinimum ||
+        !fits_index32(layout)) {
         return false;
     }
     int k = -1;
@@ -197,22 +203,24 @@ bool launch_tiled(const kael_element_layout& layout, const F& function) {
         walk.through_shared[operand] = !unit_inner && layout.strides[operand][k] == kItemSizes[operand];
         staged = staged || walk.through_shared[operand];
         direct = direct || unit_inner;
-        walk.inner_strides[operand] = layout.strides[operand][last];
-        walk.k_strides[operand] = layout.strides[operand][k];
+        walk.inner_strides[operand] = static_cast<std::int32_t>(layout.strides[operand][last]);
+        walk.k_strides[operand] = static_cast<std::int32_t>(layout.strides[operand][k]);
         walk.base[operand] = static_cast<std::byte*>(layout.base[operand]);
     }
     if (!staged || !direct) {
         return false;
     }
-    walk.inner_size = layout.shape[last];
-    walk.k_size = layout.shape[k];
+    walk.inner_size = static_cast<std::int32_t>(layout.shape[last]);
+    walk.k_size = static_cast<std::int32_t>(layout.shape[k]);
     for (int dim = 0; dim < last; ++dim) {
         if (dim != k) {
-            walk.batch_sizes[walk.batch_dims] = layout.shape[dim];
+            walk.batch_sizes[walk.batch_dims] =
+                IntDivider<std::uint32_t>(static_cast<std::uint32_t>(layout.shape[dim]));
             for (int operand = 0; operand < layout.operands; ++operand) {
-                walk.batch_strides[operand][walk.batch_dims] = layout.strides[operand][dim];
+                walk.batch_strides[operand][walk.batch_dims] =
+                    static_cast<std::int32_t>(layout.strides[operand][dim]);
             }
-            walk.batches *= layout.shape[dim];
+            walk.batches *= static_cast<std::int32_t>(layout.shape[dim]);
             ++walk.batch_dims;
         }
     }
