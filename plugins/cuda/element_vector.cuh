@@ -210,9 +210,10 @@ bool launch_vector_rows(const kael_element_layout& layout, const F& function) {
         if (inner != kItemSizes[operand] && (operand == 0 || inner != 0)) {
             return false;
         }
-        bool aligned =
-            reinterpret_cast<std::uintptr_t>(layout.base[operand]) % kAlignments[operand] == 0;
-        for (int dim = 0; dim < last; ++dim) {
+        // A splat operand reads one element per row: any address will do.
+        bool aligned = inner == 0 ||
+                       reinterpret_cast<std::uintptr_t>(layout.base[operand]) % kAlignments[operand] == 0;
+        for (int dim = 0; dim < last && inner != 0; ++dim) {
             aligned = aligned && layout.strides[operand][dim] % kAlignments[operand] == 0;
         }
         if (!aligned) {
