@@ -1,50 +1,19 @@
 #pragma once
 // Walking the rows of a strided element layout on the GPU: the outer coordinates of a row by
-// division with divisors fixed at launch, operand offsets in 32-bit arithmetic wherever every
-// offset fits (index32_limit), else in 64-bit.
+// division with divisors fixed at launch (kernels::IntDivider), operand offsets in 32-bit
+// arithmetic wherever every offset fits (index32_limit), else in 64-bit.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <type_traits>
 
+#include "kael/kernels/int_divider.h"
 #include "kael/plugin_api.h"
 
 namespace kael::cuda {
 
-template <typename Unsigned>
-struct IntDivider;
-
-// n / divisor as a multiply-high, an add and a shift (Granlund-Montgomery, as PyTorch's
-// IntDivider): valid for n and divisor below 2^31, which index32 layouts guarantee.
-template <>
-struct IntDivider<std::uint32_t> {
-    std::uint32_t divisor = 1;
-    std::uint32_t magic = 1;
-    std::uint32_t shift = 0;
-
-    IntDivider() = default;
-    explicit IntDivider(std::uint32_t value) : divisor(value) {
-        while (shift < 31 && (std::uint64_t{1} << shift) < value) {
-            ++shift;
-        }
-        const std::uint64_t one = 1;
-        magic = static_cast<std::uint32_t>(((one << 32) * ((one << shift) - value)) / value + 1);
-    }
-    __device__ std::uint32_t divide(std::uint32_t n) const {
-        return (__umulhi(n, magic) + n) >> shift;
-    }
-};
-
-// 64-bit layouts divide in hardware: they are rare and their rows long.
-template <>
-struct IntDivider<std::uint64_t> {
-    std::uint64_t divisor = 1;
-
-    IntDivider() = default;
-    explicit IntDivider(std::uint64_t value) : divisor(value) {}
-    __device__ std::uint64_t divide(std::uint64_t n) const { return n / divisor; }
-};
+using kernels::IntDivider;
 
 // Largest byte offset and element count an int32 layout may have. Half of INT32_MAX, so loop
 // counters stepping by a grid (at most 2^27 past the end) cannot overflow either. Lowered by
