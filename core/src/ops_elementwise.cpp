@@ -1,5 +1,8 @@
 // Elementwise front-end: promotion, broadcasting and the scalar rules, then one plugin call.
+#include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "autograd/record.h"
 #include "kael/ops.h"
@@ -72,13 +75,40 @@ Tensor compare(kael_element_op op, const char* name, const Tensor& a, const Tens
     return run(op, name, DType::Bool, promote(a.dtype(), b.dtype()), {a, b});
 }
 
+// The same few numbers recur in every step of a model (hundreds of `tensor op number` per decoded
+// token), so each thread keeps its last ones on their devices instead of allocating and filling
+// one per op (a kernel launch on a GPU). They are only ever operands, never written or returned.
+Tensor cached_scalar(double value, DType dtype, const Device& device) {
+    struct Entry {
+        std::uint64_t bits = 0;
+        DType dtype = DType::F32;
+        Device device;
+        Tensor tensor;
+    };
+    constexpr std::size_t kEntries = 16;
+    thread_local std::array<Entry, kEntries> entries;
+    thread_local std::size_t next = 0;
+    const auto bits = std::bit_cast<std::uint64_t>(value);
+    for (const Entry& entry : entries) {
+        if (entry.tensor.defined() && entry.bits == bits && entry.dtype == dtype &&
+            entry.device == device) {
+            return entry.tensor;
+        }
+    }
+    const NoGradGuard no_grad;
+    Tensor tensor = scalar_tensor(value, dtype, device);
+    entries[next] = {bits, dtype, device, tensor};
+    next = (next + 1) % kEntries;
+    return tensor;
+}
+
 // A scalar operand lives on the tensor's device and keeps the tensor's dtype when it can.
 Tensor scalar_like(const Tensor& tensor, double value) {
     DType dtype = tensor.dtype();
     if (!is_floating(dtype) && (std::trunc(value) != value || dtype == DType::Bool)) {
         dtype = std::trunc(value) == value && dtype == DType::Bool ? DType::I64 : DType::F32;
     }
-    return scalar_tensor(value, dtype, tensor.device());
+    return cached_scalar(value, dtype, tensor.device());
 }
 
 }  // namespace
