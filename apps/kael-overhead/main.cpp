@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
     app.add_option("--device", device_name, "device, e.g. cpu or cuda:0")->capture_default_str();
     app.add_option("--elements", elements, "elements per tensor")->capture_default_str();
     app.add_option("--runs", runs, "calls per timed sample")->capture_default_str();
-    app.add_option("--samples", samples, "timed samples (the median counts)")->capture_default_str();
+    app.add_option("--samples", samples, "timed samples (the median counts)")
+        ->capture_default_str();
     app.add_option("--filter", filter, "run only the case of this name");
     CLI11_PARSE(app, argc, argv);
     try {

@@ -80,7 +80,8 @@ const Backend& backend_for(const Device& device) {
     RegistryState& registry = discovered();
     const auto type_index = static_cast<std::size_t>(device.type);
     if (type_index < registry.serving_by_type.size()) {
-        const Backend* backend = registry.serving_by_type[type_index].load(std::memory_order_acquire);
+        const Backend* backend =
+            registry.serving_by_type[type_index].load(std::memory_order_acquire);
         if (backend != nullptr && device.index >= 0 &&
             device.index < registry.records[backend->record_index()].device_count) {
             return *backend;

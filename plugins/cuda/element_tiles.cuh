@@ -79,7 +79,8 @@ struct Tiles {
     // Element (k, inner) of operand `operand`'s tile, stored [inner][k].
     template <typename T>
     __device__ kernels::Storage<T>* at(int operand, int k, int inner) const {
-        return reinterpret_cast<kernels::Storage<T>*>(memory + operand * kTile * kTilePitch * slot) +
+        return reinterpret_cast<kernels::Storage<T>*>(memory +
+                                                      operand * kTile * kTilePitch * slot) +
                inner * kTilePitch + k;
     }
 };
@@ -94,8 +95,9 @@ __device__ void stage_input(const TileWalk& walk, const Tiles& tiles, int operan
     const int k = static_cast<int>(threadIdx.x);
     for (int inner = static_cast<int>(threadIdx.y); inner < kTile; inner += kTileRows) {
         if (k < k_left && inner < inner_left) {
-            *tiles.template at<T>(operand, k, inner) = *reinterpret_cast<const kernels::Storage<T>*>(
-                corner + k * walk.k_strides[operand] + inner * walk.inner_strides[operand]);
+            *tiles.template at<T>(operand, k, inner) =
+                *reinterpret_cast<const kernels::Storage<T>*>(corner + k * walk.k_strides[operand] +
+                                                              inner * walk.inner_strides[operand]);
         }
     }
 }
@@ -152,7 +154,8 @@ __global__ void __launch_bounds__(kTile* kTileRows) tiled_elements(TileWalk walk
     __shared__ alignas(8) unsigned char memory[kOperands * kTile * kTilePitch * kSlot];
     const Tiles tiles{memory, static_cast<int>(kSlot)};
     const auto inner_first = static_cast<std::int32_t>(blockIdx.x * kTile);
-    const int inner_left = walk.inner_size - inner_first < kTile ? walk.inner_size - inner_first : kTile;
+    const int inner_left =
+        walk.inner_size - inner_first < kTile ? walk.inner_size - inner_first : kTile;
     for (auto batch = static_cast<std::int32_t>(blockIdx.z); batch < walk.batches;
          batch += static_cast<std::int32_t>(gridDim.z)) {
         for (auto k_first = static_cast<std::int32_t>(blockIdx.y * kTile); k_first < walk.k_size;
@@ -200,7 +203,8 @@ bool launch_tiled(const kael_element_layout& layout, const F& function) {
     bool direct = false;
     for (int operand = 0; operand < layout.operands; ++operand) {
         const bool unit_inner = layout.strides[operand][last] == kItemSizes[operand];
-        walk.through_shared[operand] = !unit_inner && layout.strides[operand][k] == kItemSizes[operand];
+        walk.through_shared[operand] =
+            !unit_inner && layout.strides[operand][k] == kItemSizes[operand];
         staged = staged || walk.through_shared[operand];
         direct = direct || unit_inner;
         walk.inner_strides[operand] = static_cast<std::int32_t>(layout.strides[operand][last]);
@@ -224,9 +228,10 @@ bool launch_tiled(const kael_element_layout& layout, const F& function) {
             ++walk.batch_dims;
         }
     }
-    const dim3 blocks(static_cast<unsigned>(blocks_for(walk.inner_size, kTile)),
-                      static_cast<unsigned>(std::min<std::int64_t>(blocks_for(walk.k_size, kTile), 65535)),
-                      static_cast<unsigned>(std::min<std::int64_t>(walk.batches, 65535)));
+    const dim3 blocks(
+        static_cast<unsigned>(blocks_for(walk.inner_size, kTile)),
+        static_cast<unsigned>(std::min<std::int64_t>(blocks_for(walk.k_size, kTile), 65535)),
+        static_cast<unsigned>(std::min<std::int64_t>(walk.batches, 65535)));
     tiled_elements<Out, F, Ins...><<<blocks, dim3(kTile, kTileRows)>>>(walk, function);
     check_launch(typeid(TiledElements<Out, F, Ins...>), __FILE__, __LINE__);
     return true;

@@ -211,8 +211,9 @@ bool launch_vector_rows(const kael_element_layout& layout, const F& function) {
             return false;
         }
         // A splat operand reads one element per row: any address will do.
-        bool aligned = inner == 0 ||
-                       reinterpret_cast<std::uintptr_t>(layout.base[operand]) % kAlignments[operand] == 0;
+        bool aligned =
+            inner == 0 ||
+            reinterpret_cast<std::uintptr_t>(layout.base[operand]) % kAlignments[operand] == 0;
         for (int dim = 0; dim < last && inner != 0; ++dim) {
             aligned = aligned && layout.strides[operand][dim] % kAlignments[operand] == 0;
         }
@@ -222,11 +223,13 @@ bool launch_vector_rows(const kael_element_layout& layout, const F& function) {
     }
     const RowWalk<std::int32_t> walk(layout);
     const std::int64_t packs = layout.shape[last] / kRowWidth;
-    const int lanes = static_cast<int>(std::min<std::int64_t>(kThreadsPerBlock, (packs + 31) / 32 * 32));
+    const int lanes =
+        static_cast<int>(std::min<std::int64_t>(kThreadsPerBlock, (packs + 31) / 32 * 32));
     const dim3 threads(lanes, kThreadsPerBlock / lanes);
-    const dim3 blocks(static_cast<unsigned>(std::min<std::int64_t>(blocks_for(packs, lanes), 65535)),
-                      static_cast<unsigned>(std::min<std::int64_t>(
-                          blocks_for(walk.rows, static_cast<int>(threads.y)), 65535)));
+    const dim3 blocks(
+        static_cast<unsigned>(std::min<std::int64_t>(blocks_for(packs, lanes), 65535)),
+        static_cast<unsigned>(
+            std::min<std::int64_t>(blocks_for(walk.rows, static_cast<int>(threads.y)), 65535)));
     vector_rows<Out, F, Ins...><<<blocks, threads>>>(walk, function);
     check_launch(typeid(VectorRows<Out, F, Ins...>), __FILE__, __LINE__);
     return true;

@@ -22,7 +22,8 @@ inline std::int64_t index32_limit() {
     static const std::int64_t limit = [] {
         const char* text = std::getenv("KAEL_CUDA_INDEX32_LIMIT");
         const std::int64_t fallback = std::int64_t{1} << 30;
-        return text != nullptr && *text != '\0' ? std::min<std::int64_t>(fallback, std::atoll(text)) : fallback;
+        return text != nullptr && *text != '\0' ? std::min<std::int64_t>(fallback, std::atoll(text))
+                                                : fallback;
     }();
     return limit;
 }
@@ -74,8 +75,8 @@ struct RowWalk {
             for (int dim = 0; dim < outer_dims; ++dim) {
                 outer_strides[operand][dim] = static_cast<Index>(layout.strides[operand][dim]);
             }
-            inner_strides[operand] = dims > 0 ? static_cast<Index>(layout.strides[operand][dims - 1])
-                                               : Index{0};
+            inner_strides[operand] =
+                dims > 0 ? static_cast<Index>(layout.strides[operand][dims - 1]) : Index{0};
             base[operand] = static_cast<std::byte*>(layout.base[operand]);
         }
     }

@@ -35,8 +35,8 @@ struct RowElement {
     __device__ static void apply(const RowWalk<Index>& walk, std::byte* const* row, Index column,
                                  const F& function, std::index_sequence<Input...> /*inputs*/) {
         store_element<Out>(row[0] + column * walk.inner_strides[0],
-                           function(load_element<Ins>(
-                               row[Input + 1] + column * walk.inner_strides[Input + 1])...));
+                           function(load_element<Ins>(row[Input + 1] +
+                                                      column * walk.inner_strides[Input + 1])...));
     }
 };
 
@@ -74,9 +74,10 @@ void launch_strided_rows(const kael_element_layout& layout, const F& function) {
     const int lanes = static_cast<int>(std::min<std::int64_t>(
         kThreadsPerBlock, (columns + kColumnsPerThread * 32 - 1) / (kColumnsPerThread * 32) * 32));
     const dim3 threads(lanes, kThreadsPerBlock / lanes);
-    const dim3 blocks(
-        static_cast<unsigned>(std::min<std::int64_t>(blocks_for(columns, lanes * kColumnsPerThread), 65535)),
-        static_cast<unsigned>(std::min<std::int64_t>(blocks_for(walk.rows, static_cast<int>(threads.y)), 65535)));
+    const dim3 blocks(static_cast<unsigned>(std::min<std::int64_t>(
+                          blocks_for(columns, lanes * kColumnsPerThread), 65535)),
+                      static_cast<unsigned>(std::min<std::int64_t>(
+                          blocks_for(walk.rows, static_cast<int>(threads.y)), 65535)));
     strided_rows<Out, F, Index, Ins...><<<blocks, threads>>>(walk, function);
     check_launch(typeid(StridedRows<Out, F, Index, Ins...>), __FILE__, __LINE__);
 }
@@ -91,9 +92,9 @@ template <typename Out, typename In>
 struct IsCopy<kernels::Convert<Out, In>> : std::true_type {};
 
 template <typename Out, typename F, typename... Ins>
-constexpr bool kTiled =
-    (sizeof...(Ins) == 1 && IsCopy<F>::value) ||
-    (sizeof...(Ins) == 2 && std::is_same_v<Out, float> && (std::is_same_v<Ins, float> && ...));
+constexpr bool kTiled = (sizeof...(Ins) == 1 && IsCopy<F>::value) ||
+                        (sizeof...(Ins) == 2 && std::is_same_v<Out, float> &&
+                         (std::is_same_v<Ins, float> && ...));
 
 // The runner element_dispatch.h expects.
 struct CudaElementRunner {

@@ -25,8 +25,7 @@ void check_around_multiples(std::uint32_t divisor) {
                 continue;
             }
             const auto value = static_cast<std::uint32_t>(n);
-            BOOST_TEST_REQUIRE(divider.divide(value) == value / divisor,
-                               value << " / " << divisor);
+            BOOST_TEST_REQUIRE(divider.divide(value) == value / divisor, value << " / " << divisor);
         }
     }
     BOOST_TEST_REQUIRE(divider.divide(kLargest) == kLargest / divisor, "top / " << divisor);
