@@ -73,6 +73,7 @@ def op_cases(scale):
                 lambda l, d, t: (randn(l, d, t, rows, rows),),
                 lambda l, a: l.log_softmax(a, -1), lambda l, a: l.log_softmax(a, -1)),
         layer_norm_case(sized(16384, scale)),
+        layer_norm_backward_case(sized(16384, scale)),
         op_case(f"cross_entropy {sized(8192, scale)}x50257",
                 lambda l, d, t: (randn(l, d, t, sized(8192, scale), 50257),
                                  randint(l, d, t, 50257, sized(8192, scale))),
@@ -116,6 +117,22 @@ def layer_norm_case(rows):
                    lambda l, x, w, b: l.layer_norm(x, w, b, 1e-5))
 
 
+def layer_norm_backward_case(rows):
+    """Forward and backward with x, weight and bias requiring grad and a given upstream gradient
+    (as in a model: no sum() in the timed call)."""
+    def setup(lib, dev, norm):
+        x = lib.randn(rows, 768, device=dev, requires_grad=True)
+        w = lib.ones(768, device=dev, requires_grad=True)
+        b = lib.zeros(768, device=dev, requires_grad=True)
+        grad = lib.randn(rows, 768, device=dev)
+        return lambda: norm(lib, x, w, b).backward(grad)
+    return Case(f"layer_norm fwd+bwd {rows}x768",
+                lambda torch, dev: setup(torch, dev, lambda l, x, w, b:
+                                         l.nn.functional.layer_norm(x, (768,), w, b, 1e-5)),
+                lambda kael, dev: setup(kael, dev, lambda l, x, w, b:
+                                        l.layer_norm(x, w, b, 1e-5)))
+
+
 def mask_case(kind, batch):
     """An attention-score-shaped [B, 12, 512, 512] tensor and a broadcast [512, 512] mask."""
     def build(lib, dev, is_torch):
@@ -134,7 +151,7 @@ def mask_case(kind, batch):
 
 def attention_case(batch):
     """Causal attention forward and backward, [B, 12, 512, 64]: torch's fused SDPA (where it
-    has one) against kael's composition (kael has no fused attention yet)."""
+    has one) against kael's fused scaled_dot_product_attention."""
     shape = (batch, 12, 512, 64)
 
     def torch_setup(torch, dev):
@@ -154,12 +171,9 @@ def attention_case(batch):
 
     def kael_setup(kael, dev):
         q, k, v = (kael.randn(*shape, device=dev, requires_grad=True) for _ in range(3))
-        upper = kael.arange(0, 512, device=dev).view(1, 512) > \
-            kael.arange(0, 512, device=dev).view(512, 1)
 
         def run():
-            scores = kael.matmul(q, k.transpose(-2, -1)) * (1.0 / 8.0)
-            out = kael.matmul(kael.softmax(scores.masked_fill(upper, float("-inf")), -1), v)
+            out = kael.scaled_dot_product_attention(q, k, v, is_causal=True)
             out.sum().backward()
         return run
     return Case(f"attention fwd+bwd {list(shape)} causal", torch_setup, kael_setup)

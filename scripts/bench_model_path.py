@@ -40,6 +40,28 @@ def parse_arguments():
     return parser.parse_args()
 
 
+# The GPU speed issue's bars, by case name: (substring, minimum speed). The first match wins;
+# generation also needs BAR_TOKENS_PER_SECOND. Cases matching none have no bar.
+BARS = [("sort", 0.5), ("argsort", 0.5), ("topk", 0.5), ("cumsum", 0.5),
+        ("attention fwd+bwd", 0.9), ("training step", 1.1), ("greedy generation", 4.0),
+        ("MLP epoch", 1.5), ("", 0.9)]
+BAR_TOKENS_PER_SECOND = 800
+
+
+def bar_for(name):
+    return next(minimum for key, minimum in BARS if key in name)
+
+
+def judge(row):
+    """PASS or FAIL against the row's bar (speed, and tokens/s for generation)."""
+    if "speed" not in row:
+        return "FAIL"
+    passed = row["speed"] >= row["bar"]
+    if "generation" in row["case"]:
+        passed = passed and row["kael"] >= BAR_TOKENS_PER_SECOND
+    return "PASS" if passed else "FAIL"
+
+
 def timer(synchronize, repeat, min_sample_seconds):
     """Median seconds of one call of run, each sample long enough to hide the synchronisation."""
     def measure(run):
@@ -94,11 +116,11 @@ def main():
     if not arguments.skip_models:
         cases += bench_model_cases.model_cases(arguments.scale)
     rows, failed = [], False
-    print(f"{'case':<52} {'kael':>12} {'torch':>12} {'speed':>7}")
+    print(f"{'case':<52} {'kael':>12} {'torch':>12} {'speed':>7} {'bar':>5}")
     for case in cases:
         if arguments.filter not in case.name:
             continue
-        row = {"case": case.name, "unit": case.unit}
+        row = {"case": case.name, "unit": case.unit, "bar": bar_for(case.name)}
         try:
             torch_run = case.torch_setup(torch, torch_device)
             row["torch"] = case.figure(time_torch(torch_run))
@@ -113,12 +135,14 @@ def main():
         except Exception as error:  # one broken case must not hide the others
             row["error"] = f"{type(error).__name__}: {error}"[:300]
             failed = True
+        row["verdict"] = judge(row)
         rows.append(row)
         if "error" in row:
             print(f"{case.name:<52} FAILED {row['error']}")
         else:
             print(f"{case.name:<52} {row['kael']:>10.4g}{case.unit:>2} {row['torch']:>10.4g}"
-                  f"{case.unit:>2} {row['speed']:>7.2f}", flush=True)
+                  f"{case.unit:>2} {row['speed']:>7.2f} {row['bar']:>5} {row['verdict']}",
+                  flush=True)
         if on_gpu:
             torch.cuda.empty_cache()
             kael.empty_cache() if hasattr(kael, "empty_cache") else None
@@ -130,6 +154,9 @@ def main():
     if speeds:
         geometric = math.exp(sum(math.log(s) for s in speeds) / len(speeds))
         print(f"geometric mean speed over {len(speeds)} cases: {geometric:.2f}")
+    passed = sum(row["verdict"] == "PASS" for row in rows)
+    print(f"bars: {passed} of {len(rows)} PASS"
+          f" (generation also needs >= {BAR_TOKENS_PER_SECOND} tok/s)")
     return 1 if failed else 0
 
 

@@ -108,10 +108,9 @@ std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> out
 // over host mirrors when the device's plugin lacks the slot; outputs are written back after a
 // fallback. A template, not std::function: this runs for every op, ~400 times per decoded token.
 template <typename HasSlot, typename Call>
-void run(const char* slot, std::initializer_list<Tensor> output_list,
+void run(const char* slot, std::span<const Tensor> outputs,
          const std::vector<Tensor>& given_inputs, HasSlot has_slot, const Call& call,
          Aliasing allowed = Aliasing::None) {
-    const std::span<const Tensor> outputs(output_list.begin(), output_list.size());
     // The inputs are copied only when one must be unaliased (rare).
     std::vector<Tensor> unaliased_inputs;
     for (std::size_t i = 0; i < given_inputs.size(); ++i) {
@@ -153,6 +152,15 @@ void run(const char* slot, std::initializer_list<Tensor> output_list,
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         write_back(host_outputs[i], outputs[i]);
     }
+}
+
+// run() for outputs written as a braced list ({out}), without a vector.
+template <typename HasSlot, typename Call>
+void run(const char* slot, std::initializer_list<Tensor> outputs,
+         const std::vector<Tensor>& inputs, HasSlot has_slot, const Call& call,
+         Aliasing allowed = Aliasing::None) {
+    run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()), inputs, has_slot, call,
+        allowed);
 }
 
 #define KAEL_SLOT_CHECK(slot) [](const kael_plugin* table) { return KAEL_HAS_SLOT(table, slot); }
@@ -225,7 +233,12 @@ void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor
         return;
     }
     split_for_layout(out, inputs, [&](const Tensor& piece, const std::vector<Tensor>& sources) {
-        run("elementwise", {piece}, sources, KAEL_SLOT_CHECK(elementwise),
+        // Ops appended in ABI 1.2 reach only plugins that know them; older ones fall back.
+        const auto knows_op = [op](const kael_plugin* table) {
+            return KAEL_HAS_SLOT(table, elementwise) &&
+                   (op < KAEL_OP_GELU_EXACT_BACKWARD || table->abi_minor >= 2);
+        };
+        run("elementwise", {piece}, sources, knows_op,
             [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
                 const kael_element_layout layout = element_layout(outs[0], ins);
                 backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),
@@ -263,6 +276,26 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matm
         });
 }
 
+void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                 const kael_matmul_sizes& sizes) {
+    if (out.numel() == 0) {
+        return;
+    }
+    if (!KAEL_HAS_SLOT(backend_for(out.device()).table(), matmul_bias)) {
+        matmul(out, a, b, sizes);
+        elementwise(KAEL_OP_PLUS, out, {out, bias}, out.dtype(), no_params());
+        return;
+    }
+    run("matmul_bias", {out}, {a, b, bias}, KAEL_SLOT_CHECK(matmul_bias),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->matmul_bias(device, abi(outs[0].dtype()),
+                                                       ins[0].device_data(), ins[1].device_data(),
+                                                       ins[2].device_data(), outs[0].device_data(),
+                                                       &sizes),
+                          "matmul_bias");
+        });
+}
+
 void gather(const Tensor& out, const Tensor& data, const Tensor& index,
             const kael_index_layout& layout) {
     if (out.numel() == 0) {
@@ -293,6 +326,32 @@ void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
         });
 }
 
+void check_indices(const Tensor& index, std::int64_t low, std::int64_t high, std::int64_t axis,
+                   const char* op, const char* what) {
+    if (index.numel() == 0) {
+        return;
+    }
+    const NoGradGuard no_grad;
+    const Tensor contiguous = index.contiguous();
+    const auto call = [&](const Backend& backend, int device, const Tensor& indices) {
+        backend.check(backend.table()->check_indices(
+                          device, static_cast<const std::int64_t*>(indices.device_data()),
+                          indices.numel(), low, high, axis, op, what),
+                      "check_indices");
+    };
+    const Backend& backend = backend_for(contiguous.device());
+    if (KAEL_HAS_SLOT(backend.table(), check_indices)) {
+        call(backend, contiguous.device().index, contiguous);
+        return;
+    }
+    const Backend& host = cpu_backend();
+    if (!KAEL_HAS_SLOT(host.table(), check_indices)) {
+        throw TypeError("no plugin implements 'check_indices' (not even cpu)");
+    }
+    count_fallback(backend, "check_indices");
+    call(host, 0, contiguous.to(kCPU));
+}
+
 void sort(const Tensor& values, const Tensor& indices, const Tensor& input,
           std::int64_t chunk_size, std::int64_t rows, bool descending) {
     if (chunk_size == 0 || rows == 0) {
@@ -308,6 +367,21 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& input,
         });
 }
 
+void topk(const Tensor& values, const Tensor& indices, const Tensor& input,
+          std::int64_t chunk_size, std::int64_t rows, std::int64_t k, bool largest) {
+    if (k == 0 || rows == 0) {
+        return;
+    }
+    run("topk", {values, indices}, {input}, KAEL_SLOT_CHECK(topk),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->topk(
+                              device, abi(ins[0].dtype()), outs[0].device_data(),
+                              static_cast<std::int64_t*>(outs[1].device_data()),
+                              ins[0].device_data(), chunk_size, rows, k, largest ? 1 : 0),
+                          "topk");
+        });
+}
+
 void cumsum(const Tensor& out, const Tensor& input, std::int64_t chunk_size, std::int64_t rows) {
     if (chunk_size == 0 || rows == 0) {
         return;
@@ -318,6 +392,161 @@ void cumsum(const Tensor& out, const Tensor& input, std::int64_t chunk_size, std
                                                   abi(ins[0].dtype()), outs[0].device_data(),
                                                   ins[0].device_data(), chunk_size, rows),
                           "cumsum");
+        });
+}
+
+namespace {
+
+// Defined tensors only, and where each of `wanted` went in that list (-1 when undefined).
+std::vector<Tensor> defined_only(const std::vector<Tensor>& wanted, std::vector<int>& positions) {
+    std::vector<Tensor> present;
+    for (const Tensor& tensor : wanted) {
+        positions.push_back(tensor.defined() ? static_cast<int>(present.size()) : -1);
+        if (tensor.defined()) {
+            present.push_back(tensor);
+        }
+    }
+    return present;
+}
+
+void* data_at(std::span<const Tensor> tensors, int position) {
+    return position < 0 ? nullptr : tensors[static_cast<std::size_t>(position)].device_data();
+}
+
+kael_attention_layout attention_layout(const Tensor& q, const Tensor& k, const Tensor& v,
+                                       const Tensor& out, double scale, bool causal) {
+    kael_attention_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.batch = q.size(0);
+    layout.heads = q.size(1);
+    layout.queries = q.size(2);
+    layout.keys = k.size(2);
+    layout.head_dim = q.size(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        layout.q_strides[i] = q.strides()[i];
+        layout.k_strides[i] = k.strides()[i];
+        layout.v_strides[i] = v.strides()[i];
+        layout.out_strides[i] = out.strides()[i];
+    }
+    layout.scale = scale;
+    layout.causal = causal ? 1 : 0;
+    return layout;
+}
+
+}  // namespace
+
+void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                const Tensor& weight, const Tensor& bias, std::int64_t rows, std::int64_t columns,
+                double eps) {
+    if (rows == 0 || columns == 0) {
+        return;
+    }
+    std::vector<int> in;
+    const std::vector<Tensor> inputs = defined_only({x, weight, bias}, in);
+    run("layer_norm", {out, mean, rstd}, inputs, KAEL_SLOT_CHECK(layer_norm),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->layer_norm(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), outs[2].device_data(), data_at(ins, in[0]),
+                              data_at(ins, in[1]), data_at(ins, in[2]), rows, columns, eps),
+                          "layer_norm");
+        });
+}
+
+void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& weight, std::int64_t rows,
+                         std::int64_t columns) {
+    std::vector<int> out;
+    const std::vector<Tensor> outputs = defined_only({grad_x, grad_weight, grad_bias}, out);
+    if (columns == 0 || outputs.empty()) {
+        return;
+    }
+    std::vector<int> in;
+    const std::vector<Tensor> inputs = defined_only({grad_out, x, mean, rstd, weight}, in);
+    run("layer_norm_backward", outputs, inputs, KAEL_SLOT_CHECK(layer_norm_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->layer_norm_backward(
+                              device, abi(grad_out.dtype()), data_at(outs, out[0]),
+                              data_at(outs, out[1]), data_at(outs, out[2]),
+                              data_at(ins, in[0]), data_at(ins, in[1]), data_at(ins, in[2]),
+                              data_at(ins, in[3]), data_at(ins, in[4]), rows, columns),
+                          "layer_norm_backward");
+        });
+}
+
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params) {
+    if (param.numel() == 0) {
+        return;
+    }
+    run("adam", {param, m, v}, {grad}, KAEL_SLOT_CHECK(adam),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->adam(device, abi(outs[0].dtype()), outs[0].device_data(),
+                                                outs[1].device_data(), outs[2].device_data(),
+                                                ins[0].device_data(), outs[0].numel(), &params),
+                          "adam");
+        });
+}
+
+void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
+                 std::int64_t size, std::int64_t inner) {
+    if (outer * inner == 0) {
+        return;
+    }
+    const kael_plugin* table = backend_for(out.device()).table();
+    if (!KAEL_HAS_SLOT(table, reduce_dims)) {
+        // An older plugin: move i innermost on the device, then reduce rows (or fall back).
+        const Tensor rows =
+            inner == 1 ? block
+                       : block.view({outer, size, inner}).permute({0, 2, 1}).contiguous();
+        reduce(op, out, rows, size, outer * inner);
+        return;
+    }
+    run("reduce_dims", {out}, {block}, KAEL_SLOT_CHECK(reduce_dims),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->reduce_dims(device, op, abi(outs[0].dtype()),
+                                                       abi(ins[0].dtype()), outs[0].device_data(),
+                                                       ins[0].device_data(), outer, size, inner),
+                          "reduce_dims");
+        });
+}
+
+void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
+               const Tensor& v, double scale, bool causal) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("attention", {out, lse}, {q, k, v}, KAEL_SLOT_CHECK(attention),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const kael_attention_layout layout =
+                attention_layout(ins[0], ins[1], ins[2], outs[0], scale, causal);
+            backend.check(backend.table()->attention(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), ins[0].device_data(), ins[1].device_data(),
+                              ins[2].device_data(), &layout),
+                          "attention");
+        });
+}
+
+void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
+                        const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& out, const Tensor& lse, double scale, bool causal) {
+    if (grad_k.numel() == 0) {
+        return;
+    }
+    run("attention_backward", {grad_q, grad_k, grad_v}, {grad_out, q, k, v, out, lse},
+        KAEL_SLOT_CHECK(attention_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const kael_attention_layout layout =
+                attention_layout(ins[1], ins[2], ins[3], ins[4], scale, causal);
+            backend.check(backend.table()->attention_backward(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), outs[2].device_data(),
+                              ins[0].device_data(), ins[1].device_data(), ins[2].device_data(),
+                              ins[3].device_data(), ins[4].device_data(), ins[5].device_data(),
+                              &layout),
+                          "attention_backward");
         });
 }
 

@@ -25,16 +25,55 @@ void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor
                  DType in_dtype, const kael_element_params& params);
 void reduce(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in,
             std::int64_t chunk_size, std::int64_t rows);
+// out (outer x inner, contiguous) = op along i of block, a contiguous outer x size x inner run
+// of elements (a 1-d view of them). Plugins without the slot reduce rows after a device copy.
+void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
+                 std::int64_t size, std::int64_t inner);
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes);
+// matmul plus bias (sizes.columns elements) added to every row, in one kernel where the plugin
+// has matmul_bias; otherwise its matmul and an add, on the device.
+void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                 const kael_matmul_sizes& sizes);
 void gather(const Tensor& out, const Tensor& data, const Tensor& index,
             const kael_index_layout& layout);
 void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
                  const kael_index_layout& layout);
+// IndexError (named by op and what) unless every index lies in [low, high): through the plugin's
+// check_indices, which may report it at the device's next synchronising call, or on the host.
+void check_indices(const Tensor& index, std::int64_t low, std::int64_t high, std::int64_t axis,
+                   const char* op, const char* what);
 // Rows of chunk_size contiguous elements: sorted values (input dtype) and int64 positions.
 void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_in,
           std::int64_t chunk_size, std::int64_t rows, bool descending);
+// The first k of each row in sort's order (descending when largest): rows of k values and
+// int64 positions.
+void topk(const Tensor& values, const Tensor& indices, const Tensor& contiguous_in,
+          std::int64_t chunk_size, std::int64_t rows, std::int64_t k, bool largest);
 // Inclusive prefix sums of rows of chunk_size contiguous elements.
 void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
             std::int64_t rows);
+// Fused attention over [B, H, T, D] tensors whose last dimension is contiguous, each read and
+// written through its own strides; lse is [B, H, Tq] contiguous. The backward's grad_q/k/v have
+// the strides of q/k/v and grad_out those of out.
+void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
+               const Tensor& v, double scale, bool causal);
+void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
+                        const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& out, const Tensor& lse, double scale, bool causal);
+
+// layer_norm of rows of columns contiguous elements: out, and mean and rstd (rows elements).
+// weight and bias may be undefined.
+void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                const Tensor& weight, const Tensor& bias, std::int64_t rows, std::int64_t columns,
+                double eps);
+// Its gradients; an undefined grad_x, grad_weight or grad_bias is not computed, an undefined
+// weight is ones.
+void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& weight, std::int64_t rows,
+                         std::int64_t columns);
+// One fused Adam step in place on contiguous param, m and v (same dtype and size) from grad.
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params);
 
 }  // namespace kael::detail

@@ -81,11 +81,10 @@ AdvancedIndex advanced_index(const Tensor& self, const Tensor& entry, std::int64
         return {dim, index.dim(), mul(true_positions(index), integer_scalar(step, index.device()))};
     }
     const std::int64_t size = shape[static_cast<std::size_t>(dim)];
-    Tensor wrapped = index;
-    if (detail::check_index_range(index, size, dim, true, op) < 0) {
-        wrapped = where(lt(index, integer_scalar(0, index.device())),
-                        add(index, integer_scalar(size, index.device())), index);
-    }
+    detail::check_index_range(index, size, dim, true, op);
+    // Wrapped on the device: the check above may not have run yet, so no host value is known.
+    const Tensor wrapped = where(lt(index, integer_scalar(0, index.device())),
+                                 add(index, integer_scalar(size, index.device())), index);
     const std::int64_t stride = product(shape, static_cast<std::size_t>(dim) + 1);
     return {dim, 1, mul(wrapped, integer_scalar(stride, index.device()))};
 }

@@ -187,6 +187,11 @@ Tensor sigmoid_backward(const Tensor& input, const Tensor& grad) {
     const DType dtype = floating(promote(input.dtype(), grad.dtype()));
     return run(KAEL_OP_SIGMOID_BACKWARD, "sigmoid_backward", dtype, dtype, {input, grad});
 }
+Tensor gelu_backward(const Tensor& input, const Tensor& grad, bool tanh_approximation) {
+    const DType dtype = floating(promote(input.dtype(), grad.dtype()));
+    return run(tanh_approximation ? KAEL_OP_GELU_TANH_BACKWARD : KAEL_OP_GELU_EXACT_BACKWARD,
+               "gelu_backward", dtype, dtype, {input, grad});
+}
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
     if (condition.dtype() != DType::Bool) {

@@ -1,6 +1,7 @@
-// gather / scatter_add / index_select. Index bounds are checked on the host before any write.
-// As in PyTorch, these ops take indices in [0, size) only: a negative index is an IndexError
-// (only advanced indexing, ops_advanced_index.cpp, wraps negative indices).
+// gather / scatter_add / index_select. Index bounds are checked before the kernel runs, on a GPU
+// asynchronously (the error surfaces at the next synchronising call; the kernels skip a bad
+// index meanwhile). As in PyTorch, these ops take indices in [0, size) only: a negative index
+// is an IndexError (only advanced indexing, ops_advanced_index.cpp, wraps negative indices).
 #include "autograd/record.h"
 #include "dims.h"
 #include "kael/ops.h"
@@ -37,7 +38,7 @@ void check_index(const Tensor& data, std::int64_t axis, const Tensor& index, con
         }
     }
     const std::int64_t size = data.dim() == 0 ? 1 : data.shape()[axis];
-    (void)detail::check_index_range(index, size, axis, false, op);
+    detail::check_index_range(index, size, axis, false, op);
 }
 
 Tensor checked_gather(const Tensor& data, std::int64_t axis, const Tensor& index, const char* op) {
@@ -51,27 +52,43 @@ Tensor checked_gather(const Tensor& data, std::int64_t axis, const Tensor& index
 
 namespace detail {
 
-std::int64_t check_index_range(const Tensor& index, std::int64_t size, std::int64_t axis,
-                               bool negative_wraps, const char* op, const char* what) {
-    if (index.numel() == 0) {
-        return 0;
+void check_index_range(const Tensor& index, std::int64_t size, std::int64_t axis,
+                       bool negative_wraps, const char* op, const char* what) {
+    detail::check_indices(index, negative_wraps ? -size : 0, size, axis, op, what);
+}
+
+Tensor index_select_named(const Tensor& data, std::int64_t axis, const Tensor& index,
+                          const char* op) {
+    detail::check_same_device({data, index}, op);
+    if (index.dtype() != DType::I64) {
+        throw TypeError(std::string(op) + ": index must be i64, got " + to_string(index.dtype()));
     }
-    const std::int64_t lowest = min(index).item<std::int64_t>();
-    const std::int64_t highest = max(index).item<std::int64_t>();
-    const std::int64_t low = negative_wraps ? -size : 0;
-    if (lowest < low || highest >= size) {
-        throw IndexError(std::string(op) + ": " + what + " " +
-                         std::to_string(lowest < low ? lowest : highest) +
-                         " is out of bounds for dimension " + std::to_string(axis) + " with size " +
-                         std::to_string(size));
+    // One check of the 1-d index, not of the expanded one gather reads.
+    check_index_range(index, data.dim() == 0 ? 1 : data.shape()[axis], axis, false, op);
+    if (data.dim() == 0) {  // as in PyTorch: one index into a scalar, a scalar result
+        if (index.numel() != 1) {
+            throw IndexError(std::string(op) + ": a 0-d tensor takes exactly one index, got " +
+                             std::to_string(index.numel()));
+        }
+        return gather_unchecked(data.unsqueeze(0), 0, index).squeeze(0);
     }
-    return lowest;
+    Shape out_shape = data.shape();
+    out_shape[axis] = index.size(0);
+    Shape index_view(data.shape().size(), 1);
+    index_view[axis] = index.size(0);
+    return gather_unchecked(data, axis, index.reshape(index_view).expand(out_shape));
 }
 
 Tensor gather_unchecked(const Tensor& data, std::int64_t axis, const Tensor& index) {
     const autograd::Recording recording({data, index});
     Tensor out = empty(index.shape(), data.dtype(), data.device());
-    detail::gather(out, data, index, index_layout(data, axis, index, out));
+    if (data.numel() == 0) {
+        // Every index is out of range (the check reports it, maybe later): the kernels' zeros,
+        // without handing a kernel data that has no memory.
+        detail::fill(out, detail::no_params());
+    } else {
+        detail::gather(out, data, index, index_layout(data, axis, index, out));
+    }
     if (!recording.active()) {
         return out;
     }
@@ -83,7 +100,9 @@ void scatter_add_unchecked(Tensor& data, std::int64_t axis, const Tensor& index,
     {
         const NoGradGuard no_grad;
         const Tensor values = source.to(data.dtype());
-        detail::scatter_add(data, index, values, index_layout(data, axis, index, values));
+        if (data.numel() > 0) {  // else every index is out of range: nothing to add
+            detail::scatter_add(data, index, values, index_layout(data, axis, index, values));
+        }
     }
     if (is_grad_enabled()) {
         autograd::record_in_place(data, {index, source}, "ScatterAddBackward",
@@ -117,23 +136,7 @@ Tensor index_select(const Tensor& data, std::int64_t axis, const Tensor& index) 
         throw ValueError("index_select: index must be 1-d, got shape " + to_string(index.shape()));
     }
     axis = detail::wrapped_dim(data, axis, "index_select");
-    // Checked here, not only by gather: the index gather sees is empty when data has a size 0.
-    if (index.dtype() == DType::I64) {
-        (void)detail::check_index_range(index, data.dim() == 0 ? 1 : data.shape()[axis], axis,
-                                        false, "index_select");
-    }
-    if (data.dim() == 0) {  // as in PyTorch: one index into a scalar, a scalar result
-        if (index.numel() != 1) {
-            throw IndexError("index_select: a 0-d tensor takes exactly one index, got " +
-                             std::to_string(index.numel()));
-        }
-        return checked_gather(data.unsqueeze(0), 0, index, "index_select").squeeze(0);
-    }
-    Shape out_shape = data.shape();
-    out_shape[axis] = index.size(0);
-    Shape index_view(data.shape().size(), 1);
-    index_view[axis] = index.size(0);
-    return checked_gather(data, axis, index.reshape(index_view).expand(out_shape), "index_select");
+    return detail::index_select_named(data, axis, index, "index_select");
 }
 
 }  // namespace kael

@@ -92,6 +92,13 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     sizes.b_batch_stride = right.batch_stride;
     sizes.a_transposed = left.transposed ? 1 : 0;
     sizes.b_transposed = right.transposed ? 1 : 0;
+    if (batches > 1 && right.batch_stride == 0 && !left.transposed &&
+        left.batch_stride == sizes.rows * sizes.inner) {
+        // Contiguous batches of a times one b are a single taller product: one GEMM.
+        sizes.rows *= batches;
+        sizes.batches = 1;
+        sizes.a_batch_stride = 0;
+    }
     detail::matmul(out, left.tensor, right.tensor, sizes);
     if (a_vector) {
         out = out.squeeze(-2);

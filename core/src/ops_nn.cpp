@@ -1,6 +1,8 @@
-// Neural-network functions composed from existing ops, so they run on every device.
+// Neural-network functions composed from existing ops, so they run on every device; linear with
+// a bias is one matmul_bias call (a GEMM with the bias in it).
 #include <string>
 
+#include "autograd/record.h"
 #include "dims.h"
 #include "kael/ops_more.h"
 #include "kernel_calls.h"
@@ -28,6 +30,45 @@ void require_i64(const Tensor& a, const char* op, const char* what) {
 
 // x shifted so the largest element along dim is 0.
 Tensor shifted_by_max(const Tensor& x, std::int64_t dim) { return x - max(x, dim, true); }
+
+// x [rows, in] times weight [out, in] transposed, plus bias [out], as one matmul_bias call.
+// Operands stay as they are stored when the kernel can read them (a transposed view is a flag).
+Tensor fused_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+    const autograd::Recording recording({x, weight, bias});
+    const auto stored = [](const Tensor& matrix, bool& transposed) {
+        transposed = !matrix.is_contiguous() && matrix.T().is_contiguous();
+        return transposed || matrix.is_contiguous() ? matrix : matrix.contiguous();
+    };
+    bool a_transposed = false;
+    bool weight_transposed = false;  // weight is a transposed view of an [in, out] matrix
+    const Tensor a = stored(x, a_transposed);
+    const Tensor w = stored(weight, weight_transposed);
+    Tensor out = empty({x.size(0), weight.size(0)}, x.dtype(), x.device());
+    kael_matmul_sizes sizes{};
+    sizes.struct_size = sizeof(sizes);
+    sizes.batches = 1;
+    sizes.rows = x.size(0);
+    sizes.inner = x.size(1);
+    sizes.columns = weight.size(0);
+    sizes.a_transposed = a_transposed ? 1 : 0;
+    sizes.b_transposed = weight_transposed ? 0 : 1;
+    detail::matmul_bias(out, a, w, bias.contiguous(), sizes);
+    if (!recording.active()) {
+        return out;
+    }
+    const bool grad_x = x.requires_grad();
+    const bool grad_weight = weight.requires_grad();
+    return recording.finish(
+        out, "LinearBackward",
+        [x_saved = autograd::saved_if(grad_weight, x),
+         weight_saved = autograd::saved_if(grad_x, weight), grad_x, grad_weight,
+         grad_bias = bias.requires_grad()](const Tensor& g) {
+            // grad of bias: the sum of the output gradient over rows.
+            return std::vector<Tensor>{grad_x ? matmul(g, weight_saved.unpack()) : Tensor(),
+                                       grad_weight ? matmul(g.T(), x_saved.unpack()) : Tensor(),
+                                       grad_bias ? sum(g, 0) : Tensor()};
+        });
+}
 
 }  // namespace
 
@@ -58,8 +99,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
         throw ValueError("cross_entropy: expected logits [N, C] and targets [N], got logits " +
                          to_string(logits.shape()) + " and targets " + to_string(targets.shape()));
     }
-    (void)detail::check_index_range(targets, logits.size(1), 1, false, "cross_entropy", "target");
-    const Tensor picked = gather(log_softmax(logits, 1), 1, targets.unsqueeze(1)).squeeze(1);
+    detail::check_same_device({logits, targets}, "cross_entropy");
+    detail::check_index_range(targets, logits.size(1), 1, false, "cross_entropy", "target");
+    const Tensor picked =
+        detail::gather_unchecked(log_softmax(logits, 1), 1, targets.unsqueeze(1)).squeeze(1);
     switch (reduction) {
         case Reduction::None: return -picked;
         case Reduction::Sum: return -sum(picked);
@@ -68,44 +111,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     return -mean(picked);
 }
 
-Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-    require_floating(x, "layer_norm", "input");
-    if (x.dim() == 0) {
-        throw ValueError("layer_norm: expected at least one dimension, got a 0-d tensor");
-    }
-    const Shape normalized{x.size(-1)};
-    for (const Tensor* parameter : {&weight, &bias}) {
-        if (parameter->defined()) {
-            detail::check_same_device({x, *parameter}, "layer_norm");
-        }
-        if (parameter->defined() && parameter->shape() != normalized) {
-            throw ValueError("layer_norm: expected weight and bias of shape " +
-                             to_string(normalized) + " for input " + to_string(x.shape()) +
-                             ", got " + to_string(parameter->shape()));
-        }
-    }
-    const Tensor centered = x - mean(x, -1, true);
-    const Tensor variance = mean(square(centered), -1, true);
-    Tensor out = centered * rsqrt(variance + eps);
-    if (weight.defined()) {
-        out = out * weight;
-    }
-    if (bias.defined()) {
-        out = out + bias;
-    }
-    return out;
-}
-
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
     require_i64(indices, "embedding", "indices");
     if (weight.dim() != 2) {
         throw ValueError("embedding: expected weight of shape [V, D], got " +
                          to_string(weight.shape()));
     }
-    (void)detail::check_index_range(indices, weight.size(0), 0, false, "embedding");
     Shape out_shape = indices.shape();
     out_shape.push_back(weight.size(1));
-    return index_select(weight, 0, indices.flatten()).reshape(out_shape);
+    return detail::index_select_named(weight, 0, indices.flatten(), "embedding").reshape(out_shape);
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {
@@ -133,8 +147,21 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     detail::check_same_device(bias.defined() ? std::vector<Tensor>{x, weight, bias}
                                              : std::vector<Tensor>{x, weight},
                               "linear");
-    const Tensor product = matmul(x, weight.T());
-    return bias.defined() ? product + bias : product;
+    const bool fusable = bias.defined() && x.dim() >= 2 && x.size(-1) == weight.size(1) &&
+                         x.dtype() == weight.dtype() && bias.dtype() == weight.dtype() &&
+                         x.dtype() != DType::Bool;
+    if (!fusable) {  // the composed form, with matmul's errors and dtype promotion
+        const Tensor product = matmul(x, weight.T());
+        return bias.defined() ? product + bias : product;
+    }
+    // Batched inputs are one GEMM over their rows.
+    Shape out_shape = x.shape();
+    out_shape.back() = weight.size(0);
+    std::int64_t rows = 1;
+    for (std::int64_t d = 0; d + 1 < x.dim(); ++d) {
+        rows *= x.size(d);
+    }
+    return fused_linear(x.reshape({rows, x.size(-1)}), weight, bias).reshape(out_shape);
 }
 
 }  // namespace kael

@@ -1,25 +1,15 @@
-// Reductions: the reduced dimension is moved last and made contiguous, then rows are reduced.
+// Reductions over dims: read where the input lies, through reduce_over (reduce_dims.h).
 #include <algorithm>
 
 #include "autograd/record.h"
 #include "dims.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
-#include "kernel_calls.h"
+#include "reduce_dims.h"
 
 namespace kael {
 
 namespace {
-
-DType accumulated(kael_reduce_op op, DType dtype) {
-    switch (op) {
-        case KAEL_REDUCE_SUM:
-        case KAEL_REDUCE_PROD: return is_floating(dtype) ? dtype : DType::I64;
-        case KAEL_REDUCE_ARGMAX:
-        case KAEL_REDUCE_ARGMIN: return DType::I64;
-        default: return dtype;
-    }
-}
 
 bool needs_elements(kael_reduce_op op) {
     return op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD;
@@ -30,10 +20,7 @@ Tensor reduce_all(kael_reduce_op op, const char* name, const Tensor& a) {
         throw ValueError(std::string(name) + ": cannot reduce an empty tensor of shape " +
                          to_string(a.shape()));
     }
-    const Tensor input = a.contiguous();
-    Tensor out = empty({}, accumulated(op, a.dtype()), a.device());
-    detail::reduce(op, out, input, a.numel(), 1);
-    return out;
+    return detail::reduce_over(op, a, std::vector<bool>(a.shape().size(), true));
 }
 
 Tensor reduce_dim(kael_reduce_op op, const char* name, const Tensor& a, std::int64_t dim,
@@ -52,18 +39,9 @@ Tensor reduce_dim(kael_reduce_op op, const char* name, const Tensor& a, std::int
         throw ValueError(std::string(name) + ": cannot reduce dimension " + std::to_string(dim) +
                          " of size 0 (shape " + to_string(a.shape()) + ")");
     }
-    Shape order;
-    Shape out_shape;
-    for (std::int64_t d = 0; d < a.dim(); ++d) {
-        if (d != dim) {
-            order.push_back(d);
-            out_shape.push_back(a.shape()[d]);
-        }
-    }
-    order.push_back(dim);
-    const Tensor input = a.permute(order).contiguous();
-    Tensor out = empty(out_shape, accumulated(op, a.dtype()), a.device());
-    detail::reduce(op, out, input, size, out.numel());
+    std::vector<bool> reduced(a.shape().size(), false);
+    reduced[static_cast<std::size_t>(dim)] = true;
+    const Tensor out = detail::reduce_over(op, a, reduced);
     return keepdim ? out.unsqueeze(dim) : out;
 }
 
@@ -127,33 +105,41 @@ Shape reduction_dims(const Tensor& a, const Shape& dims, const char* op) {
     return wrapped;
 }
 
-template <typename Reduce>
-Tensor reduce_each(const Tensor& a, const Shape& dims, bool keepdim, const char* op,
-                   Reduce reduce_one) {
-    const Shape wrapped = reduction_dims(a, dims, op);
-    if (wrapped.empty()) {  // as PyTorch: an empty list reduces every dimension
-        Tensor out = reduce_one(a, std::nullopt, false);
-        return keepdim ? out.reshape(Shape(a.shape().size(), 1)) : out;
-    }
-    Tensor out = a;
-    for (const std::int64_t d : wrapped) {
-        out = reduce_one(out, d, keepdim);
-    }
-    return out;
-}
-
 }  // namespace
 
 Tensor sum(const Tensor& a, const Shape& dims, bool keepdim) {
-    return reduce_each(a, dims, keepdim, "sum", [](const Tensor& t, std::optional<std::int64_t> d,
-                                                   bool k) { return d ? sum(t, *d, k) : sum(t); });
+    const Shape wrapped = reduction_dims(a, dims, "sum");
+    if (wrapped.empty() || a.dim() == 0) {  // as PyTorch: an empty list reduces every dimension
+        const Tensor out = sum(a);
+        return keepdim ? out.reshape(Shape(a.shape().size(), 1)) : out;
+    }
+    const autograd::Recording recording({a});
+    std::vector<bool> reduced(a.shape().size(), false);
+    for (const std::int64_t d : wrapped) {
+        reduced[static_cast<std::size_t>(d)] = true;
+    }
+    Tensor out = detail::reduce_over(KAEL_REDUCE_SUM, a, reduced);
+    if (keepdim) {
+        for (auto d = wrapped.rbegin(); d != wrapped.rend(); ++d) {
+            out = out.unsqueeze(*d);
+        }
+    }
+    return recording.finish(out, "SumBackward", autograd::sum_dims_backward(a, wrapped, keepdim));
 }
 
 Tensor mean(const Tensor& a, const Shape& dims, bool keepdim) {
-    return reduce_each(a, dims, keepdim, "mean",
-                       [](const Tensor& t, std::optional<std::int64_t> d, bool k) {
-                           return d ? mean(t, *d, k) : mean(t);
-                       });
+    if (!is_floating(a.dtype())) {
+        throw TypeError("mean: expected a floating dtype, got " + to_string(a.dtype()));
+    }
+    const Shape wrapped = reduction_dims(a, dims, "mean");
+    std::int64_t count = a.numel();
+    if (!wrapped.empty() && a.dim() > 0) {
+        count = 1;
+        for (const std::int64_t d : wrapped) {
+            count *= a.shape()[static_cast<std::size_t>(d)];
+        }
+    }
+    return sum(a, dims, keepdim) / static_cast<double>(count);
 }
 
 Tensor prod(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {

@@ -40,7 +40,11 @@ std::int64_t reduced_count(const Tensor& a, std::optional<std::int64_t> dim, con
     return a.dim() == 0 ? 1 : a.shape()[d];
 }
 
-// var before the final rounding: float64 for float32 input (std takes its root first).
+// var before the final rounding: float64 for float32 input (std takes its root first). The
+// deviations c = x - mean are taken in the input dtype, from the float32 mean for float32 input,
+// then squared and summed in float64; sum(c)^2 / n removes the bias of a mean rounded to
+// float32. Passes over x for float32: mean, x - mean, sum(c), c to float64, square, sum (today's
+// slots have no fused square-and-sum); float64 skips the widening and the correction.
 Tensor widened_var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
                    bool keepdim) {
     require_floating(a, "var");
@@ -49,10 +53,16 @@ Tensor widened_var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_
                          std::to_string(correction));
     }
     const std::int64_t count = reduced_count(a, dim, "var");
-    const Tensor x = widened(a);
-    const Tensor centered = dim ? x - mean(x, *dim, true) : x - mean(x);
+    const Tensor centered = dim ? a - mean(a, *dim, true) : a - mean(a);
     const auto divisor = static_cast<double>(std::max<std::int64_t>(count - correction, 0));
-    return sum_over(square(centered), dim, keepdim) / divisor;
+    Tensor squares = sum_over(square(widened(centered)), dim, keepdim);
+    if (a.dtype() == DType::F32) {
+        const Tensor offset = sum_over(centered, dim, keepdim).to(DType::F64);
+        // Never below 0 (rounding), so std of a constant is 0, not NaN; NaN stays NaN.
+        squares = maximum(squares - square(offset) / static_cast<double>(count),
+                          zeros({}, DType::F64, a.device()));
+    }
+    return squares / divisor;
 }
 
 }  // namespace

@@ -19,6 +19,16 @@ std::int64_t row_count(const Tensor& rows_last) {
     return length == 0 ? 0 : rows_last.numel() / length;
 }
 
+// Rows-last results viewed back in a's dimension order. With grad, the values are gathered from
+// a again, which gives them gather's gradient.
+std::pair<Tensor, Tensor> in_input_order(const Tensor& a, std::int64_t d, const Tensor& values,
+                                         const Tensor& indices) {
+    if (a.requires_grad() && is_grad_enabled()) {
+        return {gather(a, d, indices.transpose(d, -1)), indices.transpose(d, -1)};
+    }
+    return {values.transpose(d, -1), indices.transpose(d, -1)};
+}
+
 }  // namespace
 
 std::pair<Tensor, Tensor> sort(const Tensor& a, std::int64_t dim, bool descending) {
@@ -31,11 +41,7 @@ std::pair<Tensor, Tensor> sort(const Tensor& a, std::int64_t dim, bool descendin
     Tensor values = empty(input.shape(), a.dtype(), a.device());
     Tensor indices = empty(input.shape(), DType::I64, a.device());
     detail::sort(values, indices, input, input.size(-1), row_count(input), descending);
-    if (a.requires_grad() && is_grad_enabled()) {
-        // Gathering the values again gives them gather's gradient.
-        return {gather(a, d, indices.transpose(d, -1)), indices.transpose(d, -1)};
-    }
-    return {values.transpose(d, -1), indices.transpose(d, -1)};
+    return in_input_order(a, d, values, indices);
 }
 
 Tensor argsort(const Tensor& a, std::int64_t dim, bool descending) {
@@ -53,8 +59,13 @@ std::pair<Tensor, Tensor> topk(const Tensor& a, std::int64_t k, std::int64_t dim
         const auto [values, indices] = topk(a.unsqueeze(0), k, 0, largest);
         return {values.squeeze(0), indices.squeeze(0)};
     }
-    const Tensor indices = argsort(a, d, largest).slice(d, 0, k);
-    return {gather(a, d, indices), indices};
+    const Tensor input = a.transpose(d, -1).contiguous();
+    Shape shape = input.shape();
+    shape.back() = k;
+    Tensor values = empty(shape, a.dtype(), a.device());
+    Tensor indices = empty(shape, DType::I64, a.device());
+    detail::topk(values, indices, input, input.size(-1), row_count(input), k, largest);
+    return in_input_order(a, d, values, indices);
 }
 
 Tensor cumsum(const Tensor& a, std::int64_t dim) {

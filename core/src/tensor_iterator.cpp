@@ -140,6 +140,7 @@ kael_index_layout index_layout(const Tensor& data, std::int64_t axis, const Tens
     layout.dims = static_cast<std::int32_t>(std::max<std::int64_t>(dims, 1));
     layout.axis = static_cast<std::int32_t>(axis);
     layout.count = index.numel();
+    layout.axis_size = data.dim() == 0 ? 1 : data.shape()[axis];
     if (dims == 0) {
         layout.shape[0] = 1;
         return layout;

@@ -14,10 +14,22 @@ namespace {
 
 constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 
+// Every output row starts as the bias (columns elements), or zeros without one.
+template <typename T>
+void start_rows(T* out, int64_t rows, int64_t columns, const T* bias) {
+    for (int64_t row = 0; row < rows; ++row) {
+        if (bias != nullptr) {
+            std::copy_n(bias, columns, out + row * columns);
+        } else {
+            std::fill_n(out + row * columns, columns, T{0});
+        }
+    }
+}
+
 // Plain loops in i-k-j order (rows of b and out stream); integers wrap like every int64 kernel.
 // Used for i64 and for floats when no BLAS is installed.
 template <typename T>
-void loop_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
+void loop_batches(const T* a, const T* b, const T* bias, T* out, const kael_matmul_sizes& s) {
     const int64_t a_row_step = s.a_transposed != 0 ? 1 : s.inner;
     const int64_t a_inner_step = s.a_transposed != 0 ? s.rows : 1;
     const int64_t b_inner_step = s.b_transposed != 0 ? 1 : s.columns;
@@ -29,7 +41,7 @@ void loop_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
             const T* a_row = a + batch * s.a_batch_stride + row * a_row_step;
             const T* b_batch = b + batch * s.b_batch_stride;
             T* out_row = out + flat_row * s.columns;
-            std::fill_n(out_row, s.columns, T{0});
+            start_rows(out_row, 1, s.columns, bias);
             for (int64_t k = 0; k < s.inner; ++k) {
                 const T a_value = a_row[k * a_inner_step];
                 const T* b_row = b_batch + k * b_inner_step;
@@ -50,8 +62,9 @@ void loop_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
     parallel_ranges(total_rows, work >= kMinParallelWork ? 0 : INT64_MAX, multiply_rows);
 }
 
+// BLAS with beta = 1 over out pre-filled with the bias, so the GEMM itself adds it.
 template <typename T>
-void float_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
+void float_batches(const T* a, const T* b, const T* bias, T* out, const kael_matmul_sizes& s) {
     const GemmFunction<T> gemm = [] {
         if constexpr (std::is_same_v<T, float>) {
             return blas().sgemm;
@@ -60,9 +73,16 @@ void float_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
         }
     }();
     if (gemm == nullptr || std::max({s.rows, s.inner, s.columns}) > INT_MAX) {
-        loop_batches(a, b, out, s);
+        loop_batches(a, b, bias, out, s);
         return;
     }
+    if (bias != nullptr) {
+        parallel_ranges(s.batches * s.rows, kMinParallelWork / std::max<int64_t>(s.columns, 1),
+                        [&](int64_t begin, int64_t end) {
+                            start_rows(out + begin * s.columns, end - begin, s.columns, bias);
+                        });
+    }
+    const T beta = bias != nullptr ? T{1} : T{0};
     const auto rows = static_cast<int>(s.rows);
     const auto inner = static_cast<int>(s.inner);
     const auto columns = static_cast<int>(s.columns);
@@ -72,8 +92,32 @@ void float_batches(const T* a, const T* b, T* out, const kael_matmul_sizes& s) {
     const int ldb = s.b_transposed != 0 ? inner : columns;
     for (int64_t batch = 0; batch < s.batches; ++batch) {
         gemm(kCblasRowMajor, a_op, b_op, rows, columns, inner, T{1}, a + batch * s.a_batch_stride,
-             lda, b + batch * s.b_batch_stride, ldb, T{0}, out + batch * s.rows * s.columns,
+             lda, b + batch * s.b_batch_stride, ldb, beta, out + batch * s.rows * s.columns,
              columns);
+    }
+}
+
+template <typename T>
+void multiply(const void* a, const void* b, const void* bias, void* out,
+              const kael_matmul_sizes& s) {
+    const auto* typed_bias = static_cast<const T*>(bias);
+    auto* typed_out = static_cast<T*>(out);
+    if (s.inner == 0) {  // an empty sum: the bias, or zeros
+        start_rows(typed_out, s.batches * s.rows, s.columns, typed_bias);
+    } else if constexpr (std::is_integral_v<T>) {
+        loop_batches(static_cast<const T*>(a), static_cast<const T*>(b), typed_bias, typed_out, s);
+    } else {
+        float_batches(static_cast<const T*>(a), static_cast<const T*>(b), typed_bias, typed_out,
+                      s);
+    }
+}
+
+void dispatch(kael_dtype dtype, const void* a, const void* b, const void* bias, void* out,
+              const kael_matmul_sizes& s) {
+    switch (dtype) {
+        case KAEL_DTYPE_F32: return multiply<float>(a, b, bias, out, s);
+        case KAEL_DTYPE_F64: return multiply<double>(a, b, bias, out, s);
+        default: return multiply<int64_t>(a, b, bias, out, s);
     }
 }
 
@@ -83,29 +127,21 @@ kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* 
                    const kael_matmul_sizes* sizes) {
     return plugin::guarded("cpu.matmul", [&] {
         check_device(device);
-        if (!kernels::check_matmul_call(dtype, a, b, out, sizes)) {
-            return;
+        if (kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+            dispatch(dtype, a, b, nullptr, out, *sizes);
         }
-        const kael_matmul_sizes& s = *sizes;
-        if (s.inner == 0) {
-            const int64_t item = dtype == KAEL_DTYPE_F32 ? 4 : 8;
-            std::fill_n(static_cast<char*>(out), s.batches * s.rows * s.columns * item,
-                        char{0});  // 0 bits = 0 and 0.0
-            return;
-        }
-        switch (dtype) {
-            case KAEL_DTYPE_F32:
-                float_batches(static_cast<const float*>(a), static_cast<const float*>(b),
-                             static_cast<float*>(out), s);
-                break;
-            case KAEL_DTYPE_F64:
-                float_batches(static_cast<const double*>(a), static_cast<const double*>(b),
-                             static_cast<double*>(out), s);
-                break;
-            default:
-                loop_batches(static_cast<const int64_t*>(a), static_cast<const int64_t*>(b),
-                                static_cast<int64_t*>(out), s);
-                break;
+    });
+}
+
+kael_status matmul_bias(int32_t device, kael_dtype dtype, const void* a, const void* b,
+                        const void* bias, void* out, const kael_matmul_sizes* sizes) {
+    return plugin::guarded("cpu.matmul_bias", [&] {
+        check_device(device);
+        if (kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+            if (bias == nullptr) {
+                plugin::invalid("matmul_bias: null bias");
+            }
+            dispatch(dtype, a, b, bias, out, *sizes);
         }
     });
 }

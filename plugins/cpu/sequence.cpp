@@ -1,6 +1,7 @@
-// Row-wise sequence kernels: stable sort with int64 positions, inclusive prefix sums.
+// Row-wise sequence kernels: stable sort and top-k with int64 positions, inclusive prefix sums.
+#include "kael/kernels/tasks/sequence.h"
+
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -17,43 +18,65 @@ using kernels::is_nan;
 using kernels::load_element;
 using kernels::Storage;
 using kernels::store_element;
+using kernels::tasks::sorts_before;
 
 constexpr int64_t kMinParallelElements = int64_t{1} << 15;
 
-// Strict weak order with NaN after every number (NaNs tie with each other).
-template <typename T>
-bool sorts_before(T a, T b) {
-    if constexpr (is_floating_v<T>) {
-        return !is_nan(a) && (is_nan(b) || a < b);
-    } else {
-        return a < b;
-    }
-}
-
+// The first output_count positions of each row in stable sort order, into rows of
+// output_count: std::stable_sort for whole rows, a heap or nth_element then sort for top-k,
+// under a comparator whose ties go to the earlier position, so the result is the same order.
+// They sort (value, position) pairs, which stay in cache where positions alone would not.
 template <typename T>
 void sort_rows(void* values, int64_t* indices, const void* data, int64_t chunk_size,
-               int64_t row_count, bool descending) {
+               int64_t row_count, int64_t output_count, bool descending) {
+    struct Entry {
+        T value;
+        int64_t position;
+    };
     const auto* input = static_cast<const Storage<T>*>(data);
     auto* output = static_cast<Storage<T>*>(values);
+    const auto before = [descending](const Entry& a, const Entry& b) {
+        return descending ? sorts_before(b.value, a.value) : sorts_before(a.value, b.value);
+    };
+    const auto by_position = [&before](const Entry& a, const Entry& b) {
+        return before(a, b) || (!before(b, a) && a.position < b.position);
+    };
+    // Few of many: one pass past a heap of the best k, whose worst a later equal cannot beat.
+    const bool few = output_count * 16 <= chunk_size;
     const auto sort_range = [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> order(static_cast<size_t>(chunk_size));
+        std::vector<Entry> row_entries(static_cast<size_t>(few ? output_count : chunk_size));
         for (int64_t row = begin; row < end; ++row) {
             const Storage<T>* row_in = input + row * chunk_size;
-            const auto value_at = [row_in](int64_t i) { return load_element<T>(row_in + i); };
-            std::iota(order.begin(), order.end(), int64_t{0});
-            if (descending) {
-                std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-                    return sorts_before(value_at(b), value_at(a));
-                });
+            if (few) {
+                row_entries.clear();
+                for (int64_t i = 0; i < chunk_size; ++i) {
+                    const Entry entry{load_element<T>(row_in + i), i};
+                    if (static_cast<int64_t>(row_entries.size()) < output_count) {
+                        row_entries.push_back(entry);
+                        std::push_heap(row_entries.begin(), row_entries.end(), by_position);
+                    } else if (before(entry, row_entries.front())) {
+                        std::pop_heap(row_entries.begin(), row_entries.end(), by_position);
+                        row_entries.back() = entry;
+                        std::push_heap(row_entries.begin(), row_entries.end(), by_position);
+                    }
+                }
+                std::sort_heap(row_entries.begin(), row_entries.end(), by_position);
             } else {
-                std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-                    return sorts_before(value_at(a), value_at(b));
-                });
+                for (int64_t i = 0; i < chunk_size; ++i) {
+                    row_entries[static_cast<size_t>(i)] = {load_element<T>(row_in + i), i};
+                }
+                if (output_count == chunk_size) {
+                    std::stable_sort(row_entries.begin(), row_entries.end(), before);
+                } else {
+                    const auto last = row_entries.begin() + output_count;
+                    std::nth_element(row_entries.begin(), last, row_entries.end(), by_position);
+                    std::sort(row_entries.begin(), last, by_position);
+                }
             }
-            for (int64_t i = 0; i < chunk_size; ++i) {
-                const int64_t position = order[static_cast<size_t>(i)];
-                store_element<T>(output + row * chunk_size + i, value_at(position));
-                indices[row * chunk_size + i] = position;
+            for (int64_t i = 0; i < output_count; ++i) {
+                const Entry& entry = row_entries[static_cast<size_t>(i)];
+                store_element<T>(output + row * output_count + i, entry.value);
+                indices[row * output_count + i] = entry.position;
             }
         }
     };
@@ -90,32 +113,34 @@ void cumsum_rows(void* out, const void* data, int64_t chunk_size, int64_t row_co
     parallel_ranges(row_count, large ? 2 : row_count + 1, sum_range);
 }
 
-void check_rows(const char* name, int64_t chunk_size, int64_t row_count) {
-    if (chunk_size < 0 || row_count < 0) {
-        plugin::invalid(std::string(name) + ": negative chunk_size or row_count");
-    }
-}
-
 }  // namespace
 
-kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
-                 const void* data, int64_t chunk_size, int64_t row_count, int32_t descending) {
+kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indices, const void* data,
+                 int64_t chunk_size, int64_t row_count, int32_t descending) {
     return plugin::guarded("cpu.sort", [&] {
         check_device(device);
-        if (!kernels::valid_dtype(dtype)) {
-            plugin::invalid("sort: invalid dtype " + std::to_string(dtype));
+        if (kernels::tasks::check_sort_call("sort", dtype, values, indices, data, chunk_size,
+                                            row_count, chunk_size)) {
+            kernels::with_dtype(dtype, [&](auto tag) {
+                using T = kernels::TagType<decltype(tag)>;
+                sort_rows<T>(values, indices, data, chunk_size, row_count, chunk_size,
+                             descending != 0);
+            });
         }
-        check_rows("sort", chunk_size, row_count);
-        if (chunk_size == 0 || row_count == 0) {
-            return;
+    });
+}
+
+kael_status topk(int32_t device, kael_dtype dtype, void* values, int64_t* indices, const void* data,
+                 int64_t chunk_size, int64_t row_count, int64_t k, int32_t largest) {
+    return plugin::guarded("cpu.topk", [&] {
+        check_device(device);
+        if (kernels::tasks::check_sort_call("topk", dtype, values, indices, data, chunk_size,
+                                            row_count, k)) {
+            kernels::with_dtype(dtype, [&](auto tag) {
+                using T = kernels::TagType<decltype(tag)>;
+                sort_rows<T>(values, indices, data, chunk_size, row_count, k, largest != 0);
+            });
         }
-        if (values == nullptr || indices == nullptr || data == nullptr) {
-            plugin::invalid("sort: null values, indices or data");
-        }
-        kernels::with_dtype(dtype, [&](auto tag) {
-            using T = kernels::TagType<decltype(tag)>;
-            sort_rows<T>(values, indices, data, chunk_size, row_count, descending != 0);
-        });
     });
 }
 
@@ -123,22 +148,9 @@ kael_status cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, vo
                    const void* data, int64_t chunk_size, int64_t row_count) {
     return plugin::guarded("cpu.cumsum", [&] {
         check_device(device);
-        if (!kernels::valid_dtype(in_dtype) || !kernels::valid_dtype(out_dtype)) {
-            plugin::invalid("cumsum: invalid dtype");
-        }
-        const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
-        const kael_dtype expected = floating ? in_dtype : KAEL_DTYPE_I64;
-        if (out_dtype != expected) {
-            plugin::invalid(std::string("cumsum of ") + plugin::dtype_name(in_dtype) +
-                            " writes " + plugin::dtype_name(expected) + ", not " +
-                            plugin::dtype_name(out_dtype));
-        }
-        check_rows("cumsum", chunk_size, row_count);
-        if (chunk_size == 0 || row_count == 0) {
+        if (!kernels::tasks::check_cumsum_call(out_dtype, in_dtype, out, data, chunk_size,
+                                               row_count)) {
             return;
-        }
-        if (out == nullptr || data == nullptr) {
-            plugin::invalid("cumsum: null out or data");
         }
         kernels::with_dtype(in_dtype, [&](auto tag) {
             using In = kernels::TagType<decltype(tag)>;

@@ -115,9 +115,9 @@ cublasHandle_t handle_for_current_device() {
 // first and neither operand is copied. Stored a is rows x inner (inner x rows when transposed).
 template <typename T>
 void multiply(GemmFunction<T> gemm, StridedGemmFunction<T> strided, const void* a, const void* b,
-              void* out, const kael_matmul_sizes& s) {
+              void* out, const kael_matmul_sizes& s, bool accumulate) {
     const T one{1};
-    const T zero{0};
+    const T beta{accumulate ? T{1} : T{0}};
     const auto columns = static_cast<int>(s.columns);
     const auto rows = static_cast<int>(s.rows);
     const auto inner = static_cast<int>(s.inner);
@@ -131,13 +131,13 @@ void multiply(GemmFunction<T> gemm, StridedGemmFunction<T> strided, const void* 
     cublasHandle_t handle = handle_for_current_device();
     if (s.batches == 1) {
         KAEL_CUBLAS_CHECK(gemm(handle, b_operation, a_operation, columns, rows, inner, &one,
-                               b_typed, b_leading, a_typed, a_leading, &zero, out_typed, columns));
+                               b_typed, b_leading, a_typed, a_leading, &beta, out_typed, columns));
         return;
     }
     // Batch stride 0 hands every batch the same matrix, which cuBLAS reads without copying.
     KAEL_CUBLAS_CHECK(strided(handle, b_operation, a_operation, columns, rows, inner, &one, b_typed,
                               b_leading, s.b_batch_stride, a_typed, a_leading, s.a_batch_stride,
-                              &zero, out_typed, columns, static_cast<long long>(s.rows) * s.columns,
+                              &beta, out_typed, columns, static_cast<long long>(s.rows) * s.columns,
                               static_cast<int>(s.batches)));
 }
 
@@ -153,12 +153,12 @@ bool cublas_fits(kael_dtype dtype, const kael_matmul_sizes& s) {
 }
 
 void cublas_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
-                   const kael_matmul_sizes& sizes) {
+                   const kael_matmul_sizes& sizes, bool accumulate) {
     const Cublas& library = cublas();
     if (dtype == KAEL_DTYPE_F32) {
-        multiply<float>(library.sgemm, library.sgemm_strided, a, b, out, sizes);
+        multiply<float>(library.sgemm, library.sgemm_strided, a, b, out, sizes, accumulate);
     } else {
-        multiply<double>(library.dgemm, library.dgemm_strided, a, b, out, sizes);
+        multiply<double>(library.dgemm, library.dgemm_strided, a, b, out, sizes, accumulate);
     }
 }
 

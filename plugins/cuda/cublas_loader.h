@@ -13,9 +13,10 @@ const std::string& cublas_unavailable_reason();
 // Whether cuBLAS can take this product: f32 or f64 with every size within a cuBLAS int.
 bool cublas_fits(kael_dtype dtype, const kael_matmul_sizes& sizes);
 
-// out = a x b (row-major, per kael_matmul_sizes) on the current device; cuBLAS must be
-// usable and the product must fit. inner == 0 and empty outputs are the caller's business.
+// out = a x b (row-major, per kael_matmul_sizes) on the current device, or out += a x b when
+// accumulate (beta = 1); cuBLAS must be usable and the product must fit. inner == 0 and empty
+// outputs are the caller's business.
 void cublas_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
-                   const kael_matmul_sizes& sizes);
+                   const kael_matmul_sizes& sizes, bool accumulate = false);
 
 }  // namespace kael::cuda

@@ -1,7 +1,8 @@
 // matmul: cuBLAS for f32/f64 when it loads (KAEL_CUDA_MATMUL=cublas|tile|auto picks per call),
 // else kael's tile kernel: 128 x 128 output tiles in shared memory, 8 x 8 per thread, the next
 // depth slice loaded into registers while the current one is multiplied. i64 runs the shared
-// MatmulTiles task, which cuBLAS cannot do.
+// MatmulTiles task, which cuBLAS cannot do. matmul_bias: cuBLAS with beta = 1 over out filled
+// with the broadcast bias; the tile kernel and the task add the bias as they store.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -84,7 +85,7 @@ __device__ void store_slice(int thread, const T (&a_part)[4], const T (&b_part)[
 // asks for two blocks per multiprocessor (at most 128 registers) to hide latency.
 template <typename T, bool kATransposed, bool kBTransposed>
 __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 2 : 1)
-    matmul_tiles(const T* a, const T* b, T* out, kael_matmul_sizes s) {
+    matmul_tiles(const T* a, const T* b, const T* bias, T* out, kael_matmul_sizes s) {
     __shared__ alignas(16) T a_slices[2][kDepth][kTile + kPad];
     __shared__ alignas(16) T b_slices[2][kDepth][kTile + kPad];
     const int thread = static_cast<int>(threadIdx.x);
@@ -147,7 +148,8 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 2 : 1)
             for (int j = 0; j < 8; ++j) {
                 const std::int64_t column = first_column + (j < 4 ? 4 * x + j : 64 + 4 * x + j - 4);
                 if (row < s.rows && column < s.columns) {
-                    out_matrix[row * s.columns + column] = sums[i][j];
+                    out_matrix[row * s.columns + column] =
+                        bias != nullptr ? sums[i][j] + bias[column] : sums[i][j];
                 }
             }
         }
@@ -155,33 +157,59 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 2 : 1)
 }
 
 template <typename T, bool kATransposed, bool kBTransposed>
-void launch_tiles(const void* a, const void* b, void* out, const kael_matmul_sizes& s) {
+void launch_tiles(const void* a, const void* b, const void* bias, void* out,
+                  const kael_matmul_sizes& s) {
     const dim3 grid(static_cast<unsigned>((s.columns + kTile - 1) / kTile),
                     static_cast<unsigned>((s.rows + kTile - 1) / kTile),
                     static_cast<unsigned>(tasks::min_of(s.batches, kMaxGridY)));
     matmul_tiles<T, kATransposed, kBTransposed><<<grid, kTileThreads>>>(
-        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), s);
+        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias),
+        static_cast<T*>(out), s);
     check_launch(typeid(Quad<T>), __FILE__, __LINE__);
 }
 
 template <typename T>
-void tile_matmul(const void* a, const void* b, void* out, const kael_matmul_sizes& s) {
+void tile_matmul(const void* a, const void* b, const void* bias, void* out,
+                 const kael_matmul_sizes& s) {
     if (s.a_transposed != 0) {
-        return s.b_transposed != 0 ? launch_tiles<T, true, true>(a, b, out, s)
-                                   : launch_tiles<T, true, false>(a, b, out, s);
+        return s.b_transposed != 0 ? launch_tiles<T, true, true>(a, b, bias, out, s)
+                                   : launch_tiles<T, true, false>(a, b, bias, out, s);
     }
-    return s.b_transposed != 0 ? launch_tiles<T, false, true>(a, b, out, s)
-                               : launch_tiles<T, false, false>(a, b, out, s);
+    return s.b_transposed != 0 ? launch_tiles<T, false, true>(a, b, bias, out, s)
+                               : launch_tiles<T, false, false>(a, b, bias, out, s);
 }
 
 // The shared MatmulTiles task: i64, and float products too tall for the tile kernel's grid.
 template <typename T>
-void task_matmul(const void* a, const void* b, void* out, const kael_matmul_sizes& s) {
+void task_matmul(const void* a, const void* b, const void* bias, void* out,
+                 const kael_matmul_sizes& s) {
     const std::int64_t tiles = s.batches * tasks::ceil_div(s.rows, tasks::kMatmulTile) *
                                tasks::ceil_div(s.columns, tasks::kMatmulTile);
-    Launcher::for_each(tiles,
-                       tasks::MatmulTiles<T>{static_cast<const T*>(a), static_cast<const T*>(b),
-                                             static_cast<T*>(out), s});
+    Launcher::for_each(tiles, tasks::MatmulTiles<T>{static_cast<const T*>(a),
+                                                    static_cast<const T*>(b), static_cast<T*>(out),
+                                                    s, static_cast<const T*>(bias)});
+}
+
+// out[r][c] = bias[c] for every row of every batch: a block per row, the bias read from cache.
+template <typename T>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    fill_bias_rows(T* __restrict__ out, const T* __restrict__ bias, std::int64_t rows,
+                   std::int64_t columns) {
+    for (std::int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        T* const target = out + row * columns;
+        for (std::int64_t column = threadIdx.x; column < columns; column += blockDim.x) {
+            target[column] = bias[column];
+        }
+    }
+}
+
+template <typename T>
+void fill_bias(const void* bias, void* out, const kael_matmul_sizes& s) {
+    const std::int64_t rows = s.batches * s.rows;
+    const int blocks = grid_blocks(reinterpret_cast<const void*>(&fill_bias_rows<T>), rows);
+    fill_bias_rows<T><<<blocks, kThreadsPerBlock>>>(static_cast<T*>(out),
+                                                    static_cast<const T*>(bias), rows, s.columns);
+    check_launch(typeid(T), __FILE__, __LINE__);
 }
 
 // KAEL_CUDA_MATMUL, read on every call: "tile", "cublas" (an error when cuBLAS does not load),
@@ -204,34 +232,66 @@ bool use_cublas(kael_dtype dtype, const kael_matmul_sizes& s) {
     return unavailable.empty() && cublas_fits(dtype, s);
 }
 
-}  // namespace
-
-kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* b, void* out,
-                   const kael_matmul_sizes* sizes) {
-    return plugin::guarded("cuda.matmul", [&] {
-        use_device(device);
-        if (!kernels::check_matmul_call(dtype, a, b, out, sizes)) {
-            return;
-        }
-        const kael_matmul_sizes& s = *sizes;
-        if (s.inner == 0) {  // an empty sum: cuBLAS is never called with an empty matrix
+// out = a x b (+ bias broadcast over rows when bias is not null).
+void multiply(kael_dtype dtype, const void* a, const void* b, const void* bias, void* out,
+              const kael_matmul_sizes& s) {
+    if (s.inner == 0) {  // an empty sum: cuBLAS is never called with an empty matrix
+        if (bias == nullptr) {
             KAEL_CUDA_CHECK(cudaMemsetAsync(
                 out, 0,
                 static_cast<size_t>(s.batches * s.rows * s.columns * kernels::dtype_size(dtype)),
                 nullptr));
             return;
         }
-        if (dtype == KAEL_DTYPE_I64) {
-            return task_matmul<std::int64_t>(a, b, out, s);
+        kernels::with_dtype(dtype, [&](auto tag) {
+            using T = kernels::TagType<decltype(tag)>;
+            if constexpr (!kernels::is_bool_v<T>) {
+                fill_bias<T>(bias, out, s);
+            }
+        });
+        return;
+    }
+    if (dtype == KAEL_DTYPE_I64) {
+        return task_matmul<std::int64_t>(a, b, bias, out, s);
+    }
+    if (use_cublas(dtype, s)) {
+        if (bias != nullptr) {
+            dtype == KAEL_DTYPE_F32 ? fill_bias<float>(bias, out, s)
+                                    : fill_bias<double>(bias, out, s);
         }
-        if (use_cublas(dtype, s)) {
-            return cublas_matmul(dtype, a, b, out, s);
+        return cublas_matmul(dtype, a, b, out, s, bias != nullptr);
+    }
+    const bool grid_fits = tasks::ceil_div(s.rows, kTile) <= kMaxGridY;
+    if (dtype == KAEL_DTYPE_F32) {
+        return grid_fits ? tile_matmul<float>(a, b, bias, out, s)
+                         : task_matmul<float>(a, b, bias, out, s);
+    }
+    return grid_fits ? tile_matmul<double>(a, b, bias, out, s)
+                     : task_matmul<double>(a, b, bias, out, s);
+}
+
+}  // namespace
+
+kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* b, void* out,
+                   const kael_matmul_sizes* sizes) {
+    return plugin::guarded("cuda.matmul", [&] {
+        use_device(device);
+        if (kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+            multiply(dtype, a, b, nullptr, out, *sizes);
         }
-        const bool grid_fits = tasks::ceil_div(s.rows, kTile) <= kMaxGridY;
-        if (dtype == KAEL_DTYPE_F32) {
-            return grid_fits ? tile_matmul<float>(a, b, out, s) : task_matmul<float>(a, b, out, s);
+    });
+}
+
+kael_status matmul_bias(int32_t device, kael_dtype dtype, const void* a, const void* b,
+                        const void* bias, void* out, const kael_matmul_sizes* sizes) {
+    return plugin::guarded("cuda.matmul_bias", [&] {
+        use_device(device);
+        if (kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+            if (bias == nullptr) {
+                plugin::invalid("matmul_bias: null bias");
+            }
+            multiply(dtype, a, b, bias, out, *sizes);
         }
-        return grid_fits ? tile_matmul<double>(a, b, out, s) : task_matmul<double>(a, b, out, s);
     });
 }
 

@@ -5,6 +5,7 @@
 
 #include "cuda_context.h"
 #include "cuda_kernels.h"
+#include "index_check.h"
 
 namespace kael::cuda {
 namespace {
@@ -120,10 +121,14 @@ kael_status copy_to_device(int32_t device, void* target, const void* source, int
 kael_status copy_to_host(int32_t device, void* target, const void* source, int64_t bytes) {
     return plugin::guarded("cuda.copy_to_host", [&] {
         check_copy(device, target, source, bytes);
+        IndexErrorReport index_errors;
         if (bytes > 0) {
             KAEL_CUDA_CHECK(
                 cudaMemcpy(target, source, static_cast<size_t>(bytes), cudaMemcpyDeviceToHost));
+        } else {
+            KAEL_CUDA_CHECK(cudaDeviceSynchronize());  // "waits for earlier work", copy or not
         }
+        index_errors.report();
     });
 }
 
@@ -140,7 +145,9 @@ kael_status copy_within_device(int32_t device, void* target, const void* source,
 kael_status synchronize(int32_t device) {
     return plugin::guarded("cuda.synchronize", [&] {
         use_device(device);
+        IndexErrorReport index_errors;
         KAEL_CUDA_CHECK(cudaDeviceSynchronize());
+        index_errors.report();
     });
 }
 

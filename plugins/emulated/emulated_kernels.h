@@ -4,6 +4,14 @@
 #include <cstdint>
 
 #include "emulated_launch.h"
+#include "kael/kernels/entries_attention.h"
+#include "kael/kernels/entries_index_check.h"
+#include "kael/kernels/entries_layer_norm.h"
+#include "kael/kernels/entries_matmul_bias.h"
+#include "kael/kernels/entries_optim.h"
+#include "kael/kernels/entries_reduce_dims.h"
+#include "kael/kernels/index_check.h"
+#include "kael/kernels/entries_sequence.h"
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
 
@@ -19,6 +27,8 @@ void* allocate_block(int64_t bytes);  // throws StatusError(OUT_OF_MEMORY)
 void release_block(void* block);
 // Throws INVALID_ARGUMENT unless [address, address + bytes) lies inside one live device block.
 void check_on_device(const void* address, int64_t bytes, const char* what);
+// The index error check_indices found, reported by the next synchronize() or copy_to_host().
+kernels::PendingIndexError& pending_index_error();
 
 struct Launcher {
     template <typename Task>
@@ -34,5 +44,12 @@ struct Launcher {
 };
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_LAYER_NORM_ENTRIES();
+KAEL_DECLARE_INDEX_CHECK_ENTRIES();
+KAEL_DECLARE_MATMUL_BIAS_ENTRIES();
+KAEL_DECLARE_OPTIM_ENTRIES();
+KAEL_DECLARE_REDUCE_DIMS_ENTRIES();
+KAEL_DECLARE_SEQUENCE_ENTRIES();
+KAEL_DECLARE_ATTENTION_ENTRIES();
 
 }  // namespace kael::emulated

@@ -2,6 +2,7 @@
 
 #include "emulated_kernels.h"
 #include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/index_check.h"
 #include "kael/kernels/plugin_support.h"
 
 namespace kael::emulated {
@@ -10,7 +11,7 @@ namespace {
 // The operands are strided; element 0 of each is a real element.
 void check_on_device_if_used(const kael_index_layout* layout, const void* first, const void* second,
                              const int64_t* indices) {
-    if (layout == nullptr || layout->struct_size < sizeof(kael_index_layout) ||
+    if (layout == nullptr || layout->struct_size < offsetof(kael_index_layout, axis_size) ||
         layout->count <= 0) {
         return;
     }
@@ -36,6 +37,25 @@ kael_status scatter_add(int32_t device, kael_dtype dtype, void* data, const int6
         check_device(device);
         check_on_device_if_used(layout, data, source, indices);
         kernels::tasks::launch_scatter_add<Launcher>(dtype, data, indices, source, layout);
+    });
+}
+
+// Checked now but reported by the next synchronize() or copy_to_host(), as a GPU reports it, so
+// that every test run on this plugin goes through the core's deferred path.
+kael_status check_indices(int32_t device, const int64_t* indices, int64_t count, int64_t low,
+                          int64_t high, int64_t axis, const char* op, const char* what) {
+    return plugin::guarded("emulated.check_indices", [&] {
+        check_device(device);
+        kernels::check_indices_call(indices, count, low, high, op, what);
+        if (count == 0) {
+            return;
+        }
+        check_on_device(indices, count * int64_t{sizeof(int64_t)}, "check_indices indices");
+        const int64_t bad = kernels::first_bad_index(indices, count, low, high);
+        if (bad >= 0) {
+            pending_index_error().record(
+                kernels::index_error_message(op, what, indices[bad], axis, high));
+        }
     });
 }
 

@@ -58,6 +58,11 @@ void check_copy(int32_t device, int64_t bytes, const void* target, const void* s
 
 }  // namespace
 
+kernels::PendingIndexError& pending_index_error() {
+    static auto* pending = new kernels::PendingIndexError;  // never destroyed, as blocks()
+    return *pending;
+}
+
 void check_device(int32_t device) {
     if (device != 0) {
         plugin::invalid("emulated has one device (0), got device " + std::to_string(device));
@@ -154,6 +159,7 @@ kael_status copy_to_host(int32_t device, void* target, const void* source, int64
             check_on_device(source, bytes, "copy_to_host source");
             std::memcpy(target, source, static_cast<size_t>(bytes));
         }
+        pending_index_error().report();
     });
 }
 
@@ -169,7 +175,10 @@ kael_status copy_within_device(int32_t device, void* target, const void* source,
 }
 
 kael_status synchronize(int32_t device) {
-    return plugin::guarded("emulated.synchronize", [&] { check_device(device); });
+    return plugin::guarded("emulated.synchronize", [&] {
+        check_device(device);
+        pending_index_error().report();
+    });
 }
 
 }  // namespace kael::emulated

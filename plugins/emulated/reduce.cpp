@@ -1,4 +1,5 @@
 #include "kael/kernels/tasks/reduce.h"
+#include "kael/kernels/tasks/reduce_dims.h"
 
 #include "emulated_kernels.h"
 #include "kael/kernels/element_dispatch.h"
@@ -19,6 +20,24 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
         }
         kernels::tasks::launch_reduce<Launcher>(op, out_dtype, in_dtype, results, data, chunk_size,
                                                 output_count);
+    });
+}
+
+kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
+                        kael_dtype in_dtype, void* results, const void* data, int64_t outer,
+                        int64_t size, int64_t inner) {
+    return plugin::guarded("emulated.reduce_dims", [&] {
+        check_device(device);
+        kernels::tasks::check_reduce_dims_sizes(op, outer, size, inner);
+        const int64_t outputs = outer * inner;
+        if (outputs > 0 && kernels::valid_dtype(out_dtype)) {
+            check_on_device(results, outputs * kernels::dtype_size(out_dtype), "results");
+        }
+        if (outputs > 0 && size > 0 && kernels::valid_dtype(in_dtype)) {
+            check_on_device(data, outputs * size * kernels::dtype_size(in_dtype), "data");
+        }
+        kernels::tasks::launch_reduce_dims<Launcher>(op, out_dtype, in_dtype, results, data, outer,
+                                                     size, inner);
     });
 }
 

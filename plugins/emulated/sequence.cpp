@@ -21,6 +21,21 @@ kael_status sort(int32_t device, kael_dtype dtype, void* values, int64_t* indice
     });
 }
 
+kael_status topk(int32_t device, kael_dtype dtype, void* values, int64_t* indices, const void* data,
+                 int64_t chunk_size, int64_t row_count, int64_t k, int32_t largest) {
+    return plugin::guarded("emulated.topk", [&] {
+        check_device(device);
+        if (k > 0 && k <= chunk_size && row_count > 0 && kernels::valid_dtype(dtype)) {
+            const int64_t element_size = kernels::dtype_size(dtype);
+            check_on_device(values, k * row_count * element_size, "topk values");
+            check_on_device(indices, k * row_count * 8, "topk indices");
+            check_on_device(data, chunk_size * row_count * element_size, "topk data");
+        }
+        kernels::tasks::launch_topk<Launcher>(dtype, values, indices, data, chunk_size, row_count,
+                                              k, largest != 0);
+    });
+}
+
 kael_status cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
                    const void* data, int64_t chunk_size, int64_t row_count) {
     return plugin::guarded("emulated.cumsum", [&] {

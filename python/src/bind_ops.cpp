@@ -255,6 +255,13 @@ void bind_nn_functions(py::module_& module, py::class_<Tensor>& cls) {
                "Rows of weight [V, D] picked by int64 indices (kael's argument order)");
     module.def("dropout", &dropout, py::arg("input"), py::arg("p") = 0.5,
                py::arg("training") = true);
+    module.def("scaled_dot_product_attention", [](const Tensor& query, const Tensor& key,
+                                                  const Tensor& value, bool is_causal,
+                                                  std::optional<double> scale) {
+        return scaled_dot_product_attention(query, key, value, is_causal, scale);
+    }, py::arg("query"), py::arg("key"), py::arg("value"), py::arg("is_causal") = false,
+       py::arg("scale") = py::none(),
+       "softmax(query key^T * scale) value over [B, H, T, D] tensors, one fused kernel each way");
     module.def("linear", [](const Tensor& x, const Tensor& weight, py::handle bias) {
         return linear(x, weight, optional_tensor(bias, "linear", "bias"));
     }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none());

@@ -240,3 +240,24 @@ def test_allclose():
     assert kael.allclose(kael.ones(2), kael.ones(2) + 1e-9)
     assert not kael.ones(2).allclose(kael.zeros(2))
     assert kael.allclose(kael.tensor([1.0]), kael.tensor([1.1]), atol=0.2)
+
+
+def test_topk_is_the_start_of_a_stable_sort():
+    rng = np.random.default_rng(5)
+    data = rng.integers(0, 4, size=(6, 300)).astype(np.float32)
+    data[0, 10] = np.nan
+    data[2, :5] = np.nan
+    data[3, 7] = -0.0
+    key = np.where(np.isnan(data), np.inf, data)  # NaN sorts as the largest value
+    t = kael.tensor(data)
+    for largest in (True, False):
+        order = np.argsort(-key if largest else key, axis=1, kind="stable")
+        for k in (0, 1, 17, 300):
+            top = t.topk(k, dim=1, largest=largest)
+            np.testing.assert_array_equal(top.indices.numpy(), order[:, :k])
+            np.testing.assert_array_equal(
+                top.values.numpy(), np.take_along_axis(data, order[:, :k], 1)
+            )
+            torch = pytest.importorskip("torch")
+            want = torch.topk(torch.tensor(data), k, dim=1, largest=largest).values.numpy()
+            np.testing.assert_array_equal(top.values.numpy(), want)

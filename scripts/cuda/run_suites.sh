@@ -22,16 +22,11 @@ echo "== ctest (packages and the Fashion-MNIST example need the build machine)"
 (cd "$build_dir" && timeout 900 ctest -j8 --timeout 600 -E "shipping|install|example_mlp" |
     grep -E "tests passed|Failed|Not Run|Skipped")
 echo "== unit and device suites on the real cuda:0"
-for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite; do
+for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite "$build_dir"/tests/test_conformance; do
     printf '%s: ' "$(basename "$suite")"
     KAEL_PLUGINS=-emulated timeout 600 "$suite" 2>&1 | tail -2 | tr -d '\n'; echo
 done
 echo "== pytest on cuda, module built for $($py --version)"
-prefix=$(mktemp -d)
-cmake --install "$build_dir" --prefix "$prefix" >/dev/null
-cmake -S "$source_dir/python" -B "$prefix/pybuild" -Dkael_DIR="$prefix/lib/cmake/kael" \
-    -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$($py -m pybind11 --cmakedir)" >/dev/null
-cmake --build "$prefix/pybuild" -j16 | grep -E "error" | head -20
-module=$(dirname "$(dirname "$(find "$prefix/pybuild" -name '_kael*.so' | head -1)")")
+module=$("$source_dir/scripts/cuda/python_module.sh" "$build_dir" "$py")
 PYTHONPATH=$module KAEL_TEST_DEVICE=cuda timeout 900 "$py" -m pytest -q -p no:cacheprovider \
     "$source_dir/python/tests" | tail -3

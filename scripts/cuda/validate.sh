@@ -13,6 +13,11 @@ readonly ALL_STEPS=(environment kael-info ctest device-suite-cublas device-suite
     compute-sanitizer-racecheck mlp-cuda char-gpt-cuda benchmarks)
 
 # Wall-clock limits per step, in seconds (a hung kernel must not hang the whole run).
+# Conformance cases whose kernels share memory between threads (racecheck inspects those).
+RACECHECK_CONFORMANCE="${KAEL_RACECHECK_CONFORMANCE:-elementwise_every_op_dtype_layout,\
+reduce_every_op_dtype_layout_dim,sort_and_cumsum_every_dim,softmax_*,cross_entropy_*,layer_norm_*,\
+attention_*,topk_*,reduce_several_dims_*}"
+readonly RACECHECK_CONFORMANCE
 readonly LIMIT_SHORT=300 LIMIT_SUITE=1200 LIMIT_LONG=2400
 
 BUILD_DIR="$SOURCE_DIR/build"
@@ -543,8 +548,8 @@ step_memcheck() {
     sanitizer_run "$log" memcheck tile device_suite \
         '--run_test=CudaMatmul:Cuda/MatmulBatchesVectorsAndIntegersMatchCpu'
     s2=$?
-    sanitizer_run "$log" memcheck cublas test_conformance \
-        '--run_test=fill_factories,gather_scatter_index_select,matmul_shapes_layouts_dtypes'
+    # Every conformance case: each kernel family over every layout and dtype.
+    sanitizer_run "$log" memcheck cublas test_conformance
     s3=$?
     sanitizer_verdict "$step" "$log" "$s1" "$s2" "$s3"
 }
@@ -556,12 +561,16 @@ step_racecheck() {
         record SKIP "$step" "compute-sanitizer not found (PATH, /usr/local/cuda/bin)"
         return
     fi
-    # A reduction (shared-memory tree) and the tile matmul kernel (shared-memory tiles).
-    local s1
+    # A reduction (shared-memory tree) and the tile matmul kernel (shared-memory tiles), then
+    # the fused kernels that stage data in shared memory: row ops, column reductions, sorts
+    # and scans, attention tiles, transposes.
+    local s1 s2
     sanitizer_run "$log" racecheck tile device_suite \
         '--run_test=Cuda/LongSumsMatchCpuAndAreDeterministic,BoolReductionsMatchCpu:CudaMatmul'
     s1=$?
-    sanitizer_verdict "$step" "$log" "$s1"
+    sanitizer_run "$log" racecheck cublas test_conformance "--run_test=$RACECHECK_CONFORMANCE"
+    s2=$?
+    sanitizer_verdict "$step" "$log" "$s1" "$s2"
 }
 
 step_mlp() {

@@ -64,8 +64,8 @@ struct Layout {
 // half_transposed, batched_transposed. KAEL_CUDA_INDEX32_LIMIT=0 sends them all to the cuda
 // plugin's 64-bit kernels instead.
 [[nodiscard]] const std::vector<Layout>& element_layouts();
-// Logical shape {3, 4, 5}: contiguous, transposed, strided, broadcast, empty, scalar; then
-// long_rows ({3, 12289}, transposed).
+// Logical shape {3, 4, 5}: contiguous, transposed, strided, broadcast, permuted,
+// permuted_strided, wide ({2, 3, 300}), empty, scalar; then long_rows ({3, 12289}, transposed).
 [[nodiscard]] const std::vector<Layout>& reduce_layouts();
 
 inline const std::vector<DType> kAllDTypes = {DType::F32, DType::F64, DType::I64, DType::Bool};

@@ -333,6 +333,21 @@ const std::vector<Layout>& reduce_layouts() {
                        [](const Tensor& t, std::size_t) {
                            return t.expand({3, 4, 5});
                        }});
+        // A permutation of a dense block (read where it lies) and one with gaps (copied first).
+        all.push_back({"permuted",
+                       [](std::size_t) {
+                           return Shape{4, 5, 3};
+                       },
+                       [](const Tensor& t, std::size_t) { return t.permute({2, 0, 1}); }});
+        all.push_back({"permuted_strided",
+                       [](std::size_t) {
+                           return Shape{4, 10, 3};
+                       },
+                       [](const Tensor& t, std::size_t) {
+                           return t.slice(1, 0, 10, 2).permute({2, 0, 1});
+                       }});
+        // Rows wider than one 256-column device tile.
+        all.push_back({"wide", [](std::size_t) { return Shape{2, 3, 300}; }, same});
         all.push_back({"empty", [](std::size_t) { return Shape{3, 0, 5}; }, same});
         all.push_back({"scalar", [](std::size_t) { return Shape{}; }, same});
         // Rows longer than three 4096-element device blocks, more than 2^15 elements in all (the

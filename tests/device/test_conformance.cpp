@@ -90,6 +90,9 @@ std::vector<ElementCase> binary_cases() {
         {"logical_or", kael::logical_or},
         {"relu_backward", kael::relu_backward},
         {"sigmoid_backward", kael::sigmoid_backward},
+        {"gelu_backward", [](const Tensor& a, const Tensor& b) { return kael::gelu_backward(a, b); }},
+        {"gelu_tanh_backward",
+         [](const Tensor& a, const Tensor& b) { return kael::gelu_backward(a, b, true); }},
     };
     std::vector<ElementCase> cases;
     for (const auto& [name, f] : binary) {

@@ -79,6 +79,74 @@ BOOST_AUTO_TEST_CASE(reduce_every_op_dtype_layout_dim) {
     }
 }
 
+namespace {
+
+// Sets of dims of a rank-`rank` tensor: adjacent, apart, unordered, all, and the empty list.
+std::vector<Shape> dim_sets(std::int64_t rank) {
+    if (rank == 0) {
+        return {{}, {0}};
+    }
+    if (rank == 2) {
+        return {{}, {0, 1}, {1, 0}, {-1}};
+    }
+    return {{}, {0, 1}, {1, 2}, {0, 2}, {2, 0}, {0, 1, 2}, {-1, 0}};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(reduce_several_dims_and_composed_reductions_every_layout) {
+    kael::manual_seed(23);
+    using DimsFn = Tensor (*)(const Tensor&, const Shape&, bool);
+    const std::pair<const char*, DimsFn> dims_ops[] = {{"sum", kael::sum}, {"mean", kael::mean}};
+    using DimFn = std::function<Tensor(const Tensor&, std::int64_t, bool)>;
+    const std::pair<const char*, DimFn> composed[] = {
+        {"var", [](const Tensor& t, std::int64_t d, bool k) { return kael::var(t, d, 1, k); }},
+        {"std", [](const Tensor& t, std::int64_t d, bool k) { return kael::stddev(t, d, 0, k); }},
+        {"logsumexp", [](const Tensor& t, std::int64_t d, bool k) {
+             return kael::logsumexp(t, d, k);
+         }},
+        {"any", [](const Tensor& t, std::int64_t d, bool k) { return kael::any(t, d, k); }},
+        {"all", [](const Tensor& t, std::int64_t d, bool k) { return kael::all(t, d, k); }},
+    };
+    for (const DType dtype : kAllDTypes) {
+        for (const Layout& layout : reduce_layouts()) {
+            const Operand input = laid_out(layout, values(dtype, layout.base(0)));
+            const auto rank = static_cast<std::int64_t>(layout.view(input.base, 0).dim());
+            for (const bool keepdim : {false, true}) {
+                for (const auto& [name, op] : dims_ops) {
+                    for (const Shape& dims : dim_sets(rank)) {
+                        BOOST_TEST_CONTEXT("op " << name << ", dtype " << dtype_name(dtype)
+                                                 << ", layout " << layout.name << ", dims "
+                                                 << kael::to_string(dims) << ", keepdim "
+                                                 << keepdim) {
+                            run_and_compare(
+                                {input},
+                                [&, op = op, dims = dims](const Tensors& x) {
+                                    return Tensors{op(x[0], dims, keepdim)};
+                                },
+                                {1.0, false});
+                        }
+                    }
+                }
+                for (const auto& [name, op] : composed) {
+                    for (std::int64_t d = -1; d < std::max<std::int64_t>(rank, 1); ++d) {
+                        BOOST_TEST_CONTEXT("op " << name << ", dtype " << dtype_name(dtype)
+                                                 << ", layout " << layout.name << ", dim " << d
+                                                 << ", keepdim " << keepdim) {
+                            run_and_compare(
+                                {input},
+                                [&, op = op, d = d](const Tensors& x) {
+                                    return Tensors{op(x[0], d, keepdim)};
+                                },
+                                {1.0, false});
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(matmul_shapes_layouts_dtypes) {
     kael::manual_seed(22);
     using ViewFn = std::function<Tensor(const Tensor&)>;
@@ -136,6 +204,47 @@ BOOST_AUTO_TEST_CASE(matmul_shapes_layouts_dtypes) {
             run_and_compare({{values(first, {2, 3, 4}, false)}, {values(second, {5, 4}, false), T}},
                             [](const Tensors& x) { return Tensors{kael::matmul(x[0], x[1])}; },
                             {40.0, false});
+        }
+    }
+}
+
+// kael::linear with a bias runs matmul_bias: one GEMM over the rows of x, bias in the GEMM.
+BOOST_AUTO_TEST_CASE(linear_with_bias_shapes_layouts_dtypes) {
+    kael::manual_seed(24);
+    using ViewFn = std::function<Tensor(const Tensor&)>;
+    const ViewFn same = [](const Tensor& t) { return t; };
+    const ViewFn T = [](const Tensor& t) { return t.transpose(-1, -2); };
+    const ViewFn stepped = [](const Tensor& t) { return t.slice(0, 0, 10, 2); };
+    const ViewFn swap_batch = [](const Tensor& t) { return t.permute({1, 0, 2}); };
+    struct Case {
+        std::string name;
+        Shape x, weight, bias;
+        ViewFn x_view, weight_view, bias_view;
+    };
+    const std::vector<Case> cases = {
+        {"plain", {3, 4}, {5, 4}, {5}, same, same, same},
+        {"batched", {2, 3, 4}, {5, 4}, {5}, same, same, same},
+        {"batched_4d", {2, 1, 3, 4}, {5, 4}, {5}, same, same, same},
+        {"transposed_x", {4, 3}, {5, 4}, {5}, T, same, same},
+        {"transposed_weight", {3, 4}, {4, 5}, {5}, same, T, same},
+        {"strided_bias", {3, 4}, {5, 4}, {10}, same, same, stepped},
+        {"permuted_batch", {3, 2, 4}, {5, 4}, {5}, swap_batch, same, same},
+        {"large", {33, 65}, {17, 65}, {17}, same, same, same},
+        {"empty_rows", {0, 4}, {5, 4}, {5}, same, same, same},
+        {"empty_out", {3, 4}, {0, 4}, {0}, same, same, same},
+        {"empty_inner", {3, 0}, {5, 0}, {5}, same, same, same},
+    };
+    for (const Case& c : cases) {
+        for (const DType dtype : kNumeric) {
+            BOOST_TEST_CONTEXT("op linear, dtype " << dtype_name(dtype) << ", layout " << c.name) {
+                run_and_compare({{values(dtype, c.x, false), c.x_view},
+                                 {values(dtype, c.weight, false), c.weight_view},
+                                 {values(dtype, c.bias, false), c.bias_view}},
+                                [](const Tensors& x) {
+                                    return Tensors{kael::linear(x[0], x[1], x[2])};
+                                },
+                                {700.0, false});
+            }
         }
     }
 }

@@ -72,11 +72,21 @@ class Case:
         namespace = self.kael_namespace(kael, device)
         try:
             exec(self.stmt, namespace)
+            out = namespace["out"]
+            outputs = out if isinstance(out, (tuple, list)) else [out]
+            # Inside the try: a device reports a bad index when the result is read (numpy()).
+            results = [o.numpy() if isinstance(o, kael.Tensor) else np.asarray(o)
+                       for o in outputs]
+            kael.synchronize(device)
         except Exception as error:  # noqa: BLE001  (every typed error is judged by the caller)
+            # An error at the call may leave the device's deferred index error of the same
+            # call pending: the first one is the case's; the rest must not leak into the next.
+            try:
+                kael.synchronize(device)
+            except IndexError:
+                pass
             return error
-        out = namespace["out"]
-        outputs = out if isinstance(out, (tuple, list)) else [out]
-        return [o.numpy() if isinstance(o, kael.Tensor) else np.asarray(o) for o in outputs]
+        return results
 
     def numpy_inputs(self):
         arrays = {}

@@ -3,6 +3,9 @@
 // KAEL_PLUGIN_PATH=<old_minor folder> and KAEL_PLUGINS=cpu,old_minor.
 #include <boost/test/unit_test.hpp>
 
+#include "kael/gpt.h"
+#include "kael/ops_more.h"
+#include "kael/optim.h"
 #include "plugin_loading_support.h"
 
 using kael::PluginStatus;
@@ -104,6 +107,71 @@ BOOST_AUTO_TEST_CASE(gather_falls_back_for_gather) {
     const std::vector<float> expected = {2.0F, 1.0F, 3.0F, 3.0F};
     BOOST_TEST(gathered.to_vector<float>() == expected, boost::test_tools::per_element());
     BOOST_TEST(fallbacks_for("gather") > 0);
+    // Without check_indices the indices are checked on the host, so the error is the call's.
+    BOOST_TEST(fallbacks_for("check_indices") > 0);
+    const kael::Tensor bad = kael::tensor(std::vector<std::int64_t>{1, 2, 0, 0}, {2, 2}, kCuda);
+    BOOST_CHECK_EXCEPTION((void)kael::gather(data, 1, bad), kael::IndexError,
+                          [](const kael::IndexError& error) {
+                              return std::string(error.what()) ==
+                                     "gather: index 2 is out of bounds for dimension 1 with size 2";
+                          });
+}
+
+BOOST_AUTO_TEST_CASE(linear_composes_matmul_and_add_without_matmul_bias) {
+    kael::reset_fallback_counts();
+    const kael::Tensor x = kael::tensor(std::vector<float>{1.0F, 2.0F}, {1, 2}, kCuda);
+    const kael::Tensor weight = kael::tensor(std::vector<float>{1.0F, 0.0F, 1.0F, 1.0F}, {2, 2}, kCuda);
+    const kael::Tensor bias = kael::tensor(std::vector<float>{10.0F, 20.0F}, {2}, kCuda);
+    const kael::Tensor out = kael::linear(x, weight, bias);
+    check_on_cuda(out);
+    const std::vector<float> expected = {11.0F, 23.0F};
+    BOOST_TEST(out.to_vector<float>() == expected, boost::test_tools::per_element());
+    BOOST_TEST(fallbacks_for("matmul") > 0);
+    BOOST_TEST(fallbacks_for("matmul_bias") == 0);
+}
+
+// The ABI 1.2 kernels (fused row ops, attention, adam, ...) reach an ABI 1.0 plugin's device
+// through the host fallback: a GPT training step there matches the same step on cpu.
+BOOST_AUTO_TEST_CASE(model_path_kernels_fall_back_and_match_cpu) {
+    kael::nn::GPTConfig config;
+    config.vocab_size = 11;
+    config.block_size = 8;
+    config.layers = 1;
+    config.heads = 2;
+    config.embed = 8;
+    kael::manual_seed(41);
+    kael::nn::GPT on_cpu(config);
+    kael::manual_seed(41);
+    kael::nn::GPT on_device(config);
+    on_device.to(kCuda);
+    kael::optim::AdamW cpu_optimizer(on_cpu.parameters(), 0.01);
+    kael::optim::AdamW device_optimizer(on_device.parameters(), 0.01);
+    const kael::Tensor tokens = kael::tensor(std::vector<std::int64_t>{1, 4, 2, 9, 3, 3}, {2, 3});
+    const kael::Tensor targets = kael::tensor(std::vector<std::int64_t>{4, 2, 9, 3, 3, 0}, {2, 3});
+    kael::reset_fallback_counts();
+    for (int step = 0; step < 2; ++step) {
+        const kael::Tensor cpu_loss = on_cpu.loss(tokens, targets);
+        const kael::Tensor device_loss = on_device.loss(tokens.to(kCuda), targets.to(kCuda));
+        check_on_cuda(device_loss);
+        BOOST_TEST(device_loss.item<float>() == cpu_loss.item<float>(),
+                   boost::test_tools::tolerance(1e-5F));
+        cpu_optimizer.zero_grad();
+        device_optimizer.zero_grad();
+        cpu_loss.backward();
+        device_loss.backward();
+        cpu_optimizer.step();
+        device_optimizer.step();
+    }
+    const auto cpu_parameters = on_cpu.parameters();
+    const auto device_parameters = on_device.parameters();
+    for (std::size_t i = 0; i < cpu_parameters.size(); ++i) {
+        check_on_cuda(device_parameters[i]);
+        BOOST_TEST(kael::allclose(device_parameters[i].detach().to(kael::kCPU),
+                                  cpu_parameters[i].detach(), 1e-4, 1e-5),
+                   "parameter " << i);
+    }
+    BOOST_TEST(fallbacks_for("adam") > 0);
+    BOOST_TEST(fallbacks_for("elementwise") > 0);
 }
 
 BOOST_AUTO_TEST_CASE(cpu_work_is_never_counted_as_fallback) {

@@ -142,6 +142,24 @@ BOOST_AUTO_TEST_CASE(greedy_generation_is_deterministic) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(generation_rejects_non_finite_logits) {
+    kael::manual_seed(28);
+    nn::GPT model(tiny_config(16));
+    BOOST_REQUIRE_NO_THROW(model.generate({1, 2}, 3));
+    const auto parameters = model.parameters();
+    kael::Tensor head = parameters.back().detach();  // the head's weight
+    head.fill_(std::nan(""));
+    for (const double temperature : {0.0, 1.0}) {
+        BOOST_TEST_CONTEXT("temperature " << temperature) {
+            BOOST_CHECK_EXCEPTION(model.generate({1, 2}, 3, temperature), kael::ValueError,
+                                  [](const kael::ValueError& error) {
+                                      return std::string(error.what()).find("non-finite") !=
+                                             std::string::npos;
+                                  });
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(generation_continues_past_block_size) {
     kael::manual_seed(25);
     const std::int64_t block = 5;

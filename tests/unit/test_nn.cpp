@@ -152,6 +152,30 @@ BOOST_AUTO_TEST_CASE(linear_computes_x_w_transposed_plus_b) {
     check_close(v(no_bias(x)), linear_reference(v(x), v(no_bias.weight), {}, 3, 2), 1e-5, 1e-5);
 }
 
+// The fused matmul_bias path: gradients of x, weight and bias (the sum of the output gradient
+// over rows), for 2-d, batched and transposed operands, on every device.
+BOOST_AUTO_TEST_CASE(linear_with_bias_passes_gradcheck) {
+    kael::manual_seed(6);
+    using Inputs = std::vector<Tensor>;
+    for (const kael::Device& device : test_devices()) {
+        BOOST_TEST_CONTEXT("on " << device.str()) {
+            const auto leaf = [&](const Shape& shape) {
+                return kael::randn(shape, DType::F64).to(device).set_requires_grad(true);
+            };
+            const Tensor b = leaf({5});
+            BOOST_TEST(gradcheck(
+                [](const Inputs& in) { return kael::linear(in[0], in[1], in[2]); },
+                {leaf({4, 3}), leaf({5, 3}), b}));
+            BOOST_TEST(gradcheck(
+                [](const Inputs& in) { return kael::linear(in[0], in[1], in[2]); },
+                {leaf({2, 4, 3}), leaf({5, 3}), b}));
+            BOOST_TEST(gradcheck(  // x and weight as transposed views
+                [](const Inputs& in) { return kael::linear(in[0].T(), in[1].T(), in[2]); },
+                {leaf({3, 4}), leaf({3, 5}), b}));
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(linear_init_stays_within_bound) {
     kael::manual_seed(5);
     nn::Linear layer(50, 40);

@@ -149,6 +149,32 @@ BOOST_AUTO_TEST_CASE(adam_and_adamw_match_hand_computed_updates) {
     BOOST_TEST((adam_reference(coupled) != adam_reference(decoupled)));
 }
 
+// A contiguous parameter takes the fused adam kernel, a strided view of the same values the
+// composed ops; both must give the same trajectory (f32: within rounding).
+BOOST_AUTO_TEST_CASE(fused_adam_matches_the_composed_update) {
+    for (const bool decoupled : {false, true}) {
+        BOOST_TEST_CONTEXT("decoupled " << decoupled) {
+            kael::manual_seed(3);
+            const Tensor start = kael::randn({6, 5});
+            const Tensor fused = start.clone().set_requires_grad(true);
+            const Tensor strided_base = start.T().contiguous().clone();
+            const Tensor strided = strided_base.T().set_requires_grad(true);  // not contiguous
+            BOOST_REQUIRE(!strided.is_contiguous());
+            optim::Adam fused_adam({fused}, 0.05, 0.8, 0.95, 1e-6, 0.1, decoupled);
+            optim::Adam composed_adam({strided}, 0.05, 0.8, 0.95, 1e-6, 0.1, decoupled);
+            for (int step = 0; step < 4; ++step) {
+                const Tensor grad = kael::randn({6, 5});
+                fused.set_grad(grad);
+                strided.set_grad(grad.T().contiguous().T());
+                fused_adam.step();
+                composed_adam.step();
+            }
+            BOOST_TEST(kael::allclose(fused.detach(), strided.detach(), 1e-5, 1e-6));
+            BOOST_TEST(!kael::allclose(fused.detach(), start, 1e-3, 1e-3));
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(optimizers_skip_parameters_without_grad) {
     const Tensor a = start_parameter();
     const Tensor b = kael::tensor(std::vector<double>{1.0, 2.0}).set_requires_grad(true);

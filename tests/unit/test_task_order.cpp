@@ -12,7 +12,9 @@
 
 #include "emulated/emulated_launch.h"
 #include "kael/kernels/tasks/index.h"
+#include "kael/kernels/tasks/matmul.h"
 #include "kael/kernels/tasks/reduce.h"
+#include "kael/kernels/tasks/reduce_dims.h"
 #include "kael/kernels/tasks/sequence.h"
 #include "kael/ops.h"
 #include "kael/registry.h"
@@ -173,10 +175,46 @@ BOOST_AUTO_TEST_CASE(sort_and_scatter_add_give_the_same_bits_in_either_order) {
     layout.data_strides[0] = 1;
     layout.index_strides[0] = 1;
     layout.source_strides[0] = 1;
+    layout.axis_size = 3;
     tasks::launch_scatter_add<Backward>(KAEL_DTYPE_I64, target.data(), indices.data(),
                                         source.data(), &layout);
     BOOST_TEST(target[0] == std::numeric_limits<std::int64_t>::min() + 7);  // wraps
     BOOST_TEST(target[2] == 5);
+}
+
+// matmul_bias's task over batches: a broadcast, transposed b, the bias added to every row of
+// every batch, against plain loops (i64, so exact).
+BOOST_AUTO_TEST_CASE(batched_matmul_with_bias_adds_the_bias_to_every_row) {
+    const std::int64_t batches = 2, rows = 3, inner = 4, columns = 5;
+    std::vector<std::int64_t> a(batches * rows * inner), b(columns * inner), bias(columns);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::int64_t>(i % 7) - 3;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::int64_t>(i % 5) - 2;
+    for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = 100 * static_cast<std::int64_t>(i);
+    kael_matmul_sizes sizes{};
+    sizes.struct_size = sizeof(sizes);
+    sizes.batches = batches;
+    sizes.rows = rows;
+    sizes.inner = inner;
+    sizes.columns = columns;
+    sizes.a_batch_stride = rows * inner;
+    sizes.b_batch_stride = 0;  // one b, stored columns x inner, for every batch
+    sizes.b_transposed = 1;
+    std::vector<std::int64_t> out(batches * rows * columns, -1);
+    tasks::launch_matmul<Backward>(KAEL_DTYPE_I64, a.data(), b.data(), out.data(), &sizes,
+                                   bias.data());
+    std::vector<std::int64_t> expected;
+    for (std::int64_t batch = 0; batch < batches; ++batch) {
+        for (std::int64_t r = 0; r < rows; ++r) {
+            for (std::int64_t c = 0; c < columns; ++c) {
+                std::int64_t sum = bias[c];
+                for (std::int64_t k = 0; k < inner; ++k) {
+                    sum += a[(batch * rows + r) * inner + k] * b[c * inner + k];
+                }
+                expected.push_back(sum);
+            }
+        }
+    }
+    BOOST_TEST(out == expected, tt::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(the_emulated_plugin_serves_cuda_and_sums_like_cpu) {
@@ -205,5 +243,54 @@ BOOST_AUTO_TEST_CASE(the_emulated_plugin_serves_cuda_and_sums_like_cpu) {
     BOOST_TEST(kael::argmax(rows.cuda(), 1).cpu().to_vector<std::int64_t>() ==
                    kael::argmax(rows, 1).to_vector<std::int64_t>(),
                tt::per_element());
+    // Columns (reduce_dims, long runs of i) use the same tree on both plugins.
+    const kael::Tensor columns = values.slice(0, 0, 100000).reshape({2, 12500, 4});
+    BOOST_TEST(kael::sum(columns.cuda(), 1).cpu().to_vector<float>() ==
+                   kael::sum(columns, 1).to_vector<float>(),
+               tt::per_element());
+    BOOST_TEST(kael::argmin(columns.cuda(), 1).cpu().to_vector<std::int64_t>() ==
+                   kael::argmin(columns, 1).to_vector<std::int64_t>(),
+               tt::per_element());
     BOOST_TEST(kael::fallback_counts().empty());
+}
+
+BOOST_AUTO_TEST_CASE(column_reductions_equal_row_reductions_of_the_transpose_in_either_order) {
+    const std::int64_t outer = 2;
+    const std::int64_t size = 3 * tasks::kBlock + 11;
+    const std::int64_t inner = 3;
+    std::vector<double> data(static_cast<size_t>(outer * size * inner));
+    for (size_t i = 0; i < data.size(); ++i) {
+        data[i] = std::sin(static_cast<double>(i)) * 1e6 + 1e-7 * static_cast<double>(i);
+    }
+    data[static_cast<size_t>((size + 2 * tasks::kBlock) * inner + 1)] = 5e6;  // (1, 2 blocks, 1)
+    data[static_cast<size_t>((size + tasks::kBlock + 9) * inner + 1)] = 5e6;  // the first tie
+    // The same runs laid out as rows: transposed[o][j][i].
+    std::vector<double> rows(data.size());
+    for (std::int64_t o = 0; o < outer; ++o) {
+        for (std::int64_t i = 0; i < size; ++i) {
+            for (std::int64_t j = 0; j < inner; ++j) {
+                rows[static_cast<size_t>((o * inner + j) * size + i)] =
+                    data[static_cast<size_t>((o * size + i) * inner + j)];
+            }
+        }
+    }
+    for (const kael_reduce_op op : {KAEL_REDUCE_SUM, KAEL_REDUCE_ARGMAX}) {
+        const kael_dtype out_dtype = op == KAEL_REDUCE_SUM ? KAEL_DTYPE_F64 : KAEL_DTYPE_I64;
+        std::vector<double> expected(static_cast<size_t>(outer * inner));
+        std::vector<double> backward(expected.size());
+        std::vector<double> forward(expected.size());
+        tasks::launch_reduce<Forward>(op, out_dtype, KAEL_DTYPE_F64, expected.data(), rows.data(),
+                                      size, outer * inner);
+        tasks::launch_reduce_dims<Backward>(op, out_dtype, KAEL_DTYPE_F64, backward.data(),
+                                            data.data(), outer, size, inner);
+        tasks::launch_reduce_dims<Forward>(op, out_dtype, KAEL_DTYPE_F64, forward.data(),
+                                           data.data(), outer, size, inner);
+        BOOST_TEST(std::memcmp(backward.data(), expected.data(), expected.size() * 8) == 0);
+        BOOST_TEST(std::memcmp(forward.data(), expected.data(), expected.size() * 8) == 0);
+        if (op == KAEL_REDUCE_ARGMAX) {
+            std::int64_t position = 0;
+            std::memcpy(&position, &backward[4], sizeof(position));
+            BOOST_TEST(position == tasks::kBlock + 9);
+        }
+    }
 }

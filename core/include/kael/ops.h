@@ -41,6 +41,9 @@ namespace kael {
 [[nodiscard]] Tensor reciprocal(const Tensor& a);
 [[nodiscard]] Tensor relu_backward(const Tensor& input, const Tensor& grad);
 [[nodiscard]] Tensor sigmoid_backward(const Tensor& input, const Tensor& grad);
+// grad * d/dx gelu(input), one fused kernel (tanh_approximation as in gelu).
+[[nodiscard]] Tensor gelu_backward(const Tensor& input, const Tensor& grad,
+                                   bool tanh_approximation = false);
 [[nodiscard]] Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
 [[nodiscard]] Tensor clamp(const Tensor& a, double low, double high);
 [[nodiscard]] Tensor clamp_int(const Tensor& a, std::int64_t low, std::int64_t high);

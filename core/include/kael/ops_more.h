@@ -1,6 +1,6 @@
 #pragma once
 // Operations built on the ones in ops.h (composed, so they run on every device), plus joins and
-// the sequence family (sort, cumsum) backed by their own plugin kernels.
+// the sequence family (sort, topk, cumsum) backed by their own plugin kernels.
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -46,6 +46,15 @@ enum class Reduction { None, Mean, Sum };
 [[nodiscard]] Tensor dropout(const Tensor& x, double p, bool training = true);
 // x [..., in] x weight [out, in]^T + bias [out] (when defined).
 [[nodiscard]] Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// softmax(query key^T * scale) value per batch and head, as one fused kernel each way (the
+// scores are never stored). query [B, H, Tq, D], key and value [B, H, Tk, D], one floating
+// dtype; views are read in place when the last dim is contiguous. causal: query i sees keys
+// j <= i + Tk - Tq (aligned at the end, as with a KV cache; a query that sees no key gives
+// NaN). scale defaults to 1 / sqrt(D). The result is [B, H, Tq, D] over [B, Tq, H, D] memory,
+// so transpose(1, 2).reshape({B, Tq, H * D}) is a view.
+[[nodiscard]] Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
+                                                  const Tensor& value, bool causal = false,
+                                                  std::optional<double> scale = std::nullopt);
 
 // Joins. Every tensor has the same rank and the same sizes outside dim (cat; 1-d empty tensors
 // are skipped as in torch) or the same shape (stack); the result has the promoted dtype.

@@ -36,19 +36,22 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
         throw ValueError("sum_to: shape " + to_string(grad.shape()) + " cannot be summed to " +
                          to_string(shape));
     }
-    Tensor result = grad;
+    // One reduction over every summed dim: the leading ones and the broadcast ones are often
+    // adjacent in memory (a bias's [B, T, C] -> [C]), so it is a single pass.
+    Shape dims;
     for (std::int64_t d = 0; d < lead; ++d) {
-        result = sum(result, 0);
+        dims.push_back(d);
     }
     for (std::int64_t d = 0; d < rank; ++d) {
-        if (shape[d] == 1 && result.shape()[d] != 1) {
-            result = sum(result, d, true);
-        } else if (shape[d] != result.shape()[d]) {
+        const std::int64_t size = grad.shape()[static_cast<std::size_t>(lead + d)];
+        if (shape[d] == 1 && size != 1) {
+            dims.push_back(lead + d);
+        } else if (shape[d] != size) {
             throw ValueError("sum_to: shape " + to_string(grad.shape()) +
                              " cannot be summed to " + to_string(shape));
         }
     }
-    return result;
+    return sum(grad, dims, true).reshape(shape);  // dims is not empty: the shapes differ
 }
 
 void backward(const Tensor& root, const std::optional<Tensor>& gradient, bool retain_graph) {

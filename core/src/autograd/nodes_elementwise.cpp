@@ -14,24 +14,6 @@ using Grads = std::vector<Tensor>;
 
 Tensor one_minus(const Tensor& t) { return neg(t) + 1.0; }
 
-// d/dx of x * Phi(x): Phi(x) + x * phi(x). Phi comes from gelu itself (gelu(x) / x), as the
-// core has no erf; at x = 0 Phi is 1/2.
-Tensor gelu_exact_derivative(const Tensor& x, const Tensor& y) {
-    const Tensor at_zero = eq(x, zero_scalar(x));
-    const Tensor cdf = where(at_zero, full({}, 0.5, x.dtype(), x.device()), y / x);
-    const Tensor pdf = exp(square(x) * -0.5) * (1 / std::sqrt(2 * std::numbers::pi));
-    return cdf + x * pdf;
-}
-
-// d/dx of 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3).
-Tensor gelu_tanh_derivative(const Tensor& x) {
-    const double k = std::sqrt(2 / std::numbers::pi);
-    const Tensor t = tanh((x + x * x * x * 0.044715) * k);
-    const Tensor du = (square(x) * (3 * 0.044715) + 1.0) * k;
-    return (t + 1.0) * 0.5 + x * 0.5 * one_minus(square(t)) * du;
-}
-
-
 }  // namespace
 
 const char* elementwise_name(kael_element_op op) {
@@ -108,12 +90,9 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
         case KAEL_OP_RELU:
             return [a = saved(x)](const Tensor& g) { return Grads{relu_backward(a.unpack(), g)}; };
         case KAEL_OP_GELU_EXACT:
-            return [a = saved(x), y = saved(out)](const Tensor& g) {
-                return Grads{g * gelu_exact_derivative(a.unpack(), y.unpack())};
-            };
         case KAEL_OP_GELU_TANH:
-            return [a = saved(x)](const Tensor& g) {
-                return Grads{g * gelu_tanh_derivative(a.unpack())};
+            return [a = saved(x), tanh_approximation = op == KAEL_OP_GELU_TANH](const Tensor& g) {
+                return Grads{gelu_backward(a.unpack(), g, tanh_approximation)};
             };
         case KAEL_OP_SQUARE:
             return [a = saved(x)](const Tensor& g) { return Grads{g * a.unpack() * 2.0}; };

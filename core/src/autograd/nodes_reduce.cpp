@@ -1,5 +1,6 @@
 // Backward formulas of reductions, matmul, gather and scatter_add_.
 #include "kael/ops.h"
+#include "../ops_index_internal.h"
 #include "record.h"
 
 namespace kael::autograd {
@@ -27,6 +28,16 @@ BackwardFunction sum_backward(const Tensor& input, std::optional<std::int64_t> d
     dim = normalized(dim, input.dim());
     return [shape = input.shape(), dim, keepdim](const Tensor& g) {
         return Grads{with_reduced_dim(g, dim, keepdim).expand(shape)};
+    };
+}
+
+BackwardFunction sum_dims_backward(const Tensor& input, const Shape& dims, bool keepdim) {
+    return [shape = input.shape(), dims, keepdim](const Tensor& g) {
+        Tensor grad = g;
+        for (auto d = dims.rbegin(); !keepdim && d != dims.rend(); ++d) {
+            grad = grad.unsqueeze(*d);
+        }
+        return Grads{grad.expand(shape)};
     };
 }
 
@@ -104,8 +115,9 @@ BackwardFunction matmul_backward(const Tensor& a_in, const Tensor& b_in) {
 
 BackwardFunction gather_backward(const Tensor& data, std::int64_t axis, const Tensor& index) {
     return [shape = data.shape(), axis, index = saved(index)](const Tensor& g) {
+        // The forward checked the index: one scatter_add kernel, no second check.
         Tensor grad = zeros(shape, g.dtype(), g.device());
-        scatter_add_(grad, axis, index.unpack(), g);
+        detail::scatter_add_unchecked(grad, axis, index.unpack(), g);
         return Grads{grad, Tensor()};
     };
 }
@@ -114,7 +126,7 @@ BackwardFunction scatter_add_backward(const Tensor& source, std::int64_t axis,
                                       const Tensor& index) {
     return [source_shape = source.shape(), axis, index_saved = saved(index)](const Tensor& g) {
         const Tensor index = index_saved.unpack();
-        Tensor grad_source = gather(g, axis, index);
+        Tensor grad_source = detail::gather_unchecked(g, axis, index);
         if (grad_source.shape() != source_shape) {
             // Source elements beyond the index's extent are never read.
             Tensor padded = zeros(source_shape, g.dtype(), g.device());

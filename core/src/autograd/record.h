@@ -94,6 +94,9 @@ private:
 // Reductions over every element (dim empty) or one dimension; input is the forward input.
 [[nodiscard]] BackwardFunction sum_backward(const Tensor& input, std::optional<std::int64_t> dim,
                                             bool keepdim);
+// sum over several dims (wrapped, highest first) of an input of rank >= 1.
+[[nodiscard]] BackwardFunction sum_dims_backward(const Tensor& input, const Shape& dims,
+                                                 bool keepdim);
 [[nodiscard]] BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
                                              std::optional<std::int64_t> dim, bool keepdim);
 // max (is_max) or min: the gradient goes to the extreme elements (split evenly between ties

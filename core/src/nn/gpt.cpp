@@ -60,6 +60,14 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
         *cached_keys = key.detach();
         *cached_values = value.detach();
     }
+    if (dropout_ == 0 || !is_training()) {
+        // The fused op writes [B, T, H, D] memory, so merging the heads is a view.
+        const Tensor mixed = scaled_dot_product_attention(query, key, value, true)
+                                 .transpose(1, 2)
+                                 .reshape({batch, steps, channels});
+        return projection_->forward(mixed);
+    }
+    // Dropout on the attention probabilities needs them in memory: the composed path.
     const std::int64_t total = past + steps;
     Tensor scores = matmul(query, key.transpose(-2, -1)) * (1.0 / std::sqrt(double(head_dim)));
     // Query i (at position past + i) may not see keys after it.
@@ -161,9 +169,25 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
     std::vector<std::int64_t> tokens = prompt;
     KVCache cache;
     Tensor step = tensor(prompt, {1, static_cast<std::int64_t>(prompt.size())}, device);
+    // Greedy tokens stay on the device, each feeding the next step, so the host never waits for
+    // the GPU inside the loop; they (and the finiteness check) reach the host in one copy.
+    std::vector<Tensor> pending;
+    Tensor largest_magnitude;  // the largest |logit| so far; NaN once any logit was NaN
+    const auto flush = [&] {
+        if (largest_magnitude.defined() && !std::isfinite(largest_magnitude.item<double>())) {
+            // Non-finite logits (NaN weights, say) would pick one fixed token forever.
+            throw ValueError("generate: the model produced non-finite logits");
+        }
+        if (!pending.empty()) {
+            const std::vector<std::int64_t> picked = cat(pending, 0).to_vector<std::int64_t>();
+            tokens.insert(tokens.end(), picked.begin(), picked.end());
+            pending.clear();
+        }
+    };
     for (std::int64_t i = 0; i < new_tokens; ++i) {
         if (cache.length() + step.size(1) > config_.block_size) {
             // Context full: restart the cache from the last block_size - 1 tokens (at least one).
+            flush();
             cache = KVCache();
             const auto keep = std::min<std::size_t>(
                 tokens.size(), std::max<std::int64_t>(config_.block_size - 1, 1));
@@ -172,30 +196,30 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
             step = tensor(window, {1, static_cast<std::int64_t>(keep)}, device);
         }
         const Tensor logits = forward(step, &cache).select(1, -1).select(0, 0);
-        // Non-finite logits (NaN weights, say) would pick one fixed token forever.
-        const std::vector<double> host_logits = logits.to_vector<double>();
-        if (!std::all_of(host_logits.begin(), host_logits.end(),
-                         [](double value) { return std::isfinite(value); })) {
-            throw ValueError("generate: the model produced non-finite logits");
-        }
-        std::int64_t next = 0;
+        const Tensor magnitude = max(abs(logits));
+        largest_magnitude =
+            largest_magnitude.defined() ? maximum(largest_magnitude, magnitude) : magnitude;
         if (temperature == 0) {
-            next = argmax(logits).item<std::int64_t>();
-        } else {
-            const std::vector<double> probabilities =
-                softmax(logits / temperature, 0).to_vector<double>();
-            double draw = rand({1}, DType::F64).item<double>();
-            for (std::size_t token = 0; token < probabilities.size(); ++token) {
-                draw -= probabilities[token];
-                next = static_cast<std::int64_t>(token);
-                if (draw <= 0) {
-                    break;
-                }
+            step = argmax(logits).reshape({1, 1});
+            pending.push_back(step.reshape({1}));
+            continue;
+        }
+        flush();
+        const std::vector<double> probabilities =
+            softmax(logits / temperature, 0).to_vector<double>();
+        double draw = rand({1}, DType::F64).item<double>();
+        std::int64_t next = 0;
+        for (std::size_t token = 0; token < probabilities.size(); ++token) {
+            draw -= probabilities[token];
+            next = static_cast<std::int64_t>(token);
+            if (draw <= 0) {
+                break;
             }
         }
         tokens.push_back(next);
         step = tensor(std::vector<std::int64_t>{next}, {1, 1}, device);
     }
+    flush();
     return tokens;
 }
 

@@ -5,6 +5,7 @@
 
 #include "kael/autograd.h"
 #include "kael/ops.h"
+#include "../kernel_calls.h"
 
 namespace kael::optim {
 
@@ -16,6 +17,18 @@ void follow_parameter(Tensor& state, const Tensor& parameter) {
     if (state.defined() && state.device() != parameter.device()) {
         state = state.to(parameter.device());
     }
+}
+
+// The fused kernel takes contiguous float tensors of one dtype; anything else (a strided
+// parameter, a grad of another dtype, moments made by the composed path) is composed.
+bool fused_step_applies(const Tensor& parameter, const Tensor& grad, const Tensor& m,
+                        const Tensor& v) {
+    const auto matches = [&](const Tensor& t) {
+        return t.dtype() == parameter.dtype() && t.shape() == parameter.shape() &&
+               t.is_contiguous() && t.device() == parameter.device();
+    };
+    return is_floating(parameter.dtype()) && parameter.is_contiguous() && matches(grad) &&
+           (!m.defined() || (matches(m) && matches(v)));
 }
 
 }  // namespace
@@ -91,16 +104,34 @@ void Adam::step() {
         const auto step = static_cast<double>(++steps_[i]);
         const double first_correction = 1 - std::pow(beta1_, step);
         const double second_correction = 1 - std::pow(beta2_, step);
+        Tensor& m = first_moment_[i];
+        Tensor& v = second_moment_[i];
+        follow_parameter(m, parameter);
+        follow_parameter(v, parameter);
+        if (fused_step_applies(parameter, grad, m, v)) {
+            if (!m.defined()) {
+                m = zeros(parameter.shape(), parameter.dtype(), parameter.device());
+                v = zeros(parameter.shape(), parameter.dtype(), parameter.device());
+            }
+            kael_adam_params params{};
+            params.struct_size = sizeof(params);
+            params.lr = lr_;
+            params.beta1 = beta1_;
+            params.beta2 = beta2_;
+            params.eps = eps_;
+            params.weight_decay = weight_decay_;
+            params.first_correction = first_correction;
+            params.second_correction = second_correction;
+            params.decoupled = decoupled_ ? 1 : 0;
+            detail::adam(parameter, m, v, grad, params);
+            continue;
+        }
         Tensor value = parameter.detach();
         if (weight_decay_ != 0 && decoupled_) {
             value = value * (1 - lr_ * weight_decay_);
         } else if (weight_decay_ != 0) {
             grad = grad + value * weight_decay_;
         }
-        Tensor& m = first_moment_[i];
-        Tensor& v = second_moment_[i];
-        follow_parameter(m, parameter);
-        follow_parameter(v, parameter);
         m = m.defined() ? m * beta1_ + grad * (1 - beta1_) : grad * (1 - beta1_);
         v = v.defined() ? v * beta2_ + square(grad) * (1 - beta2_) : square(grad) * (1 - beta2_);
         const Tensor update = (m / first_correction) / (sqrt(v / second_correction) + eps_);

@@ -104,6 +104,9 @@ enum {
     KAEL_OP_WHERE,            /* (bool condition, a, b): a where condition else b */
     KAEL_OP_CLAMP,            /* params: [0] low, [1] high */
     KAEL_OP_MASKED_FILL,      /* (input, bool mask): params[0] where mask else input */
+    /* Since ABI 1.2; the core sends them only to plugins of minor >= 2. */
+    KAEL_OP_GELU_EXACT_BACKWARD, /* (input, grad): grad * d/dx gelu_exact(input) */
+    KAEL_OP_GELU_TANH_BACKWARD,  /* (input, grad): grad * d/dx gelu_tanh(input) */
     KAEL_OP_COUNT
 };
 
@@ -143,8 +146,11 @@ typedef struct kael_element_params {
 
 /* gather/scatter_add addressing, in elements. The iteration space is the index tensor's shape;
  * for each coordinate c: source/out at c (source_strides), index at c (index_strides), data at c
- * with c[axis] replaced by the index value (data_strides). Indices are already bounds-checked and
- * made non-negative by the core. */
+ * with c[axis] replaced by the index value (data_strides). Indices are non-negative: the core
+ * wraps negative ones and bounds-checks them, possibly later (check_indices), so since 1.2 a
+ * kernel must skip an index outside [0, axis_size) (gather writes 0 there) and never touch
+ * memory for it. A layout whose struct_size ends before axis_size comes from an older core that
+ * checked on the host. */
 typedef struct kael_index_layout {
     size_t struct_size; /* sizeof(kael_index_layout) */
     int32_t dims;       /* 1..KAEL_MAX_DIMS */
@@ -154,6 +160,7 @@ typedef struct kael_index_layout {
     int64_t data_strides[KAEL_MAX_DIMS];
     int64_t index_strides[KAEL_MAX_DIMS];
     int64_t source_strides[KAEL_MAX_DIMS]; /* the out tensor for gather, the source for scatter */
+    int64_t axis_size; /* since 1.2: data's extent along axis, the bound of valid indices */
 } kael_index_layout;
 
 /* out[b] = op(a[b]) x op(b[b]) for b in batches; out is contiguous rows x columns.
@@ -192,6 +199,21 @@ typedef struct kael_attention_layout {
     int32_t causal;         /* 0 or 1 */
     int32_t reserved;       /* 0 */
 } kael_attention_layout;
+
+/* Since ABI 1.2. One Adam or AdamW update (the adam slot). first_correction and
+ * second_correction are 1 - beta1^step and 1 - beta2^step, computed by the caller. */
+typedef struct kael_adam_params {
+    size_t struct_size; /* sizeof(kael_adam_params) */
+    double lr;
+    double beta1;
+    double beta2;
+    double eps;
+    double weight_decay;
+    double first_correction;
+    double second_correction;
+    int32_t decoupled; /* 1: AdamW (param *= 1 - lr * weight_decay); 0: grad += weight_decay * param */
+    int32_t reserved;  /* 0 */
+} kael_adam_params;
 
 /* Filled by device_properties(). Strings are copied into the struct, NUL-terminated. */
 typedef struct kael_device_properties {
@@ -366,6 +388,11 @@ typedef struct kael_plugin {
     kael_status (*check_indices)(int32_t device, const int64_t* indices, int64_t count,
                                  int64_t low, int64_t high, int64_t axis, const char* op,
                                  const char* what);
+    /* One Adam step over count contiguous elements of dtype (f32, f64), in place on param, m and
+     * v: m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2; param -= lr * (m /
+     * first_correction) / (sqrt(v / second_correction) + eps), g the grad after weight decay. */
+    kael_status (*adam)(int32_t device, kael_dtype dtype, void* param, void* m, void* v,
+                        const void* grad, int64_t count, const kael_adam_params* params);
 } kael_plugin;
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
@@ -380,13 +407,14 @@ typedef const kael_plugin* (*kael_plugin_query_fn)(uint32_t core_abi_major,
 #if defined(__cplusplus)
 static_assert(sizeof(kael_element_layout) == 8 + 8 + 8 + 64 + 256 + 32, "layout ABI size");
 static_assert(sizeof(kael_element_params) == 40, "params ABI size");
-static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64, "index layout ABI size");
+static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64 + 8, "index layout ABI size");
 static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size");
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8, "attention ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 32 * 8, "plugin table size");
+static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
+static_assert(sizeof(kael_plugin) == 56 + 33 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 32 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 33 * 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */

@@ -1,6 +1,7 @@
 #pragma once
 // Validation of the flat structs a plugin receives, shared by every plugin so they reject the
 // same malformed calls with the same INVALID_ARGUMENT messages.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -39,8 +40,14 @@ inline void check_element_layout(const kael_element_layout* layout) {
     }
 }
 
+// The bound of valid index values: axis_size, or no bound from a pre-1.2 core (which checked
+// every index on the host before the call).
+inline std::int64_t index_bound(const kael_index_layout& layout) {
+    return layout.struct_size >= sizeof(kael_index_layout) ? layout.axis_size : INT64_MAX;
+}
+
 inline void check_index_layout(const kael_index_layout* layout, const char* entry) {
-    if (layout == nullptr || layout->struct_size < sizeof(kael_index_layout)) {
+    if (layout == nullptr || layout->struct_size < offsetof(kael_index_layout, axis_size)) {
         plugin::invalid(std::string(entry) + ": kael_index_layout is null or too small");
     }
     if (layout->dims < 1 || layout->dims > KAEL_MAX_DIMS) {

@@ -57,7 +57,8 @@ inline const char* element_op_name(kael_element_op op) {
         "multiply",      "divide",      "power",       "maximum",       "minimum",
         "equal",         "not_equal",   "less",        "less_equal",    "greater",
         "greater_equal", "logical_and", "logical_or",  "relu_backward", "sigmoid_backward",
-        "where",         "clamp",       "masked_fill"};
+        "where",         "clamp",       "masked_fill", "gelu_exact_backward",
+        "gelu_tanh_backward"};
     return op >= 0 && op < KAEL_OP_COUNT ? kNames[op] : "unknown op";
 }
 
@@ -133,6 +134,12 @@ bool run_floating(kael_element_op op, Runner& runner) {
         case KAEL_OP_RECIPROCAL: runner.template run<T, T>(Reciprocal<T>{}); return true;
         case KAEL_OP_SIGMOID_BACKWARD:
             runner.template run<T, T, T>(SigmoidBackward<T>{});
+            return true;
+        case KAEL_OP_GELU_EXACT_BACKWARD:
+            runner.template run<T, T, T>(GeluExactBackward<T>{});
+            return true;
+        case KAEL_OP_GELU_TANH_BACKWARD:
+            runner.template run<T, T, T>(GeluTanhBackward<T>{});
             return true;
         default: return false;
     }

@@ -243,6 +243,29 @@ struct SigmoidBackward {
     }
 };
 
+// d/dx of x * Phi(x) = Phi(x) + x * phi(x), Phi through erfc as GeluExact computes it.
+template <typename T>
+struct GeluExactBackward {
+    KAEL_HD T operator()(T x, T grad) const {
+        constexpr T kInverseSqrt2 = T(0.70710678118654752440);
+        constexpr T kInverseSqrt2Pi = T(0.39894228040143267794);
+        const T cdf = T(0.5) * math::erfc(-x * kInverseSqrt2);
+        const T pdf = math::exp(T(-0.5) * x * x) * kInverseSqrt2Pi;
+        return grad * (cdf + x * pdf);
+    }
+};
+// d/dx of x * s, s = sigmoid(2u), u = k (x + kappa x^3): s + x * 2 s (1 - s) * k (1 + 3 kappa x^2).
+template <typename T>
+struct GeluTanhBackward {
+    KAEL_HD T operator()(T x, T grad) const {
+        constexpr T kSqrt2OverPi = T(0.79788456080286535588);
+        constexpr T kKappa = T(0.044715);
+        const T s = stable_sigmoid(T(2) * kSqrt2OverPi * (x + kKappa * x * x * x));
+        const T du = kSqrt2OverPi * (T(1) + T(3) * kKappa * x * x);
+        return grad * (s + x * T(2) * s * (T(1) - s) * du);
+    }
+};
+
 // ---- Functors with more inputs or parameters ---------------------------------------------------
 template <typename T>
 struct Where {

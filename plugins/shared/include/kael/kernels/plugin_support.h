@@ -40,7 +40,10 @@ template <typename Body> kael_status guarded(const char* entry, Body&& body) noe
         body();
         return KAEL_STATUS_OK;
     } catch (const StatusError& error) {
-        return fail(error.status(), std::string(entry) + ": " + error.what());
+        // An index error's message is the user's op's own ("gather: index 5 is out of ...").
+        return error.status() == KAEL_STATUS_INDEX_ERROR
+                   ? fail(error.status(), error.what())
+                   : fail(error.status(), std::string(entry) + ": " + error.what());
     } catch (const std::bad_alloc&) {
         return fail(KAEL_STATUS_OUT_OF_MEMORY, std::string(entry) + ": out of memory");
     } catch (const std::exception& error) {

@@ -1,6 +1,7 @@
 #pragma once
-// gather and scatter_add: one work item per element of the index tensor. Indices arrive
-// bounds-checked and non-negative from the core.
+// gather and scatter_add: one work item per element of the index tensor. The core's bounds
+// check may still be pending (check_indices), so an index outside [0, bound) is skipped: gather
+// writes 0 there, scatter_add adds nothing, and no memory outside data is touched.
 #include <cstdint>
 #include <string>
 
@@ -18,10 +19,13 @@ struct IndexPosition {
     std::int64_t source;
 };
 
-KAEL_HD inline IndexPosition locate_index(const kael_index_layout& layout, std::int64_t element) {
+// element counts over the leading `dims` dimensions of the layout (all of them, or all but the
+// innermost for a row of it); the others' coordinates are 0.
+KAEL_HD inline IndexPosition locate_index(const kael_index_layout& layout, std::int64_t element,
+                                          int dims) {
     IndexPosition position{0, 0, 0};
     std::int64_t remaining = element;
-    for (int dim = layout.dims - 1; dim >= 0; --dim) {
+    for (int dim = dims - 1; dim >= 0; --dim) {
         const std::int64_t coordinate = remaining % layout.shape[dim];
         remaining /= layout.shape[dim];
         if (dim != layout.axis) {
@@ -33,6 +37,10 @@ KAEL_HD inline IndexPosition locate_index(const kael_index_layout& layout, std::
     return position;
 }
 
+KAEL_HD inline IndexPosition locate_index(const kael_index_layout& layout, std::int64_t element) {
+    return locate_index(layout, element, layout.dims);
+}
+
 // out[c] = data[c with axis -> indices[c]]
 template <typename T>
 struct Gather {
@@ -40,11 +48,14 @@ struct Gather {
     const Storage<T>* data;
     const std::int64_t* indices;
     kael_index_layout layout;
+    std::int64_t bound;
 
     KAEL_HD void operator()(std::int64_t item) const {
         const IndexPosition position = locate_index(layout, item);
-        out[position.source] =
-            data[position.data + indices[position.index] * layout.data_strides[layout.axis]];
+        const std::int64_t index = indices[position.index];
+        out[position.source] = index >= 0 && index < bound
+                                   ? data[position.data + index * layout.data_strides[layout.axis]]
+                                   : Storage<T>{0};
     }
 };
 
@@ -56,11 +67,15 @@ struct ScatterAdd {
     const std::int64_t* indices;
     const Storage<T>* source;
     kael_index_layout layout;
+    std::int64_t bound;
 
     KAEL_HD void operator()(std::int64_t item) const {
         const IndexPosition position = locate_index(layout, item);
-        Storage<T>* const slot =
-            data + position.data + indices[position.index] * layout.data_strides[layout.axis];
+        const std::int64_t index = indices[position.index];
+        if (index < 0 || index >= bound) {
+            return;
+        }
+        Storage<T>* const slot = data + position.data + index * layout.data_strides[layout.axis];
         if constexpr (is_bool_v<T>) {
             if (load_element<bool>(source + position.source)) {
                 store_element<bool>(slot, true);
@@ -88,7 +103,8 @@ void launch_gather(kael_dtype dtype, void* out, const void* data, const std::int
         using T = TagType<decltype(tag)>;
         Launcher::for_each(layout->count,
                            Gather<T>{static_cast<Storage<T>*>(out),
-                                     static_cast<const Storage<T>*>(data), indices, *layout});
+                                     static_cast<const Storage<T>*>(data), indices, *layout,
+                                     index_bound(*layout)});
     });
 }
 
@@ -109,7 +125,8 @@ void launch_scatter_add(kael_dtype dtype, void* data, const std::int64_t* indice
         using T = TagType<decltype(tag)>;
         Launcher::for_each(layout->count, ScatterAdd<T, Launcher>{
                                               static_cast<Storage<T>*>(data), indices,
-                                              static_cast<const Storage<T>*>(source), *layout});
+                                              static_cast<const Storage<T>*>(source), *layout,
+                                              index_bound(*layout)});
     });
 }
 

@@ -27,6 +27,7 @@ namespace kael::kernels::tasks {
 
 using kernels::check_element_layout;
 using kernels::check_index_layout;
+using kernels::index_bound;
 using kernels::check_matmul_call;
 using kernels::check_matmul_sizes;
 

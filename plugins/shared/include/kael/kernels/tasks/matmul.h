@@ -1,6 +1,7 @@
 #pragma once
 // Batched matmul without a BLAS: each work item owns one 4 x 4 tile of one output matrix, loops
-// over the whole inner dimension and writes its tile with = (inner == 0 writes zeros).
+// over the whole inner dimension and writes its tile with = (inner == 0 writes zeros, or the
+// bias). matmul_bias starts every accumulator at its column's bias.
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -18,6 +19,7 @@ struct MatmulTiles {
     const T* b;
     T* out;
     kael_matmul_sizes sizes;
+    const T* bias;  // columns elements, or nullptr for none
 
     // tile = (batch * tile_rows + tile_row) * tile_columns + tile_column
     KAEL_HD void operator()(std::int64_t tile) const {
@@ -38,6 +40,11 @@ struct MatmulTiles {
         const Plus<T> plus;
         const Multiply<T> multiply;
         T accumulators[kMatmulTile][kMatmulTile] = {};
+        for (std::int64_t r = 0; bias != nullptr && r < row_count; ++r) {
+            for (std::int64_t c = 0; c < column_count; ++c) {
+                accumulators[r][c] = bias[first_column + c];
+            }
+        }
         for (std::int64_t k = 0; k < sizes.inner; ++k) {
             for (std::int64_t r = 0; r < row_count; ++r) {
                 const T a_value = a[a_start + r * a_row_step + k * a_inner_step];
@@ -57,10 +64,11 @@ struct MatmulTiles {
     }
 };
 
-// The matmul slot through MatmulTiles: f32, f64 and (wrapping) i64; bool is unsupported.
+// The matmul and matmul_bias slots (bias nullptr: none) through MatmulTiles: f32, f64 and
+// (wrapping) i64; bool is unsupported.
 template <typename Launcher>
 void launch_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
-                   const kael_matmul_sizes* sizes) {
+                   const kael_matmul_sizes* sizes, const void* bias = nullptr) {
     if (!check_matmul_call(dtype, a, b, out, sizes)) {
         return;
     }
@@ -70,7 +78,7 @@ void launch_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
     const auto launch = [&](auto* typed_out) {
         using T = std::remove_pointer_t<decltype(typed_out)>;
         Launcher::for_each(tiles, MatmulTiles<T>{static_cast<const T*>(a), static_cast<const T*>(b),
-                                                 typed_out, s});
+                                                 typed_out, s, static_cast<const T*>(bias)});
     };
     switch (dtype) {
         case KAEL_DTYPE_F32: launch(static_cast<float*>(out)); break;

@@ -204,10 +204,11 @@ inline kael_dtype reduce_out_dtype(kael_reduce_op op, kael_dtype in_dtype) {
     }
 }
 
-// The reduce slot: validates like the cpu plugin, then reduces every row.
-template <typename Launcher>
-void launch_reduce(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype, void* results,
-                   const void* data, std::int64_t chunk_size, std::int64_t output_count) {
+// Validates a reduce or reduce_dims call (outputs results from reduced runs of `size`) as the cpu
+// plugin does; name is the op's name for messages.
+inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                              const void* results, const void* data, std::int64_t size,
+                              std::int64_t outputs) {
     if (op < 0 || op >= KAEL_REDUCE_COUNT) {
         plugin::invalid("invalid reduce op " + std::to_string(op));
     }
@@ -220,38 +221,49 @@ void launch_reduce(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
         plugin::invalid(name + " of " + plugin::dtype_name(in_dtype) + " writes " +
                         plugin::dtype_name(expected) + ", not " + plugin::dtype_name(out_dtype));
     }
-    check_rows(name.c_str(), chunk_size, output_count);
-    if (output_count == 0) {
-        return;
-    }
-    if (results == nullptr || (chunk_size > 0 && data == nullptr)) {
+    check_rows(name.c_str(), size, outputs);
+    if (outputs > 0 && (results == nullptr || (size > 0 && data == nullptr))) {
         plugin::invalid(name + ": null results or data");
     }
-    if (chunk_size == 0 && op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD) {
+    if (outputs > 0 && size == 0 && op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD) {
         plugin::invalid(name + " of an empty row has no value");
     }
+}
+
+template <typename R, typename In>
+struct ReducerTag {
+    using Reducer = R;
+    using Input = In;
+};
+
+// Calls visit(ReducerTag<R, In>{}) with the reducer of op over in_dtype (op already checked).
+template <typename Visit>
+void with_reducer(kael_reduce_op op, kael_dtype in_dtype, Visit&& visit) {
     with_dtype(in_dtype, [&](auto tag) {
         using In = TagType<decltype(tag)>;
         switch (op) {
-            case KAEL_REDUCE_SUM:
-                return reduce_rows<Launcher, Accumulate<In, false>, In>(results, data, chunk_size,
-                                                                        output_count);
-            case KAEL_REDUCE_PROD:
-                return reduce_rows<Launcher, Accumulate<In, true>, In>(results, data, chunk_size,
-                                                                       output_count);
-            case KAEL_REDUCE_MAX:
-                return reduce_rows<Launcher, Extreme<In, true>, In>(results, data, chunk_size,
-                                                                    output_count);
-            case KAEL_REDUCE_MIN:
-                return reduce_rows<Launcher, Extreme<In, false>, In>(results, data, chunk_size,
-                                                                     output_count);
-            case KAEL_REDUCE_ARGMAX:
-                return reduce_rows<Launcher, ArgExtreme<In, true>, In>(results, data, chunk_size,
-                                                                       output_count);
-            default:
-                return reduce_rows<Launcher, ArgExtreme<In, false>, In>(results, data, chunk_size,
-                                                                        output_count);
+            case KAEL_REDUCE_SUM: return visit(ReducerTag<Accumulate<In, false>, In>{});
+            case KAEL_REDUCE_PROD: return visit(ReducerTag<Accumulate<In, true>, In>{});
+            case KAEL_REDUCE_MAX: return visit(ReducerTag<Extreme<In, true>, In>{});
+            case KAEL_REDUCE_MIN: return visit(ReducerTag<Extreme<In, false>, In>{});
+            case KAEL_REDUCE_ARGMAX: return visit(ReducerTag<ArgExtreme<In, true>, In>{});
+            default: return visit(ReducerTag<ArgExtreme<In, false>, In>{});
         }
+    });
+}
+
+// The reduce slot: validates like the cpu plugin, then reduces every row.
+template <typename Launcher>
+void launch_reduce(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype, void* results,
+                   const void* data, std::int64_t chunk_size, std::int64_t output_count) {
+    check_reduce_call(op, out_dtype, in_dtype, results, data, chunk_size, output_count);
+    if (output_count == 0) {
+        return;
+    }
+    with_reducer(op, in_dtype, [&](auto tag) {
+        using Tag = decltype(tag);
+        reduce_rows<Launcher, typename Tag::Reducer, typename Tag::Input>(results, data,
+                                                                          chunk_size, output_count);
     });
 }
 

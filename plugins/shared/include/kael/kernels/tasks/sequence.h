@@ -1,7 +1,7 @@
 #pragma once
 // Row-wise sequence tasks, one work item per row: inclusive prefix sums (CumsumRows) and a
-// stable merge sort of positions (SortRows) with NaN as the largest value. A stable sort's
-// result is unique, so it equals the cpu plugin's std::stable_sort exactly.
+// stable merge sort of positions (SortRows) with NaN as the largest value, whose first k
+// entries are top-k. A stable sort's result is unique, so it equals the cpu plugin's exactly.
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -50,8 +50,9 @@ KAEL_HD bool sorts_before(T a, T b) {
     }
 }
 
-// Bottom-up merge sort of the row's positions, ping-ponging between the row of indices and the
-// row of scratch (chunk_size int64 per row); ties keep the earlier position.
+// Bottom-up merge sort of the row's positions, ping-ponging between two rows of scratch
+// (2 * chunk_size int64 per row); ties keep the earlier position. Writes the first
+// output_count of the sorted row (chunk_size for sort, k for top-k) into rows of output_count.
 template <typename T>
 struct SortRows {
     const Storage<T>* data;
@@ -59,6 +60,7 @@ struct SortRows {
     std::int64_t* indices;
     std::int64_t* scratch;
     std::int64_t chunk_size;
+    std::int64_t output_count;
     bool descending;
 
     KAEL_HD bool before(const Storage<T>* row, std::int64_t a, std::int64_t b) const {
@@ -69,9 +71,8 @@ struct SortRows {
 
     KAEL_HD void operator()(std::int64_t row) const {
         const Storage<T>* row_in = data + row * chunk_size;
-        std::int64_t* const row_indices = indices + row * chunk_size;
-        std::int64_t* order = row_indices;
-        std::int64_t* spare = scratch + row * chunk_size;
+        std::int64_t* order = scratch + 2 * row * chunk_size;
+        std::int64_t* spare = order + chunk_size;
         for (std::int64_t i = 0; i < chunk_size; ++i) {
             order[i] = i;
         }
@@ -97,38 +98,71 @@ struct SortRows {
             spare = order;
             order = sorted;
         }
-        for (std::int64_t i = 0; i < chunk_size; ++i) {
-            row_indices[i] = order[i];
-            values[row * chunk_size + i] = row_in[order[i]];
+        for (std::int64_t i = 0; i < output_count; ++i) {
+            indices[row * output_count + i] = order[i];
+            values[row * output_count + i] = row_in[order[i]];
         }
     }
 };
 
+// Runs SortRows over every row, writing output_count entries of each.
 template <typename Launcher>
-void launch_sort(kael_dtype dtype, void* values, std::int64_t* indices, const void* data,
-                 std::int64_t chunk_size, std::int64_t row_count, bool descending) {
-    if (!valid_dtype(dtype)) {
-        plugin::invalid("sort: invalid dtype " + std::to_string(dtype));
-    }
-    check_rows("sort", chunk_size, row_count);
-    if (chunk_size == 0 || row_count == 0) {
-        return;
-    }
-    if (values == nullptr || indices == nullptr || data == nullptr) {
-        plugin::invalid("sort: null values, indices or data");
-    }
-    const Scratch<Launcher, std::int64_t> scratch(chunk_size * row_count);
+void launch_sort_rows(kael_dtype dtype, void* values, std::int64_t* indices, const void* data,
+                      std::int64_t chunk_size, std::int64_t row_count, std::int64_t output_count,
+                      bool descending) {
+    const Scratch<Launcher, std::int64_t> scratch(2 * chunk_size * row_count);
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
-        Launcher::for_each(row_count, SortRows<T>{static_cast<const Storage<T>*>(data),
-                                                  static_cast<Storage<T>*>(values), indices,
-                                                  scratch.get(), chunk_size, descending});
+        Launcher::for_each(
+            row_count,
+            SortRows<T>{static_cast<const Storage<T>*>(data), static_cast<Storage<T>*>(values),
+                        indices, scratch.get(), chunk_size, output_count, descending});
     });
 }
 
+// The checks every sort and top-k entry makes; false when there is nothing to do.
+inline bool check_sort_call(const char* entry, kael_dtype dtype, const void* values,
+                            const std::int64_t* indices, const void* data, std::int64_t chunk_size,
+                            std::int64_t row_count, std::int64_t output_count) {
+    if (!valid_dtype(dtype)) {
+        plugin::invalid(std::string(entry) + ": invalid dtype " + std::to_string(dtype));
+    }
+    check_rows(entry, chunk_size, row_count);
+    if (output_count < 0 || output_count > chunk_size) {
+        plugin::invalid(std::string(entry) + ": k = " + std::to_string(output_count) +
+                        " is outside [0, " + std::to_string(chunk_size) + "]");
+    }
+    if (output_count == 0 || row_count == 0) {
+        return false;
+    }
+    if (values == nullptr || indices == nullptr || data == nullptr) {
+        plugin::invalid(std::string(entry) + ": null values, indices or data");
+    }
+    return true;
+}
+
 template <typename Launcher>
-void launch_cumsum(kael_dtype out_dtype, kael_dtype in_dtype, void* out, const void* data,
-                   std::int64_t chunk_size, std::int64_t row_count) {
+void launch_sort(kael_dtype dtype, void* values, std::int64_t* indices, const void* data,
+                 std::int64_t chunk_size, std::int64_t row_count, bool descending) {
+    if (check_sort_call("sort", dtype, values, indices, data, chunk_size, row_count, chunk_size)) {
+        launch_sort_rows<Launcher>(dtype, values, indices, data, chunk_size, row_count, chunk_size,
+                                   descending);
+    }
+}
+
+// The k largest (or smallest) of each row in sort order: the first k of a stable sort that is
+// descending for the largest, so ties come in position order either way.
+template <typename Launcher>
+void launch_topk(kael_dtype dtype, void* values, std::int64_t* indices, const void* data,
+                 std::int64_t chunk_size, std::int64_t row_count, std::int64_t k, bool largest) {
+    if (check_sort_call("topk", dtype, values, indices, data, chunk_size, row_count, k)) {
+        launch_sort_rows<Launcher>(dtype, values, indices, data, chunk_size, row_count, k, largest);
+    }
+}
+
+// The checks every cumsum entry makes; false when there is nothing to do.
+inline bool check_cumsum_call(kael_dtype out_dtype, kael_dtype in_dtype, const void* out,
+                              const void* data, std::int64_t chunk_size, std::int64_t row_count) {
     if (!valid_dtype(in_dtype) || !valid_dtype(out_dtype)) {
         plugin::invalid("cumsum: invalid dtype");
     }
@@ -140,10 +174,19 @@ void launch_cumsum(kael_dtype out_dtype, kael_dtype in_dtype, void* out, const v
     }
     check_rows("cumsum", chunk_size, row_count);
     if (chunk_size == 0 || row_count == 0) {
-        return;
+        return false;
     }
     if (out == nullptr || data == nullptr) {
         plugin::invalid("cumsum: null out or data");
+    }
+    return true;
+}
+
+template <typename Launcher>
+void launch_cumsum(kael_dtype out_dtype, kael_dtype in_dtype, void* out, const void* data,
+                   std::int64_t chunk_size, std::int64_t row_count) {
+    if (!check_cumsum_call(out_dtype, in_dtype, out, data, chunk_size, row_count)) {
+        return;
     }
     with_dtype(in_dtype, [&](auto tag) {
         using In = TagType<decltype(tag)>;

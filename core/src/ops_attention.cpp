@@ -1,0 +1,178 @@
+// scaled_dot_product_attention: one fused kernel each way (plugin slots attention and
+// attention_backward). q, k and v are read through their strides, so heads split out of one
+// qkv projection cost no copy, and the output lives in [B, T, H, D] memory, so merging the
+// heads back afterwards is a view.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "autograd/record.h"
+#include "kael/ops_more.h"
+#include "kernel_calls.h"
+
+namespace kael {
+
+namespace {
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+void check_arguments(const Tensor& q, const Tensor& k, const Tensor& v,
+                     std::optional<double> scale) {
+    if (!q.defined() || !k.defined() || !v.defined()) {
+        throw ValueError(std::string(kOp) + ": query, key and value must be defined tensors");
+    }
+    detail::check_same_device({q, k, v}, kOp);
+    if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) {
+        throw TypeError(std::string(kOp) +
+                        ": expected query, key and value of one floating dtype, got " +
+                        to_string(q.dtype()) + ", " + to_string(k.dtype()) + " and " +
+                        to_string(v.dtype()));
+    }
+    const bool shapes_match = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 &&
+                              k.size(0) == q.size(0) && v.size(0) == q.size(0) &&
+                              k.size(1) == q.size(1) && v.size(1) == q.size(1) &&
+                              v.size(2) == k.size(2) && k.size(3) == q.size(3) &&
+                              v.size(3) == q.size(3);
+    if (!shapes_match) {
+        throw ValueError(std::string(kOp) +
+                         ": expected query [B, H, Tq, D], key and value [B, H, Tk, D], got query " +
+                         to_string(q.shape()) + ", key " + to_string(k.shape()) + " and value " +
+                         to_string(v.shape()));
+    }
+    if (q.size(2) > 0 && k.size(2) == 0 && q.numel() > 0) {
+        throw ValueError(std::string(kOp) + ": " + std::to_string(q.size(2)) +
+                         " queries need at least one key, got key " + to_string(k.shape()));
+    }
+    if (scale && !std::isfinite(*scale)) {
+        throw ValueError(std::string(kOp) + ": scale must be finite, got " +
+                         std::to_string(*scale));
+    }
+}
+
+// Whether no two elements of a strided layout share memory, judged as for a permuted dense
+// layout: sorted by stride, each dimension starts past everything the smaller ones span.
+bool non_overlapping(const Shape& shape, const Shape& strides) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size) of sizes > 1
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] > 1) {
+            dims.emplace_back(strides[d], shape[d]);
+        }
+    }
+    std::sort(dims.begin(), dims.end());
+    std::int64_t reach = 1;  // elements spanned by the dims sorted so far
+    for (const auto& [stride, size] : dims) {
+        if (stride < reach) {
+            return false;
+        }
+        reach = stride * size;
+    }
+    return true;
+}
+
+// Whether the kernels may read t, and write its gradient, through t's own strides: the last
+// dimension contiguous and no two elements sharing memory (so no expanded dimension).
+bool kernel_layout(const Tensor& t) {
+    return (t.size(3) <= 1 || t.strides()[3] == 1) && non_overlapping(t.shape(), t.strides());
+}
+
+Tensor kernel_operand(const Tensor& t) { return kernel_layout(t) ? t : t.contiguous(); }
+
+// An uninitialized tensor of shape with these strides, for a gradient laid out as its input.
+Tensor empty_with_strides(const Shape& shape, const Shape& strides, DType dtype,
+                          const Device& device) {
+    std::int64_t extent = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] == 0) {
+            return empty(shape, dtype, device);
+        }
+        extent += (shape[d] - 1) * strides[d];
+    }
+    return empty({extent}, dtype, device).as_strided(shape, strides, 0);
+}
+
+// Gradients laid out as q, k and v. Heads split out of one qkv projection are evenly spaced
+// views of one storage: their gradients then share one buffer arranged the same way.
+std::vector<Tensor> gradient_buffers(const Tensor& q, const Tensor& k, const Tensor& v) {
+    const std::int64_t step = k.offset() - q.offset();
+    const bool evenly_spaced = q.impl().storage == k.impl().storage &&
+                               k.impl().storage == v.impl().storage && step > 0 &&
+                               v.offset() - k.offset() == step && q.shape() == k.shape() &&
+                               k.shape() == v.shape() && q.strides() == k.strides() &&
+                               k.strides() == v.strides();
+    if (evenly_spaced) {
+        Shape shape = q.shape();
+        Shape strides = q.strides();
+        shape.push_back(3);
+        strides.push_back(step);
+        if (non_overlapping(shape, strides)) {
+            const Tensor all = empty_with_strides(shape, strides, q.dtype(), q.device());
+            return {all.select(4, 0), all.select(4, 1), all.select(4, 2)};
+        }
+    }
+    std::vector<Tensor> buffers;
+    for (const Tensor* t : {&q, &k, &v}) {
+        buffers.push_back(empty_with_strides(t->shape(), t->strides(), t->dtype(), t->device()));
+    }
+    return buffers;
+}
+
+// [B, H, T, D] over [B, T, H, D] memory.
+Tensor empty_heads_last(std::int64_t batch, std::int64_t heads, std::int64_t tokens,
+                        std::int64_t dims, DType dtype, const Device& device) {
+    return empty({batch, tokens, heads, dims}, dtype, device).transpose(1, 2);
+}
+
+std::vector<Tensor> attention_gradients(const Tensor& grad, const Tensor& q, const Tensor& k,
+                                        const Tensor& v, const Tensor& out, const Tensor& lse,
+                                        double scale, bool causal) {
+    Tensor grad_out = grad;
+    if (grad.strides() != out.strides()) {
+        grad_out = empty_heads_last(out.size(0), out.size(1), out.size(2), out.size(3),
+                                    out.dtype(), out.device());
+        grad_out.copy_(grad);
+    }
+    std::vector<Tensor> grads = gradient_buffers(q, k, v);
+    if (k.numel() > 0) {
+        detail::attention_backward(grads[0], grads[1], grads[2], grad_out, q, k, v, out, lse,
+                                   scale, causal);
+    }
+    return grads;
+}
+
+}  // namespace
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    bool causal, std::optional<double> scale) {
+    check_arguments(query, key, value, scale);
+    const std::int64_t dims = query.size(3);
+    const double factor = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(dims));
+    const autograd::Recording recording({query, key, value});
+    Tensor out = empty_heads_last(query.size(0), query.size(1), query.size(2), dims,
+                                  query.dtype(), query.device());
+    if (out.numel() == 0) {
+        // No output element; with queries but no head dims the key gradients are zero too.
+        return recording.finish(out, "ScaledDotProductAttentionBackward",
+                                [q = query.shape(), k = key.shape(), dtype = query.dtype(),
+                                 device = query.device()](const Tensor&) {
+                                    return std::vector<Tensor>{zeros(q, dtype, device),
+                                                               zeros(k, dtype, device),
+                                                               zeros(k, dtype, device)};
+                                });
+    }
+    const Tensor q = kernel_operand(query);
+    const Tensor k = kernel_operand(key);
+    const Tensor v = kernel_operand(value);
+    Tensor lse = empty({q.size(0), q.size(1), q.size(2)}, q.dtype(), q.device());
+    detail::attention(out, lse, q, k, v, factor, causal);
+    return recording.finish(
+        out, "ScaledDotProductAttentionBackward",
+        [q = autograd::saved(q), k = autograd::saved(k), v = autograd::saved(v),
+         out = autograd::saved(out), lse = autograd::saved(lse), factor,
+         causal](const Tensor& grad) {
+            return attention_gradients(grad, q.unpack(), k.unpack(), v.unpack(), out.unpack(),
+                                       lse.unpack(), factor, causal);
+        });
+}
+
+}  // namespace kael

@@ -1,0 +1,111 @@
+// layer_norm over the last dimension: one fused kernel call forward (saving each row's mean and
+// rstd) and one backward, which computes only the gradients the inputs need.
+#include <string>
+
+#include "autograd/record.h"
+#include "kael/ops_more.h"
+#include "kernel_calls.h"
+
+namespace kael {
+
+namespace {
+
+void check_parameter(const Tensor& x, const Tensor& parameter) {
+    if (!parameter.defined()) {
+        return;
+    }
+    detail::check_same_device({x, parameter}, "layer_norm");
+    if (parameter.shape() != Shape{x.size(-1)}) {
+        throw ValueError("layer_norm: expected weight and bias of shape " +
+                         to_string(Shape{x.size(-1)}) + " for input " + to_string(x.shape()) +
+                         ", got " + to_string(parameter.shape()));
+    }
+}
+
+// parameter converted to dtype and made contiguous (recorded, so gradients flow back), or none.
+Tensor prepared(const Tensor& parameter, DType dtype) {
+    return parameter.defined() ? parameter.to(dtype).contiguous() : Tensor();
+}
+
+std::int64_t leading_size(const Tensor& x) {
+    std::int64_t rows = 1;
+    for (std::int64_t d = 0; d + 1 < x.dim(); ++d) {
+        rows *= x.size(d);
+    }
+    return rows;
+}
+
+autograd::BackwardFunction layer_norm_backward(const Tensor& x, const Tensor& mean,
+                                               const Tensor& rstd, const Tensor& weight,
+                                               const Tensor& bias) {
+    const bool want_x = x.requires_grad();
+    const bool want_weight = weight.defined() && weight.requires_grad();
+    const bool want_bias = bias.defined() && bias.requires_grad();
+    // The slot reads x, mean and rstd whatever it computes; weight only for grad_x.
+    return [x_saved = autograd::saved(x), mean_saved = autograd::saved(mean),
+            rstd_saved = autograd::saved(rstd), weight_saved = autograd::saved_if(want_x, weight), shape = x.shape(),
+            has_weight = weight.defined(), has_bias = bias.defined(), want_x, want_weight,
+            want_bias](const Tensor& grad_in) {
+        const Tensor grad = grad_in.contiguous();
+        const std::int64_t columns = shape.back();
+        const std::int64_t rows = columns == 0 ? 0 : grad.numel() / columns;
+        const DType dtype = grad.dtype();
+        const Device device = grad.device();
+        const Tensor grad_x = want_x ? empty(shape, dtype, device) : Tensor();
+        const Tensor grad_weight = want_weight ? empty({columns}, dtype, device) : Tensor();
+        const Tensor grad_bias = want_bias ? empty({columns}, dtype, device) : Tensor();
+        detail::layer_norm_backward(grad_x, grad_weight, grad_bias, grad, x_saved.unpack(),
+                                    mean_saved.unpack(), rstd_saved.unpack(),
+                                    weight_saved.unpack(),
+                                    rows, columns);
+        std::vector<Tensor> grads{grad_x};
+        if (has_weight) {
+            grads.push_back(grad_weight);
+        }
+        if (has_bias) {
+            grads.push_back(grad_bias);
+        }
+        return grads;
+    };
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& input, const Tensor& weight_in, const Tensor& bias_in, double eps) {
+    if (!is_floating(input.dtype())) {
+        throw TypeError("layer_norm: expected input of a floating dtype, got " +
+                        to_string(input.dtype()));
+    }
+    if (input.dim() == 0) {
+        throw ValueError("layer_norm: expected at least one dimension, got a 0-d tensor");
+    }
+    check_parameter(input, weight_in);
+    check_parameter(input, bias_in);
+    DType dtype = input.dtype();
+    for (const Tensor* parameter : {&weight_in, &bias_in}) {
+        dtype = parameter->defined() ? promote(dtype, parameter->dtype()) : dtype;
+    }
+    const Tensor x = input.to(dtype).contiguous();
+    const Tensor weight = prepared(weight_in, dtype);
+    const Tensor bias = prepared(bias_in, dtype);
+    std::vector<Tensor> inputs{x};
+    for (const Tensor* parameter : {&weight, &bias}) {
+        if (parameter->defined()) {
+            inputs.push_back(*parameter);
+        }
+    }
+    const autograd::Recording recording(inputs);
+    const std::int64_t rows = leading_size(x);
+    const std::int64_t columns = x.size(-1);
+    Tensor out = empty(x.shape(), dtype, x.device());
+    const Tensor mean = empty({rows}, dtype, x.device());
+    const Tensor rstd = empty({rows}, dtype, x.device());
+    detail::layer_norm(out, mean, rstd, x, weight, bias, rows, columns, eps);
+    if (!recording.active()) {
+        return out;
+    }
+    return recording.finish(out, "LayerNormBackward",
+                            layer_norm_backward(x, mean, rstd, weight, bias));
+}
+
+}  // namespace kael

@@ -1,0 +1,141 @@
+#include "reduce_dims.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "kael/autograd.h"
+#include "kernel_calls.h"
+
+namespace kael::detail {
+
+namespace {
+
+// A stretch of memory order whose dims are all reduced or all kept.
+struct Run {
+    std::int64_t size;
+    bool reduced;
+};
+
+// a's dims of size > 1 from the largest stride to the smallest, when they tile one dense block
+// of memory starting at a's first element; nullopt for gaps, overlaps or negative strides.
+std::optional<std::vector<std::size_t>> memory_order(const Tensor& a) {
+    std::vector<std::size_t> dims;
+    for (std::size_t d = 0; d < a.shape().size(); ++d) {
+        if (a.shape()[d] != 1) {
+            dims.push_back(d);
+        }
+    }
+    std::stable_sort(dims.begin(), dims.end(), [&](std::size_t x, std::size_t y) {
+        return a.strides()[x] > a.strides()[y];
+    });
+    std::int64_t expected = 1;
+    for (auto d = dims.rbegin(); d != dims.rend(); ++d) {
+        if (a.strides()[*d] != expected) {
+            return std::nullopt;
+        }
+        expected *= a.shape()[*d];
+    }
+    return dims;
+}
+
+bool is_arg(kael_reduce_op op) {
+    return op == KAEL_REDUCE_ARGMAX || op == KAEL_REDUCE_ARGMIN;
+}
+
+std::int64_t product(const std::vector<Run>& runs, std::size_t begin, std::size_t end) {
+    std::int64_t total = 1;
+    for (std::size_t k = begin; k < end; ++k) {
+        total *= runs[k].size;
+    }
+    return total;
+}
+
+}  // namespace
+
+DType reduced_dtype(kael_reduce_op op, DType dtype) {
+    switch (op) {
+        case KAEL_REDUCE_SUM:
+        case KAEL_REDUCE_PROD: return is_floating(dtype) ? dtype : DType::I64;
+        case KAEL_REDUCE_ARGMAX:
+        case KAEL_REDUCE_ARGMIN: return DType::I64;
+        default: return dtype;
+    }
+}
+
+Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced) {
+    const NoGradGuard no_grad;  // callers record the reduction as one node
+    Shape kept_shape;
+    for (std::size_t d = 0; d < reduced.size(); ++d) {
+        if (!reduced[d]) {
+            kept_shape.push_back(a.shape()[d]);
+        }
+    }
+    const DType out_dtype = reduced_dtype(op, a.dtype());
+    if (a.numel() == 0) {  // identities (sum, prod) or nothing to write
+        Tensor out = empty(kept_shape, out_dtype, a.device());
+        reduce_dims(op, out, a, out.numel(), 0, 1);
+        return out;
+    }
+    const bool all_reduced = std::all_of(reduced.begin(), reduced.end(), [](bool r) { return r; });
+    Tensor input = a;
+    std::optional<std::vector<std::size_t>> order = memory_order(input);
+    if (!order || (is_arg(op) && all_reduced && !input.is_contiguous())) {
+        input = a.contiguous();
+        order = memory_order(input);
+    }
+    std::vector<Run> runs;
+    std::vector<std::size_t> kept_in_memory_order;
+    for (const std::size_t d : *order) {
+        if (!reduced[d]) {
+            kept_in_memory_order.push_back(d);
+        }
+        if (!runs.empty() && runs.back().reduced == reduced[d]) {
+            runs.back().size *= input.shape()[d];
+        } else {
+            runs.push_back({input.shape()[d], reduced[d]});
+        }
+    }
+    if (std::none_of(runs.begin(), runs.end(), [](const Run& run) { return run.reduced; })) {
+        runs.push_back({1, true});  // only dims of size 1 are reduced
+    }
+    // Innermost reduced run first; the result keeps the other runs in memory order.
+    Tensor current = input.as_strided({input.numel()}, {1}, input.offset());
+    for (;;) {
+        const auto last = std::find_if(runs.rbegin(), runs.rend(),
+                                       [](const Run& run) { return run.reduced; });
+        if (last == runs.rend()) {
+            break;
+        }
+        const auto k = static_cast<std::size_t>(runs.rend() - last - 1);
+        const std::int64_t outer = product(runs, 0, k);
+        const std::int64_t inner = product(runs, k + 1, runs.size());
+        Tensor next = empty({outer * inner}, reduced_dtype(op, current.dtype()), a.device());
+        reduce_dims(op, next, current, outer, runs[k].size, inner);
+        current = next;
+        runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(k));
+        if (k > 0 && k < runs.size() && !runs[k - 1].reduced && !runs[k].reduced) {
+            runs[k - 1].size *= runs[k].size;
+            runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(k));
+        }
+    }
+    if (std::is_sorted(kept_in_memory_order.begin(), kept_in_memory_order.end())) {
+        return current.view(kept_shape);
+    }
+    // Kept dims lie in memory in another order than their logical one: view, then copy (the
+    // result is small next to the input).
+    std::vector<std::int64_t> kept_position(reduced.size(), 0);
+    for (std::size_t d = 0, position = 0; d < reduced.size(); ++d) {
+        if (!reduced[d]) {
+            kept_position[d] = static_cast<std::int64_t>(position++);
+        }
+    }
+    Shape strides(kept_shape.size(), 1);
+    std::int64_t stride = 1;
+    for (auto d = kept_in_memory_order.rbegin(); d != kept_in_memory_order.rend(); ++d) {
+        strides[static_cast<std::size_t>(kept_position[*d])] = stride;
+        stride *= input.shape()[*d];
+    }
+    return current.as_strided(kept_shape, strides, 0).contiguous();
+}
+
+}  // namespace kael::detail

@@ -1,0 +1,159 @@
+// layer_norm forward: one warp per row held in registers (16-byte loads, two-pass mean and
+// variance without a second read), else one block per row read from memory.
+#include <cstdint>
+#include <typeinfo>
+
+#include "cuda_kernels.h"
+#include "cuda_launch.cuh"
+#include "kael/kernels/tasks/layer_norm.h"
+#include "layer_norm_rows.cuh"
+
+namespace kael::cuda {
+namespace {
+
+using namespace layer_norm_rows;
+
+template <typename T>
+struct ForwardArgs {
+    T* out;
+    T* mean;
+    T* rstd;
+    const T* x;
+    const T* weight;  // may be null
+    const T* bias;    // may be null
+    std::int64_t rows;
+    std::int64_t columns;
+    T eps;
+};
+
+template <typename T, int kChunks>
+__global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardArgs<T> a) {
+    constexpr int kWidth = kPackWidth<T>;
+    const int lane = static_cast<int>(threadIdx.x) % kWarp;
+    const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
+    const T count = static_cast<T>(a.columns);
+    const auto* weight = reinterpret_cast<const Pack<T>*>(a.weight);
+    const auto* bias = reinterpret_cast<const Pack<T>*>(a.bias);
+    for (std::int64_t row = blockIdx.x * std::int64_t{kWarpsPerBlock} + threadIdx.x / kWarp;
+         row < a.rows; row += warps) {
+        const auto* x = reinterpret_cast<const Pack<T>*>(a.x + row * a.columns);
+        Pack<T> values[kChunks] = {};
+        T sum = 0;
+#pragma unroll
+        for (int chunk = 0; chunk < kChunks; ++chunk) {
+            const std::int64_t pack = chunk * kWarp + lane;
+            if (pack * kWidth < a.columns) {
+                values[chunk] = x[pack];
+#pragma unroll
+                for (int i = 0; i < kWidth; ++i) {
+                    sum += values[chunk].v[i];
+                }
+            }
+        }
+        const T mean = warp_sum(sum) / count;
+        T squares = 0;
+#pragma unroll
+        for (int chunk = 0; chunk < kChunks; ++chunk) {
+            if ((chunk * kWarp + lane) * std::int64_t{kWidth} < a.columns) {
+#pragma unroll
+                for (int i = 0; i < kWidth; ++i) {
+                    const T centered = values[chunk].v[i] - mean;
+                    squares += centered * centered;
+                }
+            }
+        }
+        const T rstd = reciprocal_sqrt(warp_sum(squares) / count + a.eps);
+        if (lane == 0) {
+            a.mean[row] = mean;
+            a.rstd[row] = rstd;
+        }
+        auto* out = reinterpret_cast<Pack<T>*>(a.out + row * a.columns);
+#pragma unroll
+        for (int chunk = 0; chunk < kChunks; ++chunk) {
+            const std::int64_t pack = chunk * kWarp + lane;
+            if (pack * kWidth < a.columns) {
+                Pack<T> result;
+                const Pack<T> scale = weight != nullptr ? weight[pack] : Pack<T>{};
+                const Pack<T> shift = bias != nullptr ? bias[pack] : Pack<T>{};
+#pragma unroll
+                for (int i = 0; i < kWidth; ++i) {
+                    T value = (values[chunk].v[i] - mean) * rstd;
+                    value = weight != nullptr ? value * scale.v[i] : value;
+                    result.v[i] = bias != nullptr ? value + shift.v[i] : value;
+                }
+                out[pack] = result;
+            }
+        }
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(512) layer_norm_in_memory(ForwardArgs<T> a) {
+    __shared__ T scratch[kWarp];
+    const T count = static_cast<T>(a.columns);
+    for (std::int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+        const T* x = a.x + row * a.columns;
+        T sum = 0;
+        for (std::int64_t i = threadIdx.x; i < a.columns; i += blockDim.x) {
+            sum += x[i];
+        }
+        const T mean = block_sum(sum, scratch) / count;
+        T squares = 0;
+        for (std::int64_t i = threadIdx.x; i < a.columns; i += blockDim.x) {
+            const T centered = x[i] - mean;
+            squares += centered * centered;
+        }
+        const T rstd = reciprocal_sqrt(block_sum(squares, scratch) / count + a.eps);
+        if (threadIdx.x == 0) {
+            a.mean[row] = mean;
+            a.rstd[row] = rstd;
+        }
+        T* out = a.out + row * a.columns;
+        for (std::int64_t i = threadIdx.x; i < a.columns; i += blockDim.x) {
+            T value = (x[i] - mean) * rstd;
+            value = a.weight != nullptr ? value * a.weight[i] : value;
+            out[i] = a.bias != nullptr ? value + a.bias[i] : value;
+        }
+    }
+}
+
+template <typename T>
+void run_layer_norm(const ForwardArgs<T>& args) {
+    const int chunks =
+        register_chunks<T, kMaxForwardChunks>(args.columns,
+                                             {args.out, args.x, args.weight, args.bias});
+    if (chunks > 0) {
+        with_chunks<kMaxForwardChunks>(chunks, [&](auto constant) {
+            const auto kernel = &layer_norm_in_registers<T, decltype(constant)::value>;
+            const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
+            kernel<<<blocks, kRowThreads>>>(args);
+            check_launch(typeid(ForwardArgs<T>), __FILE__, __LINE__);
+        });
+        return;
+    }
+    const int threads = threads_for_row(args.columns);
+    layer_norm_in_memory<T><<<block_row_grid(args.rows, threads), threads>>>(args);
+    check_launch(typeid(ForwardArgs<T>), __FILE__, __LINE__);
+}
+
+}  // namespace
+
+kael_status layer_norm(int32_t device, kael_dtype dtype, void* out, void* mean, void* rstd,
+                       const void* x, const void* weight, const void* bias, int64_t rows,
+                       int64_t columns, double eps) {
+    return plugin::guarded("cuda.layer_norm", [&] {
+        use_device(device);
+        if (!kernels::tasks::check_layer_norm_call(dtype, out, mean, rstd, x, rows, columns)) {
+            return;
+        }
+        const auto run = [&](auto zero) {
+            using T = decltype(zero);
+            run_layer_norm<T>({static_cast<T*>(out), static_cast<T*>(mean), static_cast<T*>(rstd),
+                               static_cast<const T*>(x), static_cast<const T*>(weight),
+                               static_cast<const T*>(bias), rows, columns, static_cast<T>(eps)});
+        };
+        dtype == KAEL_DTYPE_F32 ? run(0.0F) : run(0.0);
+    });
+}
+
+}  // namespace kael::cuda

@@ -1,0 +1,184 @@
+// Reductions along i of outer x size x inner (element (o, i, j) at (o * size + i) * inner + j).
+// Threads run across columns j, so every load of a warp is coalesced, and each thread folds its
+// column's rows in order, kRowUnroll loads in flight. A block covers a tile of `width` columns;
+// when inner < 256 a tile is whole rows and the block's row groups take every groups-th row,
+// merged through shared memory by a fixed tree. When the tiles alone cannot fill the GPU, i is
+// split over blockIdx.y into partials merged by a second kernel (reduce_common.cuh). The split
+// depends only on the shape, so results repeat on any GPU; inner == 1 is the row path's.
+#include <cstdint>
+#include <typeinfo>
+
+#include "cuda_kernels.h"
+#include "cuda_launch.cuh"
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/tasks/reduce_dims.h"
+#include "reduce_common.cuh"
+
+namespace kael::cuda {
+namespace {
+
+using kernels::load_element;
+
+constexpr int kColumnThreads = 256;
+constexpr int kColumnBlocksPerSm = 6;  // at most 40 registers a thread
+constexpr int kRowUnroll = 8;
+// Just under one wave of blocks on an H100/H200 (132 SMs x 6), so no block waits for a second
+// wave; a constant, not the device's count, so the summation order does not change with the GPU.
+constexpr std::int64_t kTargetBlocks = 768;
+constexpr std::int64_t kMinRowsPerThread = 32;
+constexpr std::int64_t kMaxGridX = std::int64_t{1} << 20;
+
+struct ColumnGrid {
+    std::int64_t width;            // columns per tile
+    std::int64_t groups;           // row groups per block (kColumnThreads / width)
+    std::int64_t tiles_per_outer;  // ceil(inner / width)
+    std::int64_t tiles;            // outer * tiles_per_outer
+    std::int64_t splits;           // pieces of i, gridDim.y
+    std::int64_t rows_per_split;
+};
+
+ColumnGrid column_grid(std::int64_t outer, std::int64_t size, std::int64_t inner) {
+    ColumnGrid grid{};
+    grid.width = inner < kColumnThreads ? inner : kColumnThreads;
+    grid.groups = kColumnThreads / grid.width;
+    grid.tiles_per_outer = tasks::ceil_div(inner, grid.width);
+    grid.tiles = outer * grid.tiles_per_outer;
+    std::int64_t splits = 1;
+    if (grid.tiles < kTargetBlocks) {
+        splits = tasks::min_of(tasks::ceil_div(kTargetBlocks, grid.tiles),
+                               tasks::ceil_div(size, grid.groups * kMinRowsPerThread));
+        splits = tasks::min_of(splits, kPartialChunk);  // one merge level, gridDim.y <= 65535
+    }
+    grid.rows_per_split = tasks::ceil_div(size, splits < 1 ? 1 : splits);
+    grid.splits = tasks::ceil_div(size, grid.rows_per_split);
+    return grid;
+}
+
+// Rows [begin, end) of one column, every `step`-th from `first`, folded in order onto state.
+template <typename R, typename In>
+__device__ typename R::State fold_column(typename R::State state, const Storage<In>* column,
+                                         std::int64_t inner, std::int64_t first,
+                                         std::int64_t end, std::int64_t step) {
+    std::int64_t i = first;
+    for (; i + (kRowUnroll - 1) * step < end; i += kRowUnroll * step) {
+        In values[kRowUnroll];
+#pragma unroll
+        for (int k = 0; k < kRowUnroll; ++k) {
+            values[k] = load_element<In>(column + (i + k * step) * inner);
+        }
+#pragma unroll
+        for (int k = 0; k < kRowUnroll; ++k) {
+            state = R::step(state, values[k], i + k * step);
+        }
+    }
+    for (; i < end; i += step) {
+        state = R::step(state, load_element<In>(column + i * inner), i);
+    }
+    return state;
+}
+
+// target: results (kFinal) or partials[output * splits + split].
+template <typename R, typename In, bool kFinal>
+__global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
+    reduce_columns(const Storage<In>* data, void* target, std::int64_t size, std::int64_t inner,
+                   ColumnGrid grid) {
+    using State = typename R::State;
+    __shared__ State states[kColumnThreads];
+    const std::int64_t column_in_tile = threadIdx.x % grid.width;
+    const std::int64_t group = threadIdx.x / grid.width;
+    const std::int64_t split = blockIdx.y;
+    const std::int64_t begin = split * grid.rows_per_split;
+    const std::int64_t end = tasks::min_of(size, begin + grid.rows_per_split);
+    for (std::int64_t tile = blockIdx.x; tile < grid.tiles; tile += gridDim.x) {
+        const std::int64_t o = tile / grid.tiles_per_outer;
+        const std::int64_t j = tile % grid.tiles_per_outer * grid.width + column_in_tile;
+        const bool active = group < grid.groups && j < inner;
+        State state{};
+        if (active) {
+            const Storage<In>* column = data + o * size * inner + j;
+            state = seed<R>([&] { return R::first(load_element<In>(column + begin * inner), begin); });
+            state = fold_column<R, In>(state, column, inner, begin + group, end, grid.groups);
+        }
+        if (grid.groups > 1) {  // uniform over the block, like the tile loop
+            states[threadIdx.x] = state;
+            __syncthreads();
+            std::int64_t stride = 1;
+            while (stride * 2 < grid.groups) {
+                stride *= 2;
+            }
+            for (; stride > 0; stride /= 2) {
+                if (active && group < stride && group + stride < grid.groups) {
+                    states[threadIdx.x] = combine<R>(states[threadIdx.x],
+                                                     states[threadIdx.x + stride * grid.width]);
+                }
+                __syncthreads();
+            }
+            state = states[threadIdx.x];
+            __syncthreads();  // the next tile overwrites states
+        }
+        if (active && group == 0) {
+            const std::int64_t output = o * inner + j;
+            if constexpr (kFinal) {
+                kernels::store_element<typename R::Out>(
+                    static_cast<Storage<typename R::Out>*>(target) + output, R::finish(state));
+            } else {
+                static_cast<State*>(target)[output * grid.splits + split] = state;
+            }
+        }
+    }
+}
+
+// size > 0, inner > 1.
+template <typename R, typename In>
+void reduce_column_tiles(void* results, const void* data, std::int64_t outer, std::int64_t size,
+                         std::int64_t inner) {
+    using State = typename R::State;
+    const auto* input = static_cast<const Storage<In>*>(data);
+    const ColumnGrid grid = column_grid(outer, size, inner);
+    const dim3 blocks(static_cast<unsigned>(tasks::min_of(grid.tiles, kMaxGridX)),
+                      static_cast<unsigned>(grid.splits));
+    if (grid.splits == 1) {
+        reduce_columns<R, In, true><<<blocks, kColumnThreads>>>(input, results, size, inner, grid);
+        check_launch(typeid(R), __FILE__, __LINE__);
+        return;
+    }
+    const std::int64_t outputs = outer * inner;
+    const tasks::Scratch<Launcher, State> partials(outputs * grid.splits);
+    reduce_columns<R, In, false><<<blocks, kColumnThreads>>>(input, partials.get(), size, inner,
+                                                             grid);
+    check_launch(typeid(R), __FILE__, __LINE__);
+    merge_partial_rows<R>(partials.get(), nullptr, results, grid.splits, outputs);
+}
+
+}  // namespace
+
+kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
+                        kael_dtype in_dtype, void* results, const void* data, int64_t outer,
+                        int64_t size, int64_t inner) {
+    if (inner == 1) {
+        return reduce(device, op, out_dtype, in_dtype, results, data, size, outer);
+    }
+    return plugin::guarded("cuda.reduce_dims", [&] {
+        use_device(device);
+        tasks::check_reduce_dims_sizes(op, outer, size, inner);
+        tasks::check_reduce_call(op, out_dtype, in_dtype, results, data, size, outer * inner);
+        if (outer * inner == 0) {
+            return;
+        }
+        tasks::with_reducer(op, in_dtype, [&](auto tag) {
+            using R = typename decltype(tag)::Reducer;
+            using In = typename decltype(tag)::Input;
+            if (size == 0) {  // the shared task writes the identity
+                Launcher::for_each(outer * inner,
+                                   tasks::ReduceColumns<R, In>{
+                                       static_cast<const Storage<In>*>(data),
+                                       static_cast<Storage<typename R::Out>*>(results), size,
+                                       inner});
+                return;
+            }
+            reduce_column_tiles<R, In>(results, data, outer, size, inner);
+        });
+    });
+}
+
+}  // namespace kael::cuda

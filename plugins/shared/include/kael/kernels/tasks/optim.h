@@ -1,0 +1,82 @@
+#pragma once
+// Optimizer updates, one work item per parameter element: a fused Adam/AdamW step reads param,
+// grad, m and v once and writes param, m and v once, where the composed update makes a dozen
+// passes and temporaries.
+#include <cmath>
+#include <cstdint>
+
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/tasks/launch.h"
+
+namespace kael::kernels::tasks {
+
+// The update in T (as the composed ops compute it), in the order the core's Adam writes it.
+template <typename T>
+struct AdamStep {
+    T* param;
+    T* m;
+    T* v;
+    const T* grad;
+    T lr;
+    T beta1;
+    T beta2;
+    T eps;
+    T weight_decay;
+    T first_correction;
+    T second_correction;
+    bool decoupled;
+
+    KAEL_HD void operator()(std::int64_t i) const {
+        T value = param[i];
+        T g = grad[i];
+        if (weight_decay != T(0)) {
+            if (decoupled) {
+                value = value * (T(1) - lr * weight_decay);
+            } else {
+                g = g + value * weight_decay;
+            }
+        }
+        const T first = m[i] * beta1 + g * (T(1) - beta1);
+        const T second = v[i] * beta2 + (g * g) * (T(1) - beta2);
+        m[i] = first;
+        v[i] = second;
+        param[i] = value - (first / first_correction) / (sqrt(second / second_correction) + eps) * lr;
+    }
+};
+
+template <typename Launcher>
+void launch_adam(kael_dtype dtype, void* param, void* m, void* v, const void* grad,
+                 std::int64_t count, const kael_adam_params* params) {
+    if (params == nullptr || params->struct_size < sizeof(kael_adam_params)) {
+        plugin::invalid("adam: kael_adam_params is null or its struct_size too small");
+    }
+    if (count < 0) {
+        plugin::invalid("adam: negative count");
+    }
+    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64) {
+        plugin::unsupported(std::string("adam: parameters of dtype ") + plugin::dtype_name(dtype));
+    }
+    if (count == 0) {
+        return;
+    }
+    if (param == nullptr || m == nullptr || v == nullptr || grad == nullptr) {
+        plugin::invalid("adam: null param, m, v or grad");
+    }
+    const auto run = [&](auto zero) {
+        using T = decltype(zero);
+        Launcher::for_each(count, AdamStep<T>{static_cast<T*>(param), static_cast<T*>(m),
+                                              static_cast<T*>(v), static_cast<const T*>(grad),
+                                              T(params->lr), T(params->beta1), T(params->beta2),
+                                              T(params->eps), T(params->weight_decay),
+                                              T(params->first_correction),
+                                              T(params->second_correction),
+                                              params->decoupled != 0});
+    };
+    if (dtype == KAEL_DTYPE_F32) {
+        run(0.0F);
+    } else {
+        run(0.0);
+    }
+}
+
+}  // namespace kael::kernels::tasks

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds kael's Python module on the GPU machine against an install of a build tree made
+# elsewhere, for that machine's Python; prints the folder to put on PYTHONPATH.
+# Usage: scripts/cuda/python_module.sh <build dir> [python with pybind11] [prefix]
+set -euo pipefail
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
+build_dir=$(cd "${1:?build dir}" && pwd)
+py=${2:-/opt/torch/.venv/bin/python3}
+prefix=${3:-$(mktemp -d)}
+cmake --install "$build_dir" --prefix "$prefix" >/dev/null
+cmake -S "$source_dir/python" -B "$prefix/pybuild" -Dkael_DIR="$prefix/lib/cmake/kael" \
+    -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$($py -m pybind11 --cmakedir)" >/dev/null
+cmake --build "$prefix/pybuild" -j16 2>&1 | grep -E "error" | head -20 >&2 || true
+dirname "$(dirname "$(find "$prefix/pybuild" -name '_kael*.so' | head -1)")"

@@ -1,0 +1,103 @@
+// Conformance, attention: scaled_dot_product_attention forward and its gradients on the device
+// against cpu, over sizes that reach every kernel path (one tile, ragged tiles, head dims 1 to
+// 128, decoding with a few queries, more keys than queries or fewer, an empty batch), causal or
+// not, with q, k and v contiguous, split out of one fused projection, or with a last dim copied
+// first.
+#include "conformance.h"
+
+using namespace conformance;
+
+namespace {
+
+struct Sizes {
+    std::int64_t batch, heads, queries, keys, dims;
+};
+
+const Sizes kSizes[] = {{2, 3, 16, 16, 64}, {1, 2, 5, 37, 64}, {2, 2, 70, 70, 80},
+                        {1, 3, 1, 300, 64}, {2, 1, 9, 9, 1},   {0, 2, 4, 4, 8},
+                        {1, 2, 67, 67, 128}, {1, 2, 20, 90, 64}, {1, 1, 12, 5, 16}};
+
+// Attention's outputs may cancel to near zero, so they get an absolute tolerance too.
+const Tolerance kTolerance{1.0, false};
+
+Tensor leaf_of(const Tensor& t) { return t.detach().set_requires_grad(true); }
+
+// out, then the gradients of sum(out * weights) with respect to each leaf.
+Tensors with_gradients(const Tensor& out, const Tensor& weights, const Tensors& leaves) {
+    kael::sum(out * weights).backward();
+    Tensors results{out};
+    for (const Tensor& leaf : leaves) {
+        results.push_back(leaf.grad());
+    }
+    return results;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(attention_forward_and_backward_separate_tensors) {
+    kael::manual_seed(41);
+    for (const DType dtype : {DType::F32, DType::F64}) {
+        for (const Sizes& s : kSizes) {
+            const Shape q_shape{s.batch, s.heads, s.queries, s.dims};
+            const Shape kv_shape{s.batch, s.heads, s.keys, s.dims};
+            for (const bool causal : {false, true}) {
+                for (const bool transposed_last : {false, true}) {
+                    BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", sizes " << s.batch
+                                                << "x" << s.heads << "x" << s.queries << "x"
+                                                << s.keys << "x" << s.dims << ", causal "
+                                                << causal << ", last dim strided "
+                                                << transposed_last) {
+                        // k's last dim strided: [B, H, D, Tk] memory read transposed.
+                        const Operand key =
+                            transposed_last
+                                ? Operand{values(dtype, {s.batch, s.heads, s.dims, s.keys}, false),
+                                          [](const Tensor& t) { return t.transpose(2, 3); }}
+                                : Operand{values(dtype, kv_shape, false)};
+                        run_and_compare(
+                            {{values(dtype, q_shape, false)}, key,
+                             {values(dtype, kv_shape, false)}, {values(dtype, q_shape, false)}},
+                            [causal](const Tensors& x) {
+                                const Tensors leaves{leaf_of(x[0]), leaf_of(x[1]), leaf_of(x[2])};
+                                const Tensor out = kael::scaled_dot_product_attention(
+                                    leaves[0], leaves[1], leaves[2], causal);
+                                return with_gradients(out, x[3], leaves);
+                            },
+                            kTolerance);
+                    }
+                }
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(attention_heads_split_from_one_projection) {
+    kael::manual_seed(42);
+    for (const DType dtype : {DType::F32, DType::F64}) {
+        for (const Sizes& s : kSizes) {
+            if (s.queries != s.keys) {
+                continue;
+            }
+            const std::int64_t channels = s.heads * s.dims;
+            const auto split = [s, channels](const Tensor& fused, std::int64_t part) {
+                return fused.slice(2, part * channels, (part + 1) * channels)
+                    .reshape({s.batch, s.queries, s.heads, s.dims})
+                    .transpose(1, 2);
+            };
+            for (const bool causal : {false, true}) {
+                BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", tokens " << s.queries
+                                            << ", dims " << s.dims << ", causal " << causal) {
+                    run_and_compare(
+                        {{values(dtype, {s.batch, s.queries, 3 * channels}, false)},
+                         {values(dtype, {s.batch, s.heads, s.queries, s.dims}, false)}},
+                        [&](const Tensors& x) {
+                            const Tensor fused = leaf_of(x[0]);
+                            const Tensor out = kael::scaled_dot_product_attention(
+                                split(fused, 0), split(fused, 1), split(fused, 2), causal);
+                            return with_gradients(out, x[1], {fused});
+                        },
+                        kTolerance);
+                }
+            }
+        }
+    }
+}
