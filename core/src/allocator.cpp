@@ -106,6 +106,16 @@ private:
 };
 
 BlockCache& cache_of(const Backend& backend, int device) {
+    // Caches are never destroyed, so each thread may remember its last one without the lock
+    // (every tensor allocation and release passes here).
+    thread_local struct {
+        const Backend* backend = nullptr;
+        int device = -1;
+        BlockCache* cache = nullptr;
+    } last;
+    if (last.backend == &backend && last.device == device) {
+        return *last.cache;
+    }
     // Leaked on purpose: static tensors may free blocks after main returns.
     static auto* mutex = new std::mutex();
     static auto* caches = new std::map<std::pair<const Backend*, int>, BlockCache*>();
@@ -114,6 +124,7 @@ BlockCache& cache_of(const Backend& backend, int device) {
     if (cache == nullptr) {
         cache = new BlockCache(&backend, device);
     }
+    last = {&backend, device, cache};
     return *cache;
 }
 

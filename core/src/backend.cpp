@@ -78,6 +78,15 @@ std::string missing_reason(const RegistryState& registry, const std::string& typ
 
 const Backend& backend_for(const Device& device) {
     RegistryState& registry = discovered();
+    const auto type_index = static_cast<std::size_t>(device.type);
+    if (type_index < registry.serving_by_type.size()) {
+        const Backend* backend =
+            registry.serving_by_type[type_index].load(std::memory_order_acquire);
+        if (backend != nullptr && device.index >= 0 &&
+            device.index < registry.records[backend->record_index()].device_count) {
+            return *backend;
+        }
+    }
     const std::string type = to_string(device.type);
     const auto found = registry.serving.find(type);
     if (found == registry.serving.end()) {

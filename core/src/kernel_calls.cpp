@@ -1,6 +1,8 @@
 #include "kernel_calls.h"
 
-#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <span>
 
 #include "backend.h"
 #include "kael/autograd.h"
@@ -81,15 +83,15 @@ void write_back(const Tensor& mirror, const Tensor& original) {
              storage.nbytes());
 }
 
-// Runs the kernel on the tensors' device, or on the cpu plugin over host mirrors when the
-// device's plugin lacks the slot. outputs are written back after a fallback.
 // How an input may share memory with an output: elementwise kernels may read each element where
 // they then write it; other kernels read inputs while outputs are written anywhere.
 enum class Aliasing { SameElements, None };
 
 // A fresh copy of input when it shares memory with an output in a way the kernel cannot handle,
-// so every device (and the backwards-running emulator) computes what sequential code would.
-Tensor unaliased(const Tensor& input, const std::vector<Tensor>& outputs, Aliasing allowed) {
+// so every device (and the backwards-running emulator) computes what sequential code would;
+// nothing when input can be used as it is.
+std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> outputs,
+                                Aliasing allowed) {
     for (const Tensor& output : outputs) {
         if (may_overlap(output, input) &&
             !(allowed == Aliasing::SameElements && same_elements(output, input))) {
@@ -99,20 +101,31 @@ Tensor unaliased(const Tensor& input, const std::vector<Tensor>& outputs, Aliasi
             return copy;
         }
     }
-    return input;
+    return std::nullopt;
 }
 
-template <typename HasSlot>
-void run(const char* slot, const std::vector<Tensor>& outputs, std::vector<Tensor> inputs,
-         HasSlot has_slot,
-         const std::function<void(const Backend&, int, const std::vector<Tensor>&,
-                                  const std::vector<Tensor>&)>& call,
+// Runs call(backend, device index, outputs, inputs) on the tensors' device, or on the cpu plugin
+// over host mirrors when the device's plugin lacks the slot; outputs are written back after a
+// fallback. A template, not std::function: this runs for every op, ~400 times per decoded token.
+template <typename HasSlot, typename Call>
+void run(const char* slot, std::span<const Tensor> outputs,
+         const std::vector<Tensor>& given_inputs, HasSlot has_slot, const Call& call,
          Aliasing allowed = Aliasing::None) {
-    for (Tensor& input : inputs) {
-        input = unaliased(input, outputs, allowed);
+    // The inputs are copied only when one must be unaliased (rare).
+    std::vector<Tensor> unaliased_inputs;
+    for (std::size_t i = 0; i < given_inputs.size(); ++i) {
+        if (std::optional<Tensor> copy = unaliased(given_inputs[i], outputs, allowed)) {
+            if (unaliased_inputs.empty()) {
+                unaliased_inputs = given_inputs;
+            }
+            unaliased_inputs[i] = std::move(*copy);
+        }
     }
+    const std::vector<Tensor>& inputs = unaliased_inputs.empty() ? given_inputs : unaliased_inputs;
     const Device device = outputs.front().device();
-    const Backend& backend = backend_for(device);
+    // The plugin that allocated the output serves the call (what backend_for(device) returns,
+    // without the registry lookup).
+    const Backend& backend = outputs.front().impl().storage->backend();
     // Every write into a tensor passes here, so autograd's saved tensors see every in-place op
     // (on any view of the storage), including ones run without grad such as optimizer steps.
     for (const Tensor& output : outputs) {
@@ -135,10 +148,19 @@ void run(const char* slot, const std::vector<Tensor>& outputs, std::vector<Tenso
         host_inputs.push_back(host_mirror(input));
     }
     count_fallback(backend, slot);
-    call(host, 0, host_outputs, host_inputs);
+    call(host, 0, std::span<const Tensor>(host_outputs), host_inputs);
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         write_back(host_outputs[i], outputs[i]);
     }
+}
+
+// run() for outputs written as a braced list ({out}), without a vector.
+template <typename HasSlot, typename Call>
+void run(const char* slot, std::initializer_list<Tensor> outputs,
+         const std::vector<Tensor>& inputs, HasSlot has_slot, const Call& call,
+         Aliasing allowed = Aliasing::None) {
+    run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()), inputs, has_slot, call,
+        allowed);
 }
 
 #define KAEL_SLOT_CHECK(slot) [](const kael_plugin* table) { return KAEL_HAS_SLOT(table, slot); }
@@ -161,8 +183,8 @@ namespace {
 
 // Runs launch(out, inputs) over pieces of at most KAEL_MAX_DIMS merged dimensions: beyond that
 // the outermost dimension is walked here, one slice per call.
-void split_for_layout(const Tensor& out, const std::vector<Tensor>& inputs,
-                      const std::function<void(const Tensor&, const std::vector<Tensor>&)>& launch) {
+template <typename Launch>
+void split_for_layout(const Tensor& out, const std::vector<Tensor>& inputs, const Launch& launch) {
     // Merging never adds dims, so only tensors of rank above the limit need counting.
     if (out.dim() <= KAEL_MAX_DIMS || element_layout_dims(out, inputs) <= KAEL_MAX_DIMS) {
         launch(out, inputs);
@@ -387,7 +409,7 @@ std::vector<Tensor> defined_only(const std::vector<Tensor>& wanted, std::vector<
     return present;
 }
 
-void* data_at(const std::vector<Tensor>& tensors, int position) {
+void* data_at(std::span<const Tensor> tensors, int position) {
     return position < 0 ? nullptr : tensors[static_cast<std::size_t>(position)].device_data();
 }
 

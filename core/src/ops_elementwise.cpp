@@ -1,5 +1,8 @@
 // Elementwise front-end: promotion, broadcasting and the scalar rules, then one plugin call.
+#include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "autograd/record.h"
 #include "kael/ops.h"
@@ -29,15 +32,26 @@ Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
            std::size_t converted_from = 0) {
     const autograd::Recording recording(inputs);
     detail::check_same_device(inputs, name);
-    Shape shape = inputs.front().shape();
-    for (std::size_t i = 1; i < inputs.size(); ++i) {
-        shape = broadcast_shapes(shape, inputs[i].shape(), name);
+    // Shapes are copied and inputs converted only where they differ (per-op host overhead).
+    const Shape* shape = &inputs.front().shape();
+    Shape broadcast;
+    bool convert = false;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (i > 0 && inputs[i].shape() != *shape) {
+            broadcast = broadcast_shapes(*shape, inputs[i].shape(), name);
+            shape = &broadcast;
+        }
+        convert = convert || (i >= converted_from && inputs[i].dtype() != compute);
+    }
+    Tensor out = empty(*shape, out_dtype, inputs.front().device());
+    if (!convert) {
+        detail::elementwise(op, out, inputs, compute, params);
+        return differentiable(recording, op, inputs, out, params);
     }
     std::vector<Tensor> operands;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         operands.push_back(i >= converted_from ? inputs[i].to(compute) : inputs[i]);
     }
-    Tensor out = empty(shape, out_dtype, inputs.front().device());
     detail::elementwise(op, out, operands, compute, params);
     return differentiable(recording, op, inputs, out, params);
 }
@@ -61,13 +75,40 @@ Tensor compare(kael_element_op op, const char* name, const Tensor& a, const Tens
     return run(op, name, DType::Bool, promote(a.dtype(), b.dtype()), {a, b});
 }
 
+// The same few numbers recur in every step of a model (hundreds of `tensor op number` per decoded
+// token), so each thread keeps its last ones on their devices instead of allocating and filling
+// one per op (a kernel launch on a GPU). They are only ever operands, never written or returned.
+Tensor cached_scalar(double value, DType dtype, const Device& device) {
+    struct Entry {
+        std::uint64_t bits = 0;
+        DType dtype = DType::F32;
+        Device device;
+        Tensor tensor;
+    };
+    constexpr std::size_t kEntries = 16;
+    thread_local std::array<Entry, kEntries> entries;
+    thread_local std::size_t next = 0;
+    const auto bits = std::bit_cast<std::uint64_t>(value);
+    for (const Entry& entry : entries) {
+        if (entry.tensor.defined() && entry.bits == bits && entry.dtype == dtype &&
+            entry.device == device) {
+            return entry.tensor;
+        }
+    }
+    const NoGradGuard no_grad;
+    Tensor tensor = scalar_tensor(value, dtype, device);
+    entries[next] = {bits, dtype, device, tensor};
+    next = (next + 1) % kEntries;
+    return tensor;
+}
+
 // A scalar operand lives on the tensor's device and keeps the tensor's dtype when it can.
 Tensor scalar_like(const Tensor& tensor, double value) {
     DType dtype = tensor.dtype();
     if (!is_floating(dtype) && (std::trunc(value) != value || dtype == DType::Bool)) {
         dtype = std::trunc(value) == value && dtype == DType::Bool ? DType::I64 : DType::F32;
     }
-    return scalar_tensor(value, dtype, tensor.device());
+    return cached_scalar(value, dtype, tensor.device());
 }
 
 }  // namespace

@@ -269,6 +269,11 @@ void select_backends(RegistryState& registry) {
     for (const auto& [type, backend] : registry.serving) {
         registry.records[backend->record_index()].selected = true;
     }
+    for (std::size_t type = 0; type < registry.serving_by_type.size(); ++type) {
+        const auto found = registry.serving.find(to_string(static_cast<DeviceType>(type)));
+        registry.serving_by_type[type].store(
+            found == registry.serving.end() ? nullptr : found->second, std::memory_order_release);
+    }
 }
 
 void shutdown_plugins() {

@@ -1,5 +1,7 @@
 #pragma once
 // The registry's shared state, private to the core.
+#include <array>
+#include <atomic>
 #include <boost/dll/shared_library.hpp>
 #include <deque>
 #include <map>
@@ -24,6 +26,8 @@ struct RegistryState {
         new std::vector<boost::dll::shared_library>();
     std::deque<Backend> backends;               // stable addresses
     std::map<std::string, Backend*> serving;    // device type -> selected backend
+    // serving by DeviceType value, for backend_for's lock-free fast path (every allocation).
+    std::array<std::atomic<Backend*>, 2> serving_by_type{};
     std::mutex fallback_mutex;
     std::map<std::string, std::int64_t> fallbacks;
 };

@@ -21,59 +21,74 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
 
 namespace {
 
-struct MergedDims {
-    std::vector<std::int64_t> sizes;
-    std::vector<std::vector<std::int64_t>> strides;  // per operand, in bytes
-};
-
-// Non-trivial dimensions outermost first, neighbours merged where every operand allows it.
-MergedDims merge_dims(const std::vector<Tensor>& views) {
-    const int operands = static_cast<int>(views.size());
-    const Shape& shape = views.front().shape();
-    std::vector<std::int64_t> sizes;
-    std::vector<std::vector<std::int64_t>> strides(operands);
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-        if (shape[d] == 1) {
-            continue;
-        }
-        sizes.push_back(shape[d]);
-        for (int op = 0; op < operands; ++op) {
-            strides[op].push_back(views[op].strides()[d] * itemsize(views[op].dtype()));
-        }
+// Byte stride of input along out's dim d once broadcast to out's shape (expand's rule: 0 for a
+// new or a size-1 dim), or throws as expand would.
+std::int64_t broadcast_stride(const Tensor& input, const Shape& out_shape, std::size_t d) {
+    const std::size_t lead = out_shape.size() - input.shape().size();
+    if (d < lead) {
+        return 0;
     }
-    std::vector<std::int64_t> merged_sizes;
-    std::vector<std::vector<std::int64_t>> merged(operands);
-    for (std::size_t d = 0; d < sizes.size(); ++d) {
-        bool can_merge = !merged_sizes.empty();
-        for (int op = 0; op < operands && can_merge; ++op) {
-            can_merge = merged[op].back() == sizes[d] * strides[op][d];
-        }
-        if (can_merge) {
-            merged_sizes.back() *= sizes[d];
-            for (int op = 0; op < operands; ++op) {
-                merged[op].back() = strides[op][d];
-            }
-        } else {
-            merged_sizes.push_back(sizes[d]);
-            for (int op = 0; op < operands; ++op) {
-                merged[op].push_back(strides[op][d]);
-            }
-        }
+    const std::int64_t have = input.shape()[d - lead];
+    if (have == out_shape[d]) {
+        return input.strides()[d - lead] * itemsize(input.dtype());
     }
-    return {std::move(merged_sizes), std::move(merged)};
+    if (have != 1) {
+        throw ValueError("expand: cannot expand shape " + to_string(input.shape()) + " to " +
+                         to_string(out_shape));
+    }
+    return 0;
 }
 
-std::vector<Tensor> operand_views(const Tensor& out, const std::vector<Tensor>& inputs) {
+// Non-trivial dimensions of out = f(inputs...) outermost first, neighbours merged where every
+// operand allows it, written into layout (up to KAEL_MAX_DIMS of them); returns how many there
+// are. One pass without heap allocation: every elementwise call builds its layout here.
+std::int64_t merge_dims(const Tensor& out, const std::vector<Tensor>& inputs,
+                        kael_element_layout* layout) {
     const int operands = static_cast<int>(inputs.size()) + 1;
     if (operands > KAEL_MAX_OPERANDS) {
         throw ValueError("element layout: " + std::to_string(operands) +
                          " operands exceed the limit of " + std::to_string(KAEL_MAX_OPERANDS));
     }
-    std::vector<Tensor> views{out};
+    const Shape& shape = out.shape();
     for (const Tensor& input : inputs) {
-        views.push_back(input.shape() == out.shape() ? input : input.expand(out.shape()));
+        if (input.shape().size() > shape.size()) {
+            throw ValueError("expand: cannot expand shape " + to_string(input.shape()) + " to " +
+                             to_string(shape));
+        }
     }
-    return views;
+    std::int64_t last_size = 0;
+    std::int64_t last_strides[KAEL_MAX_OPERANDS] = {};
+    std::int64_t dims = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] == 1) {
+            continue;
+        }
+        std::int64_t strides[KAEL_MAX_OPERANDS];
+        strides[0] = out.strides()[d] * itemsize(out.dtype());
+        for (int op = 1; op < operands; ++op) {
+            strides[op] = broadcast_stride(inputs[op - 1], shape, d);
+        }
+        bool can_merge = dims > 0;
+        for (int op = 0; op < operands && can_merge; ++op) {
+            can_merge = last_strides[op] == shape[d] * strides[op];
+        }
+        if (can_merge) {
+            last_size *= shape[d];
+        } else {
+            last_size = shape[d];
+            ++dims;
+        }
+        for (int op = 0; op < operands; ++op) {
+            last_strides[op] = strides[op];
+        }
+        if (layout != nullptr && dims <= KAEL_MAX_DIMS) {
+            layout->shape[dims - 1] = last_size;
+            for (int op = 0; op < operands; ++op) {
+                layout->strides[op][dims - 1] = strides[op];
+            }
+        }
+    }
+    return dims;
 }
 
 }  // namespace
@@ -82,37 +97,33 @@ std::int64_t element_layout_dims(const Tensor& out, const std::vector<Tensor>& i
     if (out.numel() == 0) {
         return 1;
     }
-    return static_cast<std::int64_t>(merge_dims(operand_views(out, inputs)).sizes.size());
+    return merge_dims(out, inputs, nullptr);
 }
 
 kael_element_layout element_layout(const Tensor& out, const std::vector<Tensor>& inputs) {
-    const std::vector<Tensor> views = operand_views(out, inputs);
-    const int operands = static_cast<int>(views.size());
     kael_element_layout layout{};
     layout.struct_size = sizeof(layout);
-    layout.operands = operands;
+    layout.operands = static_cast<std::int32_t>(inputs.size()) + 1;
     layout.count = out.numel();
-    for (int op = 0; op < operands; ++op) {
-        layout.base[op] = views[op].device_data();
-    }
     if (layout.count == 0) {
-        layout.dims = 1;
-        layout.shape[0] = 0;
-        return layout;
-    }
-    const MergedDims merged = merge_dims(views);
-    if (merged.sizes.size() > KAEL_MAX_DIMS) {
-        throw ValueError("element layout: " + std::to_string(merged.sizes.size()) +
-                         " dimensions after merging exceed the limit of " +
-                         std::to_string(KAEL_MAX_DIMS) + " (shape " + to_string(out.shape()) +
-                         ")");
-    }
-    layout.dims = static_cast<std::int32_t>(merged.sizes.size());
-    for (int d = 0; d < layout.dims; ++d) {
-        layout.shape[d] = merged.sizes[d];
-        for (int op = 0; op < operands; ++op) {
-            layout.strides[op][d] = merged.strides[op][d];
+        if (layout.operands > KAEL_MAX_OPERANDS) {
+            throw ValueError("element layout: " + std::to_string(layout.operands) +
+                             " operands exceed the limit of " + std::to_string(KAEL_MAX_OPERANDS));
         }
+        layout.dims = 1;
+    } else {
+        const std::int64_t dims = merge_dims(out, inputs, &layout);
+        if (dims > KAEL_MAX_DIMS) {
+            throw ValueError("element layout: " + std::to_string(dims) +
+                             " dimensions after merging exceed the limit of " +
+                             std::to_string(KAEL_MAX_DIMS) + " (shape " + to_string(out.shape()) +
+                             ")");
+        }
+        layout.dims = static_cast<std::int32_t>(dims);
+    }
+    layout.base[0] = out.device_data();
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        layout.base[i + 1] = inputs[i].device_data();
     }
     return layout;
 }

@@ -271,6 +271,38 @@ const std::vector<Layout>& element_layouts() {
                                default: return t.expand({4, 6});
                            }
                        }});
+        // Layouts for each path of a device's elementwise kernels (plugins/cuda/elementwise.cu):
+        // sizes that are no multiple of a pack (8) or a tile (32), and views that defeat each
+        // fast path so the next one must be right too.
+        const auto shape_of = [](Shape shape) { return [shape](std::size_t) { return shape; }; };
+        const auto alternate = [](Shape even, Shape odd) {
+            return [even, odd](std::size_t i) { return i % 2 == 0 ? even : odd; };
+        };
+        all.push_back({"odd_contiguous", shape_of({5, 7}), same});  // packs and a tail of 3
+        all.push_back({"misaligned_flat", shape_of({37}), [](const Tensor& t, std::size_t) {
+                           return t.slice(0, 1, 36);  // starts at element 1: no aligned pack
+                       }});
+        // Rows of a contiguous operand beside one row vector broadcast down (a + bias).
+        all.push_back({"row_broadcast", alternate({9, 12}, {12}), [](const Tensor& t, std::size_t) {
+                           return t.expand({9, 12});
+                       }});
+        all.push_back(
+            {"row_broadcast_odd", alternate({9, 13}, {13}), [](const Tensor& t, std::size_t) {
+                 return t.expand({9, 13});
+             }});
+        // Contiguous rows apart by more than their length, aligned to a pack, then not.
+        all.push_back({"row_slices", shape_of({6, 16}),
+                       [](const Tensor& t, std::size_t) { return t.slice(1, 4, 16); }});
+        all.push_back({"misaligned_rows", shape_of({6, 17}),
+                       [](const Tensor& t, std::size_t) { return t.slice(1, 1, 13); }});
+        // Operands that disagree on the innermost dim (a + a.T), in partial tiles, and with a
+        // batch dim that does not merge away.
+        all.push_back({"half_transposed", alternate({40, 33}, {33, 40}),
+                       [](const Tensor& t, std::size_t i) { return i % 2 == 0 ? t.T() : t; }});
+        all.push_back(
+            {"batched_transposed", shape_of({2, 40, 36}), [](const Tensor& t, std::size_t) {
+                 return t.permute({0, 2, 1});
+             }});
         return all;
     }();
     return layouts;

@@ -222,8 +222,12 @@ Edge gradient_edge(const Tensor& tensor) {
     return {accumulator, 0};
 }
 
-Recording::Recording(std::vector<Tensor> inputs)
-    : inputs_(std::move(inputs)), active_(is_grad_enabled() && any_requires_grad(inputs_)) {}
+Recording::Recording(const std::vector<Tensor>& inputs)
+    : active_(is_grad_enabled() && any_requires_grad(inputs)) {
+    if (active_) {
+        inputs_ = inputs;  // only a recorded op needs them; every op constructs a Recording
+    }
+}
 
 Tensor Recording::finish(Tensor out, const char* name, BackwardFunction backward) const {
     if (!active_ || !backward || !out.defined() || !is_floating(out.dtype())) {

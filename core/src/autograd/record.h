@@ -20,7 +20,7 @@ using BackwardFunction = std::function<std::vector<Tensor>(const Tensor& grad)>;
 // whether the result needs a node.
 class Recording {
 public:
-    explicit Recording(std::vector<Tensor> inputs);
+    explicit Recording(const std::vector<Tensor>& inputs);
     Recording(const Recording&) = delete;
     Recording& operator=(const Recording&) = delete;
 
