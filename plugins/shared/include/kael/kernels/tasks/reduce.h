@@ -124,6 +124,31 @@ struct Variance {
     KAEL_HD static Out finish(State state) { return state.m2 / state.count; }  // 0 / 0: NaN
 };
 
+// A division-free way to fold many elements into one Moments state (the cuda lanes use it):
+// sums of deviations from a shift, which should be one of the elements, so an offset stays out
+// of the squares; result() is the Moments state of what was added.
+struct ShiftedSums {
+    double shift;
+    double count = 0.0;
+    double sum = 0.0;      // of x - shift
+    double squares = 0.0;  // of (x - shift)^2
+    KAEL_HD explicit ShiftedSums(double shift_value) : shift(shift_value) {}
+    KAEL_HD void add(double x) {
+        const double deviation = x - shift;
+        count += 1.0;
+        sum += deviation;
+        squares += deviation * deviation;
+    }
+    KAEL_HD Moments result() const {
+        if (count == 0.0) {
+            return {0.0, 0.0, 0.0};
+        }
+        const double offset = sum / count;
+        const double m2 = squares - sum * offset;
+        return {count, shift + offset, m2 < 0.0 ? 0.0 : m2};  // rounding; NaN stays NaN
+    }
+};
+
 // Folds row[begin, end) (begin < end) in order; indices are positions within the row.
 template <typename R, typename In>
 KAEL_HD typename R::State fold(const Storage<In>* row, std::int64_t begin, std::int64_t end) {
