@@ -249,12 +249,23 @@ void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor
     });
 }
 
+// A plugin serves op when it has the slot and knows the op: variance arrived in ABI 1.2, so
+// older plugins fall back to the cpu plugin (counted) rather than receive an unknown value.
+namespace {
+template <typename HasSlot>
+auto knows_reduce_op(kael_reduce_op op, HasSlot has_slot) {
+    return [op, has_slot](const kael_plugin* table) {
+        return has_slot(table) && (op < KAEL_REDUCE_VARIANCE || table->abi_minor >= 2);
+    };
+}
+}  // namespace
+
 void reduce(kael_reduce_op op, const Tensor& out, const Tensor& input, std::int64_t chunk_size,
             std::int64_t rows) {
     if (rows == 0) {
         return;
     }
-    run("reduce", {out}, {input}, KAEL_SLOT_CHECK(reduce),
+    run("reduce", {out}, {input}, knows_reduce_op(op, KAEL_SLOT_CHECK(reduce)),
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
             backend.check(backend.table()->reduce(device, op, abi(outs[0].dtype()),
                                                   abi(ins[0].dtype()), outs[0].device_data(),
@@ -567,7 +578,7 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
         reduce(op, out, rows, size, outer * inner);
         return;
     }
-    run("reduce_dims", {out}, {block}, KAEL_SLOT_CHECK(reduce_dims),
+    run("reduce_dims", {out}, {block}, knows_reduce_op(op, KAEL_SLOT_CHECK(reduce_dims)),
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
             backend.check(backend.table()->reduce_dims(device, op, abi(outs[0].dtype()),
                                                        abi(ins[0].dtype()), outs[0].device_data(),

@@ -1,10 +1,14 @@
-// Reductions composed from sum/max and elementwise ops, so they run on every device.
+// Reductions composed from sum/max and elementwise ops, so they run on every device; var and std
+// are one variance reduction (reduce_dims.h) and a correction.
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "autograd/record.h"
 #include "dims.h"
 #include "kael/ops_more.h"
+#include "reduce_dims.h"
 
 namespace kael {
 
@@ -29,52 +33,70 @@ Tensor sum_over(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) 
 }
 
 // float32 squares overflow (1e30^2) or vanish (1e-30^2) where the answer itself is a fine
-// float32: var and norm square in float64, as PyTorch's accumulation type, then round once.
+// float32: norm squares in float64, as PyTorch's accumulation type, then round once.
 Tensor widened(const Tensor& a) { return a.dtype() == DType::F32 ? a.to(DType::F64) : a; }
 
-std::int64_t reduced_count(const Tensor& a, std::optional<std::int64_t> dim, const char* op) {
-    if (!dim) {
-        return a.numel();
+// The reduced tensor of `variance` with its dims kept, as the reduction ops' keepdim does.
+Tensor kept(const Tensor& reduced, const Tensor& a, std::optional<std::int64_t> dim,
+            bool keepdim) {
+    if (!keepdim) {
+        return reduced;
     }
-    const std::int64_t d = wrapped_dim(a, *dim, op);
-    return a.dim() == 0 ? 1 : a.shape()[d];
+    return dim && a.dim() > 0 ? reduced.unsqueeze(wrapped_dim(a, *dim, "var"))
+                              : reduced.view(Shape(a.shape().size(), 1));
 }
 
-// var before the final rounding: float64 for float32 input (std takes its root first). The
-// deviations c = x - mean are taken in the input dtype, from the float32 mean for float32 input,
-// then squared and summed in float64; sum(c)^2 / n removes the bias of a mean rounded to
-// float32. Passes over x for float32: mean, x - mean, sum(c), c to float64, square, sum (today's
-// slots have no fused square-and-sum); float64 skips the widening and the correction.
-Tensor widened_var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
-                   bool keepdim) {
+struct Variance {
+    Tensor value;    // float64, corrected, dims kept as asked
+    double divisor;  // max(n - correction, 0)
+};
+
+// One pass of the variance reduction (Welford states in double, float64 out, so float32 data
+// whose squares overflow float32 still works), then n / (n - correction) on the small result.
+Variance corrected_variance(const Tensor& a, std::optional<std::int64_t> dim,
+                            std::int64_t correction, bool keepdim) {
     require_floating(a, "var");
     if (correction < 0) {
         throw ValueError("var: correction must be non-negative, got " +
                          std::to_string(correction));
     }
-    const std::int64_t count = reduced_count(a, dim, "var");
-    const Tensor centered = dim ? a - mean(a, *dim, true) : a - mean(a);
-    const auto divisor = static_cast<double>(std::max<std::int64_t>(count - correction, 0));
-    Tensor squares = sum_over(square(widened(centered)), dim, keepdim);
-    if (a.dtype() == DType::F32) {
-        const Tensor offset = sum_over(centered, dim, keepdim).to(DType::F64);
-        // Never below 0 (rounding), so std of a constant is 0, not NaN; NaN stays NaN.
-        squares = maximum(squares - square(offset) / static_cast<double>(count),
-                          zeros({}, DType::F64, a.device()));
+    std::vector<bool> reduced(a.shape().size(), !dim);
+    std::int64_t count = a.numel();
+    if (dim) {
+        const std::int64_t d = wrapped_dim(a, *dim, "var");
+        if (a.dim() > 0) {
+            reduced[static_cast<std::size_t>(d)] = true;
+            count = a.shape()[static_cast<std::size_t>(d)];
+        } else {
+            count = 1;
+        }
     }
-    return squares / divisor;
+    const Tensor population = detail::reduce_over(KAEL_REDUCE_VARIANCE, a, reduced);
+    const auto divisor = static_cast<double>(std::max<std::int64_t>(count - correction, 0));
+    // n / 0 is inf: inf for a spread, NaN for a constant (0 * inf), as PyTorch's x / 0.
+    const double factor = static_cast<double>(count) / divisor;
+    return {kept(population * factor, a, dim, keepdim), divisor};
 }
 
 }  // namespace
 
 Tensor var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
            bool keepdim) {
-    return widened_var(a, dim, correction, keepdim).to(a.dtype());
+    const autograd::Recording recording({a});
+    const Variance variance = corrected_variance(a, dim, correction, keepdim);
+    const Tensor out = variance.value.to(a.dtype());
+    return recording.finish(out, "VarBackward",
+                            autograd::variance_backward(a, Tensor(), dim, keepdim,
+                                                        variance.divisor));
 }
 
 Tensor stddev(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
               bool keepdim) {
-    return sqrt(widened_var(a, dim, correction, keepdim)).to(a.dtype());
+    const autograd::Recording recording({a});
+    const Variance variance = corrected_variance(a, dim, correction, keepdim);
+    const Tensor out = sqrt(variance.value).to(a.dtype());
+    return recording.finish(out, "StdBackward",
+                            autograd::variance_backward(a, out, dim, keepdim, variance.divisor));
 }
 
 Tensor norm(const Tensor& a) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 #include "kael/autograd.h"
 #include "kernel_calls.h"
@@ -58,6 +59,7 @@ DType reduced_dtype(kael_reduce_op op, DType dtype) {
         case KAEL_REDUCE_PROD: return is_floating(dtype) ? dtype : DType::I64;
         case KAEL_REDUCE_ARGMAX:
         case KAEL_REDUCE_ARGMIN: return DType::I64;
+        case KAEL_REDUCE_VARIANCE: return DType::F64;
         default: return dtype;
     }
 }
@@ -97,6 +99,12 @@ Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& 
     }
     if (std::none_of(runs.begin(), runs.end(), [](const Run& run) { return run.reduced; })) {
         runs.push_back({1, true});  // only dims of size 1 are reduced
+    }
+    // Runs reduce one after the other, which a variance cannot (a variance of variances is not
+    // the variance); its callers reduce one dim or all, always one run.
+    if (op == KAEL_REDUCE_VARIANCE &&
+        std::count_if(runs.begin(), runs.end(), [](const Run& run) { return run.reduced; }) > 1) {
+        throw std::logic_error("reduce_over: variance over separate runs of memory");
     }
     // Innermost reduced run first; the result keeps the other runs in memory order.
     Tensor current = input.as_strided({input.numel()}, {1}, input.offset());

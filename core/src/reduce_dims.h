@@ -14,7 +14,8 @@ DType reduced_dtype(kael_reduce_op op, DType dtype);
 // result contiguous. A tensor laid out as a permutation of a dense block (contiguous, a
 // transpose, a permute) is read where it lies, reduced dims adjacent in memory in one pass and
 // separate runs one after the other; other layouts are copied contiguous first. Arg ops reduce
-// one dim, or all dims of a contiguous copy (their index is the logical flat index).
+// one dim, or all dims of a contiguous copy (their index is the logical flat index); variance
+// one dim or all.
 Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced);
 
 }  // namespace kael::detail

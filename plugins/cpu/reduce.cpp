@@ -8,13 +8,11 @@
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/reduce.h"
 
 namespace kael::cpu {
 namespace {
 
-using kernels::is_bool_v;
-using kernels::is_floating_v;
-using kernels::is_nan;
 using kernels::load_element;
 using kernels::Storage;
 
@@ -23,70 +21,7 @@ using kernels::Storage;
 constexpr int64_t kBlock = 4096;
 constexpr int64_t kMinParallelElements = int64_t{1} << 16;
 
-// A reducer folds one block with first/step, merges partials of adjacent blocks with merge, and
-// turns the final state into the output value with finish.
-template <typename In, bool Multiply>
-struct Accumulate {
-    using Acc = std::conditional_t<is_floating_v<In>, double, int64_t>;
-    using State = Acc;
-    using Out = std::conditional_t<is_floating_v<In>, In, int64_t>;
-    static constexpr bool kHasIdentity = true;
-    static State identity() { return Multiply ? Acc(1) : Acc(0); }
-    static State first(In value, int64_t) { return static_cast<Acc>(value); }
-    static State merge(State a, State b) {
-        if constexpr (is_floating_v<In>) {
-            return Multiply ? a * b : a + b;
-        } else {
-            return Multiply ? kernels::wrapping_multiply(a, b) : kernels::wrapping_add(a, b);
-        }
-    }
-    static State step(State state, In value, int64_t index) {
-        return merge(state, first(value, index));
-    }
-    static Out finish(State state) { return static_cast<Out>(state); }
-};
-
-template <typename In, bool Largest>
-struct Extreme {
-    using State = In;
-    using Out = In;
-    static constexpr bool kHasIdentity = false;
-    static State identity() { return In{}; }
-    static State first(In value, int64_t) { return value; }
-    static State merge(State a, State b) {
-        return Largest ? kernels::nan_aware_max(a, b) : kernels::nan_aware_min(a, b);
-    }
-    static State step(State state, In value, int64_t) { return merge(state, value); }
-    static Out finish(State state) { return state; }
-};
-
-template <typename In>
-struct Position {
-    In value;
-    int64_t index;
-};
-
-// Keeps the earlier position on ties; the first NaN wins over everything after it.
-template <typename In, bool Largest>
-struct ArgExtreme {
-    using State = Position<In>;
-    using Out = int64_t;
-    static constexpr bool kHasIdentity = false;
-    static State identity() { return {In{}, 0}; }
-    static State first(In value, int64_t index) { return {value, index}; }
-    static State merge(State earlier, State later) {
-        if (is_nan(earlier.value)) {
-            return earlier;
-        }
-        if (is_nan(later.value)) {
-            return later;
-        }
-        const bool better = Largest ? later.value > earlier.value : later.value < earlier.value;
-        return better ? later : earlier;
-    }
-    static State step(State state, In value, int64_t index) { return merge(state, {value, index}); }
-    static Out finish(State state) { return state.index; }
-};
+// The reducers are the shared ones (kael/kernels/tasks/reduce.h), so every plugin folds alike.
 
 template <typename R, typename In>
 typename R::State fold(const Storage<In>* row, int64_t begin, int64_t end) {
@@ -197,73 +132,22 @@ void run_reduce(const char* op_name, void* results, const void* data, int64_t ch
     }
 }
 
-const char* reduce_op_name(kael_reduce_op op) {
-    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {"sum", "prod",   "max",
-                                                              "min", "argmax", "argmin"};
-    return op >= 0 && op < KAEL_REDUCE_COUNT ? kNames[op] : "unknown reduction";
-}
-
-kael_dtype expected_out_dtype(kael_reduce_op op, kael_dtype in_dtype) {
-    const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
-    switch (op) {
-        case KAEL_REDUCE_SUM:
-        case KAEL_REDUCE_PROD: return floating ? in_dtype : KAEL_DTYPE_I64;
-        case KAEL_REDUCE_MAX:
-        case KAEL_REDUCE_MIN: return in_dtype;
-        default: return KAEL_DTYPE_I64;
-    }
-}
-
 }  // namespace
 
 kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                    void* results, const void* data, int64_t chunk_size, int64_t output_count) {
     return plugin::guarded("cpu.reduce", [&] {
         check_device(device);
-        if (op < 0 || op >= KAEL_REDUCE_COUNT) {
-            plugin::invalid("invalid reduce op " + std::to_string(op));
-        }
-        const char* name = reduce_op_name(op);
-        if (!kernels::valid_dtype(in_dtype) || !kernels::valid_dtype(out_dtype)) {
-            plugin::invalid(std::string(name) + ": invalid dtype");
-        }
-        const kael_dtype expected = expected_out_dtype(op, in_dtype);
-        if (out_dtype != expected) {
-            plugin::invalid(std::string(name) + " of " + plugin::dtype_name(in_dtype) + " writes " +
-                            plugin::dtype_name(expected) + ", not " +
-                            plugin::dtype_name(out_dtype));
-        }
-        if (chunk_size < 0 || output_count < 0) {
-            plugin::invalid(std::string(name) + ": negative chunk_size or output_count");
-        }
+        kernels::tasks::check_reduce_call(op, out_dtype, in_dtype, results, data, chunk_size,
+                                          output_count);
         if (output_count == 0) {
             return;
         }
-        if (results == nullptr || (chunk_size > 0 && data == nullptr)) {
-            plugin::invalid(std::string(name) + ": null results or data");
-        }
-        kernels::with_dtype(in_dtype, [&](auto tag) {
-            using In = kernels::TagType<decltype(tag)>;
-            switch (op) {
-                case KAEL_REDUCE_SUM:
-                    return run_reduce<Accumulate<In, false>, In>(name, results, data, chunk_size,
-                                                                 output_count);
-                case KAEL_REDUCE_PROD:
-                    return run_reduce<Accumulate<In, true>, In>(name, results, data, chunk_size,
-                                                                output_count);
-                case KAEL_REDUCE_MAX:
-                    return run_reduce<Extreme<In, true>, In>(name, results, data, chunk_size,
-                                                             output_count);
-                case KAEL_REDUCE_MIN:
-                    return run_reduce<Extreme<In, false>, In>(name, results, data, chunk_size,
-                                                              output_count);
-                case KAEL_REDUCE_ARGMAX:
-                    return run_reduce<ArgExtreme<In, true>, In>(name, results, data, chunk_size,
-                                                                output_count);
-                default:
-                    return run_reduce<ArgExtreme<In, false>, In>(name, results, data, chunk_size,
-                                                                 output_count);
-            }
+        const char* name = kernels::tasks::reduce_op_name(op);
+        kernels::tasks::with_reducer(op, in_dtype, [&](auto tag) {
+            using Tag = decltype(tag);
+            run_reduce<typename Tag::Reducer, typename Tag::Input>(name, results, data, chunk_size,
+                                                                   output_count);
         });
     });
 }

@@ -2,7 +2,8 @@
 // kShortRow is cut into chunks of kInputChunk elements, one warp each: every lane folds its
 // strided elements in order (16-byte loads where aligned) and a fixed shuffle tree merges the
 // lanes. The partials are merged kPartialChunk at a time the same way until one is left per row.
-// The order depends only on the row length, so results repeat run to run.
+// The order depends only on the row length, so results repeat run to run. Variance lanes fold
+// shifted sums (LaneFold), not Welford steps, so no lane divides per element.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -47,7 +48,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         const std::int64_t begin = (chunk % chunks_per_row) * kInputChunk;
         const std::int64_t end = tasks::min_of(length, begin + kInputChunk);
         const S* row_data = data + row * length;
-        auto state = seed<R>([&] { return R::first(load_element<In>(row_data + begin), begin); });
+        const In shift = load_element<In>(row_data + begin);
+        LaneFold<R, In> folded(seed<R>([&] { return R::first(shift, begin); }), shift);
         std::int64_t scalar_begin = begin;
         if (vectorized) {
             const auto* packs = reinterpret_cast<const Pack<S>*>(row_data);
@@ -57,15 +59,15 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
                 const Pack<S> values = packs[pack];
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
-                    state = R::step(state, load_element<In>(&values.values[i]), pack * kWidth + i);
+                    folded.add(load_element<In>(&values.values[i]), pack * kWidth + i);
                 }
             }
             scalar_begin = pack_end * kWidth;
         }
         for (std::int64_t i = scalar_begin + lane; i < end; i += kWarp) {
-            state = R::step(state, load_element<In>(row_data + i), i);
+            folded.add(load_element<In>(row_data + i), i);
         }
-        state = warp_combine<R>(state);
+        const auto state = warp_combine<R>(folded.result());
         if (lane == 0) {
             store_chunk<R, kFinal>(target, chunk, row, state);
         }

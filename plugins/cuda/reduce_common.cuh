@@ -75,6 +75,26 @@ __device__ typename R::State seed(const Source& first) {
     }
 }
 
+// How a lane folds its elements: R::step onto R's state, except for the variance, whose
+// Welford step divides per element: its lanes sum deviations from a shift (an element of the
+// chunk, so an offset stays out of the squares) and make one Moments state at the end.
+template <typename R, typename In>
+struct LaneFold {
+    typename R::State state;
+    __device__ LaneFold(typename R::State seed_state, In /*shift*/) : state(seed_state) {}
+    __device__ void add(In value, std::int64_t index) { state = R::step(state, value, index); }
+    __device__ typename R::State result() const { return state; }
+};
+
+template <typename In>
+struct LaneFold<tasks::Variance<In>, In> {
+    tasks::ShiftedSums sums;
+    __device__ LaneFold(tasks::Moments /*identity*/, In shift)
+        : sums(static_cast<double>(shift)) {}
+    __device__ void add(In value, std::int64_t /*index*/) { sums.add(static_cast<double>(value)); }
+    __device__ tasks::Moments result() const { return sums.result(); }
+};
+
 template <typename R, bool kFinal>
 __device__ void store_chunk(void* target, std::int64_t chunk, std::int64_t row,
                             typename R::State state) {

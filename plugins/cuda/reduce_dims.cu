@@ -54,11 +54,10 @@ ColumnGrid column_grid(std::int64_t outer, std::int64_t size, std::int64_t inner
     return grid;
 }
 
-// Rows [begin, end) of one column, every `step`-th from `first`, folded in order onto state.
+// Rows [begin, end) of one column, every `step`-th from `first`, folded in order into lane.
 template <typename R, typename In>
-__device__ typename R::State fold_column(typename R::State state, const Storage<In>* column,
-                                         std::int64_t inner, std::int64_t first,
-                                         std::int64_t end, std::int64_t step) {
+__device__ void fold_column(LaneFold<R, In>& lane, const Storage<In>* column, std::int64_t inner,
+                            std::int64_t first, std::int64_t end, std::int64_t step) {
     std::int64_t i = first;
     for (; i + (kRowUnroll - 1) * step < end; i += kRowUnroll * step) {
         In values[kRowUnroll];
@@ -68,13 +67,12 @@ __device__ typename R::State fold_column(typename R::State state, const Storage<
         }
 #pragma unroll
         for (int k = 0; k < kRowUnroll; ++k) {
-            state = R::step(state, values[k], i + k * step);
+            lane.add(values[k], i + k * step);
         }
     }
     for (; i < end; i += step) {
-        state = R::step(state, load_element<In>(column + i * inner), i);
+        lane.add(load_element<In>(column + i * inner), i);
     }
-    return state;
 }
 
 // target: results (kFinal) or partials[output * splits + split].
@@ -96,8 +94,10 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
         State state{};
         if (active) {
             const Storage<In>* column = data + o * size * inner + j;
-            state = seed<R>([&] { return R::first(load_element<In>(column + begin * inner), begin); });
-            state = fold_column<R, In>(state, column, inner, begin + group, end, grid.groups);
+            const In shift = load_element<In>(column + begin * inner);
+            LaneFold<R, In> lane(seed<R>([&] { return R::first(shift, begin); }), shift);
+            fold_column<R, In>(lane, column, inner, begin + group, end, grid.groups);
+            state = lane.result();
         }
         if (grid.groups > 1) {  // uniform over the block, like the tile loop
             states[threadIdx.x] = state;

@@ -87,6 +87,27 @@ BOOST_AUTO_TEST_CASE(sum_falls_back_for_reduce) {
     BOOST_TEST(fallbacks_for("reduce") > 0);
 }
 
+// The variance reduction is ABI 1.2: an ABI 1.0 plugin never sees it, the cpu plugin runs it.
+BOOST_AUTO_TEST_CASE(var_and_std_fall_back_for_reduce_and_match_cpu) {
+    kael::reset_fallback_counts();
+    const std::vector<double> values = {1.0, 2.0, 4.0, 8.0, 1e6, 1e6 + 1.0, 1e6 + 3.0, 1e6};
+    for (const kael::DType dtype : {kael::DType::F32, kael::DType::F64}) {
+        const kael::Tensor host = kael::tensor(values, {2, 4}).to(dtype);
+        const kael::Tensor a = host.to(kCuda);
+        const kael::Tensor rows = kael::var(a, 1);
+        check_on_cuda(rows);
+        const std::vector<double> expected = kael::var(host, 1).to(kael::DType::F64).to_vector<double>();
+        BOOST_TEST(rows.to(kael::DType::F64).cpu().to_vector<double>() == expected,
+                   boost::test_tools::per_element());
+        BOOST_TEST(kael::stddev(a.T(), 0, 0).to(kael::DType::F64).cpu().to_vector<double>() ==
+                       kael::stddev(host.T(), 0, 0).to(kael::DType::F64).to_vector<double>(),
+                   boost::test_tools::per_element());
+        BOOST_TEST(kael::var(a).to(kael::DType::F64).item<double>() ==
+                   kael::var(host).to(kael::DType::F64).item<double>());
+    }
+    BOOST_TEST(fallbacks_for("reduce") > 0);
+}
+
 BOOST_AUTO_TEST_CASE(matmul_falls_back_for_matmul) {
     kael::reset_fallback_counts();
     const kael::Tensor a = kael::tensor(std::vector<float>{1.0F, 2.0F, 3.0F, 4.0F}, {2, 2}, kCuda);

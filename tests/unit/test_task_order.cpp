@@ -3,6 +3,7 @@
 // the emulated plugin serves cuda:0 and its long sums equal the cpu's exactly.
 #define BOOST_TEST_MODULE task_order
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -293,4 +294,96 @@ BOOST_AUTO_TEST_CASE(column_reductions_equal_row_reductions_of_the_transpose_in_
             BOOST_TEST(position == tasks::kBlock + 9);
         }
     }
+}
+
+namespace {
+
+// Population variance of the three ways a device folds values into Moments: Welford steps in
+// one pass, Welford pieces merged pairwise by Chan's formula, and shifted sums (the cuda lanes)
+// merged the same way; pieces of `piece` elements.
+template <typename In>
+std::vector<double> variance_three_ways(const std::vector<In>& values, std::size_t piece) {
+    using R = tasks::Variance<In>;
+    tasks::Moments sequential = R::first(values[0], 0);
+    for (std::size_t i = 1; i < values.size(); ++i) {
+        sequential = R::step(sequential, values[i], 0);
+    }
+    std::vector<tasks::Moments> welford;
+    std::vector<tasks::Moments> shifted;
+    for (std::size_t begin = 0; begin < values.size(); begin += piece) {
+        const std::size_t end = std::min(values.size(), begin + piece);
+        tasks::Moments state = R::identity();
+        tasks::ShiftedSums sums(static_cast<double>(values[begin]));
+        for (std::size_t i = begin; i < end; ++i) {
+            state = R::step(state, values[i], 0);
+            sums.add(static_cast<double>(values[i]));
+        }
+        welford.push_back(state);
+        shifted.push_back(sums.result());
+    }
+    const auto merge_all = [](std::vector<tasks::Moments> states) {
+        while (states.size() > 1) {
+            std::vector<tasks::Moments> next;
+            for (std::size_t i = 0; i + 1 < states.size(); i += 2) {
+                next.push_back(R::merge(states[i], states[i + 1]));
+            }
+            if (states.size() % 2 != 0) {
+                next.push_back(states.back());
+            }
+            states = next;
+        }
+        return states[0];
+    };
+    return {R::finish(sequential), R::finish(merge_all(welford)), R::finish(merge_all(shifted))};
+}
+
+double two_pass(const std::vector<double>& values) {
+    double total = 0;
+    for (const double x : values) total += x;
+    const double mean = total / static_cast<double>(values.size());
+    double squares = 0;
+    for (const double x : values) squares += (x - mean) * (x - mean);
+    return squares / static_cast<double>(values.size());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(variance_states_merge_precisely_under_an_offset) {
+    std::uint64_t seed = 12345;
+    const auto noise = [&seed] {  // uniform in [-1, 1), deterministic
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(seed >> 11) / 4503599627370496.0 - 1.0;
+    };
+    std::vector<double> wide;
+    std::vector<float> narrow;
+    for (int i = 0; i < 10007; ++i) {
+        wide.push_back(1e6 + 1e-3 * noise());
+        narrow.push_back(static_cast<float>(1e6 + noise()));
+    }
+    const std::vector<double> narrow_wide(narrow.begin(), narrow.end());
+    for (const std::size_t piece : {std::size_t{37}, std::size_t{64}, std::size_t{4096}}) {
+        for (const double value : variance_three_ways(wide, piece)) {
+            BOOST_TEST(value == two_pass(wide), tt::tolerance(3e-7));
+        }
+        for (const double value : variance_three_ways(narrow, piece)) {
+            BOOST_TEST(value == two_pass(narrow_wide), tt::tolerance(1e-9));
+        }
+        for (const double value : variance_three_ways(std::vector<float>(300, 0.1F), piece)) {
+            BOOST_TEST(value == 0.0);  // constant rows exactly 0
+        }
+        std::vector<double> special(300, 2.0);
+        for (const double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+            special[150] = bad;
+            for (const double value : variance_three_ways(special, piece)) {
+                BOOST_TEST(std::isnan(value));
+            }
+        }
+    }
+    const tasks::Moments some{3.0, 1e30, 5.0};
+    const tasks::Moments none = tasks::Variance<float>::identity();
+    const tasks::Moments left = tasks::Variance<float>::merge(none, some);
+    const tasks::Moments right = tasks::Variance<float>::merge(some, none);
+    BOOST_TEST((left.count == 3.0 && left.mean == 1e30 && left.m2 == 5.0));
+    BOOST_TEST((right.count == 3.0 && right.mean == 1e30 && right.m2 == 5.0));
+    BOOST_TEST(std::isnan(tasks::Variance<double>::finish(none)));  // n == 0
 }

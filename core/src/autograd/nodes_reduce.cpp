@@ -64,6 +64,21 @@ BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
     };
 }
 
+BackwardFunction variance_backward(const Tensor& input, const Tensor& std,
+                                   std::optional<std::int64_t> dim, bool keepdim, double divisor) {
+    dim = normalized(dim, input.dim());
+    return [a_saved = saved(input), std_saved = saved_if(std.defined(), std), dim, keepdim,
+            divisor](const Tensor& g) {
+        const Tensor a = a_saved.unpack();
+        const Tensor centered = a - (dim ? mean(a, *dim, true) : mean(a));
+        if (!std_saved.defined()) {
+            return Grads{with_reduced_dim(g, dim, keepdim) * centered * (2.0 / divisor)};
+        }
+        const Tensor root = with_reduced_dim(std_saved.unpack(), dim, keepdim);
+        return Grads{with_reduced_dim(g, dim, keepdim) / root * centered / divisor};
+    };
+}
+
 BackwardFunction extremum_backward(const Tensor& input, const Tensor& out,
                                    std::optional<std::int64_t> dim, bool keepdim, bool is_max) {
     dim = normalized(dim, input.dim());

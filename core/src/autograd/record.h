@@ -100,6 +100,11 @@ private:
                                                  bool keepdim);
 [[nodiscard]] BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
                                              std::optional<std::int64_t> dim, bool keepdim);
+// var (std undefined) or std (std its output) with divisor n - correction, clamped at 0:
+// d var / d x = 2 (x - mean) / divisor, d std / d x = (x - mean) / (divisor * std).
+[[nodiscard]] BackwardFunction variance_backward(const Tensor& input, const Tensor& std,
+                                                 std::optional<std::int64_t> dim, bool keepdim,
+                                                 double divisor);
 // max (is_max) or min: the gradient goes to the extreme elements (split evenly between ties
 // for a full reduction, to the argmax/argmin position along a dimension).
 [[nodiscard]] BackwardFunction extremum_backward(const Tensor& input, const Tensor& out,

@@ -111,7 +111,10 @@ enum {
 };
 
 /* Reductions over contiguous rows. Sum accumulates in double for floats and wraps in int64 for
- * integers; Max/Min propagate NaN; Argmax/Argmin write int64 (first occurrence, NaN wins). */
+ * integers; Max/Min propagate NaN; Argmax/Argmin write int64 (first occurrence, NaN wins).
+ * Variance (f32/f64 input only) writes the population variance M2 / n as f64, Welford/Chan
+ * states in double (f64 out: the variance of f32 data can exceed f32's range before a root);
+ * NaN propagates and n == 0 gives NaN. */
 typedef int32_t kael_reduce_op;
 enum {
     KAEL_REDUCE_SUM = 0,
@@ -120,6 +123,7 @@ enum {
     KAEL_REDUCE_MIN,
     KAEL_REDUCE_ARGMAX,
     KAEL_REDUCE_ARGMIN,
+    KAEL_REDUCE_VARIANCE, /* since ABI 1.2; the core sends it only to plugins of minor >= 2 */
     KAEL_REDUCE_COUNT
 };
 

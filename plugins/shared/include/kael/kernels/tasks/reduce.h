@@ -84,6 +84,71 @@ struct ArgExtreme {
     KAEL_HD static Out finish(State state) { return state.index; }
 };
 
+// Welford's running (count, mean, M2) in double; Chan's formula merges two partials. A state of
+// count 0 is the identity and merges exactly (skipped, so inf * 0 cannot make NaN).
+struct Moments {
+    double count;
+    double mean;
+    double m2;  // sum of squared deviations from mean
+};
+
+template <typename In>
+struct Variance {
+    using State = Moments;
+    using Out = double;
+    static constexpr bool kHasIdentity = true;
+    KAEL_HD static State identity() { return {0.0, 0.0, 0.0}; }
+    KAEL_HD static State first(In value, std::int64_t /*index*/) {
+        return {1.0, static_cast<double>(value), 0.0};
+    }
+    KAEL_HD static State step(State state, In value, std::int64_t /*index*/) {
+        const double x = static_cast<double>(value);
+        state.count += 1.0;
+        const double delta = x - state.mean;
+        state.mean += delta / state.count;
+        state.m2 += delta * (x - state.mean);
+        return state;
+    }
+    KAEL_HD static State merge(State a, State b) {
+        if (a.count == 0.0) {
+            return b;
+        }
+        if (b.count == 0.0) {
+            return a;
+        }
+        const double count = a.count + b.count;
+        const double delta = b.mean - a.mean;
+        const double share = b.count / count;
+        return {count, a.mean + delta * share, a.m2 + b.m2 + delta * delta * a.count * share};
+    }
+    KAEL_HD static Out finish(State state) { return state.m2 / state.count; }  // 0 / 0: NaN
+};
+
+// A division-free way to fold many elements into one Moments state (the cuda lanes use it):
+// sums of deviations from a shift, which should be one of the elements, so an offset stays out
+// of the squares; result() is the Moments state of what was added.
+struct ShiftedSums {
+    double shift;
+    double count = 0.0;
+    double sum = 0.0;      // of x - shift
+    double squares = 0.0;  // of (x - shift)^2
+    KAEL_HD explicit ShiftedSums(double shift_value) : shift(shift_value) {}
+    KAEL_HD void add(double x) {
+        const double deviation = x - shift;
+        count += 1.0;
+        sum += deviation;
+        squares += deviation * deviation;
+    }
+    KAEL_HD Moments result() const {
+        if (count == 0.0) {
+            return {0.0, 0.0, 0.0};
+        }
+        const double offset = sum / count;
+        const double m2 = squares - sum * offset;
+        return {count, shift + offset, m2 < 0.0 ? 0.0 : m2};  // rounding; NaN stays NaN
+    }
+};
+
 // Folds row[begin, end) (begin < end) in order; indices are positions within the row.
 template <typename R, typename In>
 KAEL_HD typename R::State fold(const Storage<In>* row, std::int64_t begin, std::int64_t end) {
@@ -188,8 +253,8 @@ void reduce_rows(void* results, const void* data, std::int64_t chunk_size, std::
 }
 
 inline const char* reduce_op_name(kael_reduce_op op) {
-    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {"sum", "prod",   "max",
-                                                              "min", "argmax", "argmin"};
+    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {
+        "sum", "prod", "max", "min", "argmax", "argmin", "variance"};
     return op >= 0 && op < KAEL_REDUCE_COUNT ? kNames[op] : "unknown reduction";
 }
 
@@ -200,6 +265,7 @@ inline kael_dtype reduce_out_dtype(kael_reduce_op op, kael_dtype in_dtype) {
         case KAEL_REDUCE_PROD: return floating ? in_dtype : KAEL_DTYPE_I64;
         case KAEL_REDUCE_MAX:
         case KAEL_REDUCE_MIN: return in_dtype;
+        case KAEL_REDUCE_VARIANCE: return KAEL_DTYPE_F64;
         default: return KAEL_DTYPE_I64;
     }
 }
@@ -216,6 +282,9 @@ inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtyp
     if (!valid_dtype(in_dtype) || !valid_dtype(out_dtype)) {
         plugin::invalid(name + ": invalid dtype");
     }
+    if (op == KAEL_REDUCE_VARIANCE && in_dtype != KAEL_DTYPE_F32 && in_dtype != KAEL_DTYPE_F64) {
+        plugin::unsupported(name + " of " + plugin::dtype_name(in_dtype));
+    }
     const kael_dtype expected = reduce_out_dtype(op, in_dtype);
     if (out_dtype != expected) {
         plugin::invalid(name + " of " + plugin::dtype_name(in_dtype) + " writes " +
@@ -225,7 +294,8 @@ inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtyp
     if (outputs > 0 && (results == nullptr || (size > 0 && data == nullptr))) {
         plugin::invalid(name + ": null results or data");
     }
-    if (outputs > 0 && size == 0 && op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD) {
+    if (outputs > 0 && size == 0 && op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD &&
+        op != KAEL_REDUCE_VARIANCE) {
         plugin::invalid(name + " of an empty row has no value");
     }
 }
@@ -247,6 +317,12 @@ void with_reducer(kael_reduce_op op, kael_dtype in_dtype, Visit&& visit) {
             case KAEL_REDUCE_MAX: return visit(ReducerTag<Extreme<In, true>, In>{});
             case KAEL_REDUCE_MIN: return visit(ReducerTag<Extreme<In, false>, In>{});
             case KAEL_REDUCE_ARGMAX: return visit(ReducerTag<ArgExtreme<In, true>, In>{});
+            case KAEL_REDUCE_VARIANCE:
+                // Floats only (check_reduce_call refuses the rest): two instantiations.
+                if constexpr (is_floating_v<In>) {
+                    return visit(ReducerTag<Variance<In>, In>{});
+                }
+                plugin::unsupported(std::string("variance of ") + plugin::dtype_name(in_dtype));
             default: return visit(ReducerTag<ArgExtreme<In, false>, In>{});
         }
     });
