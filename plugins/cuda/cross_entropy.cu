@@ -34,9 +34,10 @@ __global__ void __launch_bounds__(kRowBlock)
         for_each_in_row<kRowBlock>(x, classes, t, [&](T value) { state.add(value); });
         state = group_reduce<kRowBlock>(state, Merge{}, shared);
         if (t == 0) {
-            const T row_lse = state.log_total();
-            lse[row] = row_lse;
-            losses[row] = row_lse - x[targets[row]];
+            lse[row] = state.log_total();
+            const std::int64_t target = targets[row];
+            losses[row] =
+                tasks::valid_target(target, classes) ? state.minus_log_softmax(x[target]) : T(NAN);
         }
     }
 }

@@ -53,7 +53,18 @@ struct LogSumExp {
         return maximum == A(INFINITY) || maximum == A(-INFINITY) ? A(NAN) : total;
     }
     [[nodiscard]] KAEL_HD A log_total() const { return maximum + math::log(normalizer()); }
+    // -log_softmax of x: (max - x) + log(total), never lse - x, which loses the small loss of a
+    // confident row to the rounding of lse (f32 lse near 100 is a multiple of 7.6e-6).
+    [[nodiscard]] KAEL_HD A minus_log_softmax(A x) const {
+        return (maximum - x) + math::log(normalizer());
+    }
 };
+
+// A target outside [0, classes) may reach a kernel while its deferred check is pending: such a
+// row reads nothing (a NaN loss, no gradient) and the check reports the error.
+KAEL_HD inline bool valid_target(std::int64_t target, std::int64_t classes) {
+    return target >= 0 && target < classes;
+}
 
 // Lines (o, ., j) of one o for kLineBlock consecutive j at most, walked together so that every
 // read is contiguous along j; each line still folds in order of i, as alone.
@@ -245,9 +256,11 @@ struct CrossEntropyRows {
         for (std::int64_t c = 0; c < classes; ++c) {
             state.add(row_logits[c]);
         }
-        const double row_lse = state.log_total();
-        lse[row] = static_cast<T>(row_lse);
-        losses[row] = static_cast<T>(row_lse - row_logits[targets[row]]);
+        lse[row] = static_cast<T>(state.log_total());
+        const std::int64_t target = targets[row];
+        losses[row] = valid_target(target, classes)
+                          ? static_cast<T>(state.minus_log_softmax(row_logits[target]))
+                          : T(NAN);
     }
 };
 
@@ -273,8 +286,10 @@ struct CrossEntropyBackwardRows {
             grad[c] = static_cast<T>(g * exp_in<T>(static_cast<double>(x[c]) - row_lse));
         }
         const std::int64_t target = targets[row];
-        grad[target] =
-            static_cast<T>(g * (exp_in<T>(static_cast<double>(x[target]) - row_lse) - 1.0));
+        if (valid_target(target, classes)) {
+            grad[target] =
+                static_cast<T>(g * (exp_in<T>(static_cast<double>(x[target]) - row_lse) - 1.0));
+        }
     }
 };
 
