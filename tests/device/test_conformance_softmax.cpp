@@ -166,11 +166,14 @@ BOOST_AUTO_TEST_CASE(cross_entropy_every_reduction_layout_dtype) {
             }
         }
         BOOST_TEST_CONTEXT("op cross_entropy of extremes, dtype " << dtype_name(dtype)) {
+            // The confident row's loss is log(total) with total = 1 + 6e-6: an f32 total holds
+            // it to 1.2e-7 absolute (PyTorch's f32 kernel too), so compare with that floor.
             run_and_compare(
                 {{extremes(dtype)}, {kael::tensor(std::vector<std::int64_t>{0, 1, 2, 3})}},
                 [](const Tensors& x) {
                     return Tensors{kael::cross_entropy(x[0], x[1], kael::Reduction::None)};
-                });
+                },
+                {.scale = 0.01});
         }
     }
 }
