@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# On the GPU machine: compute-sanitizer over the fused kernels of the model path, each run with a
+# wall-clock limit (seconds, default 150). memcheck: the index suites (bad indices pending a
+# deferred check) and every conformance case; racecheck: the conformance cases whose kernels
+# share memory. Prints each run's summary and the test cases it finished.
+# Usage: scripts/cuda/sanitize_fused.sh <build dir> [limit]
+set -uo pipefail
+tests=$(cd "${1:?build dir}" && pwd)/tests
+limit=${2:-150}
+shared='softmax_*,cross_entropy_*,layer_norm_*,attention_*,topk_*,sequence_ops_*,sort_and_*'
+shared+=',var_and_std_*,reduce_*,elementwise_every_op_dtype_layout'
+sanitize() {  # TOOL BINARY [test filter]
+    local tool=$1 binary=$2 log
+    shift 2
+    log=$(KAEL_PLUGINS=cpu,cuda KAEL_TEST_DEVICE=cuda KAEL_NO_CACHING_ALLOCATOR=1 \
+        timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        "$tests/$binary" --color_output=no --log_level=test_suite "$@" 2>&1)
+    echo "== $tool $binary $* (exit $?)"
+    echo "$log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race|hazard|error:|failure" |
+        sort | uniq -c | sort -rn | head -12
+    echo "finished cases: $(echo "$log" | grep -c 'Leaving test case')"
+}
+sanitize memcheck unit_index_check
+sanitize memcheck unit_indexing
+sanitize memcheck test_conformance
+sanitize racecheck test_conformance "--run_test=$shared"
