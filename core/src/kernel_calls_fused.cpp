@@ -1,0 +1,230 @@
+// The ABI 1.2 fused kernels' calls (row ops, reductions over any dims, attention, adam): each
+// through run(), so a plugin without the slot is served by the cpu plugin, counted.
+#include <span>
+#include <vector>
+
+#include "kernel_calls.h"
+#include "kernel_run.h"
+
+namespace kael::detail {
+
+namespace {
+
+// Defined tensors only, and where each of `wanted` went in that list (-1 when undefined).
+std::vector<Tensor> defined_only(const std::vector<Tensor>& wanted, std::vector<int>& positions) {
+    std::vector<Tensor> present;
+    for (const Tensor& tensor : wanted) {
+        positions.push_back(tensor.defined() ? static_cast<int>(present.size()) : -1);
+        if (tensor.defined()) {
+            present.push_back(tensor);
+        }
+    }
+    return present;
+}
+
+void* data_at(std::span<const Tensor> tensors, int position) {
+    return position < 0 ? nullptr : tensors[static_cast<std::size_t>(position)].device_data();
+}
+
+kael_attention_layout attention_layout(const Tensor& q, const Tensor& k, const Tensor& v,
+                                       const Tensor& out, double scale, bool causal) {
+    kael_attention_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.batch = q.size(0);
+    layout.heads = q.size(1);
+    layout.queries = q.size(2);
+    layout.keys = k.size(2);
+    layout.head_dim = q.size(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        layout.q_strides[i] = q.strides()[i];
+        layout.k_strides[i] = k.strides()[i];
+        layout.v_strides[i] = v.strides()[i];
+        layout.out_strides[i] = out.strides()[i];
+    }
+    layout.scale = scale;
+    layout.causal = causal ? 1 : 0;
+    return layout;
+}
+
+}  // namespace
+
+void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
+                const Tensor& weight, const Tensor& bias, std::int64_t rows, std::int64_t columns,
+                double eps) {
+    if (rows == 0 || columns == 0) {
+        return;
+    }
+    std::vector<int> in;
+    const std::vector<Tensor> inputs = defined_only({x, weight, bias}, in);
+    run("layer_norm", {out, mean, rstd}, inputs, KAEL_SLOT_CHECK(layer_norm),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->layer_norm(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), outs[2].device_data(), data_at(ins, in[0]),
+                              data_at(ins, in[1]), data_at(ins, in[2]), rows, columns, eps),
+                          "layer_norm");
+        });
+}
+
+void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                         const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                         const Tensor& rstd, const Tensor& weight, std::int64_t rows,
+                         std::int64_t columns) {
+    std::vector<int> out;
+    const std::vector<Tensor> outputs = defined_only({grad_x, grad_weight, grad_bias}, out);
+    if (columns == 0 || outputs.empty()) {
+        return;
+    }
+    std::vector<int> in;
+    const std::vector<Tensor> inputs = defined_only({grad_out, x, mean, rstd, weight}, in);
+    run("layer_norm_backward", outputs, inputs, KAEL_SLOT_CHECK(layer_norm_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->layer_norm_backward(
+                              device, abi(grad_out.dtype()), data_at(outs, out[0]),
+                              data_at(outs, out[1]), data_at(outs, out[2]),
+                              data_at(ins, in[0]), data_at(ins, in[1]), data_at(ins, in[2]),
+                              data_at(ins, in[3]), data_at(ins, in[4]), rows, columns),
+                          "layer_norm_backward");
+        });
+}
+
+void softmax(const Tensor& out, const Tensor& input, std::int64_t outer, std::int64_t size,
+             std::int64_t inner, bool log) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("softmax", {out}, {input}, KAEL_SLOT_CHECK(softmax),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->softmax(device, abi(outs[0].dtype()),
+                                                   outs[0].device_data(), ins[0].device_data(),
+                                                   outer, size, inner, log ? 1 : 0),
+                          log ? "log_softmax" : "softmax");
+        });
+}
+
+void softmax_backward(const Tensor& grad_in, const Tensor& grad_out, const Tensor& out,
+                      std::int64_t outer, std::int64_t size, std::int64_t inner, bool log) {
+    if (grad_in.numel() == 0) {
+        return;
+    }
+    run("softmax_backward", {grad_in}, {grad_out, out}, KAEL_SLOT_CHECK(softmax_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->softmax_backward(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              ins[0].device_data(), ins[1].device_data(), outer, size, inner,
+                              log ? 1 : 0),
+                          log ? "log_softmax_backward" : "softmax_backward");
+        });
+}
+
+void cross_entropy(const Tensor& losses, const Tensor& lse, const Tensor& logits,
+                   const Tensor& targets) {
+    if (losses.numel() == 0) {
+        return;
+    }
+    run("cross_entropy", {losses, lse}, {logits, targets}, KAEL_SLOT_CHECK(cross_entropy),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->cross_entropy(
+                              device, abi(ins[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), ins[0].device_data(),
+                              static_cast<const std::int64_t*>(ins[1].device_data()),
+                              ins[0].size(0), ins[0].size(1)),
+                          "cross_entropy");
+        });
+}
+
+void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses,
+                            const Tensor& logits, const Tensor& lse, const Tensor& targets) {
+    if (grad_logits.numel() == 0) {
+        return;
+    }
+    const std::int64_t grad_stride = grad_losses.numel() == logits.size(0) ? 1 : 0;
+    run("cross_entropy_backward", {grad_logits}, {grad_losses, logits, lse, targets},
+        KAEL_SLOT_CHECK(cross_entropy_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->cross_entropy_backward(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              ins[0].device_data(), grad_stride, ins[1].device_data(),
+                              ins[2].device_data(),
+                              static_cast<const std::int64_t*>(ins[3].device_data()),
+                              ins[1].size(0), ins[1].size(1)),
+                          "cross_entropy_backward");
+        });
+}
+
+void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
+          const kael_adam_params& params) {
+    if (param.numel() == 0) {
+        return;
+    }
+    run("adam", {param, m, v}, {grad}, KAEL_SLOT_CHECK(adam),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->adam(device, abi(outs[0].dtype()), outs[0].device_data(),
+                                                outs[1].device_data(), outs[2].device_data(),
+                                                ins[0].device_data(), outs[0].numel(), &params),
+                          "adam");
+        });
+}
+
+void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
+                 std::int64_t size, std::int64_t inner) {
+    if (outer * inner == 0) {
+        return;
+    }
+    const kael_plugin* table = backend_for(out.device()).table();
+    if (!KAEL_HAS_SLOT(table, reduce_dims)) {
+        // An older plugin: move i innermost on the device, then reduce rows (or fall back).
+        const Tensor rows =
+            inner == 1 ? block
+                       : block.view({outer, size, inner}).permute({0, 2, 1}).contiguous();
+        reduce(op, out, rows, size, outer * inner);
+        return;
+    }
+    run("reduce_dims", {out}, {block}, knows_reduce_op(op, KAEL_SLOT_CHECK(reduce_dims)),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->reduce_dims(device, op, abi(outs[0].dtype()),
+                                                       abi(ins[0].dtype()), outs[0].device_data(),
+                                                       ins[0].device_data(), outer, size, inner),
+                          "reduce_dims");
+        });
+}
+
+void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
+               const Tensor& v, double scale, bool causal) {
+    if (out.numel() == 0) {
+        return;
+    }
+    run("attention", {out, lse}, {q, k, v}, KAEL_SLOT_CHECK(attention),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const kael_attention_layout layout =
+                attention_layout(ins[0], ins[1], ins[2], outs[0], scale, causal);
+            backend.check(backend.table()->attention(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), ins[0].device_data(), ins[1].device_data(),
+                              ins[2].device_data(), &layout),
+                          "attention");
+        });
+}
+
+void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
+                        const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                        const Tensor& out, const Tensor& lse, double scale, bool causal) {
+    if (grad_k.numel() == 0) {
+        return;
+    }
+    run("attention_backward", {grad_q, grad_k, grad_v}, {grad_out, q, k, v, out, lse},
+        KAEL_SLOT_CHECK(attention_backward),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const kael_attention_layout layout =
+                attention_layout(ins[1], ins[2], ins[3], ins[4], scale, causal);
+            backend.check(backend.table()->attention_backward(
+                              device, abi(outs[0].dtype()), outs[0].device_data(),
+                              outs[1].device_data(), outs[2].device_data(),
+                              ins[0].device_data(), ins[1].device_data(), ins[2].device_data(),
+                              ins[3].device_data(), ins[4].device_data(), ins[5].device_data(),
+                              &layout),
+                          "attention_backward");
+        });
+}
+
+}  // namespace kael::detail

@@ -1,0 +1,100 @@
+#pragma once
+// How the kernel_calls*.cpp files reach a plugin: run() calls the device's slot, or the cpu
+// plugin over host copies (counted) when that plugin lacks it, after unaliasing inputs that
+// share memory with an output.
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "backend.h"
+#include "kael/tensor.h"
+
+namespace kael::detail {
+
+// A cpu tensor over a host copy of the tensor's whole storage, with the same view.
+Tensor host_mirror(const Tensor& tensor);
+// Copies a host mirror's storage back over the original's.
+void write_back(const Tensor& mirror, const Tensor& original);
+
+// How an input may share memory with an output: elementwise kernels may read each element where
+// they then write it; other kernels read inputs while outputs are written anywhere.
+enum class Aliasing { SameElements, None };
+
+// A fresh copy of input when it shares memory with an output in a way the kernel cannot handle,
+// so every device (and the backwards-running emulator) computes what sequential code would;
+// nothing when input can be used as it is.
+std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> outputs,
+                                Aliasing allowed);
+
+// Runs call(backend, device index, outputs, inputs) on the tensors' device, or on the cpu plugin
+// over host mirrors when the device's plugin lacks the slot; outputs are written back after a
+// fallback. A template, not std::function: this runs for every op, ~400 times per decoded token.
+template <typename HasSlot, typename Call>
+void run(const char* slot, std::span<const Tensor> outputs,
+         const std::vector<Tensor>& given_inputs, HasSlot has_slot, const Call& call,
+         Aliasing allowed = Aliasing::None) {
+    // The inputs are copied only when one must be unaliased (rare).
+    std::vector<Tensor> unaliased_inputs;
+    for (std::size_t i = 0; i < given_inputs.size(); ++i) {
+        if (std::optional<Tensor> copy = unaliased(given_inputs[i], outputs, allowed)) {
+            if (unaliased_inputs.empty()) {
+                unaliased_inputs = given_inputs;
+            }
+            unaliased_inputs[i] = std::move(*copy);
+        }
+    }
+    const std::vector<Tensor>& inputs = unaliased_inputs.empty() ? given_inputs : unaliased_inputs;
+    const Device device = outputs.front().device();
+    // The plugin that allocated the output serves the call (what backend_for(device) returns,
+    // without the registry lookup).
+    const Backend& backend = outputs.front().impl().storage->backend();
+    // Every write into a tensor passes here, so autograd's saved tensors see every in-place op
+    // (on any view of the storage), including ones run without grad such as optimizer steps.
+    for (const Tensor& output : outputs) {
+        output.impl().storage->bump_version();
+    }
+    if (has_slot(backend.table())) {
+        call(backend, device.index, outputs, inputs);
+        return;
+    }
+    const Backend& host = cpu_backend();
+    if (!has_slot(host.table())) {
+        throw TypeError(std::string("no plugin implements '") + slot + "' (not even cpu)");
+    }
+    std::vector<Tensor> host_outputs;
+    std::vector<Tensor> host_inputs;
+    for (const Tensor& output : outputs) {
+        host_outputs.push_back(host_mirror(output));
+    }
+    for (const Tensor& input : inputs) {
+        host_inputs.push_back(host_mirror(input));
+    }
+    count_fallback(backend, slot);
+    call(host, 0, std::span<const Tensor>(host_outputs), host_inputs);
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        write_back(host_outputs[i], outputs[i]);
+    }
+}
+
+// run() for outputs written as a braced list ({out}), without a vector.
+template <typename HasSlot, typename Call>
+void run(const char* slot, std::initializer_list<Tensor> outputs,
+         const std::vector<Tensor>& inputs, HasSlot has_slot, const Call& call,
+         Aliasing allowed = Aliasing::None) {
+    run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()), inputs, has_slot, call,
+        allowed);
+}
+
+#define KAEL_SLOT_CHECK(slot) [](const kael_plugin* table) { return KAEL_HAS_SLOT(table, slot); }
+
+// A plugin serves op when it has the slot and knows the op: variance arrived in ABI 1.2, so
+// older plugins fall back to the cpu plugin (counted) rather than receive an unknown value.
+template <typename HasSlot>
+auto knows_reduce_op(kael_reduce_op op, HasSlot has_slot) {
+    return [op, has_slot](const kael_plugin* table) {
+        return has_slot(table) && (op < KAEL_REDUCE_VARIANCE || table->abi_minor >= 2);
+    };
+}
+
+}  // namespace kael::detail
