@@ -7,7 +7,7 @@
 
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
-#include "kael/kernels/tasks/softmax.h"
+#include "kael/kernels/tasks/cross_entropy.h"
 #include "row_reduce.cuh"
 
 namespace kael::cuda {

@@ -1,6 +1,6 @@
 // Softmax / log_softmax and cross_entropy through the shared task bodies, every buffer checked
 // to lie in device memory first.
-#include "kael/kernels/tasks/softmax.h"
+#include "kael/kernels/tasks/cross_entropy.h"
 
 #include <initializer_list>
 #include <utility>
