@@ -1,5 +1,6 @@
 // Softmax / log_softmax and cross_entropy, forward and backward: the shared task bodies
-// (kael/kernels/tasks/softmax.h, cross_entropy.h) over the plugin's threads, enough items per thread to pay for it.
+// (kael/kernels/tasks/softmax.h, cross_entropy.h) over the plugin's threads, enough items per
+// thread to pay for it.
 #include "kael/kernels/tasks/cross_entropy.h"
 
 #include <algorithm>
