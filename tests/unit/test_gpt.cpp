@@ -1,4 +1,5 @@
 #include <boost/test/unit_test.hpp>
+#include <optional>
 #include <cmath>
 
 #include "kael/autograd.h"
@@ -113,6 +114,33 @@ BOOST_AUTO_TEST_CASE(kv_cache_matches_full_forward) {
         BOOST_TEST(cache.values[1].shape() == (Shape{2, 2, 6, 4}));
         // Two more positions fit, three do not.
         BOOST_CHECK_THROW(model.forward(tokens({1, 2, 3, 4, 5, 6}, 2), &cache), kael::ValueError);
+    }
+
+    // Without grad the cache is a view of a buffer that later steps write past its end: the
+    // results stay the same, an earlier cache tensor keeps its values, and a cache begun with
+    // grad on continues.
+    for (const bool first_with_grad : {false, true}) {
+        BOOST_TEST_CONTEXT("first chunk with grad " << first_with_grad) {
+            nn::KVCache cache;
+            std::vector<Tensor> pieces;
+            {
+                std::optional<kael::NoGradGuard> no_grad;
+                if (!first_with_grad) {
+                    no_grad.emplace();
+                }
+                pieces.push_back(model.forward(all.slice(1, 0, 2), &cache).detach());
+            }
+            const kael::NoGradGuard no_grad;
+            const Tensor early_keys = cache.keys[0];
+            const std::vector<float> early_values = early_keys.to_vector<float>();
+            for (std::int64_t start = 2; start < 6; ++start) {
+                pieces.push_back(model.forward(all.slice(1, start, start + 1), &cache));
+            }
+            check_close(kael::cat(pieces, 1).to_vector<float>(), full, 1e-5);
+            BOOST_TEST(early_keys.shape() == (Shape{2, 2, 2, 4}));
+            BOOST_TEST(early_keys.to_vector<float>() == early_values, tt::per_element());
+            BOOST_TEST(cache.values[1].shape() == (Shape{2, 2, 6, 4}));
+        }
     }
 }
 

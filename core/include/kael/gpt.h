@@ -32,6 +32,7 @@ public:
 private:
     std::int64_t heads_;
     double dropout_;
+    std::int64_t capacity_;  // tokens a KV cache holds before generate restarts it
     std::shared_ptr<Linear> query_key_value_;
     std::shared_ptr<Linear> projection_;
 };

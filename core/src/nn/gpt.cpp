@@ -24,10 +24,38 @@ void check_config(const GPTConfig& config, const char* who) {
     detail::require_probability(config.dropout, who, "dropout");
 }
 
+// cached [B, H, T, D] (undefined before the first step) followed by fresh [B, H, S, D] along
+// T, without grad. The cache is a view of a buffer with room for `capacity` tokens, so a
+// decoding step copies only its new rows (cat would copy the whole cache and allocate anew).
+Tensor append_to_cache(const Tensor& cached, const Tensor& fresh, std::int64_t capacity) {
+    const std::int64_t past = cached.defined() ? cached.size(2) : 0;
+    const std::int64_t total = past + fresh.size(2);
+    const Shape& shape = fresh.shape();
+    if (cached.defined()) {
+        const Shape& strides = cached.strides();
+        const std::int64_t room = strides[2] > 0 ? strides[1] / strides[2] : 0;
+        if (strides[3] == 1 && strides[2] == shape[3] && strides[0] == shape[1] * strides[1] &&
+            total <= room) {
+            Tensor grown = cached.as_strided({shape[0], shape[1], total, shape[3]}, strides,
+                                             cached.offset());
+            grown.slice(2, past, total).copy_(fresh);
+            return grown;
+        }
+    }
+    // First step, or a cache that is no such view (made with grad on, or outgrown): a buffer.
+    Tensor buffer = empty({shape[0], shape[1], std::max(capacity, total), shape[3]},
+                          fresh.dtype(), fresh.device());
+    if (past > 0) {
+        buffer.slice(2, 0, past).copy_(cached);
+    }
+    buffer.slice(2, past, total).copy_(fresh);
+    return buffer.slice(2, 0, total);
+}
+
 }  // namespace
 
 CausalSelfAttention::CausalSelfAttention(const GPTConfig& config, Device device)
-    : heads_(config.heads), dropout_(config.dropout) {
+    : heads_(config.heads), dropout_(config.dropout), capacity_(config.block_size) {
     check_config(config, "CausalSelfAttention");
     query_key_value_ = register_module(
         "query_key_value", std::make_shared<Linear>(config.embed, 3 * config.embed, true, device));
@@ -50,11 +78,12 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
     Tensor query = split(0);
     Tensor key = split(1);
     Tensor value = split(2);
-    std::int64_t past = 0;
     if (cached_keys != nullptr) {
-        if (cached_keys->defined()) {
-            past = cached_keys->size(2);
-            key = cat({*cached_keys, key}, 2);
+        if (!is_grad_enabled()) {
+            key = append_to_cache(*cached_keys, key, capacity_);
+            value = append_to_cache(*cached_values, value, capacity_);
+        } else if (cached_keys->defined()) {
+            key = cat({*cached_keys, key}, 2);  // differentiable in the new keys and values
             value = cat({*cached_values, value}, 2);
         }
         *cached_keys = key.detach();
@@ -68,7 +97,8 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
         return projection_->forward(mixed);
     }
     // Dropout on the attention probabilities needs them in memory: the composed path.
-    const std::int64_t total = past + steps;
+    const std::int64_t total = key.size(2);
+    const std::int64_t past = total - steps;
     Tensor scores = matmul(query, key.transpose(-2, -1)) * (1.0 / std::sqrt(double(head_dim)));
     // Query i (at position past + i) may not see keys after it.
     const Tensor rows = arange(static_cast<double>(past), static_cast<double>(total), 1,
