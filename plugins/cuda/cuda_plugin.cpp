@@ -88,14 +88,6 @@ kael_plugin make_table() {
     table.device_properties = device_properties;
     table.shutdown = nullptr;  // the driver reclaims everything; cuBLAS may be gone at exit
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
-    KAEL_ASSIGN_LAYER_NORM_ENTRIES(table);
-    KAEL_ASSIGN_INDEX_CHECK_ENTRIES(table);
-    KAEL_ASSIGN_MATMUL_BIAS_ENTRIES(table);
-    KAEL_ASSIGN_SOFTMAX_ENTRIES(table);
-    KAEL_ASSIGN_OPTIM_ENTRIES(table);
-    KAEL_ASSIGN_REDUCE_DIMS_ENTRIES(table);
-    KAEL_ASSIGN_SEQUENCE_ENTRIES(table);
-    KAEL_ASSIGN_ATTENTION_ENTRIES(table);
     return table;
 }
 
