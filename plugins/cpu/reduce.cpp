@@ -1,3 +1,5 @@
+#include "kael/kernels/tasks/reduce.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <string>
@@ -8,7 +10,6 @@
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
-#include "kael/kernels/tasks/reduce.h"
 
 namespace kael::cpu {
 namespace {
@@ -57,22 +58,6 @@ void fold_whole_blocks(const Storage<In>* row, int64_t first_block,
     }
 }
 
-template <typename R>
-typename R::State merge_pairwise(std::vector<typename R::State>& partials) {
-    size_t width = partials.size();
-    while (width > 1) {
-        const size_t half = width / 2;
-        for (size_t i = 0; i < half; ++i) {
-            partials[i] = R::merge(partials[2 * i], partials[2 * i + 1]);
-        }
-        if (width % 2 != 0) {
-            partials[half] = partials[width - 1];
-        }
-        width = half + width % 2;
-    }
-    return partials[0];
-}
-
 template <typename R, typename In>
 typename R::State reduce_row(const Storage<In>* row, int64_t length, bool parallel_blocks) {
     if (length <= kBlock) {
@@ -97,7 +82,7 @@ typename R::State reduce_row(const Storage<In>* row, int64_t length, bool parall
     } else {
         fold_blocks(0, blocks);
     }
-    return merge_pairwise<R>(partials);
+    return kernels::tasks::merge_pairs_in_place<R>(partials, static_cast<int64_t>(partials.size()));
 }
 
 template <typename R, typename In>

@@ -2,11 +2,12 @@
 // tree (kael/kernels/tasks/reduce_dims.h), read row by row: an item folds one kBlock-long piece
 // of i for a tile of columns into per-column states, so memory streams in order instead of one
 // strided walk per output. inner == 1 is the reduce slot's case.
+#include "kael/kernels/tasks/reduce_dims.h"
+
 #include <algorithm>
 #include <memory>
 
 #include "cpu_kernels.h"
-#include "kael/kernels/tasks/reduce_dims.h"
 
 namespace kael::cpu {
 namespace {
@@ -35,22 +36,6 @@ void fold_rows(const Storage<In>* slab, int64_t inner, int64_t begin, int64_t en
     }
 }
 
-// The shared MergePairs tree, in place over one output's partials.
-template <typename R>
-typename R::State merge_in_place(typename R::State* partials, int64_t width) {
-    while (width > 1) {
-        const int64_t half = width / 2;
-        for (int64_t i = 0; i < half; ++i) {
-            partials[i] = R::merge(partials[2 * i], partials[2 * i + 1]);
-        }
-        if (width % 2 != 0) {
-            partials[half] = partials[width - 1];
-        }
-        width = half + width % 2;
-    }
-    return partials[0];
-}
-
 // size > 0 and inner > 1.
 template <typename R, typename In>
 void reduce_columns(void* results, const void* data, int64_t outer, int64_t size, int64_t inner) {
@@ -63,8 +48,8 @@ void reduce_columns(void* results, const void* data, int64_t outer, int64_t size
     const int64_t items = outer * tiles * blocks;
     const bool large = outer * size * inner >= kMinParallelElements;
     // Arrays, not vectors: State may be bool.
-    const auto partials = std::make_unique<State[]>(
-        static_cast<size_t>(blocks > 1 ? outer * inner * blocks : 0));
+    const auto partials =
+        std::make_unique<State[]>(static_cast<size_t>(blocks > 1 ? outer * inner * blocks : 0));
     parallel_ranges(items, large ? 2 : items + 1, [&](int64_t begin, int64_t end) {
         const auto states = std::make_unique<State[]>(static_cast<size_t>(kTile));
         for (int64_t item = begin; item < end; ++item) {
@@ -92,7 +77,8 @@ void reduce_columns(void* results, const void* data, int64_t outer, int64_t size
     parallel_ranges(outputs, large ? 2 : outputs + 1, [&](int64_t begin, int64_t end) {
         for (int64_t output = begin; output < end; ++output) {
             State* own = partials.get() + output * blocks;
-            store_element<Out>(out + output, R::finish(merge_in_place<R>(own, blocks)));
+            store_element<Out>(out + output,
+                               R::finish(tasks::merge_pairs_in_place<R>(own, blocks)));
         }
     });
 }

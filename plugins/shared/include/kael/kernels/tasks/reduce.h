@@ -195,6 +195,24 @@ struct ReduceBlocks {
     }
 };
 
+// The MergePairs tree run in place over one row's `width` partials by a single thread (the cpu
+// plugin's order, equal to the devices' level-by-level merge); returns the final state.
+// Partials is a pointer or a vector (std::vector<bool> has no pointer, hence indexing).
+template <typename R, typename Partials>
+typename R::State merge_pairs_in_place(Partials& partials, std::int64_t width) {
+    while (width > 1) {
+        const std::int64_t half = width / 2;
+        for (std::int64_t i = 0; i < half; ++i) {
+            partials[i] = R::merge(partials[2 * i], partials[2 * i + 1]);
+        }
+        if (width % 2 != 0) {
+            partials[half] = partials[width - 1];
+        }
+        width = half + width % 2;
+    }
+    return partials[0];
+}
+
 // One item per output partial of one merge level of every row; rows are `stride` apart in both
 // buffers, and source and target never alias (a backwards or parallel order must not matter).
 template <typename R>
@@ -253,8 +271,8 @@ void reduce_rows(void* results, const void* data, std::int64_t chunk_size, std::
 }
 
 inline const char* reduce_op_name(kael_reduce_op op) {
-    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {
-        "sum", "prod", "max", "min", "argmax", "argmin", "variance"};
+    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {"sum",    "prod",   "max",     "min",
+                                                              "argmax", "argmin", "variance"};
     return op >= 0 && op < KAEL_REDUCE_COUNT ? kNames[op] : "unknown reduction";
 }
 
@@ -338,8 +356,8 @@ void launch_reduce(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
     }
     with_reducer(op, in_dtype, [&](auto tag) {
         using Tag = decltype(tag);
-        reduce_rows<Launcher, typename Tag::Reducer, typename Tag::Input>(results, data,
-                                                                          chunk_size, output_count);
+        reduce_rows<Launcher, typename Tag::Reducer, typename Tag::Input>(results, data, chunk_size,
+                                                                          output_count);
     });
 }
 
