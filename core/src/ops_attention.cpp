@@ -10,6 +10,7 @@
 #include "autograd/record.h"
 #include "kael/ops_more.h"
 #include "kernel_calls.h"
+#include "tensor_internal.h"
 
 namespace kael {
 
@@ -50,30 +51,11 @@ void check_arguments(const Tensor& q, const Tensor& k, const Tensor& v,
     }
 }
 
-// Whether no two elements of a strided layout share memory, judged as for a permuted dense
-// layout: sorted by stride, each dimension starts past everything the smaller ones span.
-bool non_overlapping(const Shape& shape, const Shape& strides) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size) of sizes > 1
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-        if (shape[d] > 1) {
-            dims.emplace_back(strides[d], shape[d]);
-        }
-    }
-    std::sort(dims.begin(), dims.end());
-    std::int64_t reach = 1;  // elements spanned by the dims sorted so far
-    for (const auto& [stride, size] : dims) {
-        if (stride < reach) {
-            return false;
-        }
-        reach = stride * size;
-    }
-    return true;
-}
-
 // Whether the kernels may read t, and write its gradient, through t's own strides: the last
 // dimension contiguous and no two elements sharing memory (so no expanded dimension).
 bool kernel_layout(const Tensor& t) {
-    return (t.size(3) <= 1 || t.strides()[3] == 1) && non_overlapping(t.shape(), t.strides());
+    return (t.size(3) <= 1 || t.strides()[3] == 1) &&
+           detail::non_overlapping(t.shape(), t.strides());
 }
 
 Tensor kernel_operand(const Tensor& t) { return kernel_layout(t) ? t : t.contiguous(); }
@@ -105,7 +87,7 @@ std::vector<Tensor> gradient_buffers(const Tensor& q, const Tensor& k, const Ten
         Shape strides = q.strides();
         shape.push_back(3);
         strides.push_back(step);
-        if (non_overlapping(shape, strides)) {
+        if (detail::non_overlapping(shape, strides)) {
             const Tensor all = empty_with_strides(shape, strides, q.dtype(), q.device());
             return {all.select(4, 0), all.select(4, 1), all.select(4, 2)};
         }

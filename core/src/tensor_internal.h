@@ -85,4 +85,24 @@ inline Tensor reshaped(const Tensor& input, Tensor out, const char* name) {
                     [shape = input.shape()](const Tensor& grad) { return grad.reshape(shape); });
 }
 
+// Whether no two elements of a strided layout share memory, judged as for a permuted dense
+// layout: sorted by stride, each dimension starts past everything the smaller ones span.
+inline bool non_overlapping(const Shape& shape, const Shape& strides) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size) of sizes > 1
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] > 1) {
+            dims.emplace_back(strides[d], shape[d]);
+        }
+    }
+    std::sort(dims.begin(), dims.end());
+    std::int64_t reach = 1;  // elements spanned by the dims sorted so far
+    for (const auto& [stride, size] : dims) {
+        if (stride < reach) {
+            return false;
+        }
+        reach = stride * size;
+    }
+    return true;
+}
+
 }  // namespace kael::detail

@@ -1,4 +1,7 @@
 // Views: new shape, strides and offset over the same storage, each with its backward.
+#include <optional>
+#include <string>
+
 #include "tensor_internal.h"
 
 namespace kael {
@@ -11,34 +14,84 @@ using detail::with_view;
 using detail::wrap_dim;
 using detail::wrap_existing_dim;
 
-Tensor Tensor::view(const Shape& requested) const {
-    detail::check_rank(requested, "view");
+namespace {
+
+// requested with its one -1 resolved; ValueError (naming op) when it cannot hold numel elements.
+Shape resolved_shape(const Shape& requested, std::int64_t numel, const Shape& from,
+                     const char* op) {
+    detail::check_rank(requested, op);
     Shape shape = requested;
     std::int64_t known = 1;
     int inferred = -1;
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (shape[i] == -1) {
             if (inferred >= 0) {
-                throw ValueError("view: only one dimension can be -1, got " + to_string(shape));
+                throw ValueError(std::string(op) + ": only one dimension can be -1, got " +
+                                 to_string(shape));
             }
             inferred = static_cast<int>(i);
         } else if (shape[i] < 0) {
-            throw ValueError("view: invalid shape " + to_string(shape));
+            throw ValueError(std::string(op) + ": invalid shape " + to_string(shape));
         } else {
             known *= shape[i];
         }
     }
     if (inferred >= 0) {
-        if (known == 0 || numel() % known != 0) {
-            throw ValueError("view: shape " + to_string(requested) + " is invalid for " +
-                             std::to_string(numel()) + " elements");
+        if (known == 0 || numel % known != 0) {
+            throw ValueError(std::string(op) + ": shape " + to_string(requested) +
+                             " is invalid for " + std::to_string(numel) + " elements");
         }
-        shape[inferred] = numel() / known;
+        shape[inferred] = numel / known;
     }
-    if (product(shape) != numel()) {
-        throw ValueError("view: shape " + to_string(requested) + " is invalid for a tensor of shape " +
-                         to_string(this->shape()));
+    if (product(shape) != numel) {
+        throw ValueError(std::string(op) + ": shape " + to_string(requested) +
+                         " is invalid for a tensor of shape " + to_string(from));
     }
+    return shape;
+}
+
+// Strides that give shape over the same elements as (old_shape, old_strides) in the same
+// order, when they exist. Runs of old dims that are contiguous with each other (a "chunk")
+// may be split or merged freely; a new dim may not straddle two chunks.
+std::optional<Shape> view_strides(const Shape& old_shape, const Shape& old_strides,
+                                  const Shape& shape) {
+    if (product(shape) == 0 || old_shape.empty()) {
+        return contiguous_strides(shape);  // no element to place, or one element
+    }
+    Shape strides(shape.size(), 1);
+    auto next = static_cast<std::int64_t>(shape.size()) - 1;  // new dim being placed
+    for (auto end = static_cast<std::int64_t>(old_shape.size()); end > 0;) {
+        // The chunk old dims [begin, end): each stride is the next one times its size.
+        std::int64_t begin = end - 1;
+        std::int64_t chunk_elements = old_shape[static_cast<std::size_t>(begin)];
+        const std::int64_t unit = old_strides[static_cast<std::size_t>(begin)];
+        while (begin > 0 && (old_shape[static_cast<std::size_t>(begin - 1)] == 1 ||
+                             old_strides[static_cast<std::size_t>(begin - 1)] ==
+                                 chunk_elements * unit)) {
+            --begin;
+            chunk_elements *= old_shape[static_cast<std::size_t>(begin)];
+        }
+        std::int64_t placed = 1;
+        while (next >= 0 && (placed < chunk_elements || shape[static_cast<std::size_t>(next)] == 1)) {
+            strides[static_cast<std::size_t>(next)] = placed * unit;
+            placed *= shape[static_cast<std::size_t>(next)];
+            --next;
+        }
+        if (placed != chunk_elements) {
+            return std::nullopt;
+        }
+        end = begin;
+    }
+    if (next != -1) {
+        return std::nullopt;
+    }
+    return strides;
+}
+
+}  // namespace
+
+Tensor Tensor::view(const Shape& requested) const {
+    const Shape shape = resolved_shape(requested, numel(), this->shape(), "view");
     if (!is_contiguous()) {
         throw ValueError("view: tensor of shape " + to_string(this->shape()) +
                          " is not contiguous; use reshape()");
@@ -47,8 +100,17 @@ Tensor Tensor::view(const Shape& requested) const {
                     "ViewBackward");
 }
 
-Tensor Tensor::reshape(const Shape& shape) const {
-    return is_contiguous() ? view(shape) : contiguous().view(shape);
+// A view whenever the strides allow one (splitting the last dim of a slice, merging dims that
+// are contiguous with each other), as PyTorch does; a copy only when none exists.
+Tensor Tensor::reshape(const Shape& requested) const {
+    if (is_contiguous()) {
+        return view(requested);
+    }
+    const Shape shape = resolved_shape(requested, numel(), this->shape(), "reshape");
+    if (const std::optional<Shape> strides = view_strides(this->shape(), this->strides(), shape)) {
+        return reshaped(*this, with_view(*this, shape, *strides, offset()), "ViewBackward");
+    }
+    return contiguous().view(shape);
 }
 
 Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {

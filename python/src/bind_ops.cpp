@@ -273,6 +273,19 @@ void bind_joins_and_sequences(py::module_& module, py::class_<Tensor>& cls) {
     module.attr("values_indices") = tuple_type;
     module.def("cat", &cat, py::arg("tensors"), py::arg("dim") = 0);
     module.def("stack", &stack, py::arg("tensors"), py::arg("dim") = 0);
+    // torch.split: an int (piece size) or a list of sizes; a tuple of views either way.
+    def_function_and_method(module, cls, "split", [](const Tensor& a, py::handle sizes,
+                                                     std::int64_t dim) {
+        const std::vector<Tensor> pieces =
+            py::isinstance<py::int_>(sizes)
+                ? split(a, sizes.cast<std::int64_t>(), dim)
+                : split(a, sizes.cast<std::vector<std::int64_t>>(), dim);
+        return py::tuple(py::cast(pieces));
+    }, py::arg("split_size_or_sections"), py::arg("dim") = 0);
+    def_function_and_method(module, cls, "chunk", [](const Tensor& a, std::int64_t chunks,
+                                                     std::int64_t dim) {
+        return py::tuple(py::cast(chunk(a, chunks, dim)));
+    }, py::arg("chunks"), py::arg("dim") = 0);
     def_function_and_method(module, cls, "sort", [tuple_type](const Tensor& a, std::int64_t dim,
                                                               bool descending) {
         return values_indices(tuple_type, sort(a, dim, descending));

@@ -261,3 +261,22 @@ def test_topk_is_the_start_of_a_stable_sort():
             torch = pytest.importorskip("torch")
             want = torch.topk(torch.tensor(data), k, dim=1, largest=largest).values.numpy()
             np.testing.assert_array_equal(top.values.numpy(), want)
+
+
+def test_split_and_chunk_match_numpy_and_carry_gradients():
+    data = np.arange(14, dtype=np.float32).reshape(2, 7)
+    t = kael.tensor(data)
+    pieces = kael.split(t, 3, dim=1)
+    assert isinstance(pieces, tuple) and len(pieces) == 3
+    for got, want in zip(pieces, np.split(data, [3, 6], axis=1)):
+        close(got, want)
+    close(t.split([1, 6], dim=1)[1], data[:, 1:])
+    assert [tuple(p.shape) for p in t.chunk(2, dim=1)] == [(2, 4), (2, 3)]
+    with pytest.raises(ValueError):
+        kael.split(t, [3, 3], dim=1)
+    x = kael.tensor(data.astype(np.float64), requires_grad=True)
+    a, b = x.split(4, dim=1)
+    (a * 2.0).sum().backward()
+    expected = np.zeros_like(data, dtype=np.float64)
+    expected[:, :4] = 2.0
+    close(x.grad, expected)

@@ -127,6 +127,28 @@ BOOST_AUTO_TEST_CASE(reads_heads_split_from_one_projection) {
             return kael::scaled_dot_product_attention(part(0), part(1), part(2), true);
         },
         {fused}));
+    // The same through split, whose backward takes attention's one dq/dk/dv buffer as the
+    // projection's gradient without a copy; it must equal the sliced version's.
+    const auto through_split = [&](const Inputs& in) {
+        const std::vector<Tensor> parts = kael::split(in[0], channels, 2);
+        const auto heads_of = [&](const Tensor& part) {
+            return part.reshape({1, 3, heads, dims}).transpose(1, 2);
+        };
+        return kael::scaled_dot_product_attention(heads_of(parts[0]), heads_of(parts[1]),
+                                                  heads_of(parts[2]), true);
+    };
+    BOOST_TEST(kael::autograd::gradcheck(through_split, {fused}));
+    const Tensor seed = kael::randn({1, heads, 3, dims}, DType::F64);
+    through_split({fused}).backward(seed);
+    const Tensor split_grad = fused.grad();
+    fused.set_grad(Tensor());
+    const auto sliced = [&](std::int64_t i) {
+        return fused.slice(2, i * channels, (i + 1) * channels)
+            .reshape({1, 3, heads, dims})
+            .transpose(1, 2);
+    };
+    kael::scaled_dot_product_attention(sliced(0), sliced(1), sliced(2), true).backward(seed);
+    check_close(split_grad, fused.grad(), 1e-12);
     // One tensor as query, key and value: three gradients summed into it.
     BOOST_TEST(kael::autograd::gradcheck(
         [](const Inputs& in) { return kael::scaled_dot_product_attention(in[0], in[0], in[0]); },

@@ -1,7 +1,9 @@
 #define BOOST_TEST_MODULE views
 #include <boost/test/unit_test.hpp>
 
+#include "kael/autograd.h"
 #include "kael/ops.h"
+#include "kael/ops_more.h"
 
 using kael::Shape;
 using kael::Tensor;
@@ -121,4 +123,78 @@ BOOST_AUTO_TEST_CASE(byte_counts_that_overflow_are_refused) {
                       kael::OutOfMemoryError);
     BOOST_TEST(kael::empty({0, std::int64_t{1} << 62}).numel() == 0);
     BOOST_TEST(kael::empty({std::int64_t{1} << 62, 0}).numel() == 0);
+}
+
+// reshape is a view whenever strides exist for it, as in PyTorch: splitting the last dim of a
+// slice (the heads of one third of a qkv projection), merging dims contiguous with each other.
+BOOST_AUTO_TEST_CASE(reshape_is_a_view_when_strides_allow) {
+    const Tensor qkv = iota({2, 3, 12});
+    const Tensor key = qkv.slice(2, 4, 8);  // strides 36, 12, 1
+    const Tensor heads = key.reshape({2, 3, 2, 2});
+    BOOST_TEST(heads.impl().storage == qkv.impl().storage);
+    BOOST_TEST(heads.strides() == (Shape{36, 12, 2, 1}), boost::test_tools::per_element());
+    BOOST_TEST(values(heads) == values(key.contiguous()), boost::test_tools::per_element());
+    const Tensor merged = heads.reshape({6, -1});  // rows 12 apart: still one view
+    BOOST_TEST(merged.impl().storage == qkv.impl().storage);
+    BOOST_TEST(merged.strides() == (Shape{12, 1}), boost::test_tools::per_element());
+    BOOST_TEST(values(merged) == values(key.contiguous()), boost::test_tools::per_element());
+    // A transpose cannot merge with its neighbour: a copy, with the right values.
+    const Tensor t = iota({2, 3, 4}).transpose(1, 2);
+    const Tensor flat = t.reshape({2, 12});
+    BOOST_TEST(flat.impl().storage != t.impl().storage);
+    BOOST_TEST(values(flat) == values(t.contiguous()), boost::test_tools::per_element());
+    // Size-1 dims and a leading 1 anywhere: views; an expanded tensor splits its stride-0 dim.
+    BOOST_TEST(t.reshape({2, 4, 1, 3}).impl().storage == t.impl().storage);
+    BOOST_TEST(values(t.unsqueeze(0).reshape({1, 2, 4, 3})) == values(t.contiguous()),
+               boost::test_tools::per_element());
+    const Tensor wide = iota({1, 3}).expand({4, 3}).reshape({2, 2, 3});
+    BOOST_TEST(wide.strides() == (Shape{0, 0, 1}), boost::test_tools::per_element());
+    BOOST_TEST(values(wide) == values(iota({1, 3}).expand({4, 3}).contiguous()),
+               boost::test_tools::per_element());
+    BOOST_CHECK_THROW((void)key.reshape({5, -1}), kael::ValueError);
+    // Gradients reach the slice through the view.
+    const Tensor x = iota({2, 6}).set_requires_grad(true);
+    kael::sum(x.slice(1, 2, 6).reshape({2, 2, 2}) * 2.0).backward();
+    BOOST_TEST(values(x.grad()) == (std::vector<float>{0, 0, 2, 2, 2, 2, 0, 0, 2, 2, 2, 2}),
+               boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(split_and_chunk_are_views_with_one_backward) {
+    const Tensor x = iota({2, 7});
+    const std::vector<Tensor> pieces = kael::split(x, 3, 1);
+    BOOST_REQUIRE(pieces.size() == 3U);
+    BOOST_TEST(pieces[2].shape() == (Shape{2, 1}), boost::test_tools::per_element());
+    BOOST_TEST(pieces[1].impl().storage == x.impl().storage);
+    BOOST_TEST(values(pieces[1]) == (std::vector<float>{3, 4, 5, 10, 11, 12}),
+               boost::test_tools::per_element());
+    const std::vector<Tensor> sized = kael::split(x, std::vector<std::int64_t>{1, 0, 6}, -1);
+    BOOST_TEST(sized[1].numel() == 0);
+    BOOST_TEST(values(sized[2]) == values(x.slice(1, 1, 7)), boost::test_tools::per_element());
+    BOOST_TEST(kael::chunk(x, 3, 1).size() == 3U);  // pieces of ceil(7 / 3) = 3
+    BOOST_TEST(kael::chunk(iota({4}), 8).size() == 4U);
+    BOOST_CHECK_THROW((void)kael::split(x, std::vector<std::int64_t>{3, 3}, 1), kael::ValueError);
+    BOOST_CHECK_THROW((void)kael::split(x, 0, 1), kael::ValueError);
+    BOOST_CHECK_THROW((void)kael::split(x, 2, 2), kael::IndexError);
+    BOOST_CHECK_THROW((void)kael::chunk(x, 0, 1), kael::ValueError);
+    // Gradients: used pieces, an unused one (zeros), and pieces whose gradients are views of
+    // one buffer (cat's backward slices it), which split's backward takes as they are.
+    const Tensor leaf = kael::randn({3, 5}, kael::DType::F64).set_requires_grad(true);
+    BOOST_TEST(kael::autograd::gradcheck(
+        [](const std::vector<Tensor>& in) {
+            const std::vector<Tensor> parts = kael::split(in[0], std::vector<std::int64_t>{2, 1, 2}, 1);
+            return kael::cat({parts[2] * 3.0, kael::exp(parts[0])}, 1);
+        },
+        {leaf}));
+    BOOST_TEST(kael::autograd::gradcheck(
+        [](const std::vector<Tensor>& in) {
+            const std::vector<Tensor> parts = kael::chunk(in[0], 2, 0);
+            return kael::cat({parts[0], parts[1]}, 0) * 2.0;
+        },
+        {leaf}));
+    // Without grad mode nothing is recorded.
+    {
+        const kael::NoGradGuard no_grad;
+        BOOST_TEST(!kael::split(leaf, 2, 1)[0].requires_grad());
+    }
+    BOOST_TEST(kael::split(leaf, 2, 1)[0].requires_grad());
 }

@@ -60,6 +60,16 @@ enum class Reduction { None, Mean, Sum };
 // are skipped as in torch) or the same shape (stack); the result has the promoted dtype.
 [[nodiscard]] Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
 [[nodiscard]] Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+// Consecutive views along dim: of the given sizes (which add up to its size), of split_size
+// each (the last may be shorter), or `chunks` pieces of ceil(size / chunks). One autograd node
+// records them all; its backward writes no copy when their gradients tile one buffer.
+[[nodiscard]] std::vector<Tensor> split(const Tensor& input,
+                                        const std::vector<std::int64_t>& sizes,
+                                        std::int64_t dim = 0);
+[[nodiscard]] std::vector<Tensor> split(const Tensor& input, std::int64_t split_size,
+                                        std::int64_t dim = 0);
+[[nodiscard]] std::vector<Tensor> chunk(const Tensor& input, std::int64_t chunks,
+                                        std::int64_t dim = 0);
 
 // Sequence family over one dimension. sort is stable and puts NaN after every number (first
 // when descending); returns (values, i64 indices into dim).

@@ -53,6 +53,19 @@ private:
     autograd::BackwardFunction backward_;
 };
 
+// Whether tensor is the only handle on its whole storage, densely: no other tensor, view or
+// autograd record can read or write it, so it can become a leaf's .grad without a copy.
+// A view counts when its base is held by nothing but the view (sum_to's reshape of a sum).
+bool is_private(const Tensor& tensor) {
+    const TensorImpl& impl = tensor.impl();
+    const bool base_private = !impl.view_base || (impl.view_base.use_count() == 1 &&
+                                                  !impl.view_base->autograd);
+    const long holders = impl.view_base ? 2 : 1;  // the view, and its base
+    return tensor.impl_ptr().use_count() == 1 && base_private &&
+           impl.storage.use_count() == holders && !impl.autograd && tensor.offset() == 0 &&
+           tensor.is_contiguous() && impl.storage->nbytes() == tensor.nbytes();
+}
+
 // Adds incoming gradients into a leaf's grad, under the leaf's lock so concurrent backward
 // calls lose no update. The sum is a new tensor: a grad() handle read earlier never changes.
 // The old grad dies after the lock: freeing an imported (DLPack) buffer may wait for Python's
@@ -67,8 +80,11 @@ public:
             AutogradMeta& meta = *leaf_->autograd;
             Tensor previous;
             const std::lock_guard lock(meta.mutex);
-            // A private copy: the incoming gradient may be shared with other nodes or leaves.
-            Tensor sum = meta.grad.defined() ? add(meta.grad, incoming) : incoming.clone();
+            // The first gradient is kept as it is when nothing else can see its memory (as
+            // PyTorch steals it); otherwise a private copy, since others may share it.
+            Tensor sum = meta.grad.defined() ? add(meta.grad, incoming)
+                         : is_private(incoming) ? incoming
+                                                : incoming.clone();
             previous = std::exchange(meta.grad, std::move(sum));
         }
         return {};
@@ -240,6 +256,50 @@ Tensor Recording::finish(Tensor out, const char* name, BackwardFunction backward
     }
     set_history(out, make_node(name, std::move(backward), inputs_));
     return out;
+}
+
+namespace {
+
+class MultiOutputNode final : public Node {
+public:
+    MultiOutputNode(const char* name, int outputs,
+                    std::function<Tensor(const std::vector<Tensor>&)> backward)
+        : name_(name), outputs_(outputs), backward_(std::move(backward)) {}
+
+    std::vector<Tensor> apply(std::vector<Tensor> grads) override {
+        for (const Tensor& grad : grads) {
+            if (grad.defined()) {
+                return {backward_(grads)};
+            }
+        }
+        return {Tensor()};
+    }
+    [[nodiscard]] std::string name() const override { return name_; }
+    [[nodiscard]] int num_inputs() const override { return outputs_; }  // saves no tensor
+
+private:
+    std::string name_;
+    int outputs_;
+    std::function<Tensor(const std::vector<Tensor>&)> backward_;
+};
+
+}  // namespace
+
+void record_multi_output(const std::vector<Tensor>& outputs, const Tensor& input, const char* name,
+                         std::function<Tensor(const std::vector<Tensor>&)> backward) {
+    if (!is_grad_enabled() || !input.requires_grad() || !is_floating(input.dtype())) {
+        return;
+    }
+    auto node = std::make_shared<MultiOutputNode>(name, static_cast<int>(outputs.size()),
+                                                  std::move(backward));
+    node->next_edges.push_back(gradient_edge(input));
+    node->input_metadata.push_back(metadata_of(input));
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        AutogradMeta& meta = meta_of(outputs[i]);
+        meta.requires_grad = true;
+        meta.grad_fn = node;
+        meta.output_nr = static_cast<int>(i);
+    }
 }
 
 void check_in_place(const Tensor& target, const char* op) {

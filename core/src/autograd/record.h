@@ -35,6 +35,11 @@ private:
     NoGradGuard no_grad_;  // constructed after active_ read the caller's grad mode
 };
 
+// Records one node for several outputs of input (split's views): backward gets a gradient
+// per output (undefined for outputs that got none) and returns input's.
+void record_multi_output(const std::vector<Tensor>& outputs, const Tensor& input, const char* name,
+                         std::function<Tensor(const std::vector<Tensor>&)> backward);
+
 // Records an in-place op on target: backward maps the gradient of target's new value to the
 // gradients of its old value and of inputs. A view target rewrites its base's history
 // (ValueError when that base is not contiguous).

@@ -69,15 +69,15 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
     const std::int64_t steps = x.size(1);
     const std::int64_t channels = x.size(2);
     const std::int64_t head_dim = channels / heads_;
-    const Tensor qkv = query_key_value_->forward(x);
-    auto split = [&](std::int64_t part) {
-        return qkv.slice(2, part * channels, (part + 1) * channels)
-            .reshape({batch, steps, heads_, head_dim})
-            .transpose(1, 2);
+    // Views of the projection: attention reads them strided, and split's backward takes
+    // attention's dq, dk, dv (laid out as one qkv buffer) as the projection's gradient.
+    const std::vector<Tensor> parts = split(query_key_value_->forward(x), channels, 2);
+    auto heads = [&](const Tensor& part) {
+        return part.reshape({batch, steps, heads_, head_dim}).transpose(1, 2);
     };
-    Tensor query = split(0);
-    Tensor key = split(1);
-    Tensor value = split(2);
+    Tensor query = heads(parts[0]);
+    Tensor key = heads(parts[1]);
+    Tensor value = heads(parts[2]);
     if (cached_keys != nullptr) {
         if (!is_grad_enabled()) {
             key = append_to_cache(*cached_keys, key, capacity_);
