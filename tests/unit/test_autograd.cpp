@@ -140,6 +140,32 @@ BOOST_AUTO_TEST_CASE(matmul_shapes) {
     BOOST_TEST(gradcheck(product, {leaf({3}), leaf({2, 3, 2}, -2, 2, 3)}));
     BOOST_TEST(gradcheck([](const Inputs& in) { return kael::matmul(in[0].T(), in[1].T()); },
                          {leaf({3, 2}), leaf({4, 3}, -2, 2, 3)}));
+    // A batched a times one matrix b: b's gradient is one product over the batch rows, also
+    // when a's batch cannot be flattened without a copy.
+    BOOST_TEST(gradcheck(
+        [](const Inputs& in) { return kael::matmul(in[0].transpose(1, 2), in[1]); },
+        {leaf({2, 3, 2}), leaf({3, 4}, -2, 2, 3)}));
+    BOOST_TEST(gradcheck(product, {leaf({2, 2, 2, 3}), leaf({3, 2}, -2, 2, 3)}));
+    BOOST_TEST(gradcheck([](const Inputs& in) { return kael::matmul(in[0], in[1].T()); },
+                         {leaf({2, 2, 3}), leaf({4, 3}, -2, 2, 3)}));
+}
+
+// A leaf keeps its first gradient without a copy only when nothing else holds it: add hands
+// both operands the same gradient, and each leaf must still own its .grad.
+BOOST_AUTO_TEST_CASE(leaf_gradients_are_private) {
+    const Tensor a = leaf({2, 3});
+    const Tensor b = leaf({2, 3});
+    kael::sum(kael::add(a, b)).backward();
+    BOOST_TEST(a.grad().impl().storage != b.grad().impl().storage);
+    a.grad().fill_(5.0);
+    BOOST_TEST(b.grad().to_vector<double>() == std::vector<double>(6, 1.0), tt::per_element());
+    const Tensor c = leaf({3});
+    kael::sum(kael::mul(c, c)).backward();  // two gradients into one leaf: their sum
+    const std::vector<double> expected = (c.detach() * 2.0).to_vector<double>();
+    const std::vector<double> got = c.grad().to_vector<double>();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        BOOST_TEST(got[i] == expected[i], tt::tolerance(1e-12));
+    }
 }
 
 BOOST_AUTO_TEST_CASE(gather_index_select_scatter_add) {

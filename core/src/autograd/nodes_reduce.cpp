@@ -102,7 +102,10 @@ BackwardFunction matmul_backward(const Tensor& a_in, const Tensor& b_in) {
     const bool grad_a = a_in.requires_grad();
     const bool grad_b = b_in.requires_grad();
     return [a_saved = saved_if(grad_b, a_in), b_saved = saved_if(grad_a, b_in),
-            a_vector = a_in.dim() == 1, b_vector = b_in.dim() == 1, grad_a,
+            a_vector = a_in.dim() == 1, b_vector = b_in.dim() == 1, b_matrix = b_in.dim() == 2,
+            b_transposed = b_in.dim() == 2 && b_in.strides()[0] == 1 && b_in.size(0) > 1 &&
+                           b_in.strides()[1] == b_in.size(0),
+            grad_a,
             grad_b](const Tensor& g_in) {
         // 1-d operands are treated as matrices, as the forward did; the engine sums the
         // gradients over broadcast batch dimensions.
@@ -120,7 +123,17 @@ BackwardFunction matmul_backward(const Tensor& a_in, const Tensor& b_in) {
             grad_a_out = matmul(g, b.transpose(-2, -1));
             grad_a_out = a_vector ? grad_a_out.squeeze(-2) : grad_a_out;
         }
-        if (grad_b) {
+        if (grad_b && b_matrix && a.dim() >= 2) {
+            // One matrix b for every batch: sum_i a_i^T g_i is one product over the batch rows,
+            // not a batched product and then a sum over its [batch, K, N] result.
+            const std::int64_t inner = a.size(-1);
+            const Tensor rows_a = a.reshape({-1, inner});
+            const Tensor rows_g = g.reshape({-1, g.size(-1)});
+            // For a transposed b (x @ W.T), g^T a lands in W's own layout: its gradient then
+            // needs no transposing copy.
+            grad_b_out = b_transposed ? matmul(rows_g.transpose(0, 1), rows_a).transpose(0, 1)
+                                      : matmul(rows_a.transpose(0, 1), rows_g);
+        } else if (grad_b) {
             grad_b_out = matmul(a.transpose(-2, -1), g);
             grad_b_out = b_vector ? grad_b_out.squeeze(-1) : grad_b_out;
         }
