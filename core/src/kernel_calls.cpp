@@ -1,5 +1,7 @@
 #include "kernel_calls.h"
 
+#include <algorithm>
+
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -67,18 +69,35 @@ void transfer(void* target, const Device& target_device, const void* source,
     }
 }
 
-Tensor host_mirror(const Tensor& tensor) {
-    const Storage& storage = *tensor.impl().storage;
+Tensor HostMirrors::mirror(const Tensor& tensor) {
+    Storage* const storage = tensor.impl().storage.get();
+    auto found = std::find_if(copies_.begin(), copies_.end(),
+                              [storage](const auto& copy) { return copy.first == storage; });
+    if (found == copies_.end()) {
+        auto copy = std::make_shared<Storage>(storage->nbytes(), kCPU);
+        transfer(copy->data(), kCPU, storage->data(), storage->device(), storage->nbytes());
+        found = copies_.emplace(copies_.end(), storage, std::move(copy));
+    }
     auto impl = std::make_shared<TensorImpl>(tensor.impl());
-    impl->storage = std::make_shared<Storage>(storage.nbytes(), kCPU);
-    transfer(impl->storage->data(), kCPU, storage.data(), storage.device(), storage.nbytes());
+    impl->storage = found->second;
     return Tensor(impl);
 }
 
-void write_back(const Tensor& mirror, const Tensor& original) {
-    const Storage& storage = *original.impl().storage;
-    transfer(storage.data(), storage.device(), mirror.impl().storage->data(), kCPU,
-             storage.nbytes());
+void HostMirrors::write_back(std::span<const Tensor> originals) const {
+    std::vector<const Storage*> written;
+    for (const Tensor& original : originals) {
+        Storage* const storage = original.impl().storage.get();
+        if (std::find(written.begin(), written.end(), storage) != written.end()) {
+            continue;
+        }
+        written.push_back(storage);
+        for (const auto& [mirrored, copy] : copies_) {
+            if (mirrored == storage) {
+                transfer(storage->data(), storage->device(), copy->data(), kCPU,
+                         storage->nbytes());
+            }
+        }
+    }
 }
 
 std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> outputs,

@@ -4,7 +4,9 @@
 // share memory with an output.
 #include <initializer_list>
 #include <optional>
+#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "backend.h"
@@ -12,10 +14,18 @@
 
 namespace kael::detail {
 
-// A cpu tensor over a host copy of the tensor's whole storage, with the same view.
-Tensor host_mirror(const Tensor& tensor);
-// Copies a host mirror's storage back over the original's.
-void write_back(const Tensor& mirror, const Tensor& original);
+// Host copies of device storages for one fallback call: tensors over one storage (dq, dk, dv
+// in one buffer; an output and its in-place input) share one copy, which is written back once.
+class HostMirrors {
+public:
+    // A cpu tensor with tensor's view over the host copy of its whole storage.
+    Tensor mirror(const Tensor& tensor);
+    // Copies each mirrored storage of these tensors back over the original, once each.
+    void write_back(std::span<const Tensor> originals) const;
+
+private:
+    std::vector<std::pair<Storage*, std::shared_ptr<Storage>>> copies_;
+};
 
 // How an input may share memory with an output: elementwise kernels may read each element where
 // they then write it; other kernels read inputs while outputs are written anywhere.
@@ -62,19 +72,18 @@ void run(const char* slot, std::span<const Tensor> outputs,
     if (!has_slot(host.table())) {
         throw TypeError(std::string("no plugin implements '") + slot + "' (not even cpu)");
     }
+    HostMirrors mirrors;
     std::vector<Tensor> host_outputs;
     std::vector<Tensor> host_inputs;
     for (const Tensor& output : outputs) {
-        host_outputs.push_back(host_mirror(output));
+        host_outputs.push_back(mirrors.mirror(output));
     }
     for (const Tensor& input : inputs) {
-        host_inputs.push_back(host_mirror(input));
+        host_inputs.push_back(mirrors.mirror(input));
     }
     count_fallback(backend, slot);
     call(host, 0, std::span<const Tensor>(host_outputs), host_inputs);
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-        write_back(host_outputs[i], outputs[i]);
-    }
+    mirrors.write_back(outputs);
 }
 
 // run() for outputs written as a braced list ({out}), without a vector.
