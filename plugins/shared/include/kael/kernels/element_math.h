@@ -200,13 +200,13 @@ KAEL_HD inline T pow(T x, T y) {
 }
 }  // namespace math
 
+// 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: no overflow, no cancellation, and no
+// branch around the exp (a divergent one made gelu_tanh compute-bound on H200).
 template <typename T>
 KAEL_HD inline T stable_sigmoid(T x) {
-    if (x >= T(0)) {
-        return T(1) / (T(1) + math::exp(-x));
-    }
-    const T e = math::exp(x);  // also reached by NaN, which stays NaN
-    return e / (T(1) + e);
+    const T e = math::exp(-math::fabs(x));  // NaN stays NaN through e and r
+    const T r = T(1) / (T(1) + e);
+    return x >= T(0) ? r : e * r;
 }
 
 // Exponentiation by squaring with wrapping; a negative exponent truncates 1/base^n toward zero.
