@@ -26,9 +26,8 @@ struct AdamStep {
     T second_correction;
     bool decoupled;
 
-    KAEL_HD void operator()(std::int64_t i) const {
-        T value = param[i];
-        T g = grad[i];
+    // One element's update in registers; the CUDA plugin's vector kernel calls it too.
+    KAEL_HD void update(T& value, T g, T& first, T& second) const {
         if (weight_decay != T(0)) {
             if (decoupled) {
                 value = value * (T(1) - lr * weight_decay);
@@ -36,17 +35,35 @@ struct AdamStep {
                 g = g + value * weight_decay;
             }
         }
-        const T first = m[i] * beta1 + g * (T(1) - beta1);
-        const T second = v[i] * beta2 + (g * g) * (T(1) - beta2);
+        first = first * beta1 + g * (T(1) - beta1);
+        second = second * beta2 + (g * g) * (T(1) - beta2);
+        value = value - (first / first_correction) / (sqrt(second / second_correction) + eps) * lr;
+    }
+
+    KAEL_HD void operator()(std::int64_t i) const {
+        T value = param[i];
+        T first = m[i];
+        T second = v[i];
+        update(value, grad[i], first, second);
         m[i] = first;
         v[i] = second;
-        param[i] = value - (first / first_correction) / (sqrt(second / second_correction) + eps) * lr;
+        param[i] = value;
     }
 };
 
-template <typename Launcher>
-void launch_adam(kael_dtype dtype, void* param, void* m, void* v, const void* grad,
-                 std::int64_t count, const kael_adam_params* params) {
+template <typename T>
+AdamStep<T> adam_step(void* param, void* m, void* v, const void* grad,
+                      const kael_adam_params& params) {
+    return AdamStep<T>{static_cast<T*>(param), static_cast<T*>(m), static_cast<T*>(v),
+                       static_cast<const T*>(grad), T(params.lr), T(params.beta1),
+                       T(params.beta2), T(params.eps), T(params.weight_decay),
+                       T(params.first_correction), T(params.second_correction),
+                       params.decoupled != 0};
+}
+
+// Whether an adam call has work (false for count 0); plugin::invalid / unsupported otherwise.
+inline bool check_adam(kael_dtype dtype, const void* param, const void* m, const void* v,
+                       const void* grad, std::int64_t count, const kael_adam_params* params) {
     if (params == nullptr || params->struct_size < sizeof(kael_adam_params)) {
         plugin::invalid("adam: kael_adam_params is null or its struct_size too small");
     }
@@ -57,20 +74,23 @@ void launch_adam(kael_dtype dtype, void* param, void* m, void* v, const void* gr
         plugin::unsupported(std::string("adam: parameters of dtype ") + plugin::dtype_name(dtype));
     }
     if (count == 0) {
-        return;
+        return false;
     }
     if (param == nullptr || m == nullptr || v == nullptr || grad == nullptr) {
         plugin::invalid("adam: null param, m, v or grad");
     }
+    return true;
+}
+
+template <typename Launcher>
+void launch_adam(kael_dtype dtype, void* param, void* m, void* v, const void* grad,
+                 std::int64_t count, const kael_adam_params* params) {
+    if (!check_adam(dtype, param, m, v, grad, count, params)) {
+        return;
+    }
     const auto run = [&](auto zero) {
         using T = decltype(zero);
-        Launcher::for_each(count, AdamStep<T>{static_cast<T*>(param), static_cast<T*>(m),
-                                              static_cast<T*>(v), static_cast<const T*>(grad),
-                                              T(params->lr), T(params->beta1), T(params->beta2),
-                                              T(params->eps), T(params->weight_decay),
-                                              T(params->first_correction),
-                                              T(params->second_correction),
-                                              params->decoupled != 0});
+        Launcher::for_each(count, adam_step<T>(param, m, v, grad, *params));
     };
     if (dtype == KAEL_DTYPE_F32) {
         run(0.0F);
