@@ -57,16 +57,18 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         [&](const kernels::tasks::IndexPosition& position, std::int64_t offset, int lane) {
             Unit* const target = out + position.source / elements_per_unit;
             const Unit* const source = data + (position.data + offset) / elements_per_unit;
-            // Four loads in flight per lane before the stores: a row is latency-bound otherwise.
-            for (std::int64_t first = lane; first < rows.length; first += 4 * 32) {
-                Unit units[4];
+            // kInFlight loads per lane before the stores (a 768-float row in one round): a row
+            // is latency-bound otherwise.
+            constexpr int kInFlight = 8;
+            for (std::int64_t first = lane; first < rows.length; first += kInFlight * 32) {
+                Unit units[kInFlight];
 #pragma unroll
-                for (int k = 0; k < 4; ++k) {
+                for (int k = 0; k < kInFlight; ++k) {
                     const std::int64_t i = first + k * 32;
                     units[k] = i < rows.length ? source[i] : Unit{};
                 }
 #pragma unroll
-                for (int k = 0; k < 4; ++k) {
+                for (int k = 0; k < kInFlight; ++k) {
                     if (first + k * 32 < rows.length) {
                         target[first + k * 32] = units[k];
                     }
