@@ -1,14 +1,16 @@
 // matmul: cuBLAS for f32/f64 when it loads (KAEL_CUDA_MATMUL=cublas|tile|auto picks per call),
 // else kael's tile kernel: 128 x 128 output tiles in shared memory, 8 x 8 per thread, the next
 // depth slice loaded into registers while the current one is multiplied. i64 runs the shared
-// MatmulTiles task, which cuBLAS cannot do. matmul_bias: cuBLAS with beta = 1 over out filled
-// with the broadcast bias; the tile kernel and the task add the bias as they store.
+// MatmulTiles task, which cuBLAS cannot do. Single products go through cuBLASLt with the bias
+// in its epilogue (cublaslt_matmul.cpp); otherwise matmul_bias is cuBLAS with beta = 1 over out
+// filled with the broadcast bias; the tile kernel and the task add the bias as they store.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <typeinfo>
 
 #include "cublas_loader.h"
+#include "cublaslt_matmul.h"
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
 #include "kael/kernels/element_dispatch.h"
@@ -255,6 +257,9 @@ void multiply(kael_dtype dtype, const void* a, const void* b, const void* bias, 
         return task_matmul<std::int64_t>(a, b, bias, out, s);
     }
     if (use_cublas(dtype, s)) {
+        if (cublaslt_matmul(dtype, a, b, bias, out, s)) {
+            return;
+        }
         if (bias != nullptr) {
             dtype == KAEL_DTYPE_F32 ? fill_bias<float>(bias, out, s)
                                     : fill_bias<double>(bias, out, s);

@@ -1,0 +1,226 @@
+#include "cublaslt_matmul.h"
+
+#include <cublasLt.h>  // types and enums only: every function comes from dlsym
+#include <dlfcn.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "cuda_context.h"
+
+namespace kael::cuda {
+namespace {
+
+struct CublasLt {
+    bool usable = false;
+    decltype(&cublasLtCreate) create = nullptr;
+    decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
+    decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
+    decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
+    decltype(&cublasLtMatmulPreferenceCreate) preference_create = nullptr;
+    decltype(&cublasLtMatmulPreferenceSetAttribute) preference_set = nullptr;
+    decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
+    decltype(&cublasLtMatmul) matmul = nullptr;
+};
+
+template <typename Function>
+void resolve(void* library, const char* name, Function& function, bool& all) {
+    function = reinterpret_cast<Function>(dlsym(library, name));
+    all = all && function != nullptr;
+}
+
+CublasLt load() {
+    CublasLt lt;
+    const char* setting = std::getenv("KAEL_CUDA_CUBLASLT");
+    if (setting != nullptr && std::strcmp(setting, "0") == 0) {
+        return lt;
+    }
+    const std::string file = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+    void* library = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+        library = dlopen(("/usr/local/cuda/lib64/" + file).c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (library == nullptr) {
+        return lt;  // cuBLAS alone still serves every product
+    }
+    bool all = true;
+    resolve(library, "cublasLtCreate", lt.create, all);
+    resolve(library, "cublasLtMatmulDescCreate", lt.desc_create, all);
+    resolve(library, "cublasLtMatmulDescSetAttribute", lt.desc_set, all);
+    resolve(library, "cublasLtMatrixLayoutCreate", lt.layout_create, all);
+    resolve(library, "cublasLtMatmulPreferenceCreate", lt.preference_create, all);
+    resolve(library, "cublasLtMatmulPreferenceSetAttribute", lt.preference_set, all);
+    resolve(library, "cublasLtMatmulAlgoGetHeuristic", lt.heuristic, all);
+    resolve(library, "cublasLtMatmul", lt.matmul, all);
+    lt.usable = all;  // never dlclosed: plans made from it live until exit
+    return lt;
+}
+
+const CublasLt& cublaslt() {
+    static const CublasLt loaded = load();
+    return loaded;
+}
+
+void check(cublasStatus_t status, const char* call) {
+    if (status != CUBLAS_STATUS_SUCCESS) {
+        throw plugin::StatusError(
+            status == CUBLAS_STATUS_ALLOC_FAILED ? KAEL_STATUS_OUT_OF_MEMORY
+                                                 : KAEL_STATUS_DEVICE_ERROR,
+            std::string("cuBLASLt error: ") + call + " failed with status " +
+                std::to_string(static_cast<int>(status)));
+    }
+}
+
+constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;  // what cuBLAS asks for on Hopper
+
+// One product shape's descriptors and algorithm; found is false when cuBLASLt offered none.
+struct Plan {
+    bool found = false;
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t b_layout = nullptr;  // cuBLASLt's A: kael's b (column-major view)
+    cublasLtMatrixLayout_t a_layout = nullptr;  // cuBLASLt's B: kael's a
+    cublasLtMatrixLayout_t out_layout = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    std::mutex mutex;  // the bias pointer is an attribute of the shared descriptor
+};
+
+using PlanKey = std::tuple<std::int32_t, int, std::int64_t, std::int64_t, std::int64_t, int, int,
+                           bool, std::uint32_t>;
+
+// The largest power of two up to 256 that divides address: cuBLASLt's heuristic otherwise
+// assumes 256-byte aligned operands, and a view at an odd offset would get a kernel that
+// faults on it.
+std::uint32_t alignment_of(const void* address) {
+    std::uint32_t alignment = 256;
+    while (alignment > 1 && reinterpret_cast<std::uintptr_t>(address) % alignment != 0) {
+        alignment /= 2;
+    }
+    return alignment;
+}
+
+struct DeviceState {
+    cublasLtHandle_t handle = nullptr;
+    void* workspace = nullptr;
+};
+
+// Row-major out = op(a) op(b) is column-major out^T = op(b)^T op(a)^T, as in cublas_loader.cpp.
+void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype,
+               const kael_matmul_sizes& s, bool with_bias, const std::uint32_t (&alignments)[3]) {
+    const CublasLt& lt = cublaslt();
+    const bool f32 = dtype == KAEL_DTYPE_F32;
+    const cudaDataType_t type = f32 ? CUDA_R_32F : CUDA_R_64F;
+    check(lt.desc_create(&plan.desc, f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F, type),
+          "cublasLtMatmulDescCreate");
+    const cublasOperation_t b_op = s.b_transposed != 0 ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t a_op = s.a_transposed != 0 ? CUBLAS_OP_T : CUBLAS_OP_N;
+    check(lt.desc_set(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &b_op, sizeof b_op), "TRANSA");
+    check(lt.desc_set(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &a_op, sizeof a_op), "TRANSB");
+    if (with_bias) {
+        const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+        check(lt.desc_set(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue),
+              "EPILOGUE");
+    }
+    const auto u = [](std::int64_t value) { return static_cast<std::uint64_t>(value); };
+    const std::int64_t b_rows = s.b_transposed != 0 ? s.inner : s.columns;
+    const std::int64_t a_rows = s.a_transposed != 0 ? s.rows : s.inner;
+    check(lt.layout_create(&plan.b_layout, type, u(b_rows),
+                           u(s.b_transposed != 0 ? s.columns : s.inner), b_rows),
+          "cublasLtMatrixLayoutCreate");
+    check(lt.layout_create(&plan.a_layout, type, u(a_rows),
+                           u(s.a_transposed != 0 ? s.inner : s.rows), a_rows),
+          "cublasLtMatrixLayoutCreate");
+    check(lt.layout_create(&plan.out_layout, type, u(s.columns), u(s.rows), s.columns),
+          "cublasLtMatrixLayoutCreate");
+    cublasLtMatmulPreference_t preference = nullptr;
+    check(lt.preference_create(&preference), "cublasLtMatmulPreferenceCreate");
+    const std::size_t workspace = state.workspace != nullptr ? kWorkspaceBytes : 0;
+    check(lt.preference_set(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                            sizeof workspace),
+          "MAX_WORKSPACE_BYTES");
+    const cublasLtMatmulPreferenceAttributes_t aligned[] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    const std::uint32_t values[] = {alignments[0], alignments[1], alignments[2], alignments[2]};
+    for (int i = 0; i < 4; ++i) {
+        check(lt.preference_set(preference, aligned[i], &values[i], sizeof values[i]),
+              "MIN_ALIGNMENT");
+    }
+    cublasLtMatmulHeuristicResult_t result{};
+    int returned = 0;
+    const cublasStatus_t status =
+        lt.heuristic(state.handle, plan.desc, plan.b_layout, plan.a_layout, plan.out_layout,
+                     plan.out_layout, preference, 1, &result, &returned);
+    // The preference is a few bytes kept with the process's plans rather than destroyed.
+    plan.found = status == CUBLAS_STATUS_SUCCESS && returned > 0;
+    plan.algo = result.algo;
+}
+
+}  // namespace
+
+bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void* bias, void* out,
+                     const kael_matmul_sizes& s) {
+    const CublasLt& lt = cublaslt();
+    if (!lt.usable || s.batches != 1 || s.inner <= 0 ||
+        (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64) || s.rows > INT_MAX ||
+        s.columns > INT_MAX || s.inner > INT_MAX) {
+        return false;
+    }
+    static std::mutex mutex;
+    static std::map<std::int32_t, DeviceState> devices;
+    static std::map<PlanKey, Plan> plans;
+    const std::int32_t device = current_device();
+    const bool with_bias = bias != nullptr;
+    if (with_bias && alignment_of(bias) < 16) {
+        return false;  // the epilogue reads the bias in 16-byte units
+    }
+    // Alignments of cuBLASLt's A (kael's b), B (kael's a) and C = D (out).
+    const std::uint32_t alignments[3] = {alignment_of(b), alignment_of(a), alignment_of(out)};
+    const std::uint32_t alignment_key = alignments[0] | alignments[1] << 9U | alignments[2] << 18U;
+    Plan* plan = nullptr;
+    DeviceState state;
+    {
+        const std::lock_guard lock(mutex);
+        DeviceState& held = devices[device];
+        if (held.handle == nullptr) {
+            check(lt.create(&held.handle), "cublasLtCreate");
+            held.workspace = device_malloc(static_cast<std::int64_t>(kWorkspaceBytes));
+        }
+        state = held;
+        const PlanKey key{device,         static_cast<int>(dtype), s.rows,     s.columns,
+                          s.inner,        s.a_transposed,          s.b_transposed, with_bias,
+                          alignment_key};
+        auto found = plans.find(key);
+        if (found == plans.end()) {
+            found = plans.try_emplace(key).first;
+            make_plan(found->second, state, dtype, s, with_bias, alignments);
+        }
+        plan = &found->second;
+    }
+    if (!plan->found) {
+        return false;
+    }
+    const double one64 = 1;
+    const double zero64 = 0;
+    const float one32 = 1;
+    const float zero32 = 0;
+    const bool f32 = dtype == KAEL_DTYPE_F32;
+    const std::lock_guard lock(plan->mutex);
+    if (with_bias) {
+        check(lt.desc_set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+              "BIAS_POINTER");
+    }
+    check(lt.matmul(state.handle, plan->desc, f32 ? static_cast<const void*>(&one32) : &one64, b,
+                    plan->b_layout, a, plan->a_layout,
+                    f32 ? static_cast<const void*>(&zero32) : &zero64, out, plan->out_layout, out,
+                    plan->out_layout, &plan->algo, state.workspace, kWorkspaceBytes, nullptr),
+          "cublasLtMatmul");
+    return true;
+}
+
+}  // namespace kael::cuda
