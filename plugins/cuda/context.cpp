@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cuda_context.h"
+#include "index_check.h"
 
 namespace kael::cuda {
 namespace {
@@ -94,6 +95,7 @@ int device_count(const char** reason) {
 }
 
 void use_device(std::int32_t device) {
+    launch_held_index_check();  // on the device it was made for, before any switch
     if (device == this_thread.device) {
         return;
     }

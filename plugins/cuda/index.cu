@@ -2,13 +2,18 @@
 // index (index_select, embedding and their backward: index stride 0, data and out stride 1),
 // a warp moves each such row, 16 bytes per lane when aligned; everything else runs the shared
 // index tasks. An index outside [0, bound) (a check still pending) writes zeros or adds nothing.
+// A row gather over the indices of a check_indices call held just before it runs that check
+// too (embedding, index_select): one launch instead of two.
 // Repeated scatter indices meet in atomicAdd, so float sums are not bit-reproducible on a GPU.
+#include <climits>
 #include <cstdint>
+#include <mutex>
 #include <type_traits>
 #include <typeinfo>
 
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
+#include "index_check.h"
 #include "kael/kernels/tasks/index.h"
 
 namespace kael::cuda {
@@ -47,11 +52,20 @@ __device__ void for_each_row(const RowLayout& rows, const std::int64_t* indices,
 }
 
 // Unit is T, or uint4 when every row starts 16-byte aligned: length is then in units.
+// check: a held check of these indices, whose positions are the rows (record null: none).
 template <typename Unit>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     gather_rows(Unit* __restrict__ out, const Unit* __restrict__ data,
                 const std::int64_t* __restrict__ indices, RowLayout rows,
-                std::int64_t elements_per_unit) {
+                std::int64_t elements_per_unit, KernelIndexCheck check) {
+    __shared__ unsigned long long block_first;
+    const bool checking = check_pending(check);  // the same for every thread
+    if (checking) {
+        if (threadIdx.x == 0) {
+            block_first = ULLONG_MAX;
+        }
+        __syncthreads();
+    }
     for_each_row(
         rows, indices,
         [&](const kernels::tasks::IndexPosition& position, std::int64_t offset, int lane) {
@@ -80,7 +94,16 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
             for (std::int64_t i = lane; i < rows.length; i += 32) {
                 target[i] = Unit{};
             }
+            if (checking && lane == 0) {
+                atomicMin(&block_first, static_cast<unsigned long long>(position.index));
+            }
         });
+    if (checking) {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            finish_block_check(check, block_first, indices);
+        }
+    }
 }
 
 template <typename T>
@@ -167,17 +190,31 @@ void launch_rows(Kernel kernel, const RowLayout& rows, const std::type_info& nam
 }
 
 template <typename T>
-void gather_by_rows(void* out, const void* data, const std::int64_t* indices, RowLayout rows) {
+void gather_by_rows(void* out, const void* data, const std::int64_t* indices, RowLayout rows,
+                    const KernelIndexCheck& check) {
     using S = kernels::Storage<T>;
     constexpr std::int64_t kPerUnit = 16 / sizeof(S);
     if (rows_aligned(rows, sizeof(S), out, data)) {
         rows.length /= kPerUnit;
         launch_rows(&gather_rows<uint4>, rows, typeid(uint4), static_cast<uint4*>(out),
-                    static_cast<const uint4*>(data), indices, rows, kPerUnit);
+                    static_cast<const uint4*>(data), indices, rows, kPerUnit, check);
         return;
     }
     launch_rows(&gather_rows<S>, rows, typeid(S), static_cast<S*>(out),
-                static_cast<const S*>(data), indices, rows, std::int64_t{1});
+                static_cast<const S*>(data), indices, rows, std::int64_t{1}, check);
+}
+
+// Whether the rows read the index tensor's elements once each, in order: row r's index is at
+// offset r (a contiguous index under the row dims), so row positions are check positions.
+bool rows_read_indices_in_order(const RowLayout& rows) {
+    std::int64_t expected = 1;
+    for (int dim = rows.layout.dims - 2; dim >= 0; --dim) {
+        if (rows.layout.shape[dim] > 1 && rows.layout.index_strides[dim] != expected) {
+            return false;
+        }
+        expected *= rows.layout.shape[dim];
+    }
+    return true;
 }
 
 template <typename T>
@@ -208,13 +245,20 @@ bool row_call(kael_dtype dtype, const void* first, const void* second, const std
 kael_status gather(int32_t device, kael_dtype dtype, void* out, const void* data,
                    const int64_t* indices, const kael_index_layout* layout) {
     return plugin::guarded("cuda.gather", [&] {
-        use_device(device);
         RowLayout rows{};
-        if (!row_call(dtype, out, data, indices, layout, "gather", rows)) {
+        const bool by_rows = row_call(dtype, out, data, indices, layout, "gather", rows);
+        std::unique_lock<std::mutex> check_lock;
+        KernelIndexCheck check;
+        // Before use_device, which would launch a held check of these indices on its own.
+        if (by_rows && rows_read_indices_in_order(rows)) {
+            check = take_held_index_check(device, indices, rows.rows, rows.bound, check_lock);
+        }
+        use_device(device);
+        if (!by_rows) {
             return kernels::tasks::launch_gather<Launcher>(dtype, out, data, indices, layout);
         }
         kernels::with_dtype(dtype, [&](auto tag) {
-            gather_by_rows<kernels::TagType<decltype(tag)>>(out, data, indices, rows);
+            gather_by_rows<kernels::TagType<decltype(tag)>>(out, data, indices, rows, check);
         });
     });
 }

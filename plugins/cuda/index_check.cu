@@ -1,6 +1,8 @@
-// check_indices without a host sync: one small kernel per check writes the first bad position
-// into the device's error record (atomicMin, then the last block to finish stores its value);
-// synchronize() and copy_to_host() read the record after the sync they do anyway.
+// check_indices without a host sync: a check is held until this thread's next call into the
+// plugin; a row gather over the same indices then runs it in its own kernel, any other call
+// first launches it as one small kernel. Either writes the first bad position into the device's
+// error record (atomicMin, then the last block to finish stores its value); synchronize() and
+// copy_to_host() read the record after the sync they do anyway.
 #include <climits>
 #include <cstdint>
 #include <map>
@@ -11,22 +13,12 @@
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
 #include "index_check.h"
+#include "index_check_record.cuh"
 #include "kael/kernels/index_check.h"
 
 namespace kael::cuda {
 
 namespace {
-
-// check < 0 until a check finds a bad index; then that check's id, position and value stay until
-// the host reports them. The kernels of one stream run in order, so the first check wins.
-struct ErrorRecord {
-    unsigned long long position;  // ULLONG_MAX: none in the running check
-    long long check;
-    long long value;
-    unsigned int finished_blocks;  // blocks of the running check done; reset by the last one
-    unsigned int reserved;
-};
-constexpr size_t kClearedBytes = 3 * sizeof(long long);  // 0xFF: no position, check -1
 
 struct CheckSite {
     std::string op;
@@ -42,8 +34,8 @@ struct CheckSite {
 struct FindBadIndex {};  // names the kernel in launch errors
 
 __global__ void find_bad_index(const std::int64_t* indices, std::int64_t count, std::int64_t low,
-                               std::int64_t high, long long check, ErrorRecord* record) {
-    if (record->check >= 0) {
+                               std::int64_t high, KernelIndexCheck check) {
+    if (!check_pending(check)) {
         return;  // an earlier check's error stands; uniform over the grid
     }
     __shared__ unsigned long long block_first;
@@ -61,23 +53,25 @@ __global__ void find_bad_index(const std::int64_t* indices, std::int64_t count, 
         }
     }
     __syncthreads();
-    if (threadIdx.x != 0) {
-        return;
-    }
-    if (block_first != ULLONG_MAX) {
-        atomicMin(&record->position, block_first);
-    }
-    __threadfence();
-    if (atomicAdd(&record->finished_blocks, 1U) == gridDim.x - 1) {
-        __threadfence();
-        const unsigned long long first = atomicMin(&record->position, ULLONG_MAX);
-        if (first != ULLONG_MAX) {
-            record->value = indices[first];
-            record->check = check;
-        }
-        record->finished_blocks = 0;
+    if (threadIdx.x == 0) {
+        finish_block_check(check, block_first, indices);
     }
 }
+
+// A check_indices call not launched yet: this thread's next call into the plugin launches it,
+// or runs it inside a row gather over the same indices (take_held_index_check).
+struct HeldCheck {
+    bool held = false;
+    std::int32_t device = -1;
+    const std::int64_t* indices = nullptr;
+    std::int64_t count = 0;
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    std::int64_t axis = 0;
+    std::string op;
+    std::string what;
+};
+thread_local HeldCheck held_check;
 
 }  // namespace
 
@@ -170,23 +164,57 @@ void IndexErrorReport::report() {
     }
 }
 
+namespace {
+
+// The device's record and a site id for check, with the device's check lock held by lock, so
+// that no report clears the sites before the kernel that uses the id is queued.
+KernelIndexCheck claim_site(const HeldCheck& check, std::unique_lock<std::mutex>& lock) {
+    DeviceIndexChecks& checks = *checks_for(check.device, true);
+    lock = std::unique_lock(checks.mutex);
+    ensure_record(checks);
+    return {checks.device_record,
+            checks.site_id(check.op.c_str(), check.what.c_str(), check.axis, check.high)};
+}
+
+}  // namespace
+
+void launch_held_index_check() {
+    if (!held_check.held) {
+        return;
+    }
+    const HeldCheck check = std::move(held_check);
+    held_check = HeldCheck{};
+    std::unique_lock<std::mutex> lock;
+    const KernelIndexCheck target = claim_site(check, lock);
+    const int blocks = grid_blocks(reinterpret_cast<const void*>(&find_bad_index),
+                                   blocks_for(check.count, kThreadsPerBlock * 4));
+    find_bad_index<<<blocks, kThreadsPerBlock>>>(check.indices, check.count, check.low,
+                                                 check.high, target);
+    check_launch(typeid(FindBadIndex), __FILE__, __LINE__);
+}
+
+KernelIndexCheck take_held_index_check(std::int32_t device, const std::int64_t* indices,
+                                       std::int64_t count, std::int64_t bound,
+                                       std::unique_lock<std::mutex>& lock) {
+    const HeldCheck& check = held_check;
+    if (!check.held || check.device != device || check.indices != indices ||
+        check.count != count || check.low != 0 || check.high != bound) {
+        return {};
+    }
+    const HeldCheck taken = std::move(held_check);
+    held_check = HeldCheck{};
+    return claim_site(taken, lock);
+}
+
 kael_status check_indices(int32_t device, const int64_t* indices, int64_t count, int64_t low,
                           int64_t high, int64_t axis, const char* op, const char* what) {
     return plugin::guarded("cuda.check_indices", [&] {
         kernels::check_indices_call(indices, count, low, high, op, what);
-        use_device(device);
+        use_device(device);  // launches a check still held from before
         if (count == 0) {
             return;
         }
-        DeviceIndexChecks& checks = *checks_for(current_device(), true);
-        const std::lock_guard lock(checks.mutex);
-        ensure_record(checks);
-        const long long site = checks.site_id(op, what, axis, high);
-        const int blocks = grid_blocks(reinterpret_cast<const void*>(&find_bad_index),
-                                       blocks_for(count, kThreadsPerBlock * 4));
-        find_bad_index<<<blocks, kThreadsPerBlock>>>(indices, count, low, high, site,
-                                                     checks.device_record);
-        check_launch(typeid(FindBadIndex), __FILE__, __LINE__);
+        held_check = HeldCheck{true, current_device(), indices, count, low, high, axis, op, what};
     });
 }
 

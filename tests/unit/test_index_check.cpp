@@ -81,6 +81,21 @@ BOOST_AUTO_TEST_CASE(deferred_errors_surface_at_the_next_synchronising_call_once
     BOOST_TEST(index_error([&] { (void)kael::sum(second).item<double>(); }) ==
                "embedding: index -1 is out of bounds for dimension 0 with size 3");
     BOOST_TEST(index_error([&] { kael::synchronize(*device); }).empty());
+    // An embedding runs its check inside the row gather, over many blocks: the first bad
+    // position wins, also over a second embedding's error before the same sync.
+    std::vector<std::int64_t> many(5000, 3);
+    many[3001] = 12;
+    many[4000] = -3;
+    const Tensor table = kael::randn({10, 8}).to(*device);
+    const Tensor picked = kael::embedding(table, ints(many, *device));
+    (void)kael::embedding(table, ints({11}, *device));
+    BOOST_TEST(index_error([&] { kael::synchronize(*device); }) ==
+               "embedding: index 12 is out of bounds for dimension 0 with size 10");
+    const std::vector<float> row = picked.slice(0, 3001, 3002).to_vector<float>();
+    BOOST_TEST(row == std::vector<float>(8, 0.0F), tt::per_element());  // skipped, zeros
+    BOOST_TEST(picked.slice(0, 0, 1).to_vector<float>() ==
+                   table.slice(0, 3, 4).to_vector<float>(),
+               tt::per_element());
     // synchronize() and printing report it too.
     (void)kael::cross_entropy(data, ints({0, 1, 2}, *device));
     BOOST_TEST(index_error([&] { kael::synchronize(*device); }) ==
