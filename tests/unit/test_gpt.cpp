@@ -140,8 +140,22 @@ BOOST_AUTO_TEST_CASE(kv_cache_matches_full_forward) {
             BOOST_TEST(early_keys.shape() == (Shape{2, 2, 2, 4}));
             BOOST_TEST(early_keys.to_vector<float>() == early_values, tt::per_element());
             BOOST_TEST(cache.values[1].shape() == (Shape{2, 2, 6, 4}));
+            // Keys and values share one buffer, which the decoding steps kept (batch 2 here).
+            BOOST_TEST(cache.keys[1].impl().storage == cache.values[1].impl().storage);
+            BOOST_TEST((cache.keys[0].impl().storage == early_keys.impl().storage) ==
+                       !first_with_grad);
         }
     }
+    // A batch of one keeps its buffer too: every decoding step appends in place.
+    const kael::NoGradGuard no_grad;
+    nn::KVCache single;
+    (void)model.forward(all.slice(0, 0, 1).slice(1, 0, 2), &single);
+    const auto buffer = single.keys[0].impl().storage;
+    for (std::int64_t start = 2; start < 6; ++start) {
+        (void)model.forward(all.slice(0, 0, 1).slice(1, start, start + 1), &single);
+    }
+    BOOST_TEST(single.keys[0].impl().storage == buffer);
+    BOOST_TEST(single.values[1].shape() == (Shape{1, 2, 6, 4}));
 }
 
 BOOST_AUTO_TEST_CASE(greedy_generation_is_deterministic) {

@@ -1,6 +1,8 @@
 #include "kael/gpt.h"
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 #include <cmath>
 
 #include "kael/autograd.h"
@@ -24,32 +26,55 @@ void check_config(const GPTConfig& config, const char* who) {
     detail::require_probability(config.dropout, who, "dropout");
 }
 
-// cached [B, H, T, D] (undefined before the first step) followed by fresh [B, H, S, D] along
-// T, without grad. The cache is a view of a buffer with room for `capacity` tokens, so a
-// decoding step copies only its new rows (cat would copy the whole cache and allocate anew).
-Tensor append_to_cache(const Tensor& cached, const Tensor& fresh, std::int64_t capacity) {
-    const std::int64_t past = cached.defined() ? cached.size(2) : 0;
-    const std::int64_t total = past + fresh.size(2);
-    const Shape& shape = fresh.shape();
-    if (cached.defined()) {
-        const Shape& strides = cached.strides();
-        const std::int64_t room = strides[2] > 0 ? strides[1] / strides[2] : 0;
-        if (strides[3] == 1 && strides[2] == shape[3] && strides[0] == shape[1] * strides[1] &&
-            total <= room) {
-            Tensor grown = cached.as_strided({shape[0], shape[1], total, shape[3]}, strides,
-                                             cached.offset());
-            grown.slice(2, past, total).copy_(fresh);
-            return grown;
+// The keys and values of the cache after this step, without grad. Both are [B, H, T, D] views of
+// one buffer of [B, capacity, 2, C] (a token's key, then its value), so a decoding step writes
+// its new keys and values with one copy of the projection's last two thirds (two per-tensor
+// appends were two kernels per layer) and attention reads them strided. `fresh` is that
+// [B, S, 2C] slice; the old views are undefined before the first step, or any other tensors
+// (made with grad on, or outgrown), which are then copied into a new buffer.
+std::pair<Tensor, Tensor> append_to_cache(const Tensor& keys, const Tensor& values,
+                                          const Tensor& fresh, std::int64_t heads,
+                                          std::int64_t capacity) {
+    const std::int64_t batch = fresh.size(0);
+    const std::int64_t steps = fresh.size(1);
+    const std::int64_t channels = fresh.size(2) / 2;
+    const std::int64_t head_dim = channels / heads;
+    const std::int64_t past = keys.defined() ? keys.size(2) : 0;
+    const std::int64_t total = past + steps;
+    // keys over joint = [B, room, 2C] rows: strides (room * 2C, D, 2C, 1); values C further.
+    const auto joint_room = [&]() -> std::int64_t {
+        if (!keys.defined() || !values.defined() || keys.impl().storage != values.impl().storage ||
+            values.offset() != keys.offset() + channels) {
+            return 0;
         }
+        const Shape& strides = keys.strides();
+        const std::int64_t row = 2 * channels;
+        if (keys.strides() != values.strides() || strides[3] != 1 || strides[1] != head_dim ||
+            strides[2] != row || strides[0] % row != 0) {
+            return 0;
+        }
+        return strides[0] / row;
+    };
+    const std::int64_t existing = joint_room();
+    const bool reuse = existing >= total;
+    const std::int64_t room = reuse ? existing : std::max(capacity, total);
+    const Tensor joint =
+        reuse ? keys.as_strided({batch, room, 2 * channels}, {room * 2 * channels, 2 * channels, 1},
+                                keys.offset())
+              : empty({batch, room, 2 * channels}, fresh.dtype(), fresh.device());
+    // [B, H, tokens, D] over the joint rows; explicit strides, so that a batch of one keeps
+    // room * 2C as its batch stride (the test above reads the room from it).
+    const auto part = [&](std::int64_t which, std::int64_t tokens) {
+        return joint.as_strided({batch, heads, tokens, head_dim},
+                                {room * 2 * channels, head_dim, 2 * channels, 1},
+                                joint.offset() + which * channels);
+    };
+    if (!reuse && past > 0) {  // a new buffer: the old keys and values move in
+        part(0, past).copy_(keys);
+        part(1, past).copy_(values);
     }
-    // First step, or a cache that is no such view (made with grad on, or outgrown): a buffer.
-    Tensor buffer = empty({shape[0], shape[1], std::max(capacity, total), shape[3]},
-                          fresh.dtype(), fresh.device());
-    if (past > 0) {
-        buffer.slice(2, 0, past).copy_(cached);
-    }
-    buffer.slice(2, past, total).copy_(fresh);
-    return buffer.slice(2, 0, total);
+    joint.slice(1, past, total).copy_(fresh);
+    return {part(0, total), part(1, total)};
 }
 
 }  // namespace
@@ -71,7 +96,8 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
     const std::int64_t head_dim = channels / heads_;
     // Views of the projection: attention reads them strided, and split's backward takes
     // attention's dq, dk, dv (laid out as one qkv buffer) as the projection's gradient.
-    const std::vector<Tensor> parts = split(query_key_value_->forward(x), channels, 2);
+    const Tensor qkv = query_key_value_->forward(x);
+    const std::vector<Tensor> parts = split(qkv, channels, 2);
     auto heads = [&](const Tensor& part) {
         return part.reshape({batch, steps, heads_, head_dim}).transpose(1, 2);
     };
@@ -80,8 +106,9 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
     Tensor value = heads(parts[2]);
     if (cached_keys != nullptr) {
         if (!is_grad_enabled()) {
-            key = append_to_cache(*cached_keys, key, capacity_);
-            value = append_to_cache(*cached_values, value, capacity_);
+            std::tie(key, value) = append_to_cache(*cached_keys, *cached_values,
+                                                   qkv.slice(2, channels, 3 * channels), heads_,
+                                                   capacity_);
         } else if (cached_keys->defined()) {
             key = cat({*cached_keys, key}, 2);  // differentiable in the new keys and values
             value = cat({*cached_values, value}, 2);
