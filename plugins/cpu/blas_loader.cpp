@@ -1,4 +1,5 @@
 #include "blas_loader.h"
+#include "cpu_kernels.h"
 
 #include <dlfcn.h>
 
@@ -52,6 +53,12 @@ Blas load() {
             found = Blas();
             tried += (tried.empty() ? "" : "; ") + name + " has no cblas_sgemm/cblas_dgemm";
             continue;  // never dlclosed: unloading libraries at run time is not worth the risk
+        }
+        // OpenBLAS's own threads take the plugin's count, so the two never oversubscribe.
+        using SetThreadsFunction = void (*)(int);
+        if (const auto set_threads = reinterpret_cast<SetThreadsFunction>(
+                dlsym(library, "openblas_set_num_threads"))) {
+            set_threads(worker_count());
         }
         using ConfigFunction = const char* (*)();
         const auto config = reinterpret_cast<ConfigFunction>(dlsym(library, "openblas_get_config"));

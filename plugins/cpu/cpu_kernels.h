@@ -11,8 +11,9 @@ namespace kael::cpu {
 // Every device argument must be 0: the host is the plugin's only device.
 void check_device(int32_t device);
 
-// Splits [0, count) into contiguous ranges over up to 8 threads when count >= min_parallel;
-// body(begin, end) runs once per range, the calling thread taking the first one.
+// Splits [0, count) into contiguous ranges over the plugin's persistent threads (worker_count():
+// KAEL_NUM_THREADS, else the machine's) when count >= min_parallel; body(begin, end) runs once
+// per range, the calling thread taking some. The first exception a range throws is rethrown.
 void parallel_ranges(int64_t count, int64_t min_parallel,
                      const std::function<void(int64_t, int64_t)>& body);
 int worker_count();

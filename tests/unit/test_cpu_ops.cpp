@@ -2,6 +2,8 @@
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "kael/allocator.h"
 #include "kael/ops.h"
@@ -174,4 +176,28 @@ BOOST_AUTO_TEST_CASE(freed_blocks_are_cached_and_can_be_emptied) {
     BOOST_TEST(after.misses == before.misses);
     kael::empty_cache(cpu);
     BOOST_TEST(kael::allocator_stats(cpu).cached_bytes == 0);
+}
+
+// The cpu plugin's persistent threads: ops large enough to split, from several threads at once
+// (one holds the pool, the others run alone), give the single-threaded results every time.
+BOOST_AUTO_TEST_CASE(parallel_ops_from_several_threads_agree) {
+    const Tensor data = kael::arange(0, 1 << 18, 1, DType::F64).view({512, 512}) * 0.001;
+    const double expected_sum = kael::sum(data).item<double>();
+    const std::vector<double> expected_columns = kael::sum(data, std::int64_t{0}).to_vector<double>();
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 20; ++i) {
+                const Tensor shifted = data + static_cast<double>(t);
+                mismatches[t] += kael::sum(shifted - static_cast<double>(t)).item<double>() !=
+                                 expected_sum;
+                mismatches[t] += kael::sum(data, std::int64_t{0}).to_vector<double>() != expected_columns;
+            }
+        });
+    }
+    for (std::thread& thread : threads) {
+        thread.join();
+    }
+    BOOST_TEST(mismatches == std::vector<int>(4, 0), boost::test_tools::per_element());
 }
