@@ -201,3 +201,36 @@ BOOST_AUTO_TEST_CASE(parallel_ops_from_several_threads_agree) {
     }
     BOOST_TEST(mismatches == std::vector<int>(4, 0), boost::test_tools::per_element());
 }
+
+// Transposing layouts take the cpu plugin's tiled walk (both dims >= 32, edges not multiples
+// of its 32-wide tiles): every element where a straight loop puts it.
+BOOST_AUTO_TEST_CASE(transposing_layouts_walk_in_tiles) {
+    const Tensor a = kael::arange(0, 70 * 45, 1, DType::F32).view({70, 45});
+    const std::vector<float> values = a.to_vector<float>();
+    const std::vector<float> transposed = a.T().contiguous().to_vector<float>();
+    const std::vector<float> wide = (a.view({45, 70}) + a.T()).to_vector<float>();
+    for (int64_t i = 0; i < 45; ++i) {
+        for (int64_t j = 0; j < 70; ++j) {
+            const float element = values[static_cast<size_t>(j * 45 + i)];
+            BOOST_TEST(transposed[static_cast<size_t>(i * 70 + j)] == element);
+            BOOST_TEST(wide[static_cast<size_t>(i * 70 + j)] ==
+                       values[static_cast<size_t>(i * 70 + j)] + element);
+        }
+    }
+    // Three dims, a permutation, a dtype change and a broadcast operand.
+    const Tensor cube = kael::arange(0, 3 * 40 * 50, 1, DType::F64).view({3, 40, 50});
+    const std::vector<double> cube_values = cube.to_vector<double>();
+    const Tensor permuted = cube.permute({0, 2, 1}).to(DType::F32) + kael::ones({1, 1, 40});
+    const std::vector<float> got = permuted.contiguous().to_vector<float>();
+    BOOST_REQUIRE(permuted.shape() == (Shape{3, 50, 40}));
+    size_t wrong = 0;
+    for (int64_t b = 0; b < 3; ++b) {
+        for (int64_t i = 0; i < 50; ++i) {
+            for (int64_t j = 0; j < 40; ++j) {
+                const double want = cube_values[static_cast<size_t>((b * 40 + j) * 50 + i)] + 1;
+                wrong += got[static_cast<size_t>((b * 50 + i) * 40 + j)] != static_cast<float>(want);
+            }
+        }
+    }
+    BOOST_TEST(wrong == 0U);
+}
