@@ -185,7 +185,7 @@ check_depends() {
             while IFS= read -r soname; do
                 case "$soname" in
                     libkael_core.so.*) provider=kael-core ;;
-                    libc.so.6 | libm.so.6 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux-*.so.*)
+                    libc.so.6 | libm.so.6 | libmvec.so.1 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux-*.so.*)
                         provider=libc6 ;;
                     libstdc++.so.6) provider=libstdc++6 ;;
                     libgcc_s.so.1) provider=libgcc-s1 ;;

@@ -1,0 +1,101 @@
+#include "vector_math.h"
+
+#include <cmath>
+
+#include "vector_math_wide.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+extern "C" {
+__m128 _ZGVbN4v_expf(__m128);
+__m128 _ZGVbN4v_logf(__m128);
+__m128 _ZGVbN4v_tanhf(__m128);
+__m128 _ZGVbN4v_erff(__m128);
+__m128 _ZGVbN4v_erfcf(__m128);
+}
+#endif
+
+namespace kael::cpu::vector_math {
+namespace {
+
+float scalar(Function function, float x) {
+    switch (function) {
+        case Function::Exp: return std::exp(x);
+        case Function::Log: return std::log(x);
+        case Function::Tanh: return std::tanh(x);
+        case Function::Erf: return std::erf(x);
+        case Function::Erfc: return std::erfc(x);
+    }
+    return x;
+}
+
+#if defined(__x86_64__)
+template <__m128 (*kFunction)(__m128)>
+void run_sse(const float* in, float* out, std::int64_t count) {
+    std::int64_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+        _mm_storeu_ps(out + i, kFunction(_mm_loadu_ps(in + i)));
+    }
+    for (; i < count; ++i) {
+        out[i] = _mm_cvtss_f32(kFunction(_mm_set1_ps(in[i])));
+    }
+}
+
+void apply_sse(Function function, const float* in, float* out, std::int64_t count) {
+    switch (function) {
+        case Function::Exp: return run_sse<_ZGVbN4v_expf>(in, out, count);
+        case Function::Log: return run_sse<_ZGVbN4v_logf>(in, out, count);
+        case Function::Tanh: return run_sse<_ZGVbN4v_tanhf>(in, out, count);
+        case Function::Erf: return run_sse<_ZGVbN4v_erff>(in, out, count);
+        case Function::Erfc: return run_sse<_ZGVbN4v_erfcf>(in, out, count);
+    }
+}
+#endif
+
+enum class Isa { Avx512, Avx2, Sse, Scalar };
+
+Isa chosen() {
+    static const Isa isa = [] {
+#if defined(__x86_64__)
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f")) {
+            return Isa::Avx512;
+        }
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+            return Isa::Avx2;
+        }
+        return Isa::Sse;
+#else
+        return Isa::Scalar;
+#endif
+    }();
+    return isa;
+}
+
+}  // namespace
+
+void apply(Function function, const float* in, float* out, std::int64_t count) {
+    switch (chosen()) {
+#if defined(__x86_64__)
+        case Isa::Avx512: return apply_avx512(static_cast<int>(function), in, out, count);
+        case Isa::Avx2: return apply_avx2(static_cast<int>(function), in, out, count);
+        case Isa::Sse: return apply_sse(function, in, out, count);
+#endif
+        default:
+            for (std::int64_t i = 0; i < count; ++i) {
+                out[i] = scalar(function, in[i]);
+            }
+    }
+}
+
+const char* isa() {
+    switch (chosen()) {
+        case Isa::Avx512: return "avx512";
+        case Isa::Avx2: return "avx2";
+        case Isa::Sse: return "sse";
+        default: return "scalar";
+    }
+}
+
+}  // namespace kael::cpu::vector_math
