@@ -94,26 +94,20 @@ KAEL_HD inline std::int64_t wrapping_negate(std::int64_t a) {
     return wrapping_subtract(0, a);
 }
 
+// a if it is NaN, else b if it is NaN, else the larger (b on ties). Written as selects, not
+// early returns, so loops of it vectorize (the cpu's max over dim 0 ran at 0.64 of PyTorch).
 template <typename T>
 KAEL_HD inline T nan_aware_max(T a, T b) {
-    if (is_nan(a)) {
-        return a;
-    }
-    if (is_nan(b)) {
-        return b;
-    }
-    return a > b ? a : b;
+    const T larger = a > b ? a : b;
+    const T with_b = is_nan(b) ? b : larger;
+    return is_nan(a) ? a : with_b;
 }
 
 template <typename T>
 KAEL_HD inline T nan_aware_min(T a, T b) {
-    if (is_nan(a)) {
-        return a;
-    }
-    if (is_nan(b)) {
-        return b;
-    }
-    return a < b ? a : b;
+    const T smaller = a < b ? a : b;
+    const T with_b = is_nan(b) ? b : smaller;
+    return is_nan(a) ? a : with_b;
 }
 
 // Explicit float/double spellings so host and device pick the same precision.
