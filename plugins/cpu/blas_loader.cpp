@@ -54,6 +54,8 @@ Blas load() {
             tried += (tried.empty() ? "" : "; ") + name + " has no cblas_sgemm/cblas_dgemm";
             continue;  // never dlclosed: unloading libraries at run time is not worth the risk
         }
+        found.sgemv = reinterpret_cast<GemvFunction<float>>(dlsym(library, "cblas_sgemv"));
+        found.dgemv = reinterpret_cast<GemvFunction<double>>(dlsym(library, "cblas_dgemv"));
         // OpenBLAS's own threads take the plugin's count, so the two never oversubscribe.
         using SetThreadsFunction = void (*)(int);
         if (const auto set_threads = reinterpret_cast<SetThreadsFunction>(

@@ -14,9 +14,16 @@ using GemmFunction = void (*)(int order, int a_op, int b_op, int rows, int colum
                               T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* out,
                               int ldc);
 
+// y = alpha op(a) x + beta y, a rows x columns (row-major, leading dimension lda).
+template <typename T>
+using GemvFunction = void (*)(int order, int a_op, int rows, int columns, T alpha, const T* a,
+                              int lda, const T* x, int x_step, T beta, T* y, int y_step);
+
 struct Blas {
     GemmFunction<float> sgemm = nullptr;
     GemmFunction<double> dgemm = nullptr;
+    GemvFunction<float> sgemv = nullptr;  // optional: products of one row use it when present
+    GemvFunction<double> dgemv = nullptr;
     std::string description;  // "OpenBLAS 0.3.21 (libopenblas.so.0)" or why none was found
 };
 

@@ -83,6 +83,32 @@ void float_batches(const T* a, const T* b, const T* bias, T* out, const kael_mat
                         });
     }
     const T beta = bias != nullptr ? T{1} : T{0};
+    const GemvFunction<T> gemv = [] {
+        if constexpr (std::is_same_v<T, float>) {
+            return blas().sgemv;
+        } else {
+            return blas().dgemv;
+        }
+    }();
+    if (s.rows == 1 && gemv != nullptr) {
+        // One row (a decoding step): out = op(b)^T a as a GEMV, which OpenBLAS runs at memory
+        // speed where its GEMM with one row does not. a's one row is contiguous either way.
+        const auto inner = static_cast<int>(s.inner);
+        const auto columns = static_cast<int>(s.columns);
+        for (int64_t batch = 0; batch < s.batches; ++batch) {
+            const T* matrix = b + batch * s.b_batch_stride;
+            const T* vector = a + batch * s.a_batch_stride;
+            T* result = out + batch * s.columns;
+            if (s.b_transposed != 0) {  // b stored columns x inner
+                gemv(kCblasRowMajor, kCblasNoTrans, columns, inner, T{1}, matrix, inner, vector, 1,
+                     beta, result, 1);
+            } else {  // b stored inner x columns
+                gemv(kCblasRowMajor, kCblasTrans, inner, columns, T{1}, matrix, columns, vector, 1,
+                     beta, result, 1);
+            }
+        }
+        return;
+    }
     const auto rows = static_cast<int>(s.rows);
     const auto inner = static_cast<int>(s.inner);
     const auto columns = static_cast<int>(s.columns);
