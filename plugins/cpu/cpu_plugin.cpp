@@ -7,6 +7,7 @@
 
 #include "blas_loader.h"
 #include "cpu_kernels.h"
+#include "vector_math.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/plugin_api.h"
 
@@ -29,7 +30,9 @@ std::string compiler_description() {
 
 const std::string& build_info() {
     static const std::string info =
-        "compiler=" + compiler_description() + "; blas=" + blas().description;
+        "compiler=" + compiler_description() + "; blas=" + blas().description +
+        "; threads=" + std::to_string(worker_count()) +
+        "; vector math=libmvec " + vector_math::isa();
     return info;
 }
 

@@ -1,6 +1,9 @@
 #include "vector_math.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "vector_math_wide.h"
 
@@ -55,20 +58,24 @@ void apply_sse(Function function, const float* in, float* out, std::int64_t coun
 
 enum class Isa { Avx512, Avx2, Sse, Scalar };
 
+// The widest the CPU has, lowered by KAEL_CPU_VECTOR_ISA (avx2, sse or scalar) so that tests
+// reach every path on one machine; a request above what the CPU has is ignored.
 Isa chosen() {
     static const Isa isa = [] {
+        Isa widest = Isa::Scalar;
 #if defined(__x86_64__)
         __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx512f")) {
-            return Isa::Avx512;
-        }
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-            return Isa::Avx2;
-        }
-        return Isa::Sse;
-#else
-        return Isa::Scalar;
+        widest = __builtin_cpu_supports("avx512f") ? Isa::Avx512
+                 : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::Avx2
+                                                                                    : Isa::Sse;
 #endif
+        const char* setting = std::getenv("KAEL_CPU_VECTOR_ISA");
+        const std::string requested = setting != nullptr ? setting : "";
+        const Isa wanted = requested == "avx2"     ? Isa::Avx2
+                           : requested == "sse"    ? Isa::Sse
+                           : requested == "scalar" ? Isa::Scalar
+                                                   : widest;
+        return std::max(wanted, widest);  // Isa counts from the widest down
     }();
     return isa;
 }

@@ -1,5 +1,6 @@
 #define BOOST_TEST_MODULE cpu_ops
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <thread>
@@ -7,6 +8,7 @@
 
 #include "kael/allocator.h"
 #include "kael/ops.h"
+#include "kael/ops_more.h"
 #include "kael/registry.h"
 
 using kael::DType;
@@ -230,6 +232,66 @@ BOOST_AUTO_TEST_CASE(transposing_layouts_walk_in_tiles) {
                 const double want = cube_values[static_cast<size_t>((b * 40 + j) * 50 + i)] + 1;
                 wrong += got[static_cast<size_t>((b * 50 + i) * 40 + j)] != static_cast<float>(want);
             }
+        }
+    }
+    BOOST_TEST(wrong == 0U);
+}
+
+// The vector math paths (libmvec at the widest ISA the CPU has; ctest runs this again with
+// KAEL_CPU_VECTOR_ISA=avx2, sse and scalar) against libm, element by element, with lengths
+// that leave tails and NaN, infinities and the gelu tail among the inputs.
+BOOST_AUTO_TEST_CASE(vector_math_matches_libm) {
+    std::vector<float> inputs;
+    for (int i = 0; i < 1031; ++i) {
+        inputs.push_back(-12.0F + 24.0F * static_cast<float>(i) / 1030.0F);
+    }
+    inputs.insert(inputs.end(), {std::numeric_limits<float>::quiet_NaN(),
+                                 std::numeric_limits<float>::infinity(),
+                                 -std::numeric_limits<float>::infinity(), 0.0F, -0.0F, 88.5F});
+    const Tensor x = kael::tensor(inputs);
+    const auto close = [](double got, double want, double tolerance) {
+        if (std::isnan(want)) return std::isnan(got);
+        if (std::isinf(want)) return got == want;
+        return std::abs(got - want) <= tolerance * std::max(1.0, std::abs(want));
+    };
+    const auto check = [&](const char* name, const Tensor& result, auto reference,
+                           double tolerance) {
+        const std::vector<float> got = result.to_vector<float>();
+        size_t wrong = 0;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            wrong += !close(got[i], reference(static_cast<double>(inputs[i])), tolerance);
+        }
+        BOOST_TEST(wrong == 0U, name << ": " << wrong << " of " << inputs.size() << " differ");
+    };
+    check("exp", kael::exp(x), [](double v) { return std::exp(v); }, 1e-6);
+    check("tanh", kael::tanh(x), [](double v) { return std::tanh(v); }, 1e-6);
+    check("sigmoid", kael::sigmoid(x), [](double v) { return 1 / (1 + std::exp(-v)); }, 1e-6);
+    check("gelu", kael::gelu(x), [](double v) { return v * 0.5 * std::erfc(-v / std::sqrt(2.0)); },
+          1e-5);
+    check("gelu_tanh", kael::gelu(x, true),
+          [](double v) {
+              return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+          },
+          1e-5);
+    const Tensor positive = kael::exp(x);
+    const std::vector<float> positive_values = positive.to_vector<float>();
+    const std::vector<float> logs = kael::log(positive).to_vector<float>();
+    size_t wrong = 0;
+    for (size_t i = 0; i < positive_values.size(); ++i) {
+        wrong += !close(logs[i], std::log(static_cast<double>(positive_values[i])), 1e-6);
+    }
+    BOOST_TEST(wrong == 0U);
+    // softmax rows against a double reference.
+    const Tensor rows = x.slice(0, 0, 1030).view({10, 103});
+    const std::vector<float> soft = kael::softmax(rows, 1).to_vector<float>();
+    const std::vector<float> row_values = rows.to_vector<float>();
+    for (int r = 0; r < 10; ++r) {
+        double top = -INFINITY, total = 0;
+        for (int c = 0; c < 103; ++c) top = std::max(top, double(row_values[r * 103 + c]));
+        for (int c = 0; c < 103; ++c) total += std::exp(row_values[r * 103 + c] - top);
+        for (int c = 0; c < 103; ++c) {
+            wrong += !close(soft[r * 103 + c], std::exp(row_values[r * 103 + c] - top) / total,
+                            1e-6);
         }
     }
     BOOST_TEST(wrong == 0U);
