@@ -68,6 +68,11 @@ void bind_dlpack(py::module_& module);
 // undefined: then the scalar's own default dtype on cpu). The default op is for t[key] = value.
 [[nodiscard]] Tensor operand(py::handle object, const Tensor& like,
                              const char* op = "__setitem__");
+// Whether object is a kael Tensor (or subclass), and its Tensor, without pybind11's per-call
+// type lookup (a hash of the C++ type's name); tensor_of needs is_tensor(object).
+[[nodiscard]] bool is_tensor(py::handle object);
+[[nodiscard]] Tensor tensor_of(py::handle object);
+
 // Both operands of a binary op, either of which may be a Python scalar (not both).
 [[nodiscard]] std::pair<Tensor, Tensor> operands(py::handle a, py::handle b, const char* op);
 

@@ -8,7 +8,7 @@ namespace kael::python {
 namespace {
 
 bool is_operand(py::handle other) {
-    return py::isinstance<Tensor>(other) || is_python_scalar(other);
+    return is_tensor(other) || is_python_scalar(other);
 }
 
 // A binary operator: NotImplemented for operands it does not know, so Python tries the other
