@@ -6,6 +6,7 @@
 
 #include "autograd/record.h"
 #include "kael/ops.h"
+#include "kael/ops_more.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
 
@@ -75,9 +76,18 @@ Tensor compare(kael_element_op op, const char* name, const Tensor& a, const Tens
     return run(op, name, DType::Bool, promote(a.dtype(), b.dtype()), {a, b});
 }
 
-// The same few numbers recur in every step of a model (hundreds of `tensor op number` per decoded
-// token), so each thread keeps its last ones on their devices instead of allocating and filling
-// one per op (a kernel launch on a GPU). They are only ever operands, never written or returned.
+// A scalar operand lives on the tensor's device and keeps the tensor's dtype when it can.
+Tensor scalar_like(const Tensor& tensor, double value) {
+    DType dtype = tensor.dtype();
+    if (!is_floating(dtype) && (std::trunc(value) != value || dtype == DType::Bool)) {
+        dtype = std::trunc(value) == value && dtype == DType::Bool ? DType::I64 : DType::F32;
+    }
+    return cached_scalar(value, dtype, tensor.device());
+}
+
+}  // namespace
+
+// Sixteen entries per thread, replaced in turn (kael/ops_more.h says why).
 Tensor cached_scalar(double value, DType dtype, const Device& device) {
     struct Entry {
         std::uint64_t bits = 0;
@@ -102,16 +112,6 @@ Tensor cached_scalar(double value, DType dtype, const Device& device) {
     return tensor;
 }
 
-// A scalar operand lives on the tensor's device and keeps the tensor's dtype when it can.
-Tensor scalar_like(const Tensor& tensor, double value) {
-    DType dtype = tensor.dtype();
-    if (!is_floating(dtype) && (std::trunc(value) != value || dtype == DType::Bool)) {
-        dtype = std::trunc(value) == value && dtype == DType::Bool ? DType::I64 : DType::F32;
-    }
-    return cached_scalar(value, dtype, tensor.device());
-}
-
-}  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_PLUS, "add", a, b); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MULTIPLY, "mul", a, b); }

@@ -1,10 +1,12 @@
 // Conversions from Python objects (see bind_common.h).
+#include <cstdint>
 #include <cstring>
 #include <variant>
 #include <vector>
 
 #include "bind_common.h"
 #include "kael/ops.h"
+#include "kael/ops_more.h"
 
 namespace kael::python {
 
@@ -59,12 +61,22 @@ ScalarKind scalar_kind(py::handle plain) {
     return ScalarKind::Float;
 }
 
+// Operands from Python numbers come from the core's per-thread cache of shared 0-d tensors
+// (no allocation and fill per op); they are only ever read. An int beyond 2^53 is made afresh,
+// as a double would not hold it.
 Tensor scalar_tensor_of(py::handle plain, DType dtype, const Device& device, const char* op) {
     if (dtype == DType::I64) {
-        return full_int({}, to_int64(plain, op, "value"), DType::I64, device);
+        const std::int64_t value = to_int64(plain, op, "value");
+        constexpr std::int64_t kExactInDouble = std::int64_t{1} << 53;
+        if (value > kExactInDouble || value < -kExactInDouble) {
+            return full_int({}, value, DType::I64, device);
+        }
+        return cached_scalar(static_cast<double>(value), DType::I64, device);
     }
-    if (dtype == DType::Bool) return full({}, PyObject_IsTrue(plain.ptr()) ? 1 : 0, dtype, device);
-    return full({}, to_double(plain, op, "value"), dtype, device);
+    if (dtype == DType::Bool) {
+        return cached_scalar(PyObject_IsTrue(plain.ptr()) ? 1 : 0, dtype, device);
+    }
+    return cached_scalar(to_double(plain, op, "value"), dtype, device);
 }
 
 // Leaves of nested sequences, in order, with the shape they fill.

@@ -60,6 +60,12 @@ enum class Reduction { None, Mean, Sum };
 // are skipped as in torch) or the same shape (stack); the result has the promoted dtype.
 [[nodiscard]] Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
 [[nodiscard]] Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+
+// A 0-d tensor of value (dtype, on device), shared: each thread keeps its last few, since the
+// same numbers recur in every step of a model (`tensor op number`), and a fresh one costs an
+// allocation and a fill (a kernel on a GPU). For operands only (as the Python operators pass
+// numbers): never write to it.
+[[nodiscard]] Tensor cached_scalar(double value, DType dtype, const Device& device);
 // Consecutive views along dim: of the given sizes (which add up to its size), of split_size
 // each (the last may be shorter), or `chunks` pieces of ceil(size / chunks). One autograd node
 // records them all; its backward writes no copy when their gradients tile one buffer.
