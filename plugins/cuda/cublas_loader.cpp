@@ -38,28 +38,10 @@ struct Cublas {
     StridedGemmFunction<double> dgemm_strided = nullptr;
 };
 
-template <typename Function>
-bool resolve(void* library, const char* name, Function& function, std::string& missing) {
-    function = reinterpret_cast<Function>(dlsym(library, name));
-    if (function == nullptr) {
-        missing += (missing.empty() ? "" : ", ") + std::string(name);
-    }
-    return function != nullptr;
-}
-
 Cublas load() {
     Cublas cublas;
     const std::string file = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
-    void* library = nullptr;
-    for (const std::string& candidate : {file, "/usr/local/cuda/lib64/" + file}) {
-        library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (library != nullptr) {
-            break;
-        }
-        const char* error = dlerror();
-        cublas.unavailable += (cublas.unavailable.empty() ? "" : "; ") +
-                              std::string(error != nullptr ? error : candidate + ": not loadable");
-    }
+    void* library = open_cuda_library(file, cublas.unavailable);
     if (library == nullptr) {
         return cublas;
     }
@@ -142,6 +124,18 @@ void multiply(GemmFunction<T> gemm, StridedGemmFunction<T> strided, const void* 
 }
 
 }  // namespace
+
+void* open_cuda_library(const std::string& file, std::string& why) {
+    for (const std::string& candidate : {file, "/usr/local/cuda/lib64/" + file}) {
+        if (void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+            return library;
+        }
+        const char* error = dlerror();
+        why += (why.empty() ? "" : "; ") +
+               std::string(error != nullptr ? error : candidate + ": not loadable");
+    }
+    return nullptr;
+}
 
 const std::string& cublas_unavailable_reason() {
     return cublas().unavailable;

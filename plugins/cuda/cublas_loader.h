@@ -1,11 +1,27 @@
 #pragma once
 // cuBLAS, dlopen'ed on first use so the plugin never depends on it: a machine without it still
 // runs every matmul through the tile kernel.
+#include <dlfcn.h>
+
 #include <string>
 
 #include "kael/plugin_api.h"
 
 namespace kael::cuda {
+
+// dlopen's a CUDA library by name, then from /usr/local/cuda/lib64; null when neither loads,
+// with each attempt's reason appended to why ("; " between them).
+void* open_cuda_library(const std::string& file, std::string& why);
+
+// function = dlsym(library, name); a missing name is appended to missing (", " between).
+template <typename Function>
+bool resolve(void* library, const char* name, Function& function, std::string& missing) {
+    function = reinterpret_cast<Function>(dlsym(library, name));
+    if (function == nullptr) {
+        missing += (missing.empty() ? "" : ", ") + std::string(name);
+    }
+    return function != nullptr;
+}
 
 // Loads cuBLAS on the first call; "" when it is usable, otherwise why it is not.
 const std::string& cublas_unavailable_reason();

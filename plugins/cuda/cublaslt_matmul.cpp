@@ -12,6 +12,7 @@
 #include <string>
 #include <tuple>
 
+#include "cublas_loader.h"
 #include "cuda_context.h"
 
 namespace kael::cuda {
@@ -29,12 +30,6 @@ struct CublasLt {
     decltype(&cublasLtMatmul) matmul = nullptr;
 };
 
-template <typename Function>
-void resolve(void* library, const char* name, Function& function, bool& all) {
-    function = reinterpret_cast<Function>(dlsym(library, name));
-    all = all && function != nullptr;
-}
-
 CublasLt load() {
     CublasLt lt;
     const char* setting = std::getenv("KAEL_CUDA_CUBLASLT");
@@ -42,23 +37,21 @@ CublasLt load() {
         return lt;
     }
     const std::string file = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-    void* library = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) {
-        library = dlopen(("/usr/local/cuda/lib64/" + file).c_str(), RTLD_NOW | RTLD_LOCAL);
-    }
+    std::string why;
+    void* library = open_cuda_library(file, why);
     if (library == nullptr) {
         return lt;  // cuBLAS alone still serves every product
     }
-    bool all = true;
-    resolve(library, "cublasLtCreate", lt.create, all);
-    resolve(library, "cublasLtMatmulDescCreate", lt.desc_create, all);
-    resolve(library, "cublasLtMatmulDescSetAttribute", lt.desc_set, all);
-    resolve(library, "cublasLtMatrixLayoutCreate", lt.layout_create, all);
-    resolve(library, "cublasLtMatmulPreferenceCreate", lt.preference_create, all);
-    resolve(library, "cublasLtMatmulPreferenceSetAttribute", lt.preference_set, all);
-    resolve(library, "cublasLtMatmulAlgoGetHeuristic", lt.heuristic, all);
-    resolve(library, "cublasLtMatmul", lt.matmul, all);
-    lt.usable = all;  // never dlclosed: plans made from it live until exit
+    std::string missing;
+    resolve(library, "cublasLtCreate", lt.create, missing);
+    resolve(library, "cublasLtMatmulDescCreate", lt.desc_create, missing);
+    resolve(library, "cublasLtMatmulDescSetAttribute", lt.desc_set, missing);
+    resolve(library, "cublasLtMatrixLayoutCreate", lt.layout_create, missing);
+    resolve(library, "cublasLtMatmulPreferenceCreate", lt.preference_create, missing);
+    resolve(library, "cublasLtMatmulPreferenceSetAttribute", lt.preference_set, missing);
+    resolve(library, "cublasLtMatmulAlgoGetHeuristic", lt.heuristic, missing);
+    resolve(library, "cublasLtMatmul", lt.matmul, missing);
+    lt.usable = missing.empty();  // never dlclosed: plans made from it live until exit
     return lt;
 }
 
