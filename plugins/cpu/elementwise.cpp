@@ -217,21 +217,19 @@ void vector_chunk(kael_element_op op, const float* in, float* out, int64_t count
         case KAEL_OP_GELU_TANH: {
             // sigmoid(z) from e = exp(-|z|) as stable_sigmoid; gelu_tanh = x sigmoid(2u).
             const bool gelu = op == KAEL_OP_GELU_TANH;
+            float arguments[kChunk] = {};  // z, kept for its sign
             for (int64_t i = 0; i < count; ++i) {
                 const float x = in[i];
-                const float z = gelu ? 2.0F * 0.79788456080286535588F * (x + 0.044715F * x * x * x)
-                                     : x;
-                scratch[i] = -std::fabs(z);
+                arguments[i] = gelu ? 2.0F * 0.79788456080286535588F * (x + 0.044715F * x * x * x)
+                                    : x;
+                scratch[i] = -std::fabs(arguments[i]);
             }
             vector_math::apply(Function::Exp, scratch, scratch, count);
             for (int64_t i = 0; i < count; ++i) {
-                const float x = in[i];
-                const float z = gelu ? 2.0F * 0.79788456080286535588F * (x + 0.044715F * x * x * x)
-                                     : x;
                 const float e = scratch[i];
                 const float r = 1.0F / (1.0F + e);
-                const float s = z >= 0.0F ? r : e * r;
-                out[i] = gelu ? x * s : s;
+                const float s = arguments[i] >= 0.0F ? r : e * r;
+                out[i] = gelu ? in[i] * s : s;
             }
             return;
         }
