@@ -1,9 +1,11 @@
 #include "kael/allocator.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "allocator_internal.h"
@@ -130,7 +132,124 @@ BlockCache& cache_of(const Backend& backend, int device) {
 
 }  // namespace
 
+class RecordingPool : public std::enable_shared_from_this<RecordingPool> {
+public:
+    RecordingPool(const Backend* backend, int device) : backend_(backend), device_(device) {}
+
+    [[nodiscard]] bool serves(const Backend& backend, int device) const {
+        return &backend == backend_ && device == device_;
+    }
+    void* allocate(std::int64_t bytes);
+    void release(void* block, std::int64_t bytes) noexcept;
+    void retire() noexcept;
+
+private:
+    const Backend* backend_;
+    int device_;
+    std::mutex mutex_;
+    bool retired_ = false;
+    std::map<std::int64_t, std::vector<void*>> free_;
+};
+
+namespace {
+
+// Which pool each recorded block belongs to; blocks counts them, so that release_block looks
+// only while some exist.
+struct PoolOwners {
+    std::mutex mutex;
+    std::unordered_map<void*, std::shared_ptr<RecordingPool>> owner;
+    std::atomic<std::int64_t> blocks{0};
+};
+PoolOwners& pool_owners() {
+    static auto* owners = new PoolOwners();  // leaked: blocks may be freed after main returns
+    return *owners;
+}
+void forget_owner(void* block) {
+    PoolOwners& owners = pool_owners();
+    const std::lock_guard lock(owners.mutex);
+    if (owners.owner.erase(block) != 0) {
+        owners.blocks.fetch_sub(1, std::memory_order_relaxed);
+    }
+}
+thread_local RecordingPool* routed_pool = nullptr;
+
+}  // namespace
+
+void* RecordingPool::allocate(std::int64_t bytes) {
+    const std::int64_t size = size_class(bytes);
+    {
+        const std::lock_guard lock(mutex_);
+        auto& blocks = free_[size];
+        if (!blocks.empty()) {
+            void* block = blocks.back();
+            blocks.pop_back();
+            return block;
+        }
+    }
+    void* block = backend_->allocate(device_, size);
+    try {
+        PoolOwners& owners = pool_owners();
+        const std::lock_guard lock(owners.mutex);
+        owners.owner.emplace(block, shared_from_this());
+        owners.blocks.fetch_add(1, std::memory_order_relaxed);
+    } catch (...) {
+        backend_->release(device_, block);
+        throw;
+    }
+    return block;
+}
+
+void RecordingPool::release(void* block, std::int64_t bytes) noexcept {
+    {
+        const std::lock_guard lock(mutex_);
+        if (!retired_) {
+            try {
+                free_[size_class(bytes)].push_back(block);
+                return;
+            } catch (...) {
+                // no room to keep it: the graph is replayed with it freed, as with any lost block
+            }
+        }
+    }
+    forget_owner(block);
+    backend_->release(device_, block);
+}
+
+void RecordingPool::retire() noexcept {
+    std::map<std::int64_t, std::vector<void*>> blocks;
+    {
+        const std::lock_guard lock(mutex_);
+        retired_ = true;
+        blocks.swap(free_);
+    }
+    for (auto& [size, list] : blocks) {
+        for (void* block : list) {
+            forget_owner(block);
+            backend_->release(device_, block);
+        }
+    }
+}
+
+std::shared_ptr<RecordingPool> open_recording_pool(const Backend& backend, int device) {
+    auto pool = std::make_shared<RecordingPool>(&backend, device);
+    routed_pool = pool.get();
+    return pool;
+}
+
+void close_recording_pool() noexcept {
+    routed_pool = nullptr;
+}
+
+void retire_recording_pool(const std::shared_ptr<RecordingPool>& pool) noexcept {
+    if (pool) {
+        pool->retire();
+    }
+}
+
 void* allocate_block(const Backend& backend, int device, std::int64_t bytes) {
+    if (routed_pool != nullptr && routed_pool->serves(backend, device)) {
+        return routed_pool->allocate(bytes);
+    }
     if (!caching_allocator_enabled()) {
         return backend.allocate(device, bytes);
     }
@@ -138,6 +257,21 @@ void* allocate_block(const Backend& backend, int device, std::int64_t bytes) {
 }
 
 void release_block(const Backend& backend, int device, void* block, std::int64_t bytes) noexcept {
+    PoolOwners& owners = pool_owners();
+    if (owners.blocks.load(std::memory_order_relaxed) > 0) {
+        std::shared_ptr<RecordingPool> pool;
+        {
+            const std::lock_guard lock(owners.mutex);
+            const auto found = owners.owner.find(block);
+            if (found != owners.owner.end()) {
+                pool = found->second;
+            }
+        }
+        if (pool) {
+            pool->release(block, bytes);
+            return;
+        }
+    }
     if (!caching_allocator_enabled()) {
         backend.release(device, block);
         return;

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "autograd/record.h"
+#include "kael/device_graph.h"
 #include "kael/ops.h"
 #include "kael/ops_more.h"
 #include "kael/tensor_iterator.h"
@@ -95,6 +96,12 @@ Tensor cached_scalar(double value, DType dtype, const Device& device) {
         Device device;
         Tensor tensor;
     };
+    if (recording_device_graph()) {
+        // A cached tensor made before the recording may be freed while the graph still reads
+        // it, and one made inside holds its value only once the graph runs.
+        const NoGradGuard no_grad;
+        return scalar_tensor(value, dtype, device);
+    }
     constexpr std::size_t kEntries = 16;
     thread_local std::array<Entry, kEntries> entries;
     thread_local std::size_t next = 0;

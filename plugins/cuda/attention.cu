@@ -270,8 +270,8 @@ void launch_forward_tiles(const AttentionShape& shape, float* out, float* lse, c
     allow_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
     const std::int64_t blocks =
         shape.batch * shape.heads * ((shape.queries + kTile - 1) / kTile);
-    kernel<<<static_cast<unsigned>(blocks), kThreads, bytes>>>(shape, out, lse, q, k, v,
-                                                               scale_log2, vectorized);
+    kernel<<<static_cast<unsigned>(blocks), kThreads, bytes, launch_stream()>>>(
+        shape, out, lse, q, k, v, scale_log2, vectorized);
     check_launch(typeid(kernel), __FILE__, __LINE__);
 }
 
@@ -281,11 +281,13 @@ void launch_decode(const AttentionShape& shape, float* out, float* lse, const fl
     const std::int64_t splits = (shape.keys + kSplitKeys - 1) / kSplitKeys;
     float* const partials =
         static_cast<float*>(device_malloc(rows * splits * (kMaxDims + 2) * std::int64_t{4}));
-    attention_decode_split<<<static_cast<unsigned>(rows * splits), kSplitKeys>>>(
-        shape, partials, splits, q, k, v, scale_log2, vectorized);
+    attention_decode_split<<<static_cast<unsigned>(rows * splits), kSplitKeys, 0,
+                             launch_stream()>>>(shape, partials, splits, q, k, v, scale_log2,
+                                                vectorized);
     check_launch(typeid(&attention_decode_split), __FILE__, __LINE__);
     attention_decode_merge<<<static_cast<unsigned>(blocks_for(rows, kThreadsPerBlock / 32)),
-                             kThreadsPerBlock>>>(shape, out, lse, partials, splits, rows);
+                             kThreadsPerBlock, 0, launch_stream()>>>(shape, out, lse, partials,
+                                                                     splits, rows);
     check_launch(typeid(&attention_decode_merge), __FILE__, __LINE__);
     device_free(partials);  // stream-ordered: after the merge
 }

@@ -173,18 +173,20 @@ void launch_gradients(const AttentionShape& shape, float* grad_q, float* grad_k,
     const std::int64_t rows = shape.batch * shape.heads * shape.queries;
     const std::int64_t sum_bytes = rows * kDims * std::int64_t{4};
     float* const query_sums = static_cast<float*>(device_malloc(sum_bytes));
-    KAEL_CUDA_CHECK(cudaMemsetAsync(query_sums, 0, static_cast<std::size_t>(sum_bytes), nullptr));
+    KAEL_CUDA_CHECK(
+        cudaMemsetAsync(query_sums, 0, static_cast<std::size_t>(sum_bytes), launch_stream()));
     const auto kernel = &attention_grad_keys<kGroups>;
     const int bytes = static_cast<int>(
         (4 * Tile<kGroups>::kFloats + 2 * kScoreFloats + 2 * kTile) * sizeof(float));
     allow_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
     const std::int64_t blocks = shape.batch * shape.heads * ((shape.keys + kTile - 1) / kTile);
-    kernel<<<static_cast<unsigned>(blocks), kThreads, bytes>>>(shape, grad_k, grad_v, query_sums,
-                                                              grad_out, q, k, v, lse, row_dots,
-                                                              scale_log2, vectorized);
+    kernel<<<static_cast<unsigned>(blocks), kThreads, bytes, launch_stream()>>>(
+        shape, grad_k, grad_v, query_sums, grad_out, q, k, v, lse, row_dots, scale_log2,
+        vectorized);
     check_launch(typeid(kernel), __FILE__, __LINE__);
     attention_store_grad_queries<<<static_cast<unsigned>(blocks_for(rows, kThreadsPerBlock / 32)),
-                                   kThreadsPerBlock>>>(shape, grad_q, query_sums, kDims, rows);
+                                   kThreadsPerBlock, 0, launch_stream()>>>(shape, grad_q,
+                                                                           query_sums, kDims, rows);
     check_launch(typeid(&attention_store_grad_queries), __FILE__, __LINE__);
     device_free(query_sums);  // stream-ordered: after the store
 }
@@ -197,7 +199,8 @@ void attention_backward_f32(const AttentionShape& shape, float* grad_q, float* g
     const std::int64_t rows = shape.batch * shape.heads * shape.queries;
     float* const row_dots = static_cast<float*>(device_malloc(rows * std::int64_t{4}));
     attention_row_dots<<<static_cast<unsigned>(blocks_for(rows, kThreadsPerBlock / 32)),
-                         kThreadsPerBlock>>>(shape, row_dots, grad_out, out, rows);
+                         kThreadsPerBlock, 0, launch_stream()>>>(shape, row_dots, grad_out, out,
+                                                                 rows);
     check_launch(typeid(&attention_row_dots), __FILE__, __LINE__);
     const void* const buffers[] = {grad_q, grad_k, grad_v, grad_out, q, k, v};
     const bool vectorized = aligned_for_vectors(shape, buffers, 7);

@@ -79,9 +79,9 @@ kael_status cross_entropy(int32_t device, kael_dtype dtype, void* losses, void* 
             using T = kernels::TagType<decltype(tag)>;
             if constexpr (kernels::is_floating_v<T>) {
                 const auto kernel = &cross_entropy_rows<T>;
-                kernel<<<row_grid(kernel, rows), kRowBlock>>>(static_cast<const T*>(logits),
-                                                              targets, static_cast<T*>(losses),
-                                                              static_cast<T*>(lse), rows, classes);
+                kernel<<<row_grid(kernel, rows), kRowBlock, 0, launch_stream()>>>(
+                    static_cast<const T*>(logits), targets, static_cast<T*>(losses),
+                    static_cast<T*>(lse), rows, classes);
                 check_launch(typeid(CrossEntropyKernel<T>), __FILE__, __LINE__);
             }
         });
@@ -106,7 +106,7 @@ kael_status cross_entropy_backward(int32_t device, kael_dtype dtype, void* grad_
             using T = kernels::TagType<decltype(tag)>;
             if constexpr (kernels::is_floating_v<T>) {
                 const auto kernel = &cross_entropy_backward_rows<T>;
-                kernel<<<row_grid(kernel, rows), kRowBlock>>>(
+                kernel<<<row_grid(kernel, rows), kRowBlock, 0, launch_stream()>>>(
                     static_cast<const T*>(grad_losses), grad_stride, static_cast<const T*>(logits),
                     static_cast<const T*>(lse), targets, static_cast<T*>(grad_logits), rows,
                     classes);

@@ -77,20 +77,29 @@ void check(cublasStatus_t status, const char* call, int line) {
 
 #define KAEL_CUBLAS_CHECK(call) check((call), #call, __LINE__)
 
-// One handle per device, on the legacy default stream that every kael kernel uses. Handles are
-// never destroyed: at exit cuBLAS's own runtime may already be gone.
+// One handle per device, on the stream every kael kernel of this thread uses (launch_stream:
+// the legacy default stream, or a graph's capture stream); it is moved only when that changes.
+// Handles are never destroyed: at exit cuBLAS's own runtime may already be gone.
 cublasHandle_t handle_for_current_device() {
+    struct Held {
+        cublasHandle_t handle = nullptr;
+        cudaStream_t stream = nullptr;
+    };
     static std::mutex mutex;
-    static std::map<std::int32_t, cublasHandle_t> handles;
+    static std::map<std::int32_t, Held> handles;
     const std::lock_guard lock(mutex);
     auto found = handles.find(current_device());
     if (found == handles.end()) {
-        cublasHandle_t handle = nullptr;
-        KAEL_CUBLAS_CHECK(cublas().create(&handle));
-        KAEL_CUBLAS_CHECK(cublas().set_stream(handle, nullptr));
-        found = handles.emplace(current_device(), handle).first;
+        Held held;
+        KAEL_CUBLAS_CHECK(cublas().create(&held.handle));
+        KAEL_CUBLAS_CHECK(cublas().set_stream(held.handle, nullptr));
+        found = handles.emplace(current_device(), held).first;
     }
-    return found->second;
+    if (found->second.stream != launch_stream()) {
+        KAEL_CUBLAS_CHECK(cublas().set_stream(found->second.handle, launch_stream()));
+        found->second.stream = launch_stream();
+    }
+    return found->second.handle;
 }
 
 // Row-major out = op(a) op(b) is column-major out^T = op(b)^T op(a)^T: the same bytes, so b goes

@@ -208,11 +208,12 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
         check(lt.desc_set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
               "BIAS_POINTER");
     }
-    check(lt.matmul(state.handle, plan->desc, f32 ? static_cast<const void*>(&one32) : &one64, b,
-                    plan->b_layout, a, plan->a_layout,
-                    f32 ? static_cast<const void*>(&zero32) : &zero64, out, plan->out_layout, out,
-                    plan->out_layout, &plan->algo, state.workspace, kWorkspaceBytes, nullptr),
-          "cublasLtMatmul");
+    check(
+        lt.matmul(state.handle, plan->desc, f32 ? static_cast<const void*>(&one32) : &one64, b,
+                  plan->b_layout, a, plan->a_layout,
+                  f32 ? static_cast<const void*>(&zero32) : &zero64, out, plan->out_layout, out,
+                  plan->out_layout, &plan->algo, state.workspace, kWorkspaceBytes, launch_stream()),
+        "cublasLtMatmul");
     return true;
 }
 

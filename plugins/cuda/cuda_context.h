@@ -43,6 +43,12 @@ bool sync_after_launch();
 // the kernel, from `task`'s type, in the message.
 void check_launch(const std::type_info& task, const char* file, int line);
 
+// The stream every launch, copy and library call of this thread goes to: the legacy default
+// stream (nullptr), or while the thread records a device graph (graphs.cpp), its capture stream.
+cudaStream_t launch_stream();
+// Whether this thread is recording a device graph now.
+bool recording_graph();
+
 // Whether the current device has stream-ordered memory pools (cudaMallocAsync).
 bool memory_pools();
 

@@ -43,7 +43,7 @@ struct Launcher {
         }
         const int blocks =
             grid_blocks(reinterpret_cast<const void*>(&run_task<Task>), blocks_for(count));
-        run_task<Task><<<blocks, kThreadsPerBlock>>>(count, task);
+        run_task<Task><<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(count, task);
         check_launch(typeid(Task), __FILE__, __LINE__);
     }
 

@@ -4,6 +4,7 @@
 
 #include "cuda_context.h"
 #include "cuda_kernels.h"
+#include "graphs.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/plugin_api.h"
 
@@ -88,6 +89,10 @@ kael_plugin make_table() {
     table.device_properties = device_properties;
     table.shutdown = nullptr;  // the driver reclaims everything; cuBLAS may be gone at exit
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
+    table.capture_begin = capture_begin;
+    table.capture_end = capture_end;
+    table.graph_launch = graph_launch;
+    table.graph_release = graph_release;
     return table;
 }
 

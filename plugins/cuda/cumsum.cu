@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(kScanThreads) scan_units(ScanUnits<In> units, 
 template <typename Kernel, typename... Args>
 void launch_units(Kernel kernel, std::int64_t units, Args... args) {
     const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel), units, kScanThreads);
-    kernel<<<blocks, kScanThreads>>>(args...);
+    kernel<<<blocks, kScanThreads, 0, launch_stream()>>>(args...);
     check_launch(typeid(Kernel), __FILE__, __LINE__);
 }
 

@@ -232,7 +232,8 @@ bool launch_tiled(const kael_element_layout& layout, const F& function) {
         static_cast<unsigned>(blocks_for(walk.inner_size, kTile)),
         static_cast<unsigned>(std::min<std::int64_t>(blocks_for(walk.k_size, kTile), 65535)),
         static_cast<unsigned>(std::min<std::int64_t>(walk.batches, 65535)));
-    tiled_elements<Out, F, Ins...><<<blocks, dim3(kTile, kTileRows)>>>(walk, function);
+    tiled_elements<Out, F, Ins...>
+        <<<blocks, dim3(kTile, kTileRows), 0, launch_stream()>>>(walk, function);
     check_launch(typeid(TiledElements<Out, F, Ins...>), __FILE__, __LINE__);
     return true;
 }

@@ -160,7 +160,8 @@ bool launch_flat(const kael_element_layout& layout, const F& function) {
     const std::int64_t blocks = std::min<std::int64_t>(
         blocks_for((layout.count + kWidth - 1) / kWidth), std::numeric_limits<int>::max());
     flat_elements<kWidth, Out, F, Ins...>
-        <<<static_cast<int>(blocks), kThreadsPerBlock>>>(layout.count, operands, function);
+        <<<static_cast<int>(blocks), kThreadsPerBlock, 0, launch_stream()>>>(layout.count, operands,
+                                                                             function);
     check_launch(typeid(FlatElements<Out, F, Ins...>), __FILE__, __LINE__);
     return true;
 }
@@ -237,7 +238,7 @@ bool launch_vector_rows(const kael_element_layout& layout, const F& function) {
         static_cast<unsigned>(std::min<std::int64_t>(blocks_for(packs, lanes), 65535)),
         static_cast<unsigned>(
             std::min<std::int64_t>(blocks_for(walk.rows, static_cast<int>(threads.y)), 65535)));
-    vector_rows<Out, F, Ins...><<<blocks, threads>>>(walk, function);
+    vector_rows<Out, F, Ins...><<<blocks, threads, 0, launch_stream()>>>(walk, function);
     check_launch(typeid(VectorRows<Out, F, Ins...>), __FILE__, __LINE__);
     return true;
 }

@@ -78,7 +78,7 @@ void launch_strided_rows(const kael_element_layout& layout, const F& function) {
                           blocks_for(columns, lanes * kColumnsPerThread), 65535)),
                       static_cast<unsigned>(std::min<std::int64_t>(
                           blocks_for(walk.rows, static_cast<int>(threads.y)), 65535)));
-    strided_rows<Out, F, Index, Ins...><<<blocks, threads>>>(walk, function);
+    strided_rows<Out, F, Index, Ins...><<<blocks, threads, 0, launch_stream()>>>(walk, function);
     check_launch(typeid(StridedRows<Out, F, Index, Ins...>), __FILE__, __LINE__);
 }
 
@@ -142,8 +142,9 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
         const bool valid = count > 0 && target != nullptr && kernels::valid_dtype(dtype) &&
                            value != nullptr && value->struct_size >= sizeof(kael_element_params);
         if (valid && zero_bits(dtype, *value)) {
-            KAEL_CUDA_CHECK(cudaMemsetAsync(
-                target, 0, static_cast<size_t>(count * kernels::dtype_size(dtype)), nullptr));
+            KAEL_CUDA_CHECK(cudaMemsetAsync(target, 0,
+                                            static_cast<size_t>(count * kernels::dtype_size(dtype)),
+                                            launch_stream()));
             return;
         }
         kernels::tasks::launch_fill<Launcher>(dtype, target, count, value);  // validates too

@@ -185,7 +185,7 @@ template <typename Kernel, typename... Args>
 void launch_rows(Kernel kernel, const RowLayout& rows, const std::type_info& name, Args... args) {
     const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel),
                                    blocks_for(rows.rows, kWarpsPerBlock));
-    kernel<<<blocks, kThreadsPerBlock>>>(args...);
+    kernel<<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(args...);
     check_launch(name, __FILE__, __LINE__);
 }
 

@@ -120,8 +120,8 @@ void ensure_record(DeviceIndexChecks& checks) {
     KAEL_CUDA_CHECK(cudaMallocHost(&host, sizeof(ErrorRecord)));
     void* record = nullptr;
     KAEL_CUDA_CHECK(cudaMalloc(&record, sizeof(ErrorRecord)));
-    KAEL_CUDA_CHECK(cudaMemsetAsync(record, 0, sizeof(ErrorRecord), nullptr));
-    KAEL_CUDA_CHECK(cudaMemsetAsync(record, 0xFF, kClearedBytes, nullptr));
+    KAEL_CUDA_CHECK(cudaMemsetAsync(record, 0, sizeof(ErrorRecord), launch_stream()));
+    KAEL_CUDA_CHECK(cudaMemsetAsync(record, 0xFF, kClearedBytes, launch_stream()));
     checks.host_record = static_cast<ErrorRecord*>(host);
     checks.device_record = static_cast<ErrorRecord*>(record);
 }
@@ -138,8 +138,8 @@ IndexErrorReport::IndexErrorReport() {
         lock_.unlock();
         return;
     }
-    KAEL_CUDA_CHECK(cudaMemcpyAsync(checks->host_record, checks->device_record,
-                                    sizeof(ErrorRecord), cudaMemcpyDeviceToHost, nullptr));
+    KAEL_CUDA_CHECK(cudaMemcpyAsync(checks->host_record, checks->device_record, sizeof(ErrorRecord),
+                                    cudaMemcpyDeviceToHost, launch_stream()));
     checks_ = checks;
 }
 
@@ -153,7 +153,8 @@ void IndexErrorReport::report() {
         const CheckSite& site = checks_->sites[static_cast<size_t>(record.check)];
         message = kernels::index_error_message(site.op.c_str(), site.what.c_str(), record.value,
                                                site.axis, site.high);
-        KAEL_CUDA_CHECK(cudaMemsetAsync(checks_->device_record, 0xFF, kClearedBytes, nullptr));
+        KAEL_CUDA_CHECK(
+            cudaMemsetAsync(checks_->device_record, 0xFF, kClearedBytes, launch_stream()));
     }
     // Every check queued before the sync has run: their ids can be given out again.
     checks_->sites.clear();
@@ -188,8 +189,8 @@ void launch_held_index_check() {
     const KernelIndexCheck target = claim_site(check, lock);
     const int blocks = grid_blocks(reinterpret_cast<const void*>(&find_bad_index),
                                    blocks_for(check.count, kThreadsPerBlock * 4));
-    find_bad_index<<<blocks, kThreadsPerBlock>>>(check.indices, check.count, check.low,
-                                                 check.high, target);
+    find_bad_index<<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(check.indices, check.count,
+                                                                     check.low, check.high, target);
     check_launch(typeid(FindBadIndex), __FILE__, __LINE__);
 }
 

@@ -126,13 +126,14 @@ void run_layer_norm(const ForwardArgs<T>& args) {
         with_chunks<kMaxForwardChunks>(chunks, [&](auto constant) {
             const auto kernel = &layer_norm_in_registers<T, decltype(constant)::value>;
             const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
-            kernel<<<blocks, kRowThreads>>>(args);
+            kernel<<<blocks, kRowThreads, 0, launch_stream()>>>(args);
             check_launch(typeid(ForwardArgs<T>), __FILE__, __LINE__);
         });
         return;
     }
     const int threads = threads_for_row(args.columns);
-    layer_norm_in_memory<T><<<block_row_grid(args.rows, threads), threads>>>(args);
+    layer_norm_in_memory<T>
+        <<<block_row_grid(args.rows, threads), threads, 0, launch_stream()>>>(args);
     check_launch(typeid(ForwardArgs<T>), __FILE__, __LINE__);
 }
 

@@ -243,8 +243,8 @@ template <typename T>
 void launch_sum_partials(const T* partials, std::int64_t count, std::int64_t columns,
                          T* grad_weight, T* grad_bias) {
     const auto blocks = static_cast<unsigned>(tasks::ceil_div(2 * columns, kWarp));
-    sum_partials<T><<<blocks, dim3(kWarp, kWarp)>>>(partials, count, columns, grad_weight,
-                                                    grad_bias);
+    sum_partials<T><<<blocks, dim3(kWarp, kWarp), 0, launch_stream()>>>(partials, count, columns,
+                                                                        grad_weight, grad_bias);
     check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);
 }
 
@@ -253,7 +253,8 @@ template <typename T>
 void run_in_memory(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
     if (args.grad_x != nullptr) {
         const int threads = threads_for_row(args.columns);
-        layer_norm_backward_in_memory<T><<<block_row_grid(args.rows, threads), threads>>>(args);
+        layer_norm_backward_in_memory<T>
+            <<<block_row_grid(args.rows, threads), threads, 0, launch_stream()>>>(args);
         check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);
     }
     if (grad_weight == nullptr && grad_bias == nullptr) {
@@ -266,7 +267,8 @@ void run_in_memory(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
     const tasks::Scratch<Launcher, T> partials(groups * 2 * args.columns);
     layer_norm_column_partials<T>
         <<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(groups)),
-           dim3(kTileColumns, kTileRows)>>>(args, partials.get(), rows_per_group);
+           dim3(kTileColumns, kTileRows), 0, launch_stream()>>>(args, partials.get(),
+                                                                rows_per_group);
     check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);
     launch_sum_partials<T>(partials.get(), groups, args.columns, grad_weight, grad_bias);
 }
@@ -288,8 +290,8 @@ void run_backward(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
         constexpr int kChunks = decltype(constant)::value;
         if (!parameters) {
             const auto kernel = &layer_norm_backward_in_registers<T, kChunks, false>;
-            kernel<<<warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows),
-                     kRowThreads>>>(args, nullptr);
+            kernel<<<warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows), kRowThreads,
+                     0, launch_stream()>>>(args, nullptr);
             check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);
             return;
         }
@@ -298,7 +300,7 @@ void run_backward(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
         const std::int64_t width = 2 * args.columns;
         const tasks::Scratch<Launcher, T> partials(blocks * width);
         const auto shared = static_cast<std::size_t>(width) * sizeof(T);
-        kernel<<<blocks, kRowThreads, shared>>>(args, partials.get());
+        kernel<<<blocks, kRowThreads, shared, launch_stream()>>>(args, partials.get());
         check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);
         launch_sum_partials<T>(partials.get(), blocks, args.columns, grad_weight, grad_bias);
     });

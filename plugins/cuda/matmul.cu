@@ -164,7 +164,7 @@ void launch_tiles(const void* a, const void* b, const void* bias, void* out,
     const dim3 grid(static_cast<unsigned>((s.columns + kTile - 1) / kTile),
                     static_cast<unsigned>((s.rows + kTile - 1) / kTile),
                     static_cast<unsigned>(tasks::min_of(s.batches, kMaxGridY)));
-    matmul_tiles<T, kATransposed, kBTransposed><<<grid, kTileThreads>>>(
+    matmul_tiles<T, kATransposed, kBTransposed><<<grid, kTileThreads, 0, launch_stream()>>>(
         static_cast<const T*>(a), static_cast<const T*>(b), static_cast<const T*>(bias),
         static_cast<T*>(out), s);
     check_launch(typeid(Quad<T>), __FILE__, __LINE__);
@@ -209,8 +209,8 @@ template <typename T>
 void fill_bias(const void* bias, void* out, const kael_matmul_sizes& s) {
     const std::int64_t rows = s.batches * s.rows;
     const int blocks = grid_blocks(reinterpret_cast<const void*>(&fill_bias_rows<T>), rows);
-    fill_bias_rows<T><<<blocks, kThreadsPerBlock>>>(static_cast<T*>(out),
-                                                    static_cast<const T*>(bias), rows, s.columns);
+    fill_bias_rows<T><<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(
+        static_cast<T*>(out), static_cast<const T*>(bias), rows, s.columns);
     check_launch(typeid(T), __FILE__, __LINE__);
 }
 
@@ -242,7 +242,7 @@ void multiply(kael_dtype dtype, const void* a, const void* b, const void* bias, 
             KAEL_CUDA_CHECK(cudaMemsetAsync(
                 out, 0,
                 static_cast<size_t>(s.batches * s.rows * s.columns * kernels::dtype_size(dtype)),
-                nullptr));
+                launch_stream()));
             return;
         }
         kernels::with_dtype(dtype, [&](auto tag) {

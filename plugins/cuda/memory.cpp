@@ -5,6 +5,7 @@
 
 #include "cuda_context.h"
 #include "cuda_kernels.h"
+#include "graphs.h"
 #include "index_check.h"
 
 namespace kael::cuda {
@@ -19,6 +20,40 @@ void check_copy(std::int32_t device, void* target, const void* source, int64_t b
     }
     use_device(device);
 }
+
+// Host copies and waits cannot be part of a recording: the host buffer may be gone when the
+// graph is replayed, and a wait would wait for work that was recorded, not run.
+void refuse_while_recording(const char* what) {
+    if (recording_graph()) {
+        plugin::unsupported(std::string(what) +
+                            " is not allowed while this thread records a "
+                            "device graph; do it before recording or after");
+    }
+}
+
+// Stream-ordered allocation on the legacy stream while a recording is open on another stream
+// is safe, but CUDA counts it as a possibly unsafe call: relax the thread's mode around it.
+class RelaxedCaptureMode {
+public:
+    RelaxedCaptureMode() {
+        if (recording_graph()) {
+            mode_ = cudaStreamCaptureModeRelaxed;
+            static_cast<void>(cudaThreadExchangeStreamCaptureMode(&mode_));
+            relaxed_ = true;
+        }
+    }
+    ~RelaxedCaptureMode() {
+        if (relaxed_) {
+            static_cast<void>(cudaThreadExchangeStreamCaptureMode(&mode_));
+        }
+    }
+    RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+    RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+private:
+    cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+    bool relaxed_ = false;
+};
 
 // The device's default memory pool keeps what it is given back (as PyTorch's allocator does):
 // cudaFree would synchronize the device, and unmapping a large block costs milliseconds.
@@ -43,6 +78,7 @@ void* device_malloc(std::int64_t bytes) {
     }
     void* block = nullptr;
     const auto size = static_cast<size_t>(bytes);
+    const RelaxedCaptureMode relaxed;
     if (!memory_pools()) {
         KAEL_CUDA_CHECK(cudaMalloc(&block, size));
         return block;
@@ -62,7 +98,7 @@ void* device_malloc(std::int64_t bytes) {
 }
 
 void device_free(void* block) noexcept {
-    if (block == nullptr) {
+    if (block == nullptr || keep_for_graph(block)) {
         return;
     }
     // Ordered after the work already queued on the legacy stream, which every launch uses.
@@ -111,6 +147,7 @@ void release(int32_t device, void* block) {
 kael_status copy_to_device(int32_t device, void* target, const void* source, int64_t bytes) {
     return plugin::guarded("cuda.copy_to_device", [&] {
         check_copy(device, target, source, bytes);
+        refuse_while_recording("a copy from host memory");
         if (bytes > 0) {
             KAEL_CUDA_CHECK(
                 cudaMemcpy(target, source, static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
@@ -121,6 +158,7 @@ kael_status copy_to_device(int32_t device, void* target, const void* source, int
 kael_status copy_to_host(int32_t device, void* target, const void* source, int64_t bytes) {
     return plugin::guarded("cuda.copy_to_host", [&] {
         check_copy(device, target, source, bytes);
+        refuse_while_recording("a copy to host memory");
         IndexErrorReport index_errors;
         if (bytes > 0) {
             KAEL_CUDA_CHECK(
@@ -136,8 +174,8 @@ kael_status copy_within_device(int32_t device, void* target, const void* source,
     return plugin::guarded("cuda.copy_within_device", [&] {
         check_copy(device, target, source, bytes);
         if (bytes > 0 && target != source) {
-            KAEL_CUDA_CHECK(
-                cudaMemcpy(target, source, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice));
+            KAEL_CUDA_CHECK(cudaMemcpyAsync(target, source, static_cast<size_t>(bytes),
+                                            cudaMemcpyDeviceToDevice, launch_stream()));
         }
     });
 }
@@ -145,6 +183,7 @@ kael_status copy_within_device(int32_t device, void* target, const void* source,
 kael_status synchronize(int32_t device) {
     return plugin::guarded("cuda.synchronize", [&] {
         use_device(device);
+        refuse_while_recording("waiting for the device (synchronize)");
         IndexErrorReport index_errors;
         KAEL_CUDA_CHECK(cudaDeviceSynchronize());
         index_errors.report();

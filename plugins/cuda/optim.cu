@@ -61,7 +61,7 @@ kael_status adam(int32_t device, kael_dtype dtype, void* param, void* m, void* v
         }
         const AdamStep<float> step = kernels::tasks::adam_step<float>(param, m, v, grad, *params);
         const std::int64_t blocks = std::min<std::int64_t>(blocks_for((count + 3) / 4), 1 << 30);
-        adam_packs<<<static_cast<int>(blocks), kThreadsPerBlock>>>(step, count);
+        adam_packs<<<static_cast<int>(blocks), kThreadsPerBlock, 0, launch_stream()>>>(step, count);
         check_launch(typeid(AdamStep<float>), __FILE__, __LINE__);
     });
 }

@@ -79,7 +79,7 @@ void launch_elements(bool final, const Storage<In>* data, void* target, std::int
                      std::int64_t chunks_per_row, std::int64_t rows, bool vectorized) {
     const auto kernel = final ? &reduce_elements<R, In, true> : &reduce_elements<R, In, false>;
     const std::int64_t chunk_count = rows * chunks_per_row;
-    kernel<<<warp_grid(kernel, chunk_count), kThreadsPerBlock>>>(
+    kernel<<<warp_grid(kernel, chunk_count), kThreadsPerBlock, 0, launch_stream()>>>(
         data, target, length, chunks_per_row, chunk_count, vectorized);
     check_launch(typeid(R), __FILE__, __LINE__);
 }

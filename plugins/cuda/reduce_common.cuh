@@ -141,8 +141,8 @@ void launch_partials(bool final, const typename R::State* partials, void* target
                      std::int64_t length, std::int64_t chunks_per_row, std::int64_t rows) {
     const auto kernel = final ? &reduce_partials<R, true> : &reduce_partials<R, false>;
     const std::int64_t chunk_count = rows * chunks_per_row;
-    kernel<<<warp_grid(kernel, chunk_count), kThreadsPerBlock>>>(partials, target, length,
-                                                                 chunks_per_row, chunk_count);
+    kernel<<<warp_grid(kernel, chunk_count), kThreadsPerBlock, 0, launch_stream()>>>(
+        partials, target, length, chunks_per_row, chunk_count);
     check_launch(typeid(R), __FILE__, __LINE__);
 }
 

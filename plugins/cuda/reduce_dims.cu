@@ -138,14 +138,15 @@ void reduce_column_tiles(void* results, const void* data, std::int64_t outer, st
     const dim3 blocks(static_cast<unsigned>(tasks::min_of(grid.tiles, kMaxGridX)),
                       static_cast<unsigned>(grid.splits));
     if (grid.splits == 1) {
-        reduce_columns<R, In, true><<<blocks, kColumnThreads>>>(input, results, size, inner, grid);
+        reduce_columns<R, In, true>
+            <<<blocks, kColumnThreads, 0, launch_stream()>>>(input, results, size, inner, grid);
         check_launch(typeid(R), __FILE__, __LINE__);
         return;
     }
     const std::int64_t outputs = outer * inner;
     const tasks::Scratch<Launcher, State> partials(outputs * grid.splits);
-    reduce_columns<R, In, false><<<blocks, kColumnThreads>>>(input, partials.get(), size, inner,
-                                                             grid);
+    reduce_columns<R, In, false>
+        <<<blocks, kColumnThreads, 0, launch_stream()>>>(input, partials.get(), size, inner, grid);
     check_launch(typeid(R), __FILE__, __LINE__);
     merge_partial_rows<R>(partials.get(), nullptr, results, grid.splits, outputs);
 }

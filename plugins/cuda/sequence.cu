@@ -135,7 +135,7 @@ __global__ void gather_sorted(SortCall call, const int* positions, std::int64_t 
 template <typename Kernel, typename... Args>
 void launch_cells(Kernel kernel, std::int64_t blocks_wanted, const Args&... args) {
     const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel), blocks_wanted);
-    kernel<<<blocks, kThreadsPerBlock>>>(args...);
+    kernel<<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(args...);
     check_launch(typeid(Kernel), __FILE__, __LINE__);
 }
 
@@ -192,12 +192,12 @@ void sort_long_rows(const SortCall& call, Key inversion, int end_bit) {
                 if (each_row) {
                     return cub::DeviceRadixSort::SortPairs(
                         temporary, bytes, key_buffers, position_buffers,
-                        static_cast<int>(call.chunk_size), 0, end_bit);
+                        static_cast<int>(call.chunk_size), 0, end_bit, launch_stream());
                 }
                 return cub::DeviceSegmentedRadixSort::SortPairs(
                     temporary, bytes, key_buffers, position_buffers,
                     static_cast<int>(rows * call.chunk_size), static_cast<int>(rows), offsets.get(),
-                    offsets.get() + 1, 0, end_bit);
+                    offsets.get() + 1, 0, end_bit, launch_stream());
             };
             std::size_t bytes = 0;
             KAEL_CUDA_CHECK(sort(nullptr, bytes));
@@ -215,7 +215,7 @@ void launch_sort_in_block(const SortCall& call, Key inversion, int end_bit) {
     const auto launch = [&](auto kernel, int threads) {
         const int blocks =
             grid_blocks(reinterpret_cast<const void*>(kernel), call.row_count, threads);
-        kernel<<<blocks, threads>>>(call, inversion, end_bit);
+        kernel<<<blocks, threads, 0, launch_stream()>>>(call, inversion, end_bit);
         check_launch(typeid(kernel), __FILE__, __LINE__);
     };
     if (call.chunk_size <= kSmallTile) {

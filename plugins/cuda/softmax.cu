@@ -218,7 +218,8 @@ __global__ void __launch_bounds__(kWarp* kSlices)
 
 template <typename Kernel, typename... Args>
 void launch_rows(Kernel kernel, std::int64_t blocks, const std::type_info& name, Args... args) {
-    kernel<<<grid_blocks(reinterpret_cast<const void*>(kernel), blocks, kBlock), kBlock>>>(args...);
+    kernel<<<grid_blocks(reinterpret_cast<const void*>(kernel), blocks, kBlock), kBlock, 0,
+             launch_stream()>>>(args...);
     check_launch(name, __FILE__, __LINE__);
 }
 
@@ -229,7 +230,8 @@ void launch_lines(const T* first, const T* second, T* target, std::int64_t outer
     const auto launch = [&](auto kernel, int slices) {
         const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel),
                                        tasks::ceil_div(lines, kWarp), kWarp * slices);
-        kernel<<<blocks, dim3(kWarp, slices)>>>(first, second, target, lines, size, inner, log);
+        kernel<<<blocks, dim3(kWarp, slices), 0, launch_stream()>>>(first, second, target, lines,
+                                                                    size, inner, log);
         check_launch(typeid(SoftmaxLinesKernel<T>), __FILE__, __LINE__);
     };
     if (size >= 1024) {

@@ -187,7 +187,7 @@ void launch_topk_select(kael_dtype dtype, void* values, std::int64_t* indices, c
         const int blocks =
             grid_blocks(reinterpret_cast<const void*>(kernel), row_count, kSelectThreads);
         // Selecting the k smallest keys: largest inverts them, as sort's descending does.
-        kernel<<<blocks, kSelectThreads>>>(
+        kernel<<<blocks, kSelectThreads, 0, launch_stream()>>>(
             rows, largest ? key_inversion<decltype(key)>(dtype) : decltype(key){0});
         check_launch(typeid(kernel), __FILE__, __LINE__);
     };

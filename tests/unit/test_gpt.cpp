@@ -158,6 +158,42 @@ BOOST_AUTO_TEST_CASE(kv_cache_matches_full_forward) {
     BOOST_TEST(single.values[1].shape() == (Shape{1, 2, 6, 4}));
 }
 
+// The fixed cache a recorded decoding step uses (GPT::generate on a device that records) gives
+// the eager cache's logits step for step, with its position kept on the device.
+BOOST_AUTO_TEST_CASE(fixed_capacity_cache_matches_the_growing_one) {
+    kael::manual_seed(5);
+    nn::GPT model(tiny_config(8));
+    model.eval();
+    const std::vector<std::int64_t> sequence{3, 1, 4, 1, 5, 9, 2};
+    const Tensor all = tokens(sequence);
+    nn::KVCache with_grad;  // its keys are views of the projection, not of a cache buffer
+    (void)model.forward(all.slice(1, 0, 2), &with_grad);
+    BOOST_TEST(!nn::fixed_capacity(with_grad).has_value());
+    const kael::NoGradGuard no_grad;
+    const std::vector<float> full = model.forward(all).to_vector<float>();
+    nn::KVCache cache;
+    std::vector<Tensor> pieces{model.forward(all.slice(1, 0, 3), &cache)};
+    std::optional<nn::KVCache> fixed = nn::fixed_capacity(cache);
+    BOOST_REQUIRE(fixed.has_value());
+    BOOST_TEST(fixed->keys[1].shape() == (Shape{1, 2, 8, 4}));  // the whole capacity
+    BOOST_TEST(fixed->position.to_vector<std::int64_t>() == std::vector<std::int64_t>{3},
+               tt::per_element());
+    const Tensor one = kael::full({1}, 1, DType::I64);
+    for (std::int64_t start = 3; start < 7; ++start) {
+        pieces.push_back(model.forward(all.slice(1, start, start + 1), &*fixed));
+        kael::add_(fixed->position, one);
+    }
+    check_close(kael::cat(pieces, 1).to_vector<float>(), full, 1e-5);
+    // The eager cache's buffers were written: its views over 7 tokens continue the sequence.
+    BOOST_TEST(fixed->keys[0].impl().storage == cache.keys[0].impl().storage);
+    BOOST_CHECK_THROW(model.forward(all.slice(1, 0, 2), &*fixed), kael::ValueError);  // 2 tokens
+    // Other layouts are refused: no cache, a batch of two, a cache made with grad on.
+    BOOST_TEST(!nn::fixed_capacity(nn::KVCache()).has_value());
+    nn::KVCache batch;
+    (void)model.forward(tokens({1, 2, 3, 4}, 2), &batch);
+    BOOST_TEST(!nn::fixed_capacity(batch).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(greedy_generation_is_deterministic) {
     kael::manual_seed(24);
     nn::GPT model(tiny_config(16));

@@ -1,6 +1,7 @@
 #pragma once
 // A GPT decoder: token and position embeddings, pre-norm causal self-attention blocks, a KV
 // cache for generation.
+#include <optional>
 #include <vector>
 
 #include "kael/nn.h"
@@ -20,16 +21,38 @@ struct GPTConfig {
 struct KVCache {
     std::vector<Tensor> keys;
     std::vector<Tensor> values;
+    // Defined for a cache of fixed capacity whose fill level lives on the device (i64 [1], the
+    // position of the next token), so that one recorded decoding step serves every position:
+    // keys and values then span the capacity with zeros past the position, and a step of one
+    // token adds its key and value there and attends to the slots up to it. slots holds the
+    // slot numbers 0 .. capacity - 1 (i64), made once: a recorded step cannot copy them in.
+    Tensor position;
+    Tensor slots;
     [[nodiscard]] std::int64_t length() const { return keys.empty() ? 0 : keys[0].size(2); }
+};
+
+// cache (filled by eager steps of batch 1) as a fixed cache over the same buffers: its views
+// widened to the capacity, the slots past its length zeroed, position = its length. nullopt
+// when its layout is not the one GPT's eager steps make.
+[[nodiscard]] std::optional<KVCache> fixed_capacity(const KVCache& cache);
+
+// A fixed cache's position for one step, and the key slots after it (bool [capacity]).
+struct DevicePosition {
+    Tensor position;
+    Tensor hidden;
 };
 
 class CausalSelfAttention : public Module {
 public:
     CausalSelfAttention(const GPTConfig& config, Device device);
-    // x [B, T, C]; with a cache, x holds only the new tokens and the cache grows by T.
-    Tensor forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values);
+    // x [B, T, C]; with a cache, x holds only the new tokens and the cache grows by T. With at,
+    // the cache is a fixed one (KVCache::position) and T is 1.
+    Tensor forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values,
+                          const DevicePosition* at = nullptr);
 
 private:
+    Tensor attend_fixed(const Tensor& qkv, Tensor* cached_keys, Tensor* cached_values,
+                        const DevicePosition& at);
     std::int64_t heads_;
     double dropout_;
     std::int64_t capacity_;  // tokens a KV cache holds before generate restarts it
@@ -40,7 +63,8 @@ private:
 class Block : public Module {
 public:
     Block(const GPTConfig& config, Device device);
-    Tensor forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values);
+    Tensor forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values,
+                          const DevicePosition* at = nullptr);
 
 private:
     double dropout_;
@@ -66,6 +90,12 @@ public:
     [[nodiscard]] Device device() const { return token_embedding_->weight.device(); }
 
 private:
+    // Greedy steps from a cache filled by an eager step, replayed as one recorded device graph
+    // each, until new_tokens or the context is full (gpt_generate.cpp). Returns how many.
+    Tensor forward_fixed(const Tensor& tokens, KVCache& cache);
+    std::int64_t decode_recorded(KVCache& cache, Tensor& step, std::int64_t new_tokens,
+                                 std::vector<Tensor>& pending, Tensor& largest_magnitude);
+
     GPTConfig config_;
     std::shared_ptr<Embedding> token_embedding_;
     std::shared_ptr<Embedding> position_embedding_;

@@ -88,8 +88,35 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& config, Device device)
                                   std::make_shared<Linear>(config.embed, config.embed, true, device));
 }
 
+// One token's attention over a fixed cache: its key and value are added into the slot at the
+// device position (zero until now, so adding is writing: scatter_add is the kernel that takes
+// a device index), and the slots after it are masked out of the scores.
+Tensor CausalSelfAttention::attend_fixed(const Tensor& qkv, Tensor* cached_keys,
+                                         Tensor* cached_values, const DevicePosition& at) {
+    const std::int64_t batch = qkv.size(0);
+    const std::int64_t channels = qkv.size(2) / 3;
+    const std::int64_t head_dim = channels / heads_;
+    const Tensor& keys = *cached_keys;
+    const std::int64_t room = keys.size(2);
+    if (qkv.size(1) != 1 || keys.strides()[2] != 2 * channels ||
+        cached_values->offset() != keys.offset() + channels) {
+        throw ValueError("GPT: a fixed KV cache takes one token per step, in its joint buffer");
+    }
+    Tensor joint = keys.as_strided({batch, room, 2 * channels},
+                                   {room * 2 * channels, 2 * channels, 1}, keys.offset());
+    const Tensor fresh = qkv.slice(2, channels, 3 * channels);
+    scatter_add_(joint, 1, at.position.reshape({1, 1, 1}).expand({batch, 1, 2 * channels}), fresh);
+    const Tensor query =
+        qkv.slice(2, 0, channels).reshape({batch, 1, heads_, head_dim}).transpose(1, 2);
+    const Tensor scores =
+        matmul(query, keys.transpose(-2, -1)) *
+        cached_scalar(1.0 / std::sqrt(double(head_dim)), qkv.dtype(), qkv.device());
+    const Tensor weights = softmax(masked_fill(scores, at.hidden, -INFINITY), -1);
+    return matmul(weights, *cached_values).transpose(1, 2).reshape({batch, 1, channels});
+}
+
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
-                                           Tensor* cached_values) {
+                                           Tensor* cached_values, const DevicePosition* at) {
     const std::int64_t batch = x.size(0);
     const std::int64_t steps = x.size(1);
     const std::int64_t channels = x.size(2);
@@ -97,6 +124,9 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
     // Views of the projection: attention reads them strided, and split's backward takes
     // attention's dq, dk, dv (laid out as one qkv buffer) as the projection's gradient.
     const Tensor qkv = query_key_value_->forward(x);
+    if (at != nullptr) {
+        return projection_->forward(attend_fixed(qkv, cached_keys, cached_values, *at));
+    }
     const std::vector<Tensor> parts = split(qkv, channels, 2);
     auto heads = [&](const Tensor& part) {
         return part.reshape({batch, steps, heads_, head_dim}).transpose(1, 2);
@@ -152,9 +182,10 @@ Block::Block(const GPTConfig& config, Device device) : dropout_(config.dropout) 
         "contract", std::make_shared<Linear>(4 * config.embed, config.embed, true, device));
 }
 
-Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values) {
-    const Tensor attended = x + attention_->forward_cached(norm1_->forward(x), cached_keys,
-                                                           cached_values);
+Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values,
+                             const DevicePosition* at) {
+    const Tensor attended =
+        x + attention_->forward_cached(norm1_->forward(x), cached_keys, cached_values, at);
     const Tensor hidden = gelu(expand_->forward(norm2_->forward(attended)), true);
     return attended + dropout(contract_->forward(hidden), dropout_, is_training());
 }
@@ -182,6 +213,9 @@ Tensor GPT::forward(const Tensor& tokens, KVCache* cache) {
         throw ValueError("GPT: expected i64 tokens [B, T], got " + to_string(tokens.dtype()) + " " +
                          to_string(tokens.shape()));
     }
+    if (cache != nullptr && cache->position.defined()) {
+        return forward_fixed(tokens, *cache);
+    }
     const std::int64_t past = cache != nullptr ? cache->length() : 0;
     const std::int64_t steps = tokens.size(1);
     if (past + steps > config_.block_size) {
@@ -203,81 +237,27 @@ Tensor GPT::forward(const Tensor& tokens, KVCache* cache) {
     return head_->forward(final_norm_->forward(x));
 }
 
+// A step over a fixed cache: the position embedding is looked up at the device position.
+Tensor GPT::forward_fixed(const Tensor& tokens, KVCache& cache) {
+    if (tokens.size(1) != 1 || cache.keys.size() != blocks_.size()) {
+        throw ValueError("GPT: a fixed KV cache takes one token per step, got " +
+                         to_string(tokens.shape()));
+    }
+    if (!cache.slots.defined() || cache.slots.numel() != cache.keys[0].size(2)) {
+        throw ValueError("GPT: a fixed KV cache needs its slot numbers (see fixed_capacity)");
+    }
+    const DevicePosition at{cache.position, gt(cache.slots, cache.position)};
+    Tensor x = token_embedding_->forward(tokens) +
+               position_embedding_->forward(cache.position.reshape({1, 1}));
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+        x = blocks_[i]->forward_cached(x, &cache.keys[i], &cache.values[i], &at);
+    }
+    return head_->forward(final_norm_->forward(x));
+}
+
 Tensor GPT::loss(const Tensor& tokens, const Tensor& targets) {
     const Tensor logits = forward(tokens);
     return cross_entropy(logits.reshape({-1, config_.vocab_size}), targets.reshape({-1}));
-}
-
-std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
-                                        std::int64_t new_tokens, double temperature) {
-    if (prompt.empty()) {
-        throw ValueError("generate: the prompt is empty");
-    }
-    if (new_tokens < 0) {
-        throw ValueError("generate: new_tokens must be non-negative, got " +
-                         std::to_string(new_tokens));
-    }
-    if (!(temperature >= 0 && std::isfinite(temperature))) {  // NaN fails too
-        throw ValueError("generate: temperature must be finite and non-negative, got " +
-                         detail::format_number(temperature));
-    }
-    const NoGradGuard guard;
-    const Device device = token_embedding_->weight.device();  // follows Module::to
-    std::vector<std::int64_t> tokens = prompt;
-    KVCache cache;
-    Tensor step = tensor(prompt, {1, static_cast<std::int64_t>(prompt.size())}, device);
-    // Greedy tokens stay on the device, each feeding the next step, so the host never waits for
-    // the GPU inside the loop; they (and the finiteness check) reach the host in one copy.
-    std::vector<Tensor> pending;
-    Tensor largest_magnitude;  // the largest |logit| so far; NaN once any logit was NaN
-    const auto flush = [&] {
-        if (largest_magnitude.defined() && !std::isfinite(largest_magnitude.item<double>())) {
-            // Non-finite logits (NaN weights, say) would pick one fixed token forever.
-            throw ValueError("generate: the model produced non-finite logits");
-        }
-        if (!pending.empty()) {
-            const std::vector<std::int64_t> picked = cat(pending, 0).to_vector<std::int64_t>();
-            tokens.insert(tokens.end(), picked.begin(), picked.end());
-            pending.clear();
-        }
-    };
-    for (std::int64_t i = 0; i < new_tokens; ++i) {
-        if (cache.length() + step.size(1) > config_.block_size) {
-            // Context full: restart the cache from the last block_size - 1 tokens (at least one).
-            flush();
-            cache = KVCache();
-            const auto keep = std::min<std::size_t>(
-                tokens.size(), std::max<std::int64_t>(config_.block_size - 1, 1));
-            const std::vector<std::int64_t> window(tokens.end() - static_cast<std::ptrdiff_t>(keep),
-                                                   tokens.end());
-            step = tensor(window, {1, static_cast<std::int64_t>(keep)}, device);
-        }
-        const Tensor logits = forward(step, &cache).select(1, -1).select(0, 0);
-        const Tensor magnitude = max(abs(logits));
-        largest_magnitude =
-            largest_magnitude.defined() ? maximum(largest_magnitude, magnitude) : magnitude;
-        if (temperature == 0) {
-            step = argmax(logits).reshape({1, 1});
-            pending.push_back(step.reshape({1}));
-            continue;
-        }
-        flush();
-        const std::vector<double> probabilities =
-            softmax(logits / temperature, 0).to_vector<double>();
-        double draw = rand({1}, DType::F64).item<double>();
-        std::int64_t next = 0;
-        for (std::size_t token = 0; token < probabilities.size(); ++token) {
-            draw -= probabilities[token];
-            next = static_cast<std::int64_t>(token);
-            if (draw <= 0) {
-                break;
-            }
-        }
-        tokens.push_back(next);
-        step = tensor(std::vector<std::int64_t>{next}, {1, 1}, device);
-    }
-    flush();
-    return tokens;
 }
 
 }  // namespace kael::nn

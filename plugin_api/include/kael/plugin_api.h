@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 2
+#define KAEL_ABI_MINOR 3
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -397,6 +397,24 @@ typedef struct kael_plugin {
      * first_correction) / (sqrt(v / second_correction) + eps), g the grad after weight decay. */
     kael_status (*adam)(int32_t device, kael_dtype dtype, void* param, void* m, void* v,
                         const void* grad, int64_t count, const kael_adam_params* params);
+
+    /* Since ABI 1.3: device graphs (CUDA graphs on the cuda plugin), so a fixed sequence of
+     * small kernels, such as a decoding step, costs one launch instead of one per kernel. All
+     * four are NULL, or none is. Between capture_begin and capture_end, work the calling
+     * thread queues on the device is recorded, not run: the kernels' arguments, addresses
+     * included, are fixed in the recording. Meanwhile the calls that copy host memory or wait
+     * for the device (copy_to_device, copy_to_host, synchronize) fail with
+     * KAEL_STATUS_UNSUPPORTED, and blocks that release() is given stay allocated until
+     * graph_release, since replays still use them. Other threads are not recorded. */
+    kael_status (*capture_begin)(int32_t device);
+    /* Ends this thread's recording on device; *graph receives it, owned by the caller until
+     * graph_release. When a call inside the recording failed, returns an error, *graph is
+     * NULL, and the device is usable as before. */
+    kael_status (*capture_end)(int32_t device, void** graph);
+    /* Queues every recorded call again, in order after the work queued before it. */
+    kael_status (*graph_launch)(int32_t device, void* graph);
+    /* Frees a graph (after any queued replay); NULL is a no-op; must not fail. */
+    void (*graph_release)(int32_t device, void* graph);
 } kael_plugin;
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
@@ -416,9 +434,9 @@ static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8, "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 33 * 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 37 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 33 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 37 * 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */
