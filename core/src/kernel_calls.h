@@ -1,6 +1,7 @@
 #pragma once
 // The core's only way to touch tensor data: plugin kernels, with the host fallback through the
 // cpu plugin when the device's plugin leaves a slot empty.
+#include <optional>
 #include <vector>
 
 #include "kael/plugin_api.h"
@@ -54,9 +55,14 @@ void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_s
             std::int64_t rows);
 // Fused attention over [B, H, T, D] tensors whose last dimension is contiguous, each read and
 // written through its own strides; lse is [B, H, Tq] contiguous. The backward's grad_q/k/v have
-// the strides of q/k/v and grad_out those of out.
+// the strides of q/k/v and grad_out those of out. key_lengths (i64 [B], defined or not) makes k
+// and v a cache filled to those counts (ABI 1.3; older plugins are served by the cpu plugin).
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
-               const Tensor& v, double scale, bool causal);
+               const Tensor& v, double scale, bool causal, const Tensor& key_lengths = Tensor());
+// cached_attention after its checks (the caller vouches for key_lengths being in range).
+[[nodiscard]] Tensor cached_attention_unchecked(const Tensor& query, const Tensor& key,
+                                                const Tensor& value, const Tensor& key_lengths,
+                                                bool causal, std::optional<double> scale);
 void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
                         const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
                         const Tensor& out, const Tensor& lse, double scale, bool causal);

@@ -190,14 +190,25 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
 }
 
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
-               const Tensor& v, double scale, bool causal) {
+               const Tensor& v, double scale, bool causal, const Tensor& key_lengths) {
     if (out.numel() == 0) {
         return;
     }
-    run("attention", {out, lse}, {q, k, v}, KAEL_SLOT_CHECK(attention),
+    const bool cached = key_lengths.defined();
+    const auto serves = [cached](const kael_plugin* table) {
+        return KAEL_HAS_SLOT(table, attention) && (!cached || table->abi_minor >= 3);
+    };
+    std::vector<Tensor> inputs{q, k, v};
+    if (cached) {
+        inputs.push_back(key_lengths);
+    }
+    run("attention", {out, lse}, inputs, serves,
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
-            const kael_attention_layout layout =
+            kael_attention_layout layout =
                 attention_layout(ins[0], ins[1], ins[2], outs[0], scale, causal);
+            if (cached) {
+                layout.key_lengths = static_cast<const std::int64_t*>(ins[3].device_data());
+            }
             backend.check(backend.table()->attention(
                               device, abi(outs[0].dtype()), outs[0].device_data(),
                               outs[1].device_data(), ins[0].device_data(), ins[1].device_data(),

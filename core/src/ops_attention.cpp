@@ -16,19 +16,18 @@ namespace kael {
 
 namespace {
 
-constexpr const char* kOp = "scaled_dot_product_attention";
+constexpr const char* kSdpa = "scaled_dot_product_attention";
 
-void check_arguments(const Tensor& q, const Tensor& k, const Tensor& v,
-                     std::optional<double> scale) {
+void check_arguments(const Tensor& q, const Tensor& k, const Tensor& v, std::optional<double> scale,
+                     const char* op = kSdpa) {
     if (!q.defined() || !k.defined() || !v.defined()) {
-        throw ValueError(std::string(kOp) + ": query, key and value must be defined tensors");
+        throw ValueError(std::string(op) + ": query, key and value must be defined tensors");
     }
-    detail::check_same_device({q, k, v}, kOp);
+    detail::check_same_device({q, k, v}, op);
     if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype()) {
-        throw TypeError(std::string(kOp) +
-                        ": expected query, key and value of one floating dtype, got " +
-                        to_string(q.dtype()) + ", " + to_string(k.dtype()) + " and " +
-                        to_string(v.dtype()));
+        throw TypeError(
+            std::string(op) + ": expected query, key and value of one floating dtype, got " +
+            to_string(q.dtype()) + ", " + to_string(k.dtype()) + " and " + to_string(v.dtype()));
     }
     const bool shapes_match = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 &&
                               k.size(0) == q.size(0) && v.size(0) == q.size(0) &&
@@ -36,18 +35,17 @@ void check_arguments(const Tensor& q, const Tensor& k, const Tensor& v,
                               v.size(2) == k.size(2) && k.size(3) == q.size(3) &&
                               v.size(3) == q.size(3);
     if (!shapes_match) {
-        throw ValueError(std::string(kOp) +
+        throw ValueError(std::string(op) +
                          ": expected query [B, H, Tq, D], key and value [B, H, Tk, D], got query " +
                          to_string(q.shape()) + ", key " + to_string(k.shape()) + " and value " +
                          to_string(v.shape()));
     }
     if (q.size(2) > 0 && k.size(2) == 0 && q.numel() > 0) {
-        throw ValueError(std::string(kOp) + ": " + std::to_string(q.size(2)) +
+        throw ValueError(std::string(op) + ": " + std::to_string(q.size(2)) +
                          " queries need at least one key, got key " + to_string(k.shape()));
     }
     if (scale && !std::isfinite(*scale)) {
-        throw ValueError(std::string(kOp) + ": scale must be finite, got " +
-                         std::to_string(*scale));
+        throw ValueError(std::string(op) + ": scale must be finite, got " + std::to_string(*scale));
     }
 }
 
@@ -156,5 +154,46 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                        lse.unpack(), factor, causal);
         });
 }
+
+Tensor cached_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                        const Tensor& key_lengths, bool causal, std::optional<double> scale) {
+    constexpr const char* op = "cached_attention";
+    check_arguments(query, key, value, scale, op);
+    if (is_grad_enabled() &&
+        (query.requires_grad() || key.requires_grad() || value.requires_grad())) {
+        throw ValueError(std::string(op) +
+                         ": an inference kernel without a backward; call it "
+                         "under NoGradGuard or on detached tensors");
+    }
+    if (!key_lengths.defined() || key_lengths.dtype() != DType::I64 || key_lengths.dim() != 1 ||
+        key_lengths.size(0) != query.size(0)) {
+        throw ValueError(std::string(op) + ": key_lengths must be i64 [" +
+                         std::to_string(query.size(0)) + "], got " +
+                         (key_lengths.defined() ? to_string(key_lengths.dtype()) + " " +
+                                                      to_string(key_lengths.shape())
+                                                : std::string("an undefined tensor")));
+    }
+    detail::check_same_device({query, key_lengths}, op);
+    detail::check_indices(key_lengths.contiguous(), 0, key.size(2) + 1, 0, op, "key length");
+    return detail::cached_attention_unchecked(query, key, value, key_lengths, causal, scale);
+}
+
+namespace detail {
+
+Tensor cached_attention_unchecked(const Tensor& query, const Tensor& key, const Tensor& value,
+                                  const Tensor& key_lengths, bool causal,
+                                  std::optional<double> scale) {
+    const NoGradGuard no_grad;
+    const double factor = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(query.size(3)));
+    Tensor out = empty_heads_last(query.size(0), query.size(1), query.size(2), query.size(3),
+                                  query.dtype(), query.device());
+    const Tensor q = kernel_operand(query);
+    Tensor lse = empty({q.size(0), q.size(1), q.size(2)}, q.dtype(), q.device());
+    detail::attention(out, lse, q, kernel_operand(key), kernel_operand(value), factor, causal,
+                      key_lengths.contiguous());
+    return out;
+}
+
+}  // namespace detail
 
 }  // namespace kael

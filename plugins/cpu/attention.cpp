@@ -187,8 +187,10 @@ kael_status attention(int32_t device, kael_dtype dtype, void* out, void* lse, co
     return plugin::guarded("cpu.attention", [&] {
         check_device(device);
         const AttentionShape shape = tasks::attention_shape("attention", dtype, layout);
-        const bool done = out != nullptr && lse != nullptr && q != nullptr && k != nullptr &&
-                          v != nullptr && with_blas(dtype, shape, [&](auto zero) {
+        // A cache's filled length varies by batch: the per-row reference reads only those keys.
+        const bool done = shape.key_lengths == nullptr && out != nullptr && lse != nullptr &&
+                          q != nullptr && k != nullptr && v != nullptr &&
+                          with_blas(dtype, shape, [&](auto zero) {
                               using T = decltype(zero);
                               forward_heads(shape, static_cast<T*>(out), static_cast<T*>(lse),
                                             static_cast<const T*>(q), static_cast<const T*>(k),

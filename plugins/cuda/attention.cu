@@ -64,7 +64,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     load_tile<kGroups>(q_tile, q + AttentionShape::at(shape.q, bh, shape.heads, 0), shape.q[2],
                        q0, shape.queries, dims, vectorized);
     const std::int64_t last_query = tasks::min_of(q0 + kTile, shape.queries) - 1;
-    const std::int64_t key_end = shape.visible_keys(last_query);
+    const std::int64_t filled = shape.filled_keys(bh);  // keys past it are never read
+    const std::int64_t key_end = shape.visible_keys(last_query, filled);
     std::int64_t visible[4];
     float top[4];
     float partial_sum[4];
@@ -72,7 +73,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     clear(sums);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        visible[i] = shape.visible_keys(q0 + ty * 4 + i);
+        visible[i] = shape.visible_keys(q0 + ty * 4 + i, filled);
         top[i] = -INFINITY;
         partial_sum[i] = 0.F;
     }
@@ -80,8 +81,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     const float* v_head = v + AttentionShape::at(shape.v, bh, shape.heads, 0);
     for (std::int64_t k0 = 0; k0 < key_end; k0 += kTile) {
         __syncthreads();  // the previous tile's readers are done
-        load_tile<kGroups>(k_tile, k_head, shape.k[2], k0, shape.keys, dims, vectorized);
-        load_tile<kGroups>(v_tile, v_head, shape.v[2], k0, shape.keys, dims, vectorized);
+        load_tile<kGroups>(k_tile, k_head, shape.k[2], k0, filled, dims, vectorized);
+        load_tile<kGroups>(v_tile, v_head, shape.v[2], k0, filled, dims, vectorized);
         __syncthreads();
         float scores[4][4];
         tile_dots<kGroups>(q_tile, k_tile, scores);
@@ -185,7 +186,8 @@ __global__ void __launch_bounds__(kSplitKeys)
     __syncthreads();
     const std::int64_t k0 = split * kSplitKeys;
     const std::int64_t key = k0 + t;
-    const bool seen = key < shape.visible_keys(query);
+    const std::int64_t filled = shape.filled_keys(bh);  // keys past it are never read
+    const bool seen = key < shape.visible_keys(query, filled);
     float score = -INFINITY;
     if (seen) {
         const float* k_row = k + AttentionShape::at(shape.k, bh, shape.heads, key);
@@ -215,7 +217,7 @@ __global__ void __launch_bounds__(kSplitKeys)
         partial[0] = top;
         partial[1] = total;
     }
-    const std::int64_t count = tasks::min_of(kSplitKeys, shape.keys - k0);
+    const std::int64_t count = tasks::min_of(kSplitKeys, filled - k0);
     const float* v_rows = v + AttentionShape::at(shape.v, bh, shape.heads, k0);
     for (int e = t; e < dims; e += kSplitKeys) {
         float sum = 0.F;

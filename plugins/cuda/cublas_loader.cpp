@@ -146,6 +146,12 @@ void* open_cuda_library(const std::string& file, std::string& why) {
     return nullptr;
 }
 
+void prepare_cublas_handle() {
+    if (cublas_unavailable_reason().empty()) {
+        static_cast<void>(handle_for_current_device());
+    }
+}
+
 const std::string& cublas_unavailable_reason() {
     return cublas().unavailable;
 }

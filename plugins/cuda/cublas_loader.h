@@ -26,6 +26,10 @@ bool resolve(void* library, const char* name, Function& function, std::string& m
 // Loads cuBLAS on the first call; "" when it is usable, otherwise why it is not.
 const std::string& cublas_unavailable_reason();
 
+// Makes the current device's cuBLAS handle now when cuBLAS loads: creating it inside a graph
+// recording fails (it allocates and waits), so capture_begin makes it first.
+void prepare_cublas_handle();
+
 // Whether cuBLAS can take this product: f32 or f64 with every size within a cuBLAS int.
 bool cublas_fits(kael_dtype dtype, const kael_matmul_sizes& sizes);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cublas_loader.h"
 #include "cuda_context.h"
 #include "index_check.h"
 #include "kael/kernels/plugin_support.h"
@@ -65,6 +66,7 @@ kael_status capture_begin(int32_t device) {
             plugin::invalid("this thread is already recording a graph on cuda:" +
                             std::to_string(recording->device));
         }
+        prepare_cublas_handle();
         auto next = std::make_unique<Recording>();
         next->device = device;
         KAEL_CUDA_CHECK(cudaStreamCreateWithFlags(&next->stream, cudaStreamNonBlocking));

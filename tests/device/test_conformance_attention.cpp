@@ -2,8 +2,11 @@
 // against cpu, over sizes that reach every kernel path (one tile, ragged tiles, head dims 1 to
 // 128, decoding with a few queries, more keys than queries or fewer, an empty batch), causal or
 // not, with q, k and v contiguous, split out of one fused projection, or with a last dim copied
-// first.
+// first; and cached_attention over a fixed-capacity cache.
+#include <cmath>
+
 #include "conformance.h"
+#include "kael/autograd.h"
 
 using namespace conformance;
 
@@ -94,6 +97,43 @@ BOOST_AUTO_TEST_CASE(attention_heads_split_from_one_projection) {
                             const Tensor out = kael::scaled_dot_product_attention(
                                 split(fused, 0), split(fused, 1), split(fused, 2), causal);
                             return with_gradients(out, x[1], {fused});
+                        },
+                        kTolerance);
+                }
+            }
+        }
+    }
+}
+
+// cached_attention over a fixed-capacity cache laid out as GPT's (keys and values interleaved
+// in one [B, capacity, 2C] buffer), with batches filled to different lengths and NaN past them:
+// the decoding path (few queries) and the tiled one (many).
+BOOST_AUTO_TEST_CASE(cached_attention_over_a_joint_cache) {
+    kael::manual_seed(43);
+    const std::int64_t heads = 2;
+    const std::int64_t dims = 64;
+    const std::int64_t capacity = 200;
+    const std::int64_t channels = heads * dims;
+    for (const DType dtype : {DType::F32, DType::F64}) {
+        for (const std::int64_t queries : {1, 4, 70}) {
+            for (const bool causal : {false, true}) {
+                BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", queries " << queries
+                                            << ", causal " << causal) {
+                    Tensor joint = values(dtype, {2, capacity, 2 * channels}, false);
+                    joint.select(0, 0).slice(0, 150, capacity).copy_(kael::full({}, NAN, dtype));
+                    joint.select(0, 1).slice(0, 77, capacity).copy_(kael::full({}, NAN, dtype));
+                    const Tensor lengths = kael::tensor(std::vector<std::int64_t>{150, 77}, {2});
+                    const auto part = [=](const Tensor& buffer, std::int64_t which) {
+                        return buffer.as_strided({2, heads, capacity, dims},
+                                                 {capacity * 2 * channels, dims, 2 * channels, 1},
+                                                 buffer.offset() + which * channels);
+                    };
+                    run_and_compare(
+                        {{values(dtype, {2, heads, queries, dims}, false)}, {joint}, {lengths}},
+                        [&](const Tensors& x) {
+                            const kael::NoGradGuard no_grad;
+                            return Tensors{kael::cached_attention(x[0], part(x[1], 0),
+                                                                  part(x[1], 1), x[2], causal)};
                         },
                         kTolerance);
                 }

@@ -257,3 +257,72 @@ BOOST_AUTO_TEST_CASE(typed_errors_name_the_op) {
     const std::string message = message_of([&] { attend(q, kael::randn({2, 2, 3, 4}), q); });
     BOOST_TEST(message.find("scaled_dot_product_attention") != std::string::npos, message);
 }
+
+// cached_attention reads only each batch's filled keys: it equals scaled_dot_product_attention
+// on those keys alone, whatever the slots past them hold (NaN here).
+BOOST_AUTO_TEST_CASE(cached_attention_reads_only_the_filled_keys) {
+    kael::manual_seed(17);
+    for (const DType dtype : {DType::F32, DType::F64}) {
+        for (const std::int64_t queries : {1, 3}) {
+            for (const bool causal : {false, true}) {
+                BOOST_TEST_CONTEXT("queries " << queries << ", causal " << causal) {
+                    const std::vector<std::int64_t> filled{5, 3};
+                    const Tensor q = kael::randn({2, 2, queries, 4}, dtype);
+                    Tensor k = kael::randn({2, 2, 8, 4}, dtype);
+                    Tensor v = kael::randn({2, 2, 8, 4}, dtype);
+                    for (std::int64_t b = 0; b < 2; ++b) {
+                        k.select(0, b).slice(1, filled[b], 8).copy_(kael::full({}, NAN, dtype));
+                        v.select(0, b).slice(1, filled[b], 8).copy_(kael::full({}, NAN, dtype));
+                    }
+                    const Tensor out =
+                        kael::cached_attention(q, k, v, kael::tensor(filled, {2}), causal);
+                    BOOST_TEST(out.shape() == (Shape{2, 2, queries, 4}));
+                    for (std::int64_t b = 0; b < 2; ++b) {
+                        const auto part = [&](const Tensor& t) {
+                            return t.slice(0, b, b + 1).slice(2, 0, filled[b]);
+                        };
+                        const Tensor expected = kael::scaled_dot_product_attention(
+                            q.slice(0, b, b + 1), part(k), part(v), causal);
+                        BOOST_TEST(kael::allclose(out.slice(0, b, b + 1), expected, 1e-5, 1e-6),
+                                   "batch " << b);
+                    }
+                }
+            }
+        }
+    }
+    // No filled key: NaN, as a query that sees no key in scaled_dot_product_attention.
+    const Tensor q = kael::randn({1, 1, 1, 2});
+    const Tensor k = kael::randn({1, 1, 4, 2});
+    const std::vector<float> none =
+        kael::cached_attention(q, k, k, kael::tensor(std::vector<std::int64_t>{0}, {1}))
+            .to_vector<float>();
+    BOOST_TEST(std::isnan(none[0]));
+}
+
+BOOST_AUTO_TEST_CASE(cached_attention_refuses_bad_lengths_and_grad) {
+    const Tensor q = kael::randn({2, 1, 1, 4});
+    const Tensor k = kael::randn({2, 1, 6, 4});
+    const auto lengths = [](std::vector<std::int64_t> values) {
+        const auto count = static_cast<std::int64_t>(values.size());
+        return kael::tensor(values, {count});
+    };
+    BOOST_CHECK_THROW((void)kael::cached_attention(q, k, k, lengths({7, 1})), kael::IndexError);
+    BOOST_CHECK_THROW((void)kael::cached_attention(q, k, k, lengths({-1, 1})), kael::IndexError);
+    BOOST_CHECK_THROW((void)kael::cached_attention(q, k, k, lengths({1})), kael::ValueError);
+    BOOST_CHECK_THROW((void)kael::cached_attention(q, k, k, lengths({1, 2}).to(DType::F32)),
+                      kael::ValueError);
+    BOOST_CHECK_THROW((void)kael::cached_attention(q, k, k, Tensor()), kael::ValueError);
+    const Tensor leaf = q.detach().set_requires_grad(true);
+    BOOST_CHECK_THROW((void)kael::cached_attention(leaf, k, k, lengths({6, 6})), kael::ValueError);
+    {
+        const kael::NoGradGuard no_grad;
+        BOOST_TEST(kael::allclose(kael::cached_attention(leaf, k, k, lengths({6, 6}), false),
+                                  kael::scaled_dot_product_attention(q, k, k)));
+    }
+    try {
+        (void)kael::cached_attention(q, k.to(DType::F64), k, lengths({1, 1}));
+        BOOST_FAIL("no error");
+    } catch (const kael::TypeError& error) {
+        BOOST_TEST(std::string(error.what()).find("cached_attention") != std::string::npos);
+    }
+}

@@ -24,10 +24,8 @@ struct KVCache {
     // Defined for a cache of fixed capacity whose fill level lives on the device (i64 [1], the
     // position of the next token), so that one recorded decoding step serves every position:
     // keys and values then span the capacity with zeros past the position, and a step of one
-    // token adds its key and value there and attends to the slots up to it. slots holds the
-    // slot numbers 0 .. capacity - 1 (i64), made once: a recorded step cannot copy them in.
+    // token adds its key and value there and attends to the slots up to it.
     Tensor position;
-    Tensor slots;
     [[nodiscard]] std::int64_t length() const { return keys.empty() ? 0 : keys[0].size(2); }
 };
 
@@ -36,10 +34,12 @@ struct KVCache {
 // when its layout is not the one GPT's eager steps make.
 [[nodiscard]] std::optional<KVCache> fixed_capacity(const KVCache& cache);
 
-// A fixed cache's position for one step, and the key slots after it (bool [capacity]).
+// What every layer of one step over a fixed cache needs, made once per step: the filled
+// lengths (position + 1, i64 [B]) and the index that adds the step's keys and values at
+// position into a layer's joint [B, capacity, 2C] rows (i64 [B, 1, 2C]).
 struct DevicePosition {
-    Tensor position;
-    Tensor hidden;
+    Tensor lengths;
+    Tensor write_index;
 };
 
 class CausalSelfAttention : public Module {

@@ -55,6 +55,15 @@ enum class Reduction { None, Mean, Sum };
 [[nodiscard]] Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
                                                   const Tensor& value, bool causal = false,
                                                   std::optional<double> scale = std::nullopt);
+// Attention over KV caches of fixed capacity (flash-attention's with-KV-cache kernel, for
+// decoding): key and value [B, H, Tk, D] hold key_lengths[b] filled slots for batch b (i64 [B],
+// on their device, so a recorded decoding step serves every position); slots past them are
+// never read. causal aligns the last query with the last filled key. Forward only: ValueError
+// when an input requires grad under grad mode. Counts outside [0, Tk] are an IndexError (on a
+// GPU, at the next synchronising call).
+[[nodiscard]] Tensor cached_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                      const Tensor& key_lengths, bool causal = true,
+                                      std::optional<double> scale = std::nullopt);
 
 // Joins. Every tensor has the same rank and the same sizes outside dim (cat; 1-d empty tensors
 // are skipped as in torch) or the same shape (stack); the result has the promoted dtype.

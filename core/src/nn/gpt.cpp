@@ -1,10 +1,12 @@
 #include "kael/gpt.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <utility>
-#include <cmath>
 
+#include "../kernel_calls.h"
+#include "../ops_index_internal.h"
 #include "kael/autograd.h"
 #include "nn_internal.h"
 
@@ -90,7 +92,7 @@ CausalSelfAttention::CausalSelfAttention(const GPTConfig& config, Device device)
 
 // One token's attention over a fixed cache: its key and value are added into the slot at the
 // device position (zero until now, so adding is writing: scatter_add is the kernel that takes
-// a device index), and the slots after it are masked out of the scores.
+// a device index), and the fused kernel reads the slots up to it.
 Tensor CausalSelfAttention::attend_fixed(const Tensor& qkv, Tensor* cached_keys,
                                          Tensor* cached_values, const DevicePosition& at) {
     const std::int64_t batch = qkv.size(0);
@@ -99,20 +101,20 @@ Tensor CausalSelfAttention::attend_fixed(const Tensor& qkv, Tensor* cached_keys,
     const Tensor& keys = *cached_keys;
     const std::int64_t room = keys.size(2);
     if (qkv.size(1) != 1 || keys.strides()[2] != 2 * channels ||
-        cached_values->offset() != keys.offset() + channels) {
+        cached_values->offset() != keys.offset() + channels ||
+        at.write_index.shape() != Shape{batch, 1, 2 * channels}) {
         throw ValueError("GPT: a fixed KV cache takes one token per step, in its joint buffer");
     }
     Tensor joint = keys.as_strided({batch, room, 2 * channels},
                                    {room * 2 * channels, 2 * channels, 1}, keys.offset());
-    const Tensor fresh = qkv.slice(2, channels, 3 * channels);
-    scatter_add_(joint, 1, at.position.reshape({1, 1, 1}).expand({batch, 1, 2 * channels}), fresh);
+    kael::detail::scatter_add_unchecked(joint, 1, at.write_index,
+                                        qkv.slice(2, channels, 3 * channels));
     const Tensor query =
         qkv.slice(2, 0, channels).reshape({batch, 1, heads_, head_dim}).transpose(1, 2);
-    const Tensor scores =
-        matmul(query, keys.transpose(-2, -1)) *
-        cached_scalar(1.0 / std::sqrt(double(head_dim)), qkv.dtype(), qkv.device());
-    const Tensor weights = softmax(masked_fill(scores, at.hidden, -INFINITY), -1);
-    return matmul(weights, *cached_values).transpose(1, 2).reshape({batch, 1, channels});
+    return kael::detail::cached_attention_unchecked(query, keys, *cached_values, at.lengths, true,
+                                                    std::nullopt)
+        .transpose(1, 2)
+        .reshape({batch, 1, channels});
 }
 
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
@@ -243,10 +245,16 @@ Tensor GPT::forward_fixed(const Tensor& tokens, KVCache& cache) {
         throw ValueError("GPT: a fixed KV cache takes one token per step, got " +
                          to_string(tokens.shape()));
     }
-    if (!cache.slots.defined() || cache.slots.numel() != cache.keys[0].size(2)) {
-        throw ValueError("GPT: a fixed KV cache needs its slot numbers (see fixed_capacity)");
+    const Tensor& keys = cache.keys[0];
+    const std::int64_t batch = tokens.size(0);
+    if (cache.position.dtype() != DType::I64 || cache.position.shape() != Shape{1}) {
+        throw ValueError("GPT: a fixed KV cache's position must be i64 [1]");
     }
-    const DevicePosition at{cache.position, gt(cache.slots, cache.position)};
+    // The step writes slot position of every layer: one check for all of them.
+    kael::detail::check_indices(cache.position, 0, keys.size(2), 1, "GPT", "KV cache position");
+    const DevicePosition at{
+        (cache.position + 1).expand({batch}).contiguous(),
+        cache.position.reshape({1, 1, 1}).expand({batch, 1, 2 * config_.embed}).contiguous()};
     Tensor x = token_embedding_->forward(tokens) +
                position_embedding_->forward(cache.position.reshape({1, 1}));
     for (std::size_t i = 0; i < blocks_.size(); ++i) {

@@ -76,7 +76,6 @@ std::optional<KVCache> fixed_capacity(const KVCache& cache) {
     }
     const Device device = fixed.keys[0].device();
     fixed.position = full({1}, static_cast<double>(past), DType::I64, device);
-    fixed.slots = arange(0, static_cast<double>(fixed.keys[0].size(2)), 1, DType::I64, device);
     return fixed;
 }
 

@@ -202,6 +202,11 @@ typedef struct kael_attention_layout {
     double scale;           /* applied to q . k, usually 1 / sqrt(head_dim) */
     int32_t causal;         /* 0 or 1 */
     int32_t reserved;       /* 0 */
+    /* Since ABI 1.3 (a smaller struct_size means NULL): NULL, or batch int64 counts in device
+     * memory, for keys that are a cache of fixed capacity: batch b's keys [count, keys) are
+     * ignored (never read), and causal aligns its last query with key count - 1. The forward
+     * only: attention_backward rejects it. Counts are clamped to [0, keys]. */
+    const int64_t* key_lengths;
 } kael_attention_layout;
 
 /* Since ABI 1.2. One Adam or AdamW update (the adam slot). first_correction and
@@ -432,7 +437,8 @@ static_assert(sizeof(kael_element_params) == 40, "params ABI size");
 static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64 + 8, "index layout ABI size");
 static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size");
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
-static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8, "attention ABI size");
+static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
+              "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
 static_assert(sizeof(kael_plugin) == 56 + 37 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L

@@ -4,6 +4,7 @@
 // write one element and no atomics are needed. Each item recomputes the scores it needs from
 // q, k and the forward's lse; sums run in double, output dims kAttentionDimChunk at a time.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -27,6 +28,7 @@ struct AttentionShape {
     std::int64_t out[3];
     double scale;
     bool causal;
+    const std::int64_t* key_lengths = nullptr;  // per batch, or null: every key filled
 
     KAEL_HD static std::int64_t at(const std::int64_t* strides, std::int64_t bh,
                                    std::int64_t heads, std::int64_t token) {
@@ -35,11 +37,23 @@ struct AttentionShape {
     // Keys [0, visible_keys(i)) are seen by query i: causal aligns the last query with the last
     // key (a KV cache), so with more queries than keys the first ones see none.
     KAEL_HD std::int64_t visible_keys(std::int64_t query) const {
+        return visible_keys(query, keys);
+    }
+    // The same when only keys [0, filled) are there (a cache: filled_keys).
+    KAEL_HD std::int64_t visible_keys(std::int64_t query, std::int64_t filled) const {
         if (!causal) {
+            return filled;
+        }
+        const std::int64_t end = query + filled - queries + 1;
+        return end < 0 ? 0 : (end > filled ? filled : end);
+    }
+    // The keys pair bh's batch has: key_lengths' count (clamped to [0, keys]), or all.
+    KAEL_HD std::int64_t filled_keys(std::int64_t bh) const {
+        if (key_lengths == nullptr) {
             return keys;
         }
-        const std::int64_t end = query + keys - queries + 1;
-        return end < 0 ? 0 : (end > keys ? keys : end);
+        const std::int64_t count = key_lengths[bh / heads];
+        return count < 0 ? 0 : (count > keys ? keys : count);
     }
     // Queries [first_query(j), queries) see key j.
     KAEL_HD std::int64_t first_query(std::int64_t key) const {
@@ -78,7 +92,7 @@ struct AttentionForwardRows {
         const T* k_head = k + AttentionShape::at(shape.k, bh, heads, 0);
         const T* v_head = v + AttentionShape::at(shape.v, bh, heads, 0);
         T* out_row = out + AttentionShape::at(shape.out, bh, heads, query);
-        const std::int64_t visible = shape.visible_keys(query);
+        const std::int64_t visible = shape.visible_keys(query, shape.filled_keys(bh));
         const auto score = [&](std::int64_t key) {
             return shape.scale * dot_in_double(q_row, k_head + key * shape.k[2], dims);
         };
@@ -234,7 +248,8 @@ inline std::int64_t attention_extent(const kael_attention_layout& layout,
 inline AttentionShape attention_shape(const char* entry, kael_dtype dtype,
                                       const kael_attention_layout* layout) {
     const std::string name(entry);
-    if (layout == nullptr || layout->struct_size < sizeof(kael_attention_layout)) {
+    // A core of ABI 1.2 passes the layout without key_lengths.
+    if (layout == nullptr || layout->struct_size < offsetof(kael_attention_layout, key_lengths)) {
         plugin::invalid(name + ": null or short attention layout");
     }
     const kael_attention_layout& l = *layout;
@@ -262,6 +277,12 @@ inline AttentionShape attention_shape(const char* entry, kael_dtype dtype,
         shape.k[i] = l.k_strides[i];
         shape.v[i] = l.v_strides[i];
         shape.out[i] = l.out_strides[i];
+    }
+    if (l.struct_size >= offsetof(kael_attention_layout, key_lengths) + sizeof(l.key_lengths)) {
+        shape.key_lengths = l.key_lengths;
+    }
+    if (shape.key_lengths != nullptr && name != "attention") {
+        plugin::invalid(name + ": key_lengths are for the forward only");
     }
     return shape;
 }
