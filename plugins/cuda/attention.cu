@@ -173,6 +173,7 @@ __global__ void __launch_bounds__(kSplitKeys)
     __shared__ float query_row[kMaxDims];
     __shared__ float weights[kSplitKeys];
     __shared__ float scratch[kSplitKeys / 32];
+    __shared__ float4 mixed[kSplitKeys];
     const std::int64_t row = blockIdx.x / splits;
     const std::int64_t split = blockIdx.x % splits;
     const std::int64_t bh = row / shape.queries;
@@ -193,6 +194,8 @@ __global__ void __launch_bounds__(kSplitKeys)
         const float* k_row = k + AttentionShape::at(shape.k, bh, shape.heads, key);
         float dot = 0.F;
         if (vectorized) {
+            // Unrolled, so a key row's loads are in flight together, not one after another.
+#pragma unroll 8
             for (int e = 0; e < dims; e += 4) {
                 const float4 four = *reinterpret_cast<const float4*>(k_row + e);
                 dot = fmaf(query_row[e], four.x, dot);
@@ -219,8 +222,43 @@ __global__ void __launch_bounds__(kSplitKeys)
     }
     const std::int64_t count = tasks::min_of(kSplitKeys, filled - k0);
     const float* v_rows = v + AttentionShape::at(shape.v, bh, shape.heads, k0);
+    if (vectorized) {
+        // Every thread takes a 16-byte pack of V's columns for every groups-th key, so the
+        // keys' loads overlap; the groups' sums then meet in shared memory.
+        const int packs = dims / 4;
+        const int groups = kSplitKeys / packs;
+        const int group = t / packs;
+        const int pack = t % packs;
+        float4 sum = make_float4(0.F, 0.F, 0.F, 0.F);
+        if (group < groups) {
+#pragma unroll 4
+            for (std::int64_t j = group; j < count; j += groups) {
+                const float4 value =
+                    *reinterpret_cast<const float4*>(v_rows + j * shape.v[2] + pack * 4);
+                scale_add(sum, weights[j], value);
+            }
+        }
+        mixed[t] = sum;
+        __syncthreads();
+        if (t < packs) {
+            float4 total = mixed[t];
+            for (int g = 1; g < groups; ++g) {
+                const float4 other = mixed[g * packs + t];
+                total.x += other.x;
+                total.y += other.y;
+                total.z += other.z;
+                total.w += other.w;
+            }
+            partial[2 + 4 * t] = total.x;
+            partial[3 + 4 * t] = total.y;
+            partial[4 + 4 * t] = total.z;
+            partial[5 + 4 * t] = total.w;
+        }
+        return;
+    }
     for (int e = t; e < dims; e += kSplitKeys) {
         float sum = 0.F;
+#pragma unroll 8
         for (std::int64_t j = 0; j < count; ++j) {
             sum = fmaf(weights[j], v_rows[j * shape.v[2] + e], sum);
         }
@@ -238,14 +276,23 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         return;
     }
     const float* row_partials = partials + row * splits * (kMaxDims + 2);
+    // Lanes read the splits' maxima and sums side by side (a warp's loads in flight at once).
     float top = -INFINITY;
-    for (std::int64_t s = 0; s < splits; ++s) {
+    for (std::int64_t s = lane; s < splits; s += 32) {
         top = fmaxf(top, row_partials[s * (kMaxDims + 2)]);
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+        top = fmaxf(top, __shfl_xor_sync(0xffffffffU, top, offset));
     }
     const float shift = top == -INFINITY ? 0.F : top;
     float total = 0.F;
-    for (std::int64_t s = 0; s < splits; ++s) {
+    for (std::int64_t s = lane; s < splits; s += 32) {
         total += row_partials[s * (kMaxDims + 2) + 1] * exp2f(row_partials[s * (kMaxDims + 2)] - shift);
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+        total += __shfl_xor_sync(0xffffffffU, total, offset);
     }
     const std::int64_t bh = row / shape.queries;
     const std::int64_t query = row % shape.queries;
@@ -253,6 +300,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const float inverse = total == 0.F ? NAN : 1.F / total;
     for (int e = lane; e < shape.head_dim; e += 32) {
         float sum = 0.F;
+#pragma unroll 8
         for (std::int64_t s = 0; s < splits; ++s) {
             const float* partial = row_partials + s * (kMaxDims + 2);
             sum += partial[2 + e] * exp2f(partial[0] - shift);

@@ -38,12 +38,26 @@ __global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardAr
          row < a.rows; row += warps) {
         const auto* x = reinterpret_cast<const Pack<T>*>(a.x + row * a.columns);
         Pack<T> values[kChunks] = {};
+        // weight and bias are loaded with x, not after the two reductions: a row or two (a
+        // decoding step) would otherwise wait for memory twice. Long rows keep the registers.
+        constexpr bool kEarly = kChunks <= 8;
+        constexpr int kHeld = kEarly ? kChunks : 1;
+        Pack<T> scales[kHeld] = {};
+        Pack<T> shifts[kHeld] = {};
         T sum = 0;
 #pragma unroll
         for (int chunk = 0; chunk < kChunks; ++chunk) {
             const std::int64_t pack = chunk * kWarp + lane;
             if (pack * kWidth < a.columns) {
                 values[chunk] = x[pack];
+                if constexpr (kEarly) {
+                    if (weight != nullptr) {
+                        scales[chunk] = weight[pack];
+                    }
+                    if (bias != nullptr) {
+                        shifts[chunk] = bias[pack];
+                    }
+                }
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
                     sum += values[chunk].v[i];
@@ -73,8 +87,15 @@ __global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardAr
             const std::int64_t pack = chunk * kWarp + lane;
             if (pack * kWidth < a.columns) {
                 Pack<T> result;
-                const Pack<T> scale = weight != nullptr ? weight[pack] : Pack<T>{};
-                const Pack<T> shift = bias != nullptr ? bias[pack] : Pack<T>{};
+                Pack<T> scale{};
+                Pack<T> shift{};
+                if constexpr (kEarly) {
+                    scale = scales[chunk];
+                    shift = shifts[chunk];
+                } else {
+                    scale = weight != nullptr ? weight[pack] : Pack<T>{};
+                    shift = bias != nullptr ? bias[pack] : Pack<T>{};
+                }
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
                     T value = (values[chunk].v[i] - mean) * rstd;

@@ -3,7 +3,8 @@
 // depth slice loaded into registers while the current one is multiplied. i64 runs the shared
 // MatmulTiles task, which cuBLAS cannot do. Single products go through cuBLASLt with the bias
 // in its epilogue (cublaslt_matmul.cpp); otherwise matmul_bias is cuBLAS with beta = 1 over out
-// filled with the broadcast bias; the tile kernel and the task add the bias as they store.
+// filled with the broadcast bias; the tile kernel and the task add the bias as they store. One
+// f32 row against a transposed weight (a decoding step's linear layers) is gemv.cu's kernel.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -13,6 +14,7 @@
 #include "cublaslt_matmul.h"
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
+#include "gemv.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/tasks/matmul.h"
 
@@ -255,6 +257,9 @@ void multiply(kael_dtype dtype, const void* a, const void* b, const void* bias, 
     }
     if (dtype == KAEL_DTYPE_I64) {
         return task_matmul<std::int64_t>(a, b, bias, out, s);
+    }
+    if (dtype == KAEL_DTYPE_F32 && gemv_f32(a, b, bias, out, s)) {
+        return;
     }
     if (use_cublas(dtype, s)) {
         if (cublaslt_matmul(dtype, a, b, bias, out, s)) {

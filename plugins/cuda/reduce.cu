@@ -1,9 +1,9 @@
 // Row reductions with the shared reducers (kael/kernels/tasks/reduce.h). A row longer than
-// kShortRow is cut into chunks of kInputChunk elements, one warp each: every lane folds its
-// strided elements in order (16-byte loads where aligned) and a fixed shuffle tree merges the
-// lanes. The partials are merged kPartialChunk at a time the same way until one is left per row.
-// The order depends only on the row length, so results repeat run to run. Variance lanes fold
-// shifted sums (LaneFold), not Welford steps, so no lane divides per element.
+// kShortRow is cut into chunks of kInputChunk elements (fewer for few rows), one warp each: every
+// lane folds its strided elements in order (16-byte loads where aligned) and a fixed shuffle tree
+// merges the lanes. The partials are merged kPartialChunk at a time the same way until one is left
+// per row. The order depends only on the shape (and the GPU's size), so results repeat run to run.
+// Variance lanes fold shifted sums (LaneFold), not Welford steps, so no lane divides per element.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -26,6 +26,9 @@ namespace tasks = kernels::tasks;
 
 constexpr std::int64_t kShortRow = 16;  // one thread per row: a warp would mostly idle
 constexpr std::int64_t kInputChunk = 2048;
+// A few long rows (an argmax over a vocabulary) take chunks this short, so that they fill the
+// GPU with warps instead of leaving a few warps to walk the row.
+constexpr std::int64_t kShortInputChunk = 512;
 
 template <typename S>
 struct alignas(16) Pack {
@@ -37,7 +40,8 @@ struct alignas(16) Pack {
 template <typename R, typename In, bool kFinal>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     reduce_elements(const Storage<In>* data, void* target, std::int64_t length,
-                    std::int64_t chunks_per_row, std::int64_t chunk_count, bool vectorized) {
+                    std::int64_t chunk_length, std::int64_t chunks_per_row,
+                    std::int64_t chunk_count, bool vectorized) {
     using S = Storage<In>;
     constexpr int kWidth = 16 / sizeof(S);
     const int lane = static_cast<int>(threadIdx.x) % kWarp;
@@ -45,8 +49,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     std::int64_t chunk = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp;
     for (; chunk < chunk_count; chunk += warps) {
         const std::int64_t row = chunk / chunks_per_row;
-        const std::int64_t begin = (chunk % chunks_per_row) * kInputChunk;
-        const std::int64_t end = tasks::min_of(length, begin + kInputChunk);
+        const std::int64_t begin = (chunk % chunks_per_row) * chunk_length;
+        const std::int64_t end = tasks::min_of(length, begin + chunk_length);
         const S* row_data = data + row * length;
         const In shift = load_element<In>(row_data + begin);
         LaneFold<R, In> folded(seed<R>([&] { return R::first(shift, begin); }), shift);
@@ -76,11 +80,12 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 template <typename R, typename In>
 void launch_elements(bool final, const Storage<In>* data, void* target, std::int64_t length,
-                     std::int64_t chunks_per_row, std::int64_t rows, bool vectorized) {
+                     std::int64_t chunk_length, std::int64_t chunks_per_row, std::int64_t rows,
+                     bool vectorized) {
     const auto kernel = final ? &reduce_elements<R, In, true> : &reduce_elements<R, In, false>;
     const std::int64_t chunk_count = rows * chunks_per_row;
     kernel<<<warp_grid(kernel, chunk_count), kThreadsPerBlock, 0, launch_stream()>>>(
-        data, target, length, chunks_per_row, chunk_count, vectorized);
+        data, target, length, chunk_length, chunks_per_row, chunk_count, vectorized);
     check_launch(typeid(R), __FILE__, __LINE__);
 }
 
@@ -96,15 +101,18 @@ void reduce_rows(void* results, const void* data, std::int64_t length, std::int6
     }
     const bool vectorized = reinterpret_cast<std::uintptr_t>(data) % 16 == 0 &&
                             (length * static_cast<std::int64_t>(sizeof(Storage<In>))) % 16 == 0;
-    const std::int64_t chunks = tasks::ceil_div(length, kInputChunk);
+    const bool few = rows * tasks::ceil_div(length, kInputChunk) < multiprocessor_count();
+    const std::int64_t chunk_length = few ? kShortInputChunk : kInputChunk;
+    const std::int64_t chunks = tasks::ceil_div(length, chunk_length);
     if (chunks == 1) {
-        launch_elements<R, In>(true, input, results, length, 1, rows, vectorized);
+        launch_elements<R, In>(true, input, results, length, chunk_length, 1, rows, vectorized);
         return;
     }
     // Levels shrink, so two buffers ping-pong: the first level's, and the second's.
     const tasks::Scratch<Launcher, State> first(rows * chunks);
     const tasks::Scratch<Launcher, State> second(rows * tasks::ceil_div(chunks, kPartialChunk));
-    launch_elements<R, In>(false, input, first.get(), length, chunks, rows, vectorized);
+    launch_elements<R, In>(false, input, first.get(), length, chunk_length, chunks, rows,
+                           vectorized);
     merge_partial_rows<R>(first.get(), second.get(), results, chunks, rows);
 }
 

@@ -172,6 +172,7 @@ BOOST_AUTO_TEST_CASE(matmul_shapes_layouts_dtypes) {
         {{"batch_expanded", {1, 3, 4}, expand({2, 3, 4})}, {"batch", {2, 4, 5}}},
         {{"batch_permuted", {3, 2, 4}, swap_batch}, {"batch_transposed", {2, 5, 4}, T}},
         {{"vector", {4}}, {"plain", {4, 5}}},
+        {{"row", {1, 8}}, {"transposed", {6, 8}, T}},  // the one-row kernel, no bias
         {{"plain", {3, 4}}, {"vector", {4}}},
         {{"vector", {4}}, {"vector", {4}}},
         {{"vector", {4}}, {"batch", {2, 4, 5}}},
@@ -230,6 +231,11 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_shapes_layouts_dtypes) {
         {"strided_bias", {3, 4}, {5, 4}, {10}, same, same, stepped},
         {"permuted_batch", {3, 2, 4}, {5, 4}, {5}, swap_batch, same, same},
         {"large", {33, 65}, {17, 65}, {17}, same, same, same},
+        // One row against the weight as stored: the one-row kernel (inner a multiple of 4).
+        {"one_row", {1, 768}, {2305, 768}, {2305}, same, same, same},
+        {"one_row_batched", {1, 1, 64}, {33, 64}, {33}, same, same, same},
+        {"one_row_column", {64, 1}, {9, 64}, {9}, T, same, same},
+        {"one_row_ragged_inner", {1, 66}, {7, 66}, {7}, same, same, same},
         {"empty_rows", {0, 4}, {5, 4}, {5}, same, same, same},
         {"empty_out", {3, 4}, {0, 4}, {0}, same, same, same},
         {"empty_inner", {3, 0}, {5, 0}, {5}, same, same, same},

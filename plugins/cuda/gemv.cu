@@ -1,0 +1,92 @@
+// One-row products out = x W^T (+ bias): a warp per output element, its weight row read with
+// 16-byte loads all issued before the first multiply, so that the row streams from memory. A
+// decoding step of a small model is little else (GPT-2 small reads 500 MB of weights a token).
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <typeinfo>
+
+#include "cuda_launch.cuh"
+#include "gemv.h"
+
+namespace kael::cuda {
+namespace {
+
+constexpr int kRowWarps = 4;  // output elements per block
+
+// kPacks: 16-byte packs of a weight row per lane, at most. A lane loads all of its packs before
+// it multiplies any, so a warp has its whole row in flight at once; x comes through the cache.
+template <int kPacks>
+__global__ void __launch_bounds__(kRowWarps * 32)
+    gemv_rows(const float4* __restrict__ x, const float4* __restrict__ weight,
+              const float* __restrict__ bias, float* __restrict__ out, int columns, int packs) {
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    const int column =
+        static_cast<int>(blockIdx.x) * kRowWarps + static_cast<int>(threadIdx.x) / 32;
+    if (column >= columns) {
+        return;
+    }
+    const float4* row = weight + static_cast<std::int64_t>(column) * packs;
+    float4 w[kPacks];
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+        const int p = lane + 32 * i;
+        w[i] = p < packs ? __ldg(row + p) : make_float4(0.F, 0.F, 0.F, 0.F);
+    }
+    float sum = 0.F;
+#pragma unroll
+    for (int i = 0; i < kPacks; ++i) {
+        const int p = lane + 32 * i;
+        if (p < packs) {
+            const float4 v = __ldg(x + p);
+            sum = fmaf(w[i].x, v.x, sum);
+            sum = fmaf(w[i].y, v.y, sum);
+            sum = fmaf(w[i].z, v.z, sum);
+            sum = fmaf(w[i].w, v.w, sum);
+        }
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+        sum += __shfl_xor_sync(0xffffffffU, sum, offset);
+    }
+    if (lane == 0) {
+        out[column] = bias != nullptr ? sum + bias[column] : sum;
+    }
+}
+
+bool aligned(const void* pointer) {
+    return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0;
+}
+
+bool enabled() {
+    static const bool on = [] {
+        const char* setting = std::getenv("KAEL_CUDA_GEMV");
+        return setting == nullptr || std::strcmp(setting, "0") != 0;
+    }();
+    return on;
+}
+
+}  // namespace
+
+bool gemv_f32(const void* a, const void* b, const void* bias, void* out,
+              const kael_matmul_sizes& s) {
+    if (s.batches != 1 || s.rows != 1 || s.b_transposed == 0 || s.inner % 4 != 0 ||
+        s.inner > 4 * 32 * 24 || s.columns > INT32_MAX || !aligned(a) || !aligned(b) ||
+        !enabled()) {
+        return false;
+    }
+    const auto packs = static_cast<int>(s.inner / 4);
+    const auto columns = static_cast<int>(s.columns);
+    const auto blocks = static_cast<unsigned>((columns + kRowWarps - 1) / kRowWarps);
+    const auto launch = [&](auto kernel) {
+        kernel<<<blocks, kRowWarps * 32, 0, launch_stream()>>>(
+            static_cast<const float4*>(a), static_cast<const float4*>(b),
+            static_cast<const float*>(bias), static_cast<float*>(out), columns, packs);
+        check_launch(typeid(kernel), __FILE__, __LINE__);
+    };
+    // Rows up to 1024 (GPT-2's 768) and up to 3072 (its 4 x 768): two register budgets.
+    packs <= 32 * 8 ? launch(&gemv_rows<8>) : launch(&gemv_rows<24>);
+    return true;
+}
+
+}  // namespace kael::cuda
