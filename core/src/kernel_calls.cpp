@@ -244,6 +244,45 @@ void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tens
         });
 }
 
+void matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                     const Tensor& residual, const kael_matmul_sizes& sizes,
+                     std::int32_t activation) {
+    if (out.numel() == 0) {
+        return;
+    }
+    if (!KAEL_HAS_SLOT(backend_for(out.device()).table(), matmul_epilogue)) {
+        if (bias.defined()) {
+            matmul_bias(out, a, b, bias, sizes);
+        } else {
+            matmul(out, a, b, sizes);
+        }
+        if (activation == KAEL_ACTIVATION_GELU_TANH) {
+            elementwise(KAEL_OP_GELU_TANH, out, {out}, out.dtype(), no_params());
+        }
+        if (residual.defined()) {
+            elementwise(KAEL_OP_PLUS, out, {out, residual}, out.dtype(), no_params());
+        }
+        return;
+    }
+    std::vector<Tensor> inputs{a, b};
+    for (const Tensor* optional : {&bias, &residual}) {
+        if (optional->defined()) {
+            inputs.push_back(*optional);
+        }
+    }
+    run("matmul_epilogue", {out}, inputs, KAEL_SLOT_CHECK(matmul_epilogue),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            const void* bias_data = bias.defined() ? ins[2].device_data() : nullptr;
+            const void* residual_data =
+                residual.defined() ? ins[bias.defined() ? 3 : 2].device_data() : nullptr;
+            backend.check(
+                backend.table()->matmul_epilogue(device, abi(outs[0].dtype()), ins[0].device_data(),
+                                                 ins[1].device_data(), bias_data, residual_data,
+                                                 outs[0].device_data(), &sizes, activation),
+                "matmul_epilogue");
+        });
+}
+
 void gather(const Tensor& out, const Tensor& data, const Tensor& index,
             const kael_index_layout& layout) {
     if (out.numel() == 0) {

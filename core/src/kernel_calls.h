@@ -33,6 +33,12 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes);
 // matmul plus bias (sizes.columns elements) added to every row, in one kernel where the plugin
 // has matmul_bias; otherwise its matmul and an add, on the device.
+// act(a x b + bias) + residual (bias, residual may be undefined; residual contiguous as out) in
+// one call when the plugin has matmul_epilogue (ABI 1.3); otherwise matmul_bias, then the
+// activation and the add, on the device.
+void matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
+                     const Tensor& residual, const kael_matmul_sizes& sizes,
+                     std::int32_t activation);
 void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
                  const kael_matmul_sizes& sizes);
 void gather(const Tensor& out, const Tensor& data, const Tensor& index,

@@ -74,25 +74,36 @@ Tensor softmax_along(const Tensor& a, std::int64_t dim, bool log) {
 
 // x [rows, in] times weight [out, in] transposed, plus bias [out], as one matmul_bias call.
 // Operands stay as they are stored when the kernel can read them (a transposed view is a flag).
-Tensor fused_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-    const autograd::Recording recording({x, weight, bias});
-    const auto stored = [](const Tensor& matrix, bool& transposed) {
-        transposed = !matrix.is_contiguous() && matrix.T().is_contiguous();
-        return transposed || matrix.is_contiguous() ? matrix : matrix.contiguous();
-    };
-    bool a_transposed = false;
-    bool weight_transposed = false;  // weight is a transposed view of an [in, out] matrix
-    const Tensor a = stored(x, a_transposed);
-    const Tensor w = stored(weight, weight_transposed);
-    Tensor out = empty({x.size(0), weight.size(0)}, x.dtype(), x.device());
+// A matrix as stored when the kernel can read it: transposed says it is a transposed view.
+Tensor stored_matrix(const Tensor& matrix, bool& transposed) {
+    transposed = !matrix.is_contiguous() && matrix.T().is_contiguous();
+    return transposed || matrix.is_contiguous() ? matrix : matrix.contiguous();
+}
+
+// x [rows, inner] times weight [columns, inner] transposed (weight_transposed: weight is a
+// transposed view of an [inner, columns] matrix).
+kael_matmul_sizes linear_sizes(std::int64_t rows, std::int64_t inner, std::int64_t columns,
+                               bool a_transposed, bool weight_transposed) {
     kael_matmul_sizes sizes{};
     sizes.struct_size = sizeof(sizes);
     sizes.batches = 1;
-    sizes.rows = x.size(0);
-    sizes.inner = x.size(1);
-    sizes.columns = weight.size(0);
+    sizes.rows = rows;
+    sizes.inner = inner;
+    sizes.columns = columns;
     sizes.a_transposed = a_transposed ? 1 : 0;
     sizes.b_transposed = weight_transposed ? 0 : 1;
+    return sizes;
+}
+
+Tensor fused_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+    const autograd::Recording recording({x, weight, bias});
+    bool a_transposed = false;
+    bool weight_transposed = false;  // weight is a transposed view of an [in, out] matrix
+    const Tensor a = stored_matrix(x, a_transposed);
+    const Tensor w = stored_matrix(weight, weight_transposed);
+    Tensor out = empty({x.size(0), weight.size(0)}, x.dtype(), x.device());
+    const kael_matmul_sizes sizes =
+        linear_sizes(x.size(0), x.size(1), weight.size(0), a_transposed, weight_transposed);
     detail::matmul_bias(out, a, w, bias.contiguous(), sizes);
     if (!recording.active()) {
         return out;
@@ -196,6 +207,47 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
         rows *= x.size(d);
     }
     return fused_linear(x.reshape({rows, x.size(-1)}), weight, bias).reshape(out_shape);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Activation activation,
+              const Tensor& residual) {
+    const auto needs_grad = [](const Tensor& t) { return t.defined() && t.requires_grad(); };
+    const bool recording = is_grad_enabled() && (needs_grad(x) || needs_grad(weight) ||
+                                                 needs_grad(bias) || needs_grad(residual));
+    const bool fusable =
+        !recording && weight.dim() == 2 && x.dim() >= 2 && x.size(-1) == weight.size(1) &&
+        x.dtype() == weight.dtype() && is_floating(x.dtype()) && x.numel() > 0 &&
+        (!bias.defined() || (bias.dtype() == x.dtype() && bias.shape() == Shape{weight.size(0)})) &&
+        (!residual.defined() || residual.dtype() == x.dtype());
+    Shape out_shape = x.shape();
+    if (x.dim() >= 1 && weight.dim() == 2) {
+        out_shape.back() = weight.size(0);
+    }
+    if (!fusable || (residual.defined() && residual.shape() != out_shape)) {
+        Tensor y = linear(x, weight, bias);  // its checks, dtype rules and gradients
+        y = activation == Activation::GeluTanh ? gelu(y, true) : y;
+        return residual.defined() ? y + residual : y;
+    }
+    detail::check_same_device({x, weight}, "linear");
+    for (const Tensor* optional : {&bias, &residual}) {
+        if (optional->defined()) {
+            detail::check_same_device({x, *optional}, "linear");
+        }
+    }
+    const std::int64_t rows = x.numel() / x.size(-1);
+    bool a_transposed = false;
+    bool weight_transposed = false;
+    const Tensor a = stored_matrix(x.reshape({rows, x.size(-1)}), a_transposed);
+    const Tensor w = stored_matrix(weight, weight_transposed);
+    Tensor out = empty({rows, weight.size(0)}, x.dtype(), x.device());
+    const kael_matmul_sizes sizes =
+        linear_sizes(rows, x.size(-1), weight.size(0), a_transposed, weight_transposed);
+    detail::matmul_epilogue(
+        out, a, w, bias.defined() ? bias.contiguous() : Tensor(),
+        residual.defined() ? residual.reshape({rows, weight.size(0)}).contiguous() : Tensor(),
+        sizes,
+        activation == Activation::GeluTanh ? KAEL_ACTIVATION_GELU_TANH : KAEL_ACTIVATION_NONE);
+    return out.reshape(out_shape);
 }
 
 }  // namespace kael

@@ -10,4 +10,9 @@ namespace kael::cuda {
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 
+// ABI 1.3 slots only this plugin has (matmul.cu).
+kael_status matmul_epilogue(int32_t device, kael_dtype dtype, const void* a, const void* b,
+                            const void* bias, const void* residual, void* out,
+                            const kael_matmul_sizes* sizes, int32_t activation);
+
 }  // namespace kael::cuda

@@ -93,6 +93,7 @@ kael_plugin make_table() {
     table.capture_end = capture_end;
     table.graph_launch = graph_launch;
     table.graph_release = graph_release;
+    table.matmul_epilogue = matmul_epilogue;
     return table;
 }
 

@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <typeinfo>
 
 #include "cuda_launch.cuh"
 #include "gemv.h"
+#include "kael/kernels/element_functions.h"
 
 namespace kael::cuda {
 namespace {
@@ -19,7 +21,8 @@ constexpr int kRowWarps = 4;  // output elements per block
 template <int kPacks>
 __global__ void __launch_bounds__(kRowWarps * 32)
     gemv_rows(const float4* __restrict__ x, const float4* __restrict__ weight,
-              const float* __restrict__ bias, float* __restrict__ out, int columns, int packs) {
+              const float* __restrict__ bias, const float* __restrict__ residual,
+              float* __restrict__ out, int columns, int packs, int activation) {
     const int lane = static_cast<int>(threadIdx.x) % 32;
     const int column =
         static_cast<int>(blockIdx.x) * kRowWarps + static_cast<int>(threadIdx.x) / 32;
@@ -50,9 +53,26 @@ __global__ void __launch_bounds__(kRowWarps * 32)
         sum += __shfl_xor_sync(0xffffffffU, sum, offset);
     }
     if (lane == 0) {
-        out[column] = bias != nullptr ? sum + bias[column] : sum;
+        float value = bias != nullptr ? sum + bias[column] : sum;
+        value = activation == KAEL_ACTIVATION_GELU_TANH ? kernels::GeluTanh<float>{}(value) : value;
+        out[column] = residual != nullptr ? value + residual[column] : value;
     }
 }
+
+template <typename T>
+struct Epilogue {
+    T* out;
+    const T* residual;
+    int activation;
+
+    KAEL_HD void operator()(std::int64_t i) const {
+        T value = out[i];
+        if constexpr (!std::is_same_v<T, std::int64_t>) {
+            value = activation == KAEL_ACTIVATION_GELU_TANH ? kernels::GeluTanh<T>{}(value) : value;
+        }
+        out[i] = residual != nullptr ? value + residual[i] : value;
+    }
+};
 
 bool aligned(const void* pointer) {
     return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0;
@@ -68,8 +88,8 @@ bool enabled() {
 
 }  // namespace
 
-bool gemv_f32(const void* a, const void* b, const void* bias, void* out,
-              const kael_matmul_sizes& s) {
+bool gemv_f32(const void* a, const void* b, const void* bias, void* out, const kael_matmul_sizes& s,
+              const void* residual, int activation) {
     if (s.batches != 1 || s.rows != 1 || s.b_transposed == 0 || s.inner % 4 != 0 ||
         s.inner > 4 * 32 * 24 || s.columns > INT32_MAX || !aligned(a) || !aligned(b) ||
         !enabled()) {
@@ -81,12 +101,32 @@ bool gemv_f32(const void* a, const void* b, const void* bias, void* out,
     const auto launch = [&](auto kernel) {
         kernel<<<blocks, kRowWarps * 32, 0, launch_stream()>>>(
             static_cast<const float4*>(a), static_cast<const float4*>(b),
-            static_cast<const float*>(bias), static_cast<float*>(out), columns, packs);
+            static_cast<const float*>(bias), static_cast<const float*>(residual),
+            static_cast<float*>(out), columns, packs, activation);
         check_launch(typeid(kernel), __FILE__, __LINE__);
     };
     // Rows up to 1024 (GPT-2's 768) and up to 3072 (its 4 x 768): two register budgets.
     packs <= 32 * 8 ? launch(&gemv_rows<8>) : launch(&gemv_rows<24>);
     return true;
+}
+
+void apply_epilogue(kael_dtype dtype, void* out, const void* residual, std::int64_t count,
+                    int activation) {
+    if (residual == nullptr && activation == KAEL_ACTIVATION_NONE) {
+        return;
+    }
+    const auto run = [&](auto zero) {
+        using T = decltype(zero);
+        Launcher::for_each(
+            count, Epilogue<T>{static_cast<T*>(out), static_cast<const T*>(residual), activation});
+    };
+    if (dtype == KAEL_DTYPE_F32) {
+        run(0.0F);
+    } else if (dtype == KAEL_DTYPE_F64) {
+        run(0.0);
+    } else {
+        run(std::int64_t{0});
+    }
 }
 
 }  // namespace kael::cuda

@@ -292,6 +292,30 @@ kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* 
     });
 }
 
+kael_status matmul_epilogue(int32_t device, kael_dtype dtype, const void* a, const void* b,
+                            const void* bias, const void* residual, void* out,
+                            const kael_matmul_sizes* sizes, int32_t activation) {
+    return plugin::guarded("cuda.matmul_epilogue", [&] {
+        use_device(device);
+        if (activation != KAEL_ACTIVATION_NONE && activation != KAEL_ACTIVATION_GELU_TANH) {
+            plugin::invalid("matmul_epilogue: unknown activation " + std::to_string(activation));
+        }
+        if (activation != KAEL_ACTIVATION_NONE && dtype == KAEL_DTYPE_I64) {
+            plugin::unsupported("matmul_epilogue: an activation of i64");
+        }
+        if (!kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+            return;
+        }
+        if (dtype == KAEL_DTYPE_F32 && sizes->inner > 0 &&
+            gemv_f32(a, b, bias, out, *sizes, residual, activation)) {
+            return;
+        }
+        multiply(dtype, a, b, bias, out, *sizes);
+        apply_epilogue(dtype, out, residual, sizes->batches * sizes->rows * sizes->columns,
+                       activation);
+    });
+}
+
 kael_status matmul_bias(int32_t device, kael_dtype dtype, const void* a, const void* b,
                         const void* bias, void* out, const kael_matmul_sizes* sizes) {
     return plugin::guarded("cuda.matmul_bias", [&] {

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "conformance.h"
+#include "kael/autograd.h"
 
 using namespace conformance;
 
@@ -250,6 +251,51 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_shapes_layouts_dtypes) {
                                     return Tensors{kael::linear(x[0], x[1], x[2])};
                                 },
                                 {700.0, false});
+            }
+        }
+    }
+}
+
+// linear with its epilogue (gelu, a residual add) against the cpu's composed ops: one row (the
+// one-row kernel's fused epilogue), many rows (the product, then the epilogue), strided x.
+BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
+    kael::manual_seed(25);
+    using ViewFn = std::function<Tensor(const Tensor&)>;
+    const ViewFn same = [](const Tensor& t) { return t; };
+    const ViewFn T = [](const Tensor& t) { return t.transpose(-1, -2); };
+    struct Case {
+        std::string name;
+        Shape x, weight;
+        ViewFn x_view;
+    };
+    const std::vector<Case> cases = {{"one_row", {1, 1, 768}, {2304, 768}, same},
+                                     {"one_row_long", {1, 3072}, {70, 3072}, same},
+                                     {"rows", {2, 5, 64}, {33, 64}, same},
+                                     {"transposed_x", {64, 7}, {9, 64}, T},
+                                     {"ragged_inner", {1, 66}, {7, 66}, same}};
+    for (const Case& c : cases) {
+        Shape out = c.x_view(Tensor(kael::empty(c.x))).shape();
+        out.back() = c.weight[0];
+        for (const DType dtype : {DType::F32, DType::F64}) {
+            for (const bool gelu : {false, true}) {
+                for (const bool with_bias : {false, true}) {
+                    BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", " << c.name << ", gelu "
+                                                << gelu << ", bias " << with_bias) {
+                        run_and_compare(
+                            {{values(dtype, c.x, false), c.x_view},
+                             {values(dtype, c.weight, false)},
+                             {values(dtype, {c.weight[0]}, false)},
+                             {values(dtype, out, false)}},
+                            [&](const Tensors& x) {
+                                const kael::NoGradGuard no_grad;
+                                return Tensors{kael::linear(
+                                    x[0], x[1], with_bias ? x[2] : Tensor(),
+                                    gelu ? kael::Activation::GeluTanh : kael::Activation::None,
+                                    x[3])};
+                            },
+                            {700.0, false});
+                    }
+                }
             }
         }
     }

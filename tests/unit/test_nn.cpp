@@ -154,6 +154,36 @@ BOOST_AUTO_TEST_CASE(linear_computes_x_w_transposed_plus_b) {
 
 // The fused matmul_bias path: gradients of x, weight and bias (the sum of the output gradient
 // over rows), for 2-d, batched and transposed operands, on every device.
+// The epilogue form equals the composed ops, forward and (recorded) backward.
+BOOST_AUTO_TEST_CASE(linear_with_an_epilogue_is_the_composed_ops) {
+    kael::manual_seed(8);
+    const Tensor x = kael::randn({2, 3, 4}, DType::F64).set_requires_grad(true);
+    const Tensor w = kael::randn({5, 4}, DType::F64).set_requires_grad(true);
+    const Tensor b = kael::randn({5}, DType::F64).set_requires_grad(true);
+    const Tensor r = kael::randn({2, 3, 5}, DType::F64).set_requires_grad(true);
+    const auto composed = [&] { return kael::gelu(kael::linear(x, w, b), true) + r; };
+    {
+        const kael::NoGradGuard no_grad;
+        BOOST_TEST(
+            kael::allclose(kael::linear(x, w, b, kael::Activation::GeluTanh, r), composed()));
+        BOOST_TEST(kael::allclose(kael::linear(x, w, Tensor(), kael::Activation::None, r),
+                                  kael::linear(x, w) + r));
+        BOOST_TEST(kael::allclose(kael::linear(x, w, b, kael::Activation::GeluTanh),
+                                  kael::gelu(kael::linear(x, w, b), true)));
+        // A residual that broadcasts, as + does.
+        BOOST_TEST(kael::allclose(kael::linear(x, w, b, kael::Activation::None, b),
+                                  kael::linear(x, w, b) + b));
+    }
+    BOOST_TEST(kael::autograd::gradcheck(
+        [](const std::vector<Tensor>& in) {
+            return kael::linear(in[0], in[1], in[2], kael::Activation::GeluTanh, in[3]);
+        },
+        {x, w, b, r}));
+    BOOST_CHECK_THROW(
+        (void)kael::linear(x, kael::randn({5, 3}, DType::F64), b, kael::Activation::None),
+        kael::ValueError);
+}
+
 BOOST_AUTO_TEST_CASE(linear_with_bias_passes_gradcheck) {
     kael::manual_seed(6);
     using Inputs = std::vector<Tensor>;

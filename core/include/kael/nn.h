@@ -74,6 +74,9 @@ public:
     Linear(std::int64_t in_features, std::int64_t out_features, bool bias = true,
            Device device = kCPU);
     Tensor forward(const Tensor& input) override;
+    // act(forward(input)) + residual, fused into the product where the device can (see the
+    // linear overload with an Activation).
+    Tensor forward(const Tensor& input, Activation activation, const Tensor& residual = Tensor());
     Tensor weight;
     Tensor bias;
 };

@@ -46,6 +46,12 @@ enum class Reduction { None, Mean, Sum };
 [[nodiscard]] Tensor dropout(const Tensor& x, double p, bool training = true);
 // x [..., in] x weight [out, in]^T + bias [out] (when defined).
 [[nodiscard]] Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+enum class Activation { None, GeluTanh };
+// act(linear(x, weight, bias)) + residual (undefined: none; broadcast as + does), as one
+// kernel where the device fuses the epilogue into the product (inference: a decoding step's
+// layers). While autograd records, it is those composed ops, with their gradients.
+[[nodiscard]] Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                            Activation activation, const Tensor& residual = Tensor());
 // softmax(query key^T * scale) value per batch and head, as one fused kernel each way (the
 // scores are never stored). query [B, H, Tq, D], key and value [B, H, Tk, D], one floating
 // dtype; views are read in place when the last dim is contiguous. causal: query i sees keys

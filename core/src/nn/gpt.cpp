@@ -118,7 +118,8 @@ Tensor CausalSelfAttention::attend_fixed(const Tensor& qkv, Tensor* cached_keys,
 }
 
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
-                                           Tensor* cached_values, const DevicePosition* at) {
+                                           Tensor* cached_values, const DevicePosition* at,
+                                           const Tensor& residual) {
     const std::int64_t batch = x.size(0);
     const std::int64_t steps = x.size(1);
     const std::int64_t channels = x.size(2);
@@ -127,7 +128,8 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
     // attention's dq, dk, dv (laid out as one qkv buffer) as the projection's gradient.
     const Tensor qkv = query_key_value_->forward(x);
     if (at != nullptr) {
-        return projection_->forward(attend_fixed(qkv, cached_keys, cached_values, *at));
+        return projection_->forward(attend_fixed(qkv, cached_keys, cached_values, *at),
+                                    Activation::None, residual);
     }
     const std::vector<Tensor> parts = split(qkv, channels, 2);
     auto heads = [&](const Tensor& part) {
@@ -153,7 +155,7 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
         const Tensor mixed = scaled_dot_product_attention(query, key, value, true)
                                  .transpose(1, 2)
                                  .reshape({batch, steps, channels});
-        return projection_->forward(mixed);
+        return projection_->forward(mixed, Activation::None, residual);
     }
     // Dropout on the attention probabilities needs them in memory: the composed path.
     const std::int64_t total = key.size(2);
@@ -169,7 +171,7 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
     Tensor attention = dropout(softmax(scores, -1), dropout_, is_training());
     const Tensor mixed =
         matmul(attention, value).transpose(1, 2).reshape({batch, steps, channels});
-    return projection_->forward(mixed);
+    return projection_->forward(mixed, Activation::None, residual);
 }
 
 Block::Block(const GPTConfig& config, Device device) : dropout_(config.dropout) {
@@ -186,9 +188,13 @@ Block::Block(const GPTConfig& config, Device device) : dropout_(config.dropout) 
 
 Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values,
                              const DevicePosition* at) {
+    // The residual adds and gelu ride in the products' epilogues where the device fuses them.
     const Tensor attended =
-        x + attention_->forward_cached(norm1_->forward(x), cached_keys, cached_values, at);
-    const Tensor hidden = gelu(expand_->forward(norm2_->forward(attended)), true);
+        attention_->forward_cached(norm1_->forward(x), cached_keys, cached_values, at, x);
+    const Tensor hidden = expand_->forward(norm2_->forward(attended), Activation::GeluTanh);
+    if (dropout_ == 0 || !is_training()) {
+        return contract_->forward(hidden, Activation::None, attended);
+    }
     return attended + dropout(contract_->forward(hidden), dropout_, is_training());
 }
 

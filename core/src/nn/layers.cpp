@@ -30,6 +30,10 @@ Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bi
 
 Tensor Linear::forward(const Tensor& input) { return linear(input, weight, bias); }
 
+Tensor Linear::forward(const Tensor& input, Activation activation, const Tensor& residual) {
+    return linear(input, weight, bias, activation, residual);
+}
+
 Embedding::Embedding(std::int64_t count, std::int64_t dim, Device device) {
     detail::require_positive(count, "Embedding", "num_embeddings");
     detail::require_positive(dim, "Embedding", "embedding_dim");

@@ -209,6 +209,10 @@ typedef struct kael_attention_layout {
     const int64_t* key_lengths;
 } kael_attention_layout;
 
+/* Since ABI 1.3: matmul_epilogue's activations. */
+#define KAEL_ACTIVATION_NONE 0
+#define KAEL_ACTIVATION_GELU_TANH 1 /* x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)), GPT-2's */
+
 /* Since ABI 1.2. One Adam or AdamW update (the adam slot). first_correction and
  * second_correction are 1 - beta1^step and 1 - beta2^step, computed by the caller. */
 typedef struct kael_adam_params {
@@ -420,6 +424,14 @@ typedef struct kael_plugin {
     kael_status (*graph_launch)(int32_t device, void* graph);
     /* Frees a graph (after any queued replay); NULL is a no-op; must not fail. */
     void (*graph_release)(int32_t device, void* graph);
+
+    /* Since ABI 1.3. matmul_bias() with its epilogue in the same pass: out = act(a x b + bias)
+     * + residual, act per activation (KAEL_ACTIVATION_*), bias (columns elements) and residual
+     * (out's size, contiguous) each may be NULL. A linear layer with its activation, or with
+     * the residual add after it, in inference (decoding) costs one kernel. May be NULL. */
+    kael_status (*matmul_epilogue)(int32_t device, kael_dtype dtype, const void* a, const void* b,
+                                   const void* bias, const void* residual, void* out,
+                                   const kael_matmul_sizes* sizes, int32_t activation);
 } kael_plugin;
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
@@ -440,9 +452,9 @@ static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device proper
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 37 * 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 38 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 37 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 38 * 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */
