@@ -22,8 +22,8 @@ BOOST_AUTO_TEST_CASE(cpu_plugin_has_abi_1_1_sequence_slots) {
     const auto cpu = std::find_if(records.begin(), records.end(),
                                   [](const auto& record) { return record.name == "cpu"; });
     BOOST_REQUIRE(cpu != records.end());
-    BOOST_TEST(cpu->abi_minor == 2U);
-    BOOST_TEST(kael::core_abi_version() == "1.2");
+    BOOST_TEST(cpu->abi_minor == 3U);
+    BOOST_TEST(kael::core_abi_version() == "1.3");
 }
 
 BOOST_AUTO_TEST_CASE(random_is_seeded_and_in_range) {
