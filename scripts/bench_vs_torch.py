@@ -280,9 +280,15 @@ def measure_torch_mlp(torch, device, arguments, errors, hidden=128, batch=64, lr
     count = images.shape[0]
     steps = (count + batch - 1) // batch
     epochs = []
+    on_gpu = torch.device(device).type == "cuda"
+
+    def synchronize():
+        if on_gpu:
+            torch.cuda.synchronize()
+
     for epoch in range(1, arguments.mlp_epochs + 1):
         permutation = torch.randperm(count, device=device)
-        torch.cuda.synchronize()
+        synchronize()
         start = time.perf_counter()
         for step in range(steps):
             rows = permutation[step * batch:(step + 1) * batch]
@@ -293,7 +299,7 @@ def measure_torch_mlp(torch, device, arguments, errors, hidden=128, batch=64, lr
             optimizer.step()
             if step % MLP_STEP_LOSS_EVERY == 0 or step + 1 == steps:
                 loss.item()  # as the kael example does for its progress line
-        torch.cuda.synchronize()
+        synchronize()
         epochs.append(time.perf_counter() - start)
         note(f"torch MLP: epoch {epoch}: {epochs[-1]:.3f} s ({steps} steps)")
     with torch.no_grad():

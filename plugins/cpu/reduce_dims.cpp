@@ -5,9 +5,12 @@
 #include "kael/kernels/tasks/reduce_dims.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "cpu_kernels.h"
+#include "vector_math.h"
 
 namespace kael::cpu {
 namespace {
@@ -22,8 +25,9 @@ constexpr int64_t kMinParallelElements = int64_t{1} << 16;
 
 // states[j] = rows [begin, end) (begin < end) of column j of slab folded in order, j < width.
 template <typename R, typename In>
-void fold_rows(const Storage<In>* slab, int64_t inner, int64_t begin, int64_t end, int64_t width,
-               typename R::State* states) {
+[[gnu::always_inline]] inline void fold_rows(const Storage<In>* slab, int64_t inner, int64_t begin,
+                                             int64_t end, int64_t width,
+                                             typename R::State* states) {
     const Storage<In>* row = slab + begin * inner;
     for (int64_t j = 0; j < width; ++j) {
         states[j] = R::first(load_element<In>(row + j), begin);
@@ -34,6 +38,50 @@ void fold_rows(const Storage<In>* slab, int64_t inner, int64_t begin, int64_t en
             states[j] = R::step(states[j], load_element<In>(row + j), i);
         }
     }
+}
+
+// The same fold compiled for AVX-512 and AVX2 as well, for the f32 reducers whose column loop
+// vectorizes (sum, max, min): picked by the vector ISA the plugin uses (vector_math::isa, which
+// KAEL_CPU_VECTOR_ISA lowers). A NaN-aware select is several instructions a lane, and the
+// baseline has four lanes.
+template <typename R, typename In>
+[[gnu::target("avx512f")]] void fold_rows_avx512(const Storage<In>* slab, int64_t inner,
+                                                 int64_t begin, int64_t end, int64_t width,
+                                                 typename R::State* states) {
+    fold_rows<R, In>(slab, inner, begin, end, width, states);
+}
+
+template <typename R, typename In>
+[[gnu::target("avx2")]] void fold_rows_avx2(const Storage<In>* slab, int64_t inner, int64_t begin,
+                                            int64_t end, int64_t width,
+                                            typename R::State* states) {
+    fold_rows<R, In>(slab, inner, begin, end, width, states);
+}
+
+template <typename R, typename In>
+constexpr bool widened() {
+    return std::is_same_v<In, float> &&
+           (std::is_same_v<R, tasks::Extreme<float, true>> ||
+            std::is_same_v<R, tasks::Extreme<float, false>> ||
+            std::is_same_v<R, tasks::Accumulate<float, false>>);
+}
+
+template <typename R, typename In>
+void fold_rows_widest(const Storage<In>* slab, int64_t inner, int64_t begin, int64_t end,
+                      int64_t width, typename R::State* states) {
+    if constexpr (widened<R, In>()) {
+        static const int widest = [] {
+            const char* isa = vector_math::isa();
+            return std::strcmp(isa, "avx512") == 0 ? 2 : std::strcmp(isa, "avx2") == 0 ? 1 : 0;
+        }();
+        if (widest == 2) {
+            return fold_rows_avx512<R, In>(slab, inner, begin, end, width, states);
+        }
+        if (widest == 1) {
+            return fold_rows_avx2<R, In>(slab, inner, begin, end, width, states);
+        }
+    }
+    fold_rows<R, In>(slab, inner, begin, end, width, states);
 }
 
 // size > 0 and inner > 1.
@@ -58,8 +106,9 @@ void reduce_columns(void* results, const void* data, int64_t outer, int64_t size
             const int64_t o = item / (blocks * tiles);
             const int64_t width = std::min(kTile, inner - first_column);
             const int64_t row_begin = block * tasks::kBlock;
-            fold_rows<R, In>(input + o * size * inner + first_column, inner, row_begin,
-                             std::min(size, row_begin + tasks::kBlock), width, states.get());
+            const int64_t row_end = std::min(size, row_begin + tasks::kBlock);
+            const auto* slab = input + o * size * inner + first_column;
+            fold_rows_widest<R, In>(slab, inner, row_begin, row_end, width, states.get());
             const int64_t first_output = o * inner + first_column;
             for (int64_t j = 0; j < width; ++j) {
                 if (blocks == 1) {

@@ -296,3 +296,47 @@ BOOST_AUTO_TEST_CASE(vector_math_matches_libm) {
     }
     BOOST_TEST(wrong == 0U);
 }
+
+// f32 sum, max and min over a leading dim take an AVX-512 / AVX2 / baseline column fold (by
+// KAEL_CPU_VECTOR_ISA in the ctest variants): each matches a plain loop, NaN first, ragged
+// widths (1030 columns: tiles of 512 and a remainder) included.
+BOOST_AUTO_TEST_CASE(sum_max_and_min_over_dim_0_match_a_plain_loop) {
+    const std::int64_t rows = 37;
+    const std::int64_t columns = 1030;
+    std::vector<float> values(static_cast<size_t>(rows * columns));
+    for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<float>(static_cast<std::int64_t>(i * 7919 % 2003) - 1001) / 7.0F;
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    values[5 * columns + 3] = nan;     // column 3: NaN in the middle
+    values[0 * columns + 700] = nan;   // column 700: NaN first
+    values[36 * columns + 1029] = nan; // the last column: NaN last
+    values[9 * columns + 11] = inf;
+    values[2 * columns + 12] = -inf;
+    const Tensor x = kael::tensor(values, {rows, columns});
+    const std::vector<float> largest = kael::max(x, 0).to_vector<float>();
+    const std::vector<float> smallest = kael::min(x, 0).to_vector<float>();
+    const std::vector<float> sums = kael::sum(x, 0).to_vector<float>();
+    std::size_t wrong = 0;
+    for (std::int64_t j = 0; j < columns; ++j) {
+        float high = values[static_cast<size_t>(j)];
+        float low = high;
+        double total = high;  // f32 sums accumulate in double, in row order
+        for (std::int64_t i = 1; i < rows; ++i) {
+            const float value = values[static_cast<size_t>(i * columns + j)];
+            high = std::isnan(high) || std::isnan(value) ? nan : std::max(high, value);
+            low = std::isnan(low) || std::isnan(value) ? nan : std::min(low, value);
+            total += value;
+        }
+        const auto same = [](float a, float b) { return std::isnan(a) ? std::isnan(b) : a == b; };
+        wrong += !same(largest[static_cast<size_t>(j)], high) +
+                 !same(smallest[static_cast<size_t>(j)], low) +
+                 !same(sums[static_cast<size_t>(j)], static_cast<float>(total));
+    }
+    BOOST_TEST(wrong == 0U);
+    BOOST_TEST(std::isnan(largest[3]));
+    BOOST_TEST(std::isnan(smallest[700]));
+    BOOST_TEST(largest[11] == inf);
+    BOOST_TEST(smallest[12] == -inf);
+}
