@@ -206,4 +206,34 @@ void synchronize(const Device& device) {
     detail::backend_for(device).synchronize(device.index);
 }
 
+void set_num_threads(int count) {
+    if (count < 1 || count > 256) {
+        throw ValueError("set_num_threads: expected 1 to 256 threads, got " +
+                         std::to_string(count));
+    }
+    detail::RegistryState& registry = detail::discovered();
+    std::vector<const detail::Backend*> backends;
+    {
+        const std::lock_guard lock(registry.mutex);
+        for (const detail::Backend& backend : registry.backends) {
+            backends.push_back(&backend);
+        }
+    }
+    for (const detail::Backend* backend : backends) {
+        if (KAEL_HAS_SLOT(backend->table(), host_threads)) {
+            std::int32_t current = 0;
+            backend->check(backend->table()->host_threads(count, &current), "set_num_threads");
+        }
+    }
+}
+
+int num_threads() {
+    const detail::Backend& cpu = detail::cpu_backend();
+    std::int32_t current = 1;
+    if (KAEL_HAS_SLOT(cpu.table(), host_threads)) {
+        cpu.check(cpu.table()->host_threads(0, &current), "num_threads");
+    }
+    return current;
+}
+
 }  // namespace kael

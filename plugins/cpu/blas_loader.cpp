@@ -57,10 +57,10 @@ Blas load() {
         found.sgemv = reinterpret_cast<GemvFunction<float>>(dlsym(library, "cblas_sgemv"));
         found.dgemv = reinterpret_cast<GemvFunction<double>>(dlsym(library, "cblas_dgemv"));
         // OpenBLAS's own threads take the plugin's count, so the two never oversubscribe.
-        using SetThreadsFunction = void (*)(int);
-        if (const auto set_threads = reinterpret_cast<SetThreadsFunction>(
-                dlsym(library, "openblas_set_num_threads"))) {
-            set_threads(worker_count());
+        found.set_threads =
+            reinterpret_cast<SetThreadsFunction>(dlsym(library, "openblas_set_num_threads"));
+        if (found.set_threads != nullptr) {
+            found.set_threads(worker_count());
         }
         using ConfigFunction = const char* (*)();
         const auto config = reinterpret_cast<ConfigFunction>(dlsym(library, "openblas_get_config"));
@@ -77,6 +77,12 @@ Blas load() {
 const Blas& blas() {
     static const Blas loaded = load();
     return loaded;
+}
+
+void blas_threads(int threads) {
+    if (blas().set_threads != nullptr) {
+        blas().set_threads(threads);
+    }
 }
 
 }  // namespace kael::cpu

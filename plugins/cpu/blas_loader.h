@@ -19,11 +19,14 @@ template <typename T>
 using GemvFunction = void (*)(int order, int a_op, int rows, int columns, T alpha, const T* a,
                               int lda, const T* x, int x_step, T beta, T* y, int y_step);
 
+using SetThreadsFunction = void (*)(int);
+
 struct Blas {
     GemmFunction<float> sgemm = nullptr;
     GemmFunction<double> dgemm = nullptr;
     GemvFunction<float> sgemv = nullptr;  // optional: products of one row use it when present
     GemvFunction<double> dgemv = nullptr;
+    SetThreadsFunction set_threads = nullptr;  // openblas_set_num_threads, when there
     std::string description;  // "OpenBLAS 0.3.21 (libopenblas.so.0)" or why none was found
 };
 

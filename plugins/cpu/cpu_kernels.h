@@ -17,6 +17,11 @@ void check_device(int32_t device);
 void parallel_ranges(int64_t count, int64_t min_parallel,
                      const std::function<void(int64_t, int64_t)>& body);
 int worker_count();
+// Sets worker_count() (1 .. 256, else INVALID_ARGUMENT), adding pool threads as needed, and
+// tells the BLAS the same; returns it.
+int set_worker_count(int threads);
+// The BLAS's own threads (OpenBLAS), when it has a setting for them.
+void blas_threads(int threads);
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 

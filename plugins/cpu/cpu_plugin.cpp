@@ -36,6 +36,15 @@ const std::string& build_info() {
     return info;
 }
 
+kael_status host_threads(int32_t requested, int32_t* current) {
+    return plugin::guarded("cpu.host_threads", [&] {
+        if (current == nullptr || requested < 0) {
+            plugin::invalid("host_threads: current is null or requested negative");
+        }
+        *current = requested > 0 ? set_worker_count(requested) : worker_count();
+    });
+}
+
 kael_status probe(int32_t* device_count, const char** reason) {
     return plugin::guarded("cpu.probe", [&] {
         if (device_count == nullptr) {
@@ -89,6 +98,7 @@ kael_plugin make_table() {
     table.device_properties = device_properties;
     table.shutdown = nullptr;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
+    table.host_threads = host_threads;
     return table;
 }
 

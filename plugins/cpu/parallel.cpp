@@ -29,19 +29,29 @@ void check_device(int32_t device) {
     }
 }
 
-int worker_count() {
-    static const int workers = [] {
+namespace {
+
+constexpr int kMostThreads = 256;
+
+std::atomic<int>& workers_in_force() {
+    static std::atomic<int> workers = [] {
         const char* setting = std::getenv("KAEL_NUM_THREADS");
         if (setting != nullptr) {
             char* end = nullptr;
             const long value = std::strtol(setting, &end, 10);
             if (end != setting && *end == '\0' && value >= 1) {
-                return static_cast<int>(std::min<long>(value, 256));
+                return static_cast<int>(std::min<long>(value, kMostThreads));
             }
         }
         return static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1U, 64U));
     }();
     return workers;
+}
+
+}  // namespace
+
+int worker_count() {
+    return workers_in_force().load(std::memory_order_relaxed);
 }
 
 namespace {
@@ -99,6 +109,15 @@ public:
     }
     Pool(const Pool&) = delete;
     Pool& operator=(const Pool&) = delete;
+
+    // At least threads - 1 workers, added between jobs. Extra ones are never removed: a job
+    // has worker_count() parts, so no more threads than that run it at once.
+    void grow(int threads) {
+        const std::lock_guard busy(busy_);
+        while (static_cast<int>(workers_.size()) + 1 < threads) {
+            workers_.emplace_back([this] { work(); });
+        }
+    }
 
     // Runs body over parts ranges of per elements of [0, count); false when the pool is busy
     // with another caller's job (the caller then runs it alone).
@@ -191,6 +210,22 @@ Pool& the_pool() {
 }
 
 }  // namespace
+
+int set_worker_count(int threads) {
+    if (threads < 1 || threads > kMostThreads) {
+        plugin::invalid("host threads must be 1 to " + std::to_string(kMostThreads) + ", got " +
+                        std::to_string(threads));
+    }
+    workers_in_force().store(threads, std::memory_order_relaxed);
+    {
+        const std::lock_guard lock(pool_mutex);
+        if (pool != nullptr) {
+            pool->grow(threads);
+        }
+    }
+    blas_threads(threads);
+    return threads;
+}
 
 void parallel_ranges(int64_t count, int64_t min_parallel,
                      const std::function<void(int64_t, int64_t)>& body) {

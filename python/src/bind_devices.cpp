@@ -177,6 +177,9 @@ void bind_registry(py::module_& module) {
     module.def("fallback_counts", &fallback_counts,
                "Kernel calls served by the cpu plugin through copies, keyed 'plugin:slot'");
     module.def("reset_fallback_counts", &reset_fallback_counts);
+    module.def("set_num_threads", &set_num_threads, py::arg("count"),
+               "Host threads for the cpu plugin's kernels and its BLAS (as torch.set_num_threads)");
+    module.def("get_num_threads", &num_threads, "The cpu plugin's host threads in force");
     module.def("synchronize", [](py::handle d) {
         if (!d.is_none()) {
             synchronize(to_device(d));

@@ -128,3 +128,19 @@ def test_factories_on_device(device):
     t = kael.zeros(3, 3, device=device)
     t[1:, 1] = 5.0
     assert t.sum().item() == 10.0
+
+
+def test_set_num_threads_resizes_the_cpu_pool():
+    before = kael.get_num_threads()
+    x = kael.arange(0, 1 << 16, dtype=kael.float32).reshape(256, 256)
+    reference = (x * 1e-3).exp().sum(0).tolist()
+    try:
+        for threads in (1, 3, 2):
+            kael.set_num_threads(threads)
+            assert kael.get_num_threads() == threads
+            assert (x * 1e-3).exp().sum(0).tolist() == reference
+        with pytest.raises(ValueError):
+            kael.set_num_threads(0)
+    finally:
+        kael.set_num_threads(before)
+    assert kael.get_num_threads() == before

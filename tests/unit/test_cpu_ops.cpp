@@ -340,3 +340,23 @@ BOOST_AUTO_TEST_CASE(sum_max_and_min_over_dim_0_match_a_plain_loop) {
     BOOST_TEST(largest[11] == inf);
     BOOST_TEST(smallest[12] == -inf);
 }
+
+// kael::set_num_threads resizes the cpu plugin's pool at run time, as torch.set_num_threads:
+// results stay the same at every count, a bad count is a ValueError, and the count is restored.
+BOOST_AUTO_TEST_CASE(set_num_threads_changes_the_pool_at_run_time) {
+    const int before = kael::num_threads();
+    BOOST_TEST(before >= 1);
+    const Tensor x = kael::arange(0, 1 << 18, 1, DType::F32).reshape({512, 512});
+    const std::vector<float> reference = kael::sum(kael::exp(x * 1e-6), 0).to_vector<float>();
+    for (const int threads : {1, 3, 2, 5}) {
+        kael::set_num_threads(threads);
+        BOOST_TEST(kael::num_threads() == threads);
+        BOOST_TEST(kael::sum(kael::exp(x * 1e-6), 0).to_vector<float>() == reference,
+                   tt::per_element());
+        BOOST_TEST(kael::matmul(x.slice(0, 0, 64), x.slice(1, 0, 64)).size(1) == 64);
+    }
+    BOOST_CHECK_THROW(kael::set_num_threads(0), kael::ValueError);
+    BOOST_CHECK_THROW(kael::set_num_threads(257), kael::ValueError);
+    kael::set_num_threads(before);
+    BOOST_TEST(kael::num_threads() == before);
+}

@@ -432,6 +432,11 @@ typedef struct kael_plugin {
     kael_status (*matmul_epilogue)(int32_t device, kael_dtype dtype, const void* a, const void* b,
                                    const void* bias, const void* residual, void* out,
                                    const kael_matmul_sizes* sizes, int32_t activation);
+    /* Since ABI 1.3. The host threads the plugin's kernels may use (its pool and its BLAS):
+     * requested >= 1 sets the count, 0 leaves it; *current (not NULL) receives the count in
+     * force. Calls in flight on other threads finish with the count they started with. NULL
+     * for a plugin that runs no host threads of its own. */
+    kael_status (*host_threads)(int32_t requested, int32_t* current);
 } kael_plugin;
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
@@ -452,9 +457,9 @@ static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device proper
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 38 * 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 39 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 38 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 39 * 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */
