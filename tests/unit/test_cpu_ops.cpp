@@ -1,12 +1,13 @@
 #define BOOST_TEST_MODULE cpu_ops
-#include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <limits>
 #include <thread>
 #include <vector>
 
 #include "kael/allocator.h"
+#include "kael/autograd.h"
 #include "kael/ops.h"
 #include "kael/ops_more.h"
 #include "kael/registry.h"
@@ -359,4 +360,41 @@ BOOST_AUTO_TEST_CASE(set_num_threads_changes_the_pool_at_run_time) {
     BOOST_CHECK_THROW(kael::set_num_threads(257), kael::ValueError);
     kael::set_num_threads(before);
     BOOST_TEST(kael::num_threads() == before);
+}
+
+// f32 layer_norm, forward and backward, takes the cpu plugin's own vectorized loops (each ISA
+// in the ctest variants): it matches the same computed in f64, with and without weight and
+// bias, on rows whose length is not a multiple of the lanes.
+BOOST_AUTO_TEST_CASE(f32_layer_norm_matches_f64) {
+    kael::manual_seed(13);
+    const Tensor x64 = kael::randn({37, 771}, DType::F64) * 3.0 + 1.0;
+    const Tensor w64 = kael::randn({771}, DType::F64);
+    const Tensor b64 = kael::randn({771}, DType::F64);
+    const Tensor g64 = kael::randn({37, 771}, DType::F64);
+    for (const bool affine : {true, false}) {
+        std::vector<std::vector<double>> results[2];
+        for (const DType dtype : {DType::F64, DType::F32}) {
+            const Tensor x = x64.to(dtype).detach().set_requires_grad(true);
+            const Tensor w = w64.to(dtype).detach().set_requires_grad(true);
+            const Tensor b = b64.to(dtype).detach().set_requires_grad(true);
+            const Tensor out = affine ? kael::layer_norm(x, w, b) : kael::layer_norm(x);
+            out.backward(g64.to(dtype));
+            auto& mine = results[dtype == DType::F32 ? 1 : 0];
+            mine.push_back(out.to(DType::F64).to_vector<double>());
+            mine.push_back(x.grad().to(DType::F64).to_vector<double>());
+            if (affine) {
+                mine.push_back(w.grad().to(DType::F64).to_vector<double>());
+                mine.push_back(b.grad().to(DType::F64).to_vector<double>());
+            }
+        }
+        for (std::size_t k = 0; k < results[0].size(); ++k) {
+            double worst = 0;
+            for (std::size_t i = 0; i < results[0][k].size(); ++i) {
+                const double want = results[0][k][i];
+                worst = std::max(worst,
+                                 std::abs(results[1][k][i] - want) / std::max(1.0, std::abs(want)));
+            }
+            BOOST_TEST(worst < 2e-5, "affine " << affine << ", result " << k << ": " << worst);
+        }
+    }
 }
