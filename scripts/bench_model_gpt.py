@@ -1,13 +1,19 @@
 """GPT-2 small in both libraries for bench_model_path.py: one AdamW training step on
 [batch, 512] tokens, and greedy generation of new tokens after a one-token prompt (batch 1, KV
-cache). The PyTorch model has kael's nn.GPT shape (pre-norm blocks, tanh GELU, learned
-positions, untied head without bias); attention is SDPA where torch has it."""
+cache); and the char-GPT example's model (apps/examples/char_gpt.cpp's defaults), one AdamW
+step on [16, 32] tokens. The PyTorch model has kael's nn.GPT shape (pre-norm blocks, tanh GELU,
+learned positions, untied head without bias); attention is SDPA where torch has it."""
+import collections
 import math
 
-VOCAB, BLOCK, LAYERS, HEADS, EMBED = 50257, 1024, 12, 12, 768
+Shape = collections.namedtuple("Shape", "vocab block layers heads embed")
+GPT2 = Shape(vocab=50257, block=1024, layers=12, heads=12, embed=768)
+CHAR_GPT = Shape(vocab=65, block=32, layers=2, heads=4, embed=64)
+VOCAB, BLOCK, LAYERS, HEADS, EMBED = GPT2
 
 
-def torch_gpt(torch, device):
+def torch_gpt(torch, device, shape=GPT2):
+    VOCAB, BLOCK, LAYERS, HEADS, EMBED = shape  # noqa: N806 (the module's names, per model)
     nn = torch.nn
     functional = torch.nn.functional
     fused = hasattr(functional, "scaled_dot_product_attention")
@@ -61,43 +67,50 @@ def torch_gpt(torch, device):
     return GPT().to(device)
 
 
-def kael_gpt(kael, device):
+def kael_gpt(kael, device, shape=GPT2):
     config = kael.nn.GPTConfig()
-    config.vocab_size, config.block_size, config.layers = VOCAB, BLOCK, LAYERS
-    config.heads, config.embed = HEADS, EMBED
+    config.vocab_size, config.block_size, config.layers = shape.vocab, shape.block, shape.layers
+    config.heads, config.embed = shape.heads, shape.embed
     return kael.nn.GPT(config, device=device)
+
+
+def training_steps(shape, batch, tokens):
+    """The torch and kael setups of one AdamW step of the shape's model on [batch, tokens]."""
+    def torch_step(torch, device):
+        model = torch_gpt(torch, device, shape)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+        inputs = torch.randint(0, shape.vocab, (batch, tokens), device=device)
+        targets = torch.randint(0, shape.vocab, (batch, tokens), device=device)
+
+        def run():
+            optimizer.zero_grad(set_to_none=True)
+            logits = model(inputs)
+            loss = torch.nn.functional.cross_entropy(logits.view(-1, shape.vocab),
+                                                     targets.view(-1))
+            loss.backward()
+            optimizer.step()
+        return run
+
+    def kael_step(kael, device):
+        model = kael_gpt(kael, device, shape)
+        optimizer = kael.optim.AdamW(model.parameters(), lr=3e-4)
+        inputs = kael.randint(0, shape.vocab, [batch, tokens], device=device)
+        targets = kael.randint(0, shape.vocab, [batch, tokens], device=device)
+
+        def run():
+            optimizer.zero_grad()
+            loss = model.loss(inputs, targets)
+            loss.backward()
+            optimizer.step()
+        return run
+    return torch_step, kael_step
 
 
 def cases(scale, Case):
     batch = max(1, int(8 * scale))
     new_tokens = max(8, int(128 * scale))
 
-    def torch_step(torch, device):
-        model = torch_gpt(torch, device)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
-        tokens = torch.randint(0, VOCAB, (batch, 512), device=device)
-        targets = torch.randint(0, VOCAB, (batch, 512), device=device)
-
-        def run():
-            optimizer.zero_grad(set_to_none=True)
-            logits = model(tokens)
-            loss = torch.nn.functional.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
-            loss.backward()
-            optimizer.step()
-        return run
-
-    def kael_step(kael, device):
-        model = kael_gpt(kael, device)
-        optimizer = kael.optim.AdamW(model.parameters(), lr=3e-4)
-        tokens = kael.randint(0, VOCAB, [batch, 512], device=device)
-        targets = kael.randint(0, VOCAB, [batch, 512], device=device)
-
-        def run():
-            optimizer.zero_grad()
-            loss = model.loss(tokens, targets)
-            loss.backward()
-            optimizer.step()
-        return run
+    torch_step, kael_step = training_steps(GPT2, batch, 512)
 
     def torch_generate(torch, device):
         model = torch_gpt(torch, device).eval()
@@ -126,4 +139,7 @@ def cases(scale, Case):
     generate = Case(f"GPT-2 small greedy generation, {new_tokens} tokens, KV cache",
                     torch_generate, kael_generate, unit="tok/s", higher_is_better=True,
                     rate=new_tokens)
-    return [step, generate]
+    char_torch, char_kael = training_steps(CHAR_GPT, 16, CHAR_GPT.block)
+    char_step = Case(f"char-GPT training step, batch 16 x {CHAR_GPT.block}, AdamW", char_torch,
+                     char_kael, unit="ms")
+    return [step, generate, char_step]
