@@ -4,6 +4,7 @@
 
 #include "bind_common.h"
 #include "kael/allocator.h"
+#include "kael/device_graph.h"
 #include "kael/ops.h"
 #include "kael/random.h"
 #include "kael/registry.h"
@@ -180,6 +181,24 @@ void bind_registry(py::module_& module) {
     module.def("set_num_threads", &set_num_threads, py::arg("count"),
                "Host threads for the cpu plugin's kernels and its BLAS (as torch.set_num_threads)");
     module.def("get_num_threads", &num_threads, "The cpu plugin's host threads in force");
+    py::class_<DeviceGraph>(module, "DeviceGraph",
+                            "Device work recorded once and replayed with one launch (CUDA graphs "
+                            "on the cuda plugin), like torch.cuda.CUDAGraph")
+        .def_static(
+            "supported", [](py::handle d) { return DeviceGraph::supported(to_device(d)); },
+            py::arg("device"), "Whether the device's plugin can record")
+        .def_static(
+            "record",
+            [](py::handle d, const py::function& work) {
+                return DeviceGraph::record(to_device(d), [&work] { work(); });
+            },
+            py::arg("device"), py::arg("work"),
+            "Calls work() with every op it queues on device recorded instead of run; tensors it "
+            "makes get their values at each replay(); item(), tolist() and printing inside "
+            "raise")
+        .def("replay", &DeviceGraph::replay, "Queues the recorded ops again")
+        .def_property_readonly("device",
+                               [](const DeviceGraph& graph) { return graph.device().str(); });
     module.def("synchronize", [](py::handle d) {
         if (!d.is_none()) {
             synchronize(to_device(d));

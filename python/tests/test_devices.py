@@ -144,3 +144,19 @@ def test_set_num_threads_resizes_the_cpu_pool():
     finally:
         kael.set_num_threads(before)
     assert kael.get_num_threads() == before
+
+
+def test_device_graph_records_and_replays(device):
+    if not kael.DeviceGraph.supported(device):
+        with pytest.raises(TypeError):
+            kael.DeviceGraph.record(device, lambda: None)
+        return
+    x = kael.tensor([1.0, 2.0, -3.0], device=device)
+    graph = kael.DeviceGraph.record(device, lambda: x.copy_(x * 2 + 1))
+    assert x.tolist() == [1.0, 2.0, -3.0]  # recording ran nothing
+    for _ in range(3):
+        graph.replay()
+    assert x.tolist() == [15.0, 23.0, -17.0]
+    with pytest.raises(Exception):
+        kael.DeviceGraph.record(device, lambda: x.sum().item())
+    assert (x * 2).tolist() == [30.0, 46.0, -34.0]  # the device is usable after the error
