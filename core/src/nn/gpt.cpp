@@ -43,21 +43,7 @@ std::pair<Tensor, Tensor> append_to_cache(const Tensor& keys, const Tensor& valu
     const std::int64_t head_dim = channels / heads;
     const std::int64_t past = keys.defined() ? keys.size(2) : 0;
     const std::int64_t total = past + steps;
-    // keys over joint = [B, room, 2C] rows: strides (room * 2C, D, 2C, 1); values C further.
-    const auto joint_room = [&]() -> std::int64_t {
-        if (!keys.defined() || !values.defined() || keys.impl().storage != values.impl().storage ||
-            values.offset() != keys.offset() + channels) {
-            return 0;
-        }
-        const Shape& strides = keys.strides();
-        const std::int64_t row = 2 * channels;
-        if (keys.strides() != values.strides() || strides[3] != 1 || strides[1] != head_dim ||
-            strides[2] != row || strides[0] % row != 0) {
-            return 0;
-        }
-        return strides[0] / row;
-    };
-    const std::int64_t existing = joint_room();
+    const std::int64_t existing = detail::joint_room(keys, values);
     const bool reuse = existing >= total;
     const std::int64_t room = reuse ? existing : std::max(capacity, total);
     const Tensor joint =
@@ -81,6 +67,23 @@ std::pair<Tensor, Tensor> append_to_cache(const Tensor& keys, const Tensor& valu
 
 }  // namespace
 
+std::int64_t detail::joint_room(const Tensor& keys, const Tensor& values) {
+    if (!keys.defined() || !values.defined() || keys.dim() != 4 ||
+        keys.impl().storage != values.impl().storage || keys.strides() != values.strides() ||
+        keys.shape() != values.shape()) {
+        return 0;
+    }
+    const std::int64_t head_dim = keys.size(3);
+    const std::int64_t channels = keys.size(1) * head_dim;
+    const std::int64_t row = 2 * channels;
+    const Shape& strides = keys.strides();
+    if (values.offset() != keys.offset() + channels || strides[3] != 1 ||
+        strides[1] != head_dim || strides[2] != row || strides[0] % row != 0) {
+        return 0;
+    }
+    return strides[0] / row;
+}
+
 CausalSelfAttention::CausalSelfAttention(const GPTConfig& config, Device device)
     : heads_(config.heads), dropout_(config.dropout), capacity_(config.block_size) {
     check_config(config, "CausalSelfAttention");
@@ -100,8 +103,7 @@ Tensor CausalSelfAttention::attend_fixed(const Tensor& qkv, Tensor* cached_keys,
     const std::int64_t head_dim = channels / heads_;
     const Tensor& keys = *cached_keys;
     const std::int64_t room = keys.size(2);
-    if (qkv.size(1) != 1 || keys.strides()[2] != 2 * channels ||
-        cached_values->offset() != keys.offset() + channels ||
+    if (qkv.size(1) != 1 || detail::joint_room(keys, *cached_values) != room ||
         at.write_index.shape() != Shape{batch, 1, 2 * channels}) {
         throw ValueError("GPT: a fixed KV cache takes one token per step, in its joint buffer");
     }

@@ -27,23 +27,6 @@ bool record_decoding(const Device& device) {
     return allowed && DeviceGraph::supported(device);
 }
 
-// A cache part [B, H, T, D] over joint [B, room, 2C] rows (gpt.cpp's append_to_cache), widened
-// to the whole room; nullopt for any other layout.
-std::optional<Tensor> whole_room(const Tensor& part, const Tensor& partner, bool is_keys) {
-    const Shape& strides = part.strides();
-    const std::int64_t channels = part.size(1) * part.size(3);
-    const std::int64_t row = 2 * channels;
-    const std::int64_t expected_offset =
-        is_keys ? partner.offset() - channels : partner.offset() + channels;
-    if (part.dim() != 4 || part.size(0) != 1 || strides[2] != row || strides[3] != 1 ||
-        strides[0] % row != 0 || part.impl().storage != partner.impl().storage ||
-        part.offset() != expected_offset) {
-        return std::nullopt;
-    }
-    return part.as_strided({part.size(0), part.size(1), strides[0] / row, part.size(3)}, strides,
-                           part.offset());
-}
-
 }  // namespace
 
 std::optional<KVCache> fixed_capacity(const KVCache& cache) {
@@ -54,16 +37,16 @@ std::optional<KVCache> fixed_capacity(const KVCache& cache) {
     const std::int64_t past = cache.length();
     KVCache fixed;
     for (std::size_t i = 0; i < cache.keys.size(); ++i) {
-        if (!cache.keys[i].defined() || !cache.values[i].defined() || cache.keys[i].dim() != 4) {
+        const Tensor& keys = cache.keys[i];
+        const Tensor& values = cache.values[i];
+        const std::int64_t room = detail::joint_room(keys, values);
+        if (room == 0 || keys.size(0) != 1 || keys.size(2) != past) {
             return std::nullopt;
         }
-        const auto keys = whole_room(cache.keys[i], cache.values[i], true);
-        const auto values = whole_room(cache.values[i], cache.keys[i], false);
-        if (!keys || !values || cache.keys[i].size(2) != past) {
-            return std::nullopt;
-        }
-        fixed.keys.push_back(*keys);
-        fixed.values.push_back(*values);
+        // The same views, widened to the whole room.
+        const Shape whole{1, keys.size(1), room, keys.size(3)};
+        fixed.keys.push_back(keys.as_strided(whole, keys.strides(), keys.offset()));
+        fixed.values.push_back(values.as_strided(whole, values.strides(), values.offset()));
     }
     const NoGradGuard guard;
     for (const Tensor& keys : fixed.keys) {

@@ -21,6 +21,11 @@ void require_probability(double p, const char* who, const char* field);
 // gives a readable message (and valid UTF-8 for Python).
 [[nodiscard]] std::string printable_name(const std::string& name);
 
+// GPT's KV cache layout: keys and values [B, H, T, D] over one joint buffer of [B, room, 2C]
+// rows (strides (room * 2C, D, 2C, 1), values C past keys). Returns room, or 0 when keys and
+// values (either may be undefined) are laid out otherwise.
+[[nodiscard]] std::int64_t joint_room(const Tensor& keys, const Tensor& values);
+
 // Module::load_state_dict with the op named in messages ("load_state_dict", "load '<path>'").
 IncompatibleKeys apply_state(Module& module,
                              const std::vector<std::pair<std::string, Tensor>>& state,
