@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "cpu_kernels.h"
 #include "vector_math.h"
@@ -77,15 +76,6 @@ constexpr int64_t kColumns = 64;  // columns per item of the weight and bias sum
 [[gnu::target("avx2")]] void forward_rows_avx2(const LayerNormForward& a, int64_t begin,
                                                int64_t end) {
     forward_rows(a, begin, end);
-}
-
-// 2 for AVX-512, 1 for AVX2, 0 for the baseline.
-int widest() {
-    static const int chosen = [] {
-        const char* isa = vector_math::isa();
-        return std::strcmp(isa, "avx512") == 0 ? 2 : std::strcmp(isa, "avx2") == 0 ? 1 : 0;
-    }();
-    return chosen;
 }
 
 template <bool kWeighted>
@@ -173,9 +163,10 @@ template <bool kWeighted>
 }
 
 void run_pass_widest(int pass, const LayerNormGrad& a, int64_t begin, int64_t end) {
-    if (widest() == 2) {
+    const vector_math::Isa isa = vector_math::chosen_isa();
+    if (isa == vector_math::Isa::Avx512) {
         run_pass_avx512(pass, a, begin, end);
-    } else if (widest() == 1) {
+    } else if (isa == vector_math::Isa::Avx2) {
         run_pass_avx2(pass, a, begin, end);
     } else {
         run_pass(pass, a, begin, end);
@@ -186,9 +177,10 @@ void run_pass_widest(int pass, const LayerNormGrad& a, int64_t begin, int64_t en
 
 void layer_norm_f32(const LayerNormForward& a) {
     parallel_ranges(a.rows, 32, [&](int64_t begin, int64_t end) {
-        if (widest() == 2) {
+        const vector_math::Isa isa = vector_math::chosen_isa();
+        if (isa == vector_math::Isa::Avx512) {
             forward_rows_avx512(a, begin, end);
-        } else if (widest() == 1) {
+        } else if (isa == vector_math::Isa::Avx2) {
             forward_rows_avx2(a, begin, end);
         } else {
             forward_rows(a, begin, end);

@@ -5,7 +5,6 @@
 #include "kael/kernels/tasks/reduce_dims.h"
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <type_traits>
 
@@ -70,14 +69,11 @@ template <typename R, typename In>
 void fold_rows_widest(const Storage<In>* slab, int64_t inner, int64_t begin, int64_t end,
                       int64_t width, typename R::State* states) {
     if constexpr (widened<R, In>()) {
-        static const int widest = [] {
-            const char* isa = vector_math::isa();
-            return std::strcmp(isa, "avx512") == 0 ? 2 : std::strcmp(isa, "avx2") == 0 ? 1 : 0;
-        }();
-        if (widest == 2) {
+        const vector_math::Isa isa = vector_math::chosen_isa();
+        if (isa == vector_math::Isa::Avx512) {
             return fold_rows_avx512<R, In>(slab, inner, begin, end, width, states);
         }
-        if (widest == 1) {
+        if (isa == vector_math::Isa::Avx2) {
             return fold_rows_avx2<R, In>(slab, inner, begin, end, width, states);
         }
     }

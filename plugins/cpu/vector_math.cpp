@@ -56,8 +56,6 @@ void apply_sse(Function function, const float* in, float* out, std::int64_t coun
 }
 #endif
 
-enum class Isa { Avx512, Avx2, Sse, Scalar };
-
 // The widest the CPU has, lowered by KAEL_CPU_VECTOR_ISA (avx2, sse or scalar) so that tests
 // reach every path on one machine; a request above what the CPU has is ignored.
 Isa chosen() {
@@ -95,6 +93,8 @@ void apply(Function function, const float* in, float* out, std::int64_t count) {
             }
     }
 }
+
+Isa chosen_isa() { return chosen(); }
 
 const char* isa() {
     switch (chosen()) {

@@ -11,7 +11,13 @@ enum class Function { Exp, Log, Tanh, Erf, Erfc };
 // out[i] = function(in[i]) for i < count; out may be in.
 void apply(Function function, const float* in, float* out, std::int64_t count);
 
-// The instruction set apply uses: "avx512", "avx2", "sse" or "scalar".
+// The instruction sets the plugin picks from, widest first.
+enum class Isa { Avx512, Avx2, Sse, Scalar };
+
+// The one apply uses, and the plugin's other per-ISA loops too (reduce_dims.cpp,
+// layer_norm_f32.cpp): the CPU's widest, lowered by KAEL_CPU_VECTOR_ISA.
+Isa chosen_isa();
+// Its name: "avx512", "avx2", "sse" or "scalar".
 const char* isa();
 
 }  // namespace kael::cpu::vector_math
