@@ -98,5 +98,16 @@ void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses
 // One fused Adam step in place on contiguous param, m and v (same dtype and size) from grad.
 void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
           const kael_adam_params& params);
+// One entry of adam_many: what one adam() call takes.
+struct AdamTensors {
+    Tensor param;
+    Tensor m;
+    Tensor v;
+    Tensor grad;
+    kael_adam_params params;
+};
+// adam() on every entry: one adam_many call per device and dtype where the plugin has the slot
+// (ABI 1.4: its small tensors then share launches), else adam() entry by entry.
+void adam_many(const std::vector<AdamTensors>& entries);
 
 }  // namespace kael::detail

@@ -1,5 +1,7 @@
 // The ABI 1.2 fused kernels' calls (row ops, reductions over any dims, attention, adam): each
 // through run(), so a plugin without the slot is served by the cpu plugin, counted.
+#include <algorithm>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -164,6 +166,64 @@ void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& g
                                                 ins[0].device_data(), outs[0].numel(), &params),
                           "adam");
         });
+}
+
+void adam_many(const std::vector<AdamTensors>& entries) {
+    std::vector<bool> done(entries.size(), false);
+    for (std::size_t first = 0; first < entries.size(); ++first) {
+        if (done[first]) {
+            continue;
+        }
+        // The entries that share this one's plugin, device and dtype, in order.
+        const Tensor& lead = entries[first].param;
+        const Backend& backend = lead.impl().storage->backend();
+        std::vector<const AdamTensors*> group;
+        for (std::size_t i = first; i < entries.size(); ++i) {
+            const Tensor& param = entries[i].param;
+            if (!done[i] && &param.impl().storage->backend() == &backend &&
+                param.device() == lead.device() && param.dtype() == lead.dtype()) {
+                done[i] = true;
+                group.push_back(&entries[i]);
+            }
+        }
+        const auto aliased = [](const AdamTensors* e) {
+            const Tensor outputs[] = {e->param, e->m, e->v};
+            return unaliased(e->grad, outputs, Aliasing::None).has_value();
+        };
+        // A parameter listed twice is stepped twice in order, never twice in one launch.
+        std::set<const void*> seen;
+        const auto repeated = [&](const AdamTensors* e) {
+            return !seen.insert(e->param.device_data()).second;
+        };
+        if (!KAEL_HAS_SLOT(backend.table(), adam_many) ||
+            std::any_of(group.begin(), group.end(), aliased) ||
+            std::any_of(group.begin(), group.end(), repeated)) {
+            for (const AdamTensors* e : group) {
+                adam(e->param, e->m, e->v, e->grad, e->params);
+            }
+            continue;
+        }
+        std::vector<void*> params, ms, vs;
+        std::vector<const void*> grads;
+        std::vector<std::int64_t> sizes;
+        std::vector<const kael_adam_params*> steps;
+        for (const AdamTensors* e : group) {
+            for (const Tensor* written : {&e->param, &e->m, &e->v}) {
+                written->impl().storage->bump_version();  // as run() does for every output
+            }
+            params.push_back(e->param.device_data());
+            ms.push_back(e->m.device_data());
+            vs.push_back(e->v.device_data());
+            grads.push_back(e->grad.device_data());
+            sizes.push_back(e->param.numel());
+            steps.push_back(&e->params);
+        }
+        backend.check(backend.table()->adam_many(lead.device().index, abi(lead.dtype()),
+                                                 static_cast<std::int64_t>(group.size()),
+                                                 params.data(), ms.data(), vs.data(), grads.data(),
+                                                 sizes.data(), steps.data()),
+                      "adam_many");
+    }
 }
 
 void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,

@@ -28,4 +28,14 @@ kael_status adam(int32_t device, kael_dtype dtype, void* param, void* m, void* v
     });
 }
 
+kael_status adam_many(int32_t device, kael_dtype dtype, int64_t count, void* const* params,
+                      void* const* m, void* const* v, const void* const* grads,
+                      const int64_t* sizes, const kael_adam_params* const* steps) {
+    return plugin::guarded("cpu.adam_many", [&] {
+        check_device(device);
+        kernels::tasks::launch_adam_many<RangeLauncher>(dtype, count, params, m, v, grads, sizes,
+                                                        steps);
+    });
+}
+
 }  // namespace kael::cpu

@@ -189,6 +189,67 @@ BOOST_AUTO_TEST_CASE(fused_adam_matches_the_composed_update) {
     }
 }
 
+// One optimizer over many tensors steps them through adam_many (ABI 1.4): the cuda plugin
+// groups tensors under 2^16 elements, 32 to a launch. Against the same steps on cpu: small and
+// large tensors, more than one group, a view at an odd offset, f32 beside f64, a parameter
+// without a gradient and one listed twice (stepped twice, in order).
+BOOST_AUTO_TEST_CASE(adam_many_matches_the_cpu_steps_tensor_by_tensor) {
+    for (const kael::Device& device : test_devices()) {
+        BOOST_TEST_CONTEXT(device.str()) {
+            kael::manual_seed(8);
+            std::vector<Tensor> on_cpu;
+            for (int i = 0; i < 40; ++i) {
+                on_cpu.push_back(kael::randn({1 + 97 * i % 3072}));
+            }
+            on_cpu.push_back(kael::randn({70001}));
+            on_cpu.push_back(kael::randn({5}, DType::F64));
+            on_cpu.push_back(kael::randn({9}));  // stepped through an odd offset on device
+            on_cpu.push_back(kael::randn({3}));  // never given a gradient
+            std::vector<Tensor> on_device;
+            for (const Tensor& t : on_cpu) {
+                on_device.push_back(t.to(device));
+            }
+            const Tensor holder = kael::zeros({10}).to(device);
+            on_device[42] = holder.slice(0, 1, 10);
+            {
+                const kael::NoGradGuard no_grad;
+                on_device[42].copy_(on_cpu[42].to(device));
+            }
+            for (Tensor& t : on_cpu) {
+                t.set_requires_grad(true);
+            }
+            for (Tensor& t : on_device) {
+                t.set_requires_grad(true);
+            }
+            const Tensor first_start = on_cpu[0].detach().clone();
+            const Tensor untouched_start = on_cpu[43].detach().clone();
+            std::vector<Tensor> cpu_list = on_cpu;
+            std::vector<Tensor> device_list = on_device;
+            cpu_list.push_back(on_cpu[3]);
+            device_list.push_back(on_device[3]);
+            optim::AdamW cpu_adam(cpu_list, 0.02, 0.8, 0.95, 1e-6, 0.1);
+            optim::AdamW device_adam(device_list, 0.02, 0.8, 0.95, 1e-6, 0.1);
+            for (int step = 0; step < 3; ++step) {
+                for (std::size_t i = 0; i + 1 < on_cpu.size(); ++i) {
+                    const Tensor grad = kael::randn(on_cpu[i].shape(), on_cpu[i].dtype());
+                    on_cpu[i].set_grad(grad);
+                    on_device[i].set_grad(grad.to(device));
+                }
+                cpu_adam.step();
+                device_adam.step();
+            }
+            for (std::size_t i = 0; i < on_cpu.size(); ++i) {
+                BOOST_TEST(kael::allclose(on_device[i].detach().to(kael::kCPU), on_cpu[i].detach(),
+                                          1e-5, 1e-6),
+                           "tensor " << i);
+            }
+            BOOST_TEST(!kael::allclose(on_cpu[0].detach(), first_start, 1e-3, 1e-3));
+            BOOST_TEST(
+                kael::allclose(on_device[43].detach().to(kael::kCPU), untouched_start, 0, 0));
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(optimizers_skip_parameters_without_grad) {
     const Tensor a = start_parameter();
     const Tensor b = kael::tensor(std::vector<double>{1.0, 2.0}).set_requires_grad(true);

@@ -95,6 +95,7 @@ Adam::Adam(std::vector<Tensor> parameters, double lr, double beta1, double beta2
 
 void Adam::step() {
     const NoGradGuard guard;
+    std::vector<detail::AdamTensors> fused;  // stepped together at the end: few launches
     for (std::size_t i = 0; i < parameters_.size(); ++i) {
         Tensor parameter = parameters_[i];
         Tensor grad = parameter.grad();
@@ -123,7 +124,7 @@ void Adam::step() {
             params.first_correction = first_correction;
             params.second_correction = second_correction;
             params.decoupled = decoupled_ ? 1 : 0;
-            detail::adam(parameter, m, v, grad, params);
+            fused.push_back({parameter, m, v, grad, params});
             continue;
         }
         Tensor value = parameter.detach();
@@ -137,6 +138,7 @@ void Adam::step() {
         const Tensor update = (m / first_correction) / (sqrt(v / second_correction) + eps_);
         parameter.copy_(value - update * lr_);
     }
+    detail::adam_many(fused);
 }
 
 }  // namespace kael::optim

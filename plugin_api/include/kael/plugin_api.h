@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 3
+#define KAEL_ABI_MINOR 4
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -437,6 +437,15 @@ typedef struct kael_plugin {
      * force. Calls in flight on other threads finish with the count they started with. NULL
      * for a plugin that runs no host threads of its own. */
     kael_status (*host_threads)(int32_t requested, int32_t* current);
+
+    /* Since ABI 1.4. adam() over count tensors in one call: tensor i is sizes[i] contiguous
+     * elements of dtype at params[i], m[i], v[i] and grads[i], stepped per *steps[i]; the
+     * result is each tensor's adam(). The arrays are the caller's, read during the call. A
+     * plugin may fuse the tensors into few launches, so a model's many small parameters cost
+     * one kernel instead of one each. May be NULL: the core calls adam() per tensor. */
+    kael_status (*adam_many)(int32_t device, kael_dtype dtype, int64_t count, void* const* params,
+                             void* const* m, void* const* v, const void* const* grads,
+                             const int64_t* sizes, const kael_adam_params* const* steps);
 } kael_plugin;
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
@@ -457,9 +466,9 @@ static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device proper
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 39 * 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 40 * 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 39 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 40 * 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */

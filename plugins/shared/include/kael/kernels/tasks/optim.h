@@ -99,4 +99,29 @@ void launch_adam(kael_dtype dtype, void* param, void* m, void* v, const void* gr
     }
 }
 
+// The arrays of an adam_many call (plugin::invalid when one is missing); each tensor is then
+// checked as check_adam checks an adam call.
+inline void check_adam_many(std::int64_t count, void* const* params, void* const* m, void* const* v,
+                            const void* const* grads, const std::int64_t* sizes,
+                            const kael_adam_params* const* steps) {
+    if (count < 0) {
+        plugin::invalid("adam_many: negative tensor count");
+    }
+    if (count > 0 && (params == nullptr || m == nullptr || v == nullptr || grads == nullptr ||
+                      sizes == nullptr || steps == nullptr)) {
+        plugin::invalid("adam_many: null tensor array");
+    }
+}
+
+// adam_many as one launch_adam per tensor, for plugins that gain nothing from fusing them.
+template <typename Launcher>
+void launch_adam_many(kael_dtype dtype, std::int64_t count, void* const* params, void* const* m,
+                      void* const* v, const void* const* grads, const std::int64_t* sizes,
+                      const kael_adam_params* const* steps) {
+    check_adam_many(count, params, m, v, grads, sizes, steps);
+    for (std::int64_t i = 0; i < count; ++i) {
+        launch_adam<Launcher>(dtype, params[i], m[i], v[i], grads[i], sizes[i], steps[i]);
+    }
+}
+
 }  // namespace kael::kernels::tasks
