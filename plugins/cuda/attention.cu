@@ -5,32 +5,13 @@
 // f64 and head_dim > 128 run the shared reference tasks.
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <typeinfo>
-#include <utility>
 
 #include "attention_tiles.cuh"
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
 
 namespace kael::cuda {
-
-namespace attention_tiles {
-
-void allow_shared_memory(const void* kernel, int bytes) {
-    static std::mutex mutex;
-    static std::map<std::pair<const void*, std::int32_t>, int> allowed;
-    const std::lock_guard lock(mutex);
-    int& done = allowed[{kernel, current_device()}];
-    if (done < bytes) {
-        KAEL_CUDA_CHECK(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-        done = bytes;
-    }
-}
-
-}  // namespace attention_tiles
 
 namespace {
 
@@ -51,6 +32,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     float* const k_tile = q_tile + T::kFloats;
     float* const v_tile = k_tile + T::kFloats;
     float* const p_tile = v_tile + T::kFloats;
+    // Each tile row's visible key count, in shared memory rather than 8 registers a thread.
+    auto* const visible = reinterpret_cast<std::int64_t*>(p_tile + kScoreFloats);
 
     const std::int64_t pairs = shape.batch * shape.heads;
     const std::int64_t tiles = (shape.queries + kTile - 1) / kTile;
@@ -66,14 +49,15 @@ __global__ void __launch_bounds__(kThreads, 2)
     const std::int64_t last_query = tasks::min_of(q0 + kTile, shape.queries) - 1;
     const std::int64_t filled = shape.filled_keys(bh);  // keys past it are never read
     const std::int64_t key_end = shape.visible_keys(last_query, filled);
-    std::int64_t visible[4];
+    if (threadIdx.x < kTile) {
+        visible[threadIdx.x] = shape.visible_keys(q0 + threadIdx.x, filled);
+    }
     float top[4];
     float partial_sum[4];
     float4 sums[4][kGroups];
     clear(sums);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        visible[i] = shape.visible_keys(q0 + ty * 4 + i, filled);
         top[i] = -INFINITY;
         partial_sum[i] = 0.F;
     }
@@ -91,7 +75,7 @@ __global__ void __launch_bounds__(kThreads, 2)
             float tile_top = -INFINITY;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                const bool seen = k0 + tx + 16 * j < visible[i];
+                const bool seen = k0 + tx + 16 * j < visible[ty * 4 + i];
                 scores[i][j] = seen ? scores[i][j] * scale_log2 : -INFINITY;
                 tile_top = fmaxf(tile_top, scores[i][j]);
             }
@@ -316,7 +300,8 @@ template <int kGroups>
 void launch_forward_tiles(const AttentionShape& shape, float* out, float* lse, const float* q,
                           const float* k, const float* v, float scale_log2, bool vectorized) {
     const auto kernel = &attention_forward_tiles<kGroups>;
-    const int bytes = static_cast<int>((3 * Tile<kGroups>::kFloats + kScoreFloats) * sizeof(float));
+    const int bytes = static_cast<int>((3 * Tile<kGroups>::kFloats + kScoreFloats) * sizeof(float) +
+                                       kTile * sizeof(std::int64_t));
     allow_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
     const std::int64_t blocks =
         shape.batch * shape.heads * ((shape.queries + kTile - 1) / kTile);

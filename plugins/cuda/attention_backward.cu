@@ -15,26 +15,40 @@ namespace {
 
 namespace tasks = kernels::tasks;
 
-// row_dots[row] = grad_out_row . out_row, one warp per query row.
+// Lanes per query row in the row kernels below: 16 when 16-byte loads cover a row of at most
+// 64 dims (two rows a warp), else 32 (a warp a row, one element a lane at a time).
+__host__ __device__ inline int lanes_per_row(const AttentionShape& shape, bool vectorized) {
+    return vectorized && shape.head_dim <= 64 ? 16 : 32;
+}
+
+// row_dots[row] = grad_out_row . out_row. Every lane of a warp reaches the shuffles.
 __global__ void __launch_bounds__(kThreadsPerBlock)
     attention_row_dots(AttentionShape shape, float* row_dots, const float* grad_out,
-                       const float* out, std::int64_t rows) {
-    const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
-    const int lane = static_cast<int>(threadIdx.x) % 32;
-    if (row >= rows) {
-        return;
-    }
-    const std::int64_t offset =
-        AttentionShape::at(shape.out, row / shape.queries, shape.heads, row % shape.queries);
+                       const float* out, std::int64_t rows, bool vectorized) {
+    const int lanes = lanes_per_row(shape, vectorized);
+    const std::int64_t thread = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+    const std::int64_t row = thread / lanes;
+    const int lane = static_cast<int>(thread % lanes);
     float sum = 0.F;
-    for (int e = lane; e < shape.head_dim; e += 32) {
-        sum = fmaf(grad_out[offset + e], out[offset + e], sum);
+    if (row < rows) {
+        const std::int64_t offset =
+            AttentionShape::at(shape.out, row / shape.queries, shape.heads, row % shape.queries);
+        if (lanes == 16) {
+            for (int e = lane * 4; e < shape.head_dim; e += 64) {
+                const float4 g = *reinterpret_cast<const float4*>(grad_out + offset + e);
+                const float4 o = *reinterpret_cast<const float4*>(out + offset + e);
+                sum = fmaf(g.x, o.x, fmaf(g.y, o.y, fmaf(g.z, o.z, fmaf(g.w, o.w, sum))));
+            }
+        } else {
+            for (int e = lane; e < shape.head_dim; e += 32) {
+                sum = fmaf(grad_out[offset + e], out[offset + e], sum);
+            }
+        }
     }
-#pragma unroll
-    for (int step = 16; step > 0; step /= 2) {
+    for (int step = lanes / 2; step > 0; step /= 2) {
         sum += __shfl_xor_sync(0xffffffffU, sum, step);
     }
-    if (lane == 0) {
+    if (row < rows && lane == 0) {
         row_dots[row] = sum;
     }
 }
@@ -68,20 +82,31 @@ __device__ void add_rows(float* rows, std::int64_t first, std::int64_t limit,
     });
 }
 
-// grad_q = scale * the scratch rows, one warp per query row, into grad_q's strides.
+// grad_q = scale * the scratch rows, lanes_per_row lanes a query row, into grad_q's strides.
 __global__ void __launch_bounds__(kThreadsPerBlock)
     attention_store_grad_queries(AttentionShape shape, float* grad_q, const float* query_sums,
-                                 int padded_dims, std::int64_t rows) {
-    const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
-    const int lane = static_cast<int>(threadIdx.x) % 32;
+                                 int padded_dims, std::int64_t rows, bool vectorized) {
+    const int lanes = lanes_per_row(shape, vectorized);
+    const std::int64_t thread = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+    const std::int64_t row = thread / lanes;
+    const int lane = static_cast<int>(thread % lanes);
     if (row >= rows) {
         return;
     }
     float* target =
         grad_q + AttentionShape::at(shape.q, row / shape.queries, shape.heads, row % shape.queries);
+    const float* sums = query_sums + row * padded_dims;
     const auto scale = static_cast<float>(shape.scale);
+    if (lanes == 16) {
+        for (int e = lane * 4; e < shape.head_dim; e += 64) {
+            const float4 s = *reinterpret_cast<const float4*>(sums + e);
+            *reinterpret_cast<float4*>(target + e) =
+                make_float4(scale * s.x, scale * s.y, scale * s.z, scale * s.w);
+        }
+        return;
+    }
     for (int e = lane; e < shape.head_dim; e += 32) {
-        target[e] = scale * query_sums[row * padded_dims + e];
+        target[e] = scale * sums[e];
     }
 }
 
@@ -184,9 +209,10 @@ void launch_gradients(const AttentionShape& shape, float* grad_q, float* grad_k,
         shape, grad_k, grad_v, query_sums, grad_out, q, k, v, lse, row_dots, scale_log2,
         vectorized);
     check_launch(typeid(kernel), __FILE__, __LINE__);
-    attention_store_grad_queries<<<static_cast<unsigned>(blocks_for(rows, kThreadsPerBlock / 32)),
-                                   kThreadsPerBlock, 0, launch_stream()>>>(shape, grad_q,
-                                                                           query_sums, kDims, rows);
+    const std::int64_t threads = rows * lanes_per_row(shape, vectorized);
+    attention_store_grad_queries<<<static_cast<unsigned>(blocks_for(threads)), kThreadsPerBlock, 0,
+                                   launch_stream()>>>(shape, grad_q, query_sums, kDims, rows,
+                                                      vectorized);
     check_launch(typeid(&attention_store_grad_queries), __FILE__, __LINE__);
     device_free(query_sums);  // stream-ordered: after the store
 }
@@ -198,12 +224,12 @@ void attention_backward_f32(const AttentionShape& shape, float* grad_q, float* g
                             const float* v, const float* out, const float* lse) {
     const std::int64_t rows = shape.batch * shape.heads * shape.queries;
     float* const row_dots = static_cast<float*>(device_malloc(rows * std::int64_t{4}));
-    attention_row_dots<<<static_cast<unsigned>(blocks_for(rows, kThreadsPerBlock / 32)),
-                         kThreadsPerBlock, 0, launch_stream()>>>(shape, row_dots, grad_out, out,
-                                                                 rows);
+    const void* const buffers[] = {grad_q, grad_k, grad_v, grad_out, q, k, v, out};
+    const bool vectorized = aligned_for_vectors(shape, buffers, 8);
+    const std::int64_t threads = rows * lanes_per_row(shape, vectorized);
+    attention_row_dots<<<static_cast<unsigned>(blocks_for(threads)), kThreadsPerBlock, 0,
+                         launch_stream()>>>(shape, row_dots, grad_out, out, rows, vectorized);
     check_launch(typeid(&attention_row_dots), __FILE__, __LINE__);
-    const void* const buffers[] = {grad_q, grad_k, grad_v, grad_out, q, k, v};
-    const bool vectorized = aligned_for_vectors(shape, buffers, 7);
     const auto scale_log2 = static_cast<float>(shape.scale * 1.4426950408889634);
     if (shape.head_dim <= 64) {
         launch_gradients<1>(shape, grad_q, grad_k, grad_v, grad_out, q, k, v, lse, row_dots,

@@ -250,9 +250,6 @@ inline bool aligned_for_vectors(const AttentionShape& shape, const void* const* 
     return true;
 }
 
-// Lets kernel use `bytes` of dynamic shared memory on the current device (once per device).
-void allow_shared_memory(const void* kernel, int bytes);
-
 // The f32 backward for head_dim <= 128 (attention_backward.cu).
 void attention_backward_f32(const AttentionShape& shape, float* grad_q, float* grad_k,
                             float* grad_v, const float* grad_out, const float* q, const float* k,

@@ -143,6 +143,18 @@ void check_launch(const std::type_info& task, const char* file, int line) {
     }
 }
 
+void allow_shared_memory(const void* kernel, int bytes) {
+    static std::mutex mutex;
+    static std::map<std::pair<const void*, std::int32_t>, int> allowed;
+    const std::lock_guard lock(mutex);
+    int& done = allowed[{kernel, current_device()}];
+    if (done < bytes) {
+        KAEL_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        done = bytes;
+    }
+}
+
 int resident_blocks(const void* kernel, int threads) {
     // Keyed by device too: devices of one process may differ in multiprocessors.
     static std::mutex mutex;

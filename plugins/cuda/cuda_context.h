@@ -36,6 +36,9 @@ int multiprocessor_count();
 // Blocks of `threads` threads of `kernel` that fit on the current device at once (cached).
 int resident_blocks(const void* kernel, int threads);
 
+// Lets kernel use `bytes` of dynamic shared memory on the current device (once per device).
+void allow_shared_memory(const void* kernel, int bytes);
+
 // True when KAEL_CUDA_SYNC_CHECK=1 or CUDA_LAUNCH_BLOCKING=1: every launch is waited for.
 bool sync_after_launch();
 

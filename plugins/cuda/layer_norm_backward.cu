@@ -2,7 +2,8 @@
 // from memory. grad_weight and grad_bias: partial column sums in scratch, one partial row per
 // block, then sum_partials adds them in a fixed order: deterministic, no atomics, no host sync.
 // Rows in registers give their partials in the same pass (each warp keeps running sums of its
-// columns, and the block adds its warps' sums in warp order); other rows take a column pass.
+// columns in shared memory, and the block adds its warps' sums in warp order); other rows take a
+// column pass.
 #include <algorithm>
 #include <cstdint>
 #include <typeinfo>
@@ -30,42 +31,12 @@ struct BackwardArgs {
     std::int64_t columns;
 };
 
-// Warp 0 writes its running column sums into block_sums (weight sums, then bias sums, 2 *
-// columns), the other warps add theirs in turn. Every thread of the block must call it.
-template <typename T, int kChunks>
-__device__ void add_in_warp_order(const Pack<T> (&weight_sums)[kChunks],
-                                  const Pack<T> (&bias_sums)[kChunks], T* block_sums,
-                                  std::int64_t columns) {
-    constexpr int kWidth = kPackWidth<T>;
-    const int lane = static_cast<int>(threadIdx.x) % kWarp;
-    const int warp = static_cast<int>(threadIdx.x) / kWarp;
-    for (int turn = 0; turn < kWarpsPerBlock; ++turn) {
-        if (warp == turn) {
-#pragma unroll
-            for (int chunk = 0; chunk < kChunks; ++chunk) {
-                const std::int64_t begin = (chunk * kWarp + lane) * std::int64_t{kWidth};
-#pragma unroll
-                for (int i = 0; i < kWidth; ++i) {
-                    const std::int64_t column = begin + i;
-                    if (column < columns) {
-                        const T weight = weight_sums[chunk].v[i];
-                        const T bias = bias_sums[chunk].v[i];
-                        T* const sums = block_sums + column;
-                        sums[0] = turn == 0 ? weight : sums[0] + weight;
-                        sums[columns] = turn == 0 ? bias : sums[columns] + bias;
-                    }
-                }
-            }
-        }
-        __syncthreads();
-    }
-}
-
 // kParameters: also the parameters' partial sums, gridDim.x rows of 2 * columns in partials
-// (weight sums, then bias sums), through 2 * columns T of dynamic shared memory. Two blocks per
-// multiprocessor keep enough loads in flight; the widest rows would spill at that size.
+// (weight sums, then bias sums). Each warp keeps running sums of its rows' columns in its own
+// shared row (kWarpsPerBlock * 2 * columns T of dynamic shared memory: registers would spill),
+// and the block adds its warps' rows in warp order after one barrier.
 template <typename T, int kChunks, bool kParameters>
-__global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 2 : 1)
+__global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 3 : 2)
     layer_norm_backward_in_registers(BackwardArgs<T> a, T* partials) {
     constexpr int kWidth = kPackWidth<T>;
     extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -74,8 +45,15 @@ __global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 2 : 1)
     const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
     const T count = static_cast<T>(a.columns);
     const auto* weight = reinterpret_cast<const Pack<T>*>(a.weight);
-    Pack<T> weight_sums[kChunks] = {};
-    Pack<T> bias_sums[kChunks] = {};
+    const std::int64_t width = 2 * a.columns;
+    T* const block_sums = reinterpret_cast<T*>(shared_bytes);
+    T* const weight_sums = block_sums + warp * width;  // this warp's row; bias sums follow
+    if constexpr (kParameters) {
+        for (std::int64_t i = lane; i < width; i += kWarp) {
+            weight_sums[i] = 0;
+        }
+        __syncwarp();
+    }
     for (std::int64_t row = blockIdx.x * std::int64_t{kWarpsPerBlock} + warp; row < a.rows;
          row += warps) {
         const auto* x = reinterpret_cast<const Pack<T>*>(a.x + row * a.columns);
@@ -90,13 +68,28 @@ __global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 2 : 1)
             if (pack * kWidth < a.columns) {
                 xhat[chunk] = x[pack];
                 g[chunk] = grad[pack];
+            }
+        }
+#pragma unroll
+        for (int chunk = 0; chunk < kChunks; ++chunk) {
+            const std::int64_t pack = chunk * kWarp + lane;
+            if (pack * kWidth < a.columns) {
+                auto* const sums = reinterpret_cast<Pack<T>*>(weight_sums) + pack;
+                Pack<T> weight_sum = {};
+                Pack<T> bias_sum = {};
+                if constexpr (kParameters) {
+                    weight_sum = sums[0];
+                    bias_sum = sums[a.columns / kWidth];
+                }
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
                     xhat[chunk].v[i] = (xhat[chunk].v[i] - mean) * rstd;
-                    if constexpr (kParameters) {
-                        weight_sums[chunk].v[i] += g[chunk].v[i] * xhat[chunk].v[i];
-                        bias_sums[chunk].v[i] += g[chunk].v[i];
-                    }
+                    weight_sum.v[i] += g[chunk].v[i] * xhat[chunk].v[i];
+                    bias_sum.v[i] += g[chunk].v[i];
+                }
+                if constexpr (kParameters) {
+                    sums[0] = weight_sum;
+                    sums[a.columns / kWidth] = bias_sum;
                 }
             }
         }
@@ -139,11 +132,14 @@ __global__ void __launch_bounds__(kRowThreads, kChunks < kMaxChunks ? 2 : 1)
         }
     }
     if constexpr (kParameters) {
-        T* const block_sums = reinterpret_cast<T*>(shared_bytes);
-        add_in_warp_order<T, kChunks>(weight_sums, bias_sums, block_sums, a.columns);
-        T* const target = partials + blockIdx.x * 2 * a.columns;
-        for (std::int64_t i = threadIdx.x; i < 2 * a.columns; i += blockDim.x) {
-            target[i] = block_sums[i];
+        __syncthreads();
+        T* const target = partials + blockIdx.x * width;
+        for (std::int64_t i = threadIdx.x; i < width; i += blockDim.x) {
+            T total = 0;
+            for (int w = 0; w < kWarpsPerBlock; ++w) {
+                total += block_sums[w * width + i];
+            }
+            target[i] = total;
         }
     }
 }
@@ -299,7 +295,8 @@ void run_backward(const BackwardArgs<T>& args, T* grad_weight, T* grad_bias) {
         const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
         const std::int64_t width = 2 * args.columns;
         const tasks::Scratch<Launcher, T> partials(blocks * width);
-        const auto shared = static_cast<std::size_t>(width) * sizeof(T);
+        const auto shared = static_cast<std::size_t>(kWarpsPerBlock * width) * sizeof(T);
+        allow_shared_memory(reinterpret_cast<const void*>(kernel), static_cast<int>(shared));
         kernel<<<blocks, kRowThreads, shared, launch_stream()>>>(args, partials.get());
         check_launch(typeid(BackwardArgs<T>), __FILE__, __LINE__);
         launch_sum_partials<T>(partials.get(), blocks, args.columns, grad_weight, grad_bias);
