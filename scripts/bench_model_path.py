@@ -34,7 +34,7 @@ def parse_arguments():
                         help="multiplies the leading size of every case (cpu: 0.125)")
     parser.add_argument("--repeat", type=int, default=7, help="timed samples per case")
     parser.add_argument("--min-sample-ms", type=float, default=20.0)
-    parser.add_argument("--filter", default="", help="only cases whose name contains this")
+    parser.add_argument("--filter", default="", help="only cases whose name contains this (or one of several, split by |)")
     parser.add_argument("--skip-models", action="store_true", help="no GPT-2 rows")
     parser.add_argument("--json-out", help="write the table as JSON here too")
     return parser.parse_args()
@@ -118,7 +118,7 @@ def main():
     rows, failed = [], False
     print(f"{'case':<52} {'kael':>12} {'torch':>12} {'speed':>7} {'bar':>5}")
     for case in cases:
-        if arguments.filter not in case.name:
+        if not any(part in case.name for part in arguments.filter.split("|")):
             continue
         row = {"case": case.name, "unit": case.unit, "bar": bar_for(case.name)}
         try:

@@ -1,7 +1,10 @@
-// On the GPU machine: how much faster than cublasSgemm's own choice the best of cuBLASLt's
-// heuristic candidates is, for the f32 GEMMs of one GPT-2 small training step (4096 tokens),
-// row-major as kael issues them. A measurement, not a test.
-//   nvcc -O2 -std=c++20 -arch=sm_90 scripts/cuda/gemm_candidates.cu -lcublas -lcublasLt -o gc && ./gc
+// On the GPU machine: for the f32 GEMMs of one GPT-2 small training step (4096 tokens),
+// row-major as kael issues them, how fast cublasSgemm, cuBLASLt's first heuristic choice and
+// the best of its candidates are; then whether cuBLASLt has f32 algorithms for the epilogues a
+// training step could fold in (bias gradients, GELU with its pre-activation, GELU's gradient,
+// a residual as C), and what they cost beside the plain product. A measurement, not a test.
+//   nvcc -O2 -std=c++20 -arch=sm_90 scripts/cuda/gemm_candidates.cu -lcublas -lcublasLt -o gc &&
+//   ./gc
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -10,12 +13,12 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                              \
-    do {                                                                         \
-        if (int status_ = static_cast<int>(call); status_ != 0) {                \
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        if (int status_ = static_cast<int>(call); status_ != 0) {                    \
             std::printf("%s failed with %d at line %d\n", #call, status_, __LINE__); \
-            std::exit(1);                                                        \
-        }                                                                        \
+            std::exit(1);                                                            \
+        }                                                                            \
     } while (0)
 
 struct Shape {
@@ -40,6 +43,82 @@ float milliseconds(Run&& run) {
     return ms / 5;
 }
 
+struct Buffers {
+    float *a, *b, *c, *d, *aux, *bias;
+    void* workspace;
+    size_t workspace_bytes = size_t{64} << 20;
+};
+
+struct Timing {
+    int found = 0;
+    float first = 0, best = 0;
+    int best_index = -1;
+};
+
+// Column-major out^T[n, m] = op(b)^T[n, k] op(a)^T[k, m], as kael's cuBLAS calls, with the
+// given epilogue; beta 1 reads C (a residual), else C is not read.
+Timing time_lt(cublasLtHandle_t lt, const Shape& s, Buffers& buffers, cublasLtEpilogue_t epilogue,
+               bool residual) {
+    cublasOperation_t b_op = s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t a_op = s.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int ldb = s.b_transposed ? s.k : s.n, lda = s.a_transposed ? s.m : s.k;
+    cublasLtMatmulDesc_t desc;
+    CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &b_op, sizeof b_op));
+    CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &a_op, sizeof a_op));
+    CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                         sizeof epilogue));
+    if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+        CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &buffers.bias,
+                                             sizeof buffers.bias));
+        const cudaDataType_t f32 = CUDA_R_32F;
+        CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &f32,
+                                             sizeof f32));
+    }
+    if (epilogue == CUBLASLT_EPILOGUE_GELU_AUX_BIAS || epilogue == CUBLASLT_EPILOGUE_DGELU_BGRAD) {
+        const int64_t ld = s.n;
+        CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                             &buffers.aux, sizeof buffers.aux));
+        CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld,
+                                             sizeof ld));
+    }
+    cublasLtMatrixLayout_t b_layout, a_layout, out_layout;
+    CHECK(cublasLtMatrixLayoutCreate(&b_layout, CUDA_R_32F, s.b_transposed ? s.k : s.n,
+                                     s.b_transposed ? s.n : s.k, ldb));
+    CHECK(cublasLtMatrixLayoutCreate(&a_layout, CUDA_R_32F, s.a_transposed ? s.m : s.k,
+                                     s.a_transposed ? s.k : s.m, lda));
+    CHECK(cublasLtMatrixLayoutCreate(&out_layout, CUDA_R_32F, s.n, s.m, s.n));
+    cublasLtMatmulPreference_t preference;
+    CHECK(cublasLtMatmulPreferenceCreate(&preference));
+    CHECK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                               &buffers.workspace_bytes,
+                                               sizeof buffers.workspace_bytes));
+    cublasLtMatmulHeuristicResult_t results[32];
+    Timing timing;
+    if (cublasLtMatmulAlgoGetHeuristic(lt, desc, b_layout, a_layout, out_layout, out_layout,
+                                       preference, 32, results, &timing.found) != 0) {
+        timing.found = 0;
+    }
+    const float one = 1, zero = 0;
+    timing.best = 1e9F;
+    for (int i = 0; i < timing.found; ++i) {
+        const float time = milliseconds([&] {
+            cublasLtMatmul(lt, desc, &one, buffers.b, b_layout, buffers.a, a_layout,
+                           residual ? &one : &zero, buffers.c, out_layout, buffers.d, out_layout,
+                           &results[i].algo, buffers.workspace, buffers.workspace_bytes, nullptr);
+        });
+        if (cudaGetLastError() != cudaSuccess) continue;
+        if (i == 0) timing.first = time;
+        if (time < timing.best) timing.best = time, timing.best_index = i;
+    }
+    cublasLtMatmulPreferenceDestroy(preference);
+    cublasLtMatrixLayoutDestroy(b_layout);
+    cublasLtMatrixLayoutDestroy(a_layout);
+    cublasLtMatrixLayoutDestroy(out_layout);
+    cublasLtMatmulDescDestroy(desc);
+    return timing;
+}
+
 int main() {
     const int M = 4096;
     const std::vector<Shape> shapes = {
@@ -52,66 +131,67 @@ int main() {
         {"fc dW", 3072, 768, M, true, false, 12},     {"fc2 dW", 768, 3072, M, true, false, 12},
         {"head dW", 50257, 768, M, true, false, 1}};
     const size_t elements = size_t{50257} * 4096;
-    float *a, *b, *c;
-    CHECK(cudaMalloc(&a, elements * 4));
-    CHECK(cudaMalloc(&b, elements * 4));
-    CHECK(cudaMalloc(&c, elements * 4));
-    CHECK(cudaMemset(a, 0, elements * 4));
-    CHECK(cudaMemset(b, 0, elements * 4));
-    size_t workspace_bytes = size_t{64} << 20;
-    void* workspace;
-    CHECK(cudaMalloc(&workspace, workspace_bytes));
+    Buffers buffers;
+    for (float** buffer : {&buffers.a, &buffers.b, &buffers.c, &buffers.d, &buffers.aux}) {
+        CHECK(cudaMalloc(buffer, elements * 4));
+        CHECK(cudaMemset(*buffer, 0, elements * 4));
+    }
+    CHECK(cudaMalloc(&buffers.bias, 65536 * 4));
+    CHECK(cudaMalloc(&buffers.workspace, buffers.workspace_bytes));
     cublasHandle_t handle;
     CHECK(cublasCreate(&handle));
     cublasLtHandle_t lt;
     CHECK(cublasLtCreate(&lt));
-    double sgemm_total = 0, best_total = 0;
+    double sgemm_total = 0, first_total = 0, best_total = 0;
     for (const Shape& s : shapes) {
-        // Column-major out^T[n, m] = op(b)^T[n, k] op(a)^T[k, m], as kael's cuBLAS calls.
         cublasOperation_t b_op = s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
         cublasOperation_t a_op = s.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
         const int ldb = s.b_transposed ? s.k : s.n, lda = s.a_transposed ? s.m : s.k;
         const float one = 1, zero = 0;
         const float sgemm = milliseconds([&] {
-            cublasSgemm(handle, b_op, a_op, s.n, s.m, s.k, &one, b, ldb, a, lda, &zero, c, s.n);
+            cublasSgemm(handle, b_op, a_op, s.n, s.m, s.k, &one, buffers.b, ldb, buffers.a, lda,
+                        &zero, buffers.c, s.n);
         });
-        cublasLtMatmulDesc_t desc;
-        CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &b_op, sizeof b_op));
-        CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &a_op, sizeof a_op));
-        cublasLtMatrixLayout_t b_layout, a_layout, out_layout;
-        CHECK(cublasLtMatrixLayoutCreate(&b_layout, CUDA_R_32F, s.b_transposed ? s.k : s.n,
-                                         s.b_transposed ? s.n : s.k, ldb));
-        CHECK(cublasLtMatrixLayoutCreate(&a_layout, CUDA_R_32F, s.a_transposed ? s.m : s.k,
-                                         s.a_transposed ? s.k : s.m, lda));
-        CHECK(cublasLtMatrixLayoutCreate(&out_layout, CUDA_R_32F, s.n, s.m, s.n));
-        cublasLtMatmulPreference_t preference;
-        CHECK(cublasLtMatmulPreferenceCreate(&preference));
-        CHECK(cublasLtMatmulPreferenceSetAttribute(
-            preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-            sizeof workspace_bytes));
-        cublasLtMatmulHeuristicResult_t results[32];
-        int found = 0;
-        CHECK(cublasLtMatmulAlgoGetHeuristic(lt, desc, b_layout, a_layout, out_layout, out_layout,
-                                             preference, 32, results, &found));
-        float best = 1e9F, first = 0;
-        int best_index = -1;
-        for (int i = 0; i < found; ++i) {
-            const float time = milliseconds([&] {
-                cublasLtMatmul(lt, desc, &one, b, b_layout, a, a_layout, &zero, c, out_layout, c,
-                               out_layout, &results[i].algo, workspace, workspace_bytes, nullptr);
-            });
-            if (cudaGetLastError() != cudaSuccess) continue;
-            if (i == 0) first = time;
-            if (time < best) best = time, best_index = i;
-        }
-        std::printf("%-9s m %6d n %6d k %6d  sgemm %8.1f us  lt#0 %8.1f us  best lt#%d of %d "
-                    "%8.1f us  gain %.3f\n",
-                    s.name, s.m, s.n, s.k, sgemm * 1e3, first * 1e3, best_index, found,
-                    best * 1e3, sgemm / best);
+        const Timing lt_plain = time_lt(lt, s, buffers, CUBLASLT_EPILOGUE_DEFAULT, false);
+        std::printf(
+            "%-9s m %6d n %6d k %6d  sgemm %8.1f us  lt#0 %8.1f us  best lt#%d of %d "
+            "%8.1f us  gain over lt#0 %.3f\n",
+            s.name, s.m, s.n, s.k, sgemm * 1e3, lt_plain.first * 1e3, lt_plain.best_index,
+            lt_plain.found, lt_plain.best * 1e3, lt_plain.first / lt_plain.best);
         sgemm_total += s.per_step * sgemm;
-        best_total += s.per_step * (best < sgemm ? best : sgemm);
+        first_total += s.per_step * lt_plain.first;
+        best_total += s.per_step * lt_plain.best;
     }
-    std::printf("one step's GEMMs: cublasSgemm %.2f ms, best candidates %.2f ms\n", sgemm_total,
-                best_total);
+    std::printf(
+        "one step's GEMMs: cublasSgemm %.2f ms, cuBLASLt first choice %.2f ms, best "
+        "candidates %.2f ms\n",
+        sgemm_total, first_total, best_total);
+    struct Probe {
+        int shape;
+        cublasLtEpilogue_t epilogue;
+        bool residual;
+        const char* what;
+    };
+    const Probe probes[] = {
+        {2, CUBLASLT_EPILOGUE_BIAS, false, "fc fwd + bias"},
+        {2, CUBLASLT_EPILOGUE_GELU_AUX_BIAS, false, "fc fwd + bias, gelu, aux"},
+        {1, CUBLASLT_EPILOGUE_BIAS, true, "proj fwd + bias + residual C"},
+        {3, CUBLASLT_EPILOGUE_BIAS, true, "fc2 fwd + bias + residual C"},
+        {8, CUBLASLT_EPILOGUE_DGELU_BGRAD, false, "fc2 dX, dgelu + bias grad"},
+        {10, CUBLASLT_EPILOGUE_BGRADB, false, "qkv dW + bias grad"},
+        {11, CUBLASLT_EPILOGUE_BGRADB, false, "proj dW + bias grad"},
+        {12, CUBLASLT_EPILOGUE_BGRADB, false, "fc dW + bias grad"},
+        {13, CUBLASLT_EPILOGUE_BGRADB, false, "fc2 dW + bias grad"},
+        {10, CUBLASLT_EPILOGUE_BGRADA, false, "qkv dW + bias grad A"},
+    };
+    for (const Probe& probe : probes) {
+        const Shape& s = shapes[probe.shape];
+        const Timing plain = time_lt(lt, s, buffers, CUBLASLT_EPILOGUE_DEFAULT, false);
+        const Timing fused = time_lt(lt, s, buffers, probe.epilogue, probe.residual);
+        std::printf(
+            "%-32s %2d algorithms  #0 %8.1f us  best #%d %8.1f us  (plain #0 %8.1f, best "
+            "%8.1f us)\n",
+            probe.what, fused.found, fused.first * 1e3, fused.best_index, fused.best * 1e3,
+            plain.first * 1e3, plain.best * 1e3);
+    }
 }
