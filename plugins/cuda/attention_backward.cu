@@ -1,8 +1,9 @@
 // The f32 attention backward, FlashAttention-2 style: D_i = grad_out_i . out_i per query row
 // first; then a block per (batch * head, 64 keys) walks the query tiles that see its keys,
 // recomputing P from q, k and lse, accumulates grad_k and grad_v in registers and adds each
-// query tile's share of grad_q into an f32 scratch (16-byte atomics on sm_90); a last pass
-// scales that scratch into grad_q's layout. grad_k and grad_v repeat run to run; grad_q may
+// query tile's share of grad_q by atomics (16-byte ones on sm_90): straight into grad_q, which
+// the D pass zeroes, when every operand takes 16-byte accesses; else into an f32 scratch that a
+// last pass scales into grad_q's layout. grad_k and grad_v repeat run to run; grad_q may
 // differ in the last bits (the order of the atomic adds), as PyTorch's does.
 #include <cstdint>
 #include <typeinfo>
@@ -21,10 +22,12 @@ __host__ __device__ inline int lanes_per_row(const AttentionShape& shape, bool v
     return vectorized && shape.head_dim <= 64 ? 16 : 32;
 }
 
-// row_dots[row] = grad_out_row . out_row. Every lane of a warp reaches the shuffles.
+// row_dots[row] = grad_out_row . out_row; with 16-byte operands it also zeroes the row of grad_q
+// that the gradient kernel then adds into. Every lane of a warp reaches the shuffles.
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    attention_row_dots(AttentionShape shape, float* row_dots, const float* grad_out,
-                       const float* out, std::int64_t rows, bool vectorized) {
+    attention_row_dots(AttentionShape shape, float* row_dots, float* grad_q,
+                       const float* grad_out, const float* out, std::int64_t rows,
+                       bool vectorized) {
     const int lanes = lanes_per_row(shape, vectorized);
     const std::int64_t thread = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
     const std::int64_t row = thread / lanes;
@@ -33,6 +36,13 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     if (row < rows) {
         const std::int64_t offset =
             AttentionShape::at(shape.out, row / shape.queries, shape.heads, row % shape.queries);
+        if (vectorized) {
+            float* const zeroed = grad_q + AttentionShape::at(shape.q, row / shape.queries,
+                                                              shape.heads, row % shape.queries);
+            for (int e = lane * 4; e < shape.head_dim; e += lanes * 4) {
+                *reinterpret_cast<float4*>(zeroed + e) = make_float4(0.F, 0.F, 0.F, 0.F);
+            }
+        }
         if (lanes == 16) {
             for (int e = lane * 4; e < shape.head_dim; e += 64) {
                 const float4 g = *reinterpret_cast<const float4*>(grad_out + offset + e);
@@ -65,54 +75,52 @@ __device__ void load_row_stats(float* lse_tile, float* dots_tile, const float* l
     }
 }
 
-// Adds a thread's sums into rows first + ty * 4 + i (below limit) of a [rows, kDims] scratch.
+// Adds a thread's sums (times factor) into rows first + ty * 4 + i (below limit): row r at
+// rows + r * row_stride, dims below dims.
 template <int kGroups>
-__device__ void add_rows(float* rows, std::int64_t first, std::int64_t limit,
+__device__ void add_rows(float* rows, std::int64_t row_stride, int dims, float factor,
+                         std::int64_t first, std::int64_t limit,
                          const float4 (&sums)[4][kGroups]) {
     for_owned_rows<kGroups>(first, limit, [&](int i, int g, std::int64_t token, int dim) {
-        float* target = rows + token * Tile<kGroups>::kDims + dim;
+        if (dim >= dims) {
+            return;
+        }
+        float* target = rows + token * row_stride + dim;
+        const float4 s = sums[i][g];
+        const float4 value = make_float4(factor * s.x, factor * s.y, factor * s.z, factor * s.w);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        atomicAdd(reinterpret_cast<float4*>(target), sums[i][g]);
+        atomicAdd(reinterpret_cast<float4*>(target), value);
 #else
-        atomicAdd(target, sums[i][g].x);
-        atomicAdd(target + 1, sums[i][g].y);
-        atomicAdd(target + 2, sums[i][g].z);
-        atomicAdd(target + 3, sums[i][g].w);
+        atomicAdd(target, value.x);
+        atomicAdd(target + 1, value.y);
+        atomicAdd(target + 2, value.z);
+        atomicAdd(target + 3, value.w);
 #endif
     });
 }
 
-// grad_q = scale * the scratch rows, lanes_per_row lanes a query row, into grad_q's strides.
+// grad_q = scale * the scratch rows, one warp per query row, into grad_q's strides (the path
+// of operands without 16-byte accesses).
 __global__ void __launch_bounds__(kThreadsPerBlock)
     attention_store_grad_queries(AttentionShape shape, float* grad_q, const float* query_sums,
-                                 int padded_dims, std::int64_t rows, bool vectorized) {
-    const int lanes = lanes_per_row(shape, vectorized);
-    const std::int64_t thread = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-    const std::int64_t row = thread / lanes;
-    const int lane = static_cast<int>(thread % lanes);
+                                 int padded_dims, std::int64_t rows) {
+    const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
+    const int lane = static_cast<int>(threadIdx.x) % 32;
     if (row >= rows) {
         return;
     }
     float* target =
         grad_q + AttentionShape::at(shape.q, row / shape.queries, shape.heads, row % shape.queries);
-    const float* sums = query_sums + row * padded_dims;
     const auto scale = static_cast<float>(shape.scale);
-    if (lanes == 16) {
-        for (int e = lane * 4; e < shape.head_dim; e += 64) {
-            const float4 s = *reinterpret_cast<const float4*>(sums + e);
-            *reinterpret_cast<float4*>(target + e) =
-                make_float4(scale * s.x, scale * s.y, scale * s.z, scale * s.w);
-        }
-        return;
-    }
     for (int e = lane; e < shape.head_dim; e += 32) {
-        target[e] = scale * sums[e];
+        target[e] = scale * query_sums[row * padded_dims + e];
     }
 }
 
 template <int kGroups>
 __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
-    attention_grad_keys(AttentionShape shape, float* grad_k, float* grad_v, float* query_sums,
+    attention_grad_keys(AttentionShape shape, float* grad_k, float* grad_v, float* grad_q,
+                        float* query_sums,
                         const float* grad_out, const float* q, const float* k, const float* v,
                         const float* lse, const float* row_dots, float scale_log2,
                         bool vectorized) {
@@ -178,7 +186,14 @@ __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
         float4 q_sums[4][kGroups];
         clear(q_sums);
         tile_mix_transposed<kGroups>(ds_tile, k_tile, q_sums);
-        add_rows<kGroups>(query_sums + row0 * T::kDims, q0, shape.queries, q_sums);
+        if (query_sums == nullptr) {  // straight into grad_q, scaled
+            add_rows<kGroups>(grad_q + AttentionShape::at(shape.q, bh, shape.heads, 0),
+                              shape.q[2], dims, static_cast<float>(shape.scale), q0,
+                              shape.queries, q_sums);
+        } else {
+            add_rows<kGroups>(query_sums + row0 * T::kDims, T::kDims, T::kDims, 1.F, q0,
+                              shape.queries, q_sums);
+        }
     }
     const auto scale = static_cast<float>(shape.scale);
     const float k_factor[4] = {scale, scale, scale, scale};
@@ -196,23 +211,30 @@ void launch_gradients(const AttentionShape& shape, float* grad_q, float* grad_k,
                       bool vectorized) {
     constexpr int kDims = Tile<kGroups>::kDims;
     const std::int64_t rows = shape.batch * shape.heads * shape.queries;
-    const std::int64_t sum_bytes = rows * kDims * std::int64_t{4};
-    float* const query_sums = static_cast<float*>(device_malloc(sum_bytes));
-    KAEL_CUDA_CHECK(
-        cudaMemsetAsync(query_sums, 0, static_cast<std::size_t>(sum_bytes), launch_stream()));
+    // 16-byte operands: the atomics go straight into grad_q (zeroed by the D pass).
+    float* query_sums = nullptr;
+    if (!vectorized) {
+        const std::int64_t sum_bytes = rows * kDims * std::int64_t{4};
+        query_sums = static_cast<float*>(device_malloc(sum_bytes));
+        KAEL_CUDA_CHECK(cudaMemsetAsync(query_sums, 0, static_cast<std::size_t>(sum_bytes),
+                                        launch_stream()));
+    }
     const auto kernel = &attention_grad_keys<kGroups>;
     const int bytes = static_cast<int>(
         (4 * Tile<kGroups>::kFloats + 2 * kScoreFloats + 2 * kTile) * sizeof(float));
     allow_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
     const std::int64_t blocks = shape.batch * shape.heads * ((shape.keys + kTile - 1) / kTile);
     kernel<<<static_cast<unsigned>(blocks), kThreads, bytes, launch_stream()>>>(
-        shape, grad_k, grad_v, query_sums, grad_out, q, k, v, lse, row_dots, scale_log2,
+        shape, grad_k, grad_v, grad_q, query_sums, grad_out, q, k, v, lse, row_dots, scale_log2,
         vectorized);
     check_launch(typeid(kernel), __FILE__, __LINE__);
-    const std::int64_t threads = rows * lanes_per_row(shape, vectorized);
-    attention_store_grad_queries<<<static_cast<unsigned>(blocks_for(threads)), kThreadsPerBlock, 0,
-                                   launch_stream()>>>(shape, grad_q, query_sums, kDims, rows,
-                                                      vectorized);
+    if (query_sums == nullptr) {
+        return;
+    }
+    attention_store_grad_queries<<<static_cast<unsigned>(blocks_for(rows * 32)),
+                                   kThreadsPerBlock, 0, launch_stream()>>>(shape, grad_q,
+                                                                           query_sums, kDims,
+                                                                           rows);
     check_launch(typeid(&attention_store_grad_queries), __FILE__, __LINE__);
     device_free(query_sums);  // stream-ordered: after the store
 }
@@ -228,7 +250,8 @@ void attention_backward_f32(const AttentionShape& shape, float* grad_q, float* g
     const bool vectorized = aligned_for_vectors(shape, buffers, 8);
     const std::int64_t threads = rows * lanes_per_row(shape, vectorized);
     attention_row_dots<<<static_cast<unsigned>(blocks_for(threads)), kThreadsPerBlock, 0,
-                         launch_stream()>>>(shape, row_dots, grad_out, out, rows, vectorized);
+                         launch_stream()>>>(shape, row_dots, grad_q, grad_out, out, rows,
+                                            vectorized);
     check_launch(typeid(&attention_row_dots), __FILE__, __LINE__);
     const auto scale_log2 = static_cast<float>(shape.scale * 1.4426950408889634);
     if (shape.head_dim <= 64) {
