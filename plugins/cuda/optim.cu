@@ -1,8 +1,7 @@
 // The fused Adam step. f32 with every pointer 16-byte aligned: four elements per thread through
 // 16-byte loads (one thread per element ran at about half of H200's bandwidth); anything else
-// runs the shared task body, one thread per element. adam_many steps the small tensors of a
-// call together, up to kGroupTensors per launch (GPT-2 small has 98 tensors of at most 3072
-// elements: one launch each cost 2.7 us of GPU time apiece).
+// runs the shared task body, one thread per element. adam_many steps the tensors of a call
+// together, up to kGroupTensors per launch (GPT-2 small's 149 tensors: 5 launches, not 149).
 #include <algorithm>
 #include <cstdint>
 #include <typeinfo>
@@ -65,70 +64,89 @@ void step_tensor(kael_dtype dtype, void* param, void* m, void* v, const void* gr
     check_launch(typeid(AdamStep<float>), __FILE__, __LINE__);
 }
 
-// Tensors below kGroupedElements elements share launches; kGroupTensors of them fit the
-// 4 KB of kernel parameters in either dtype.
-constexpr std::int64_t kGroupedElements = std::int64_t{1} << 16;
+// adam_many's launches: up to kGroupTensors tensors of any size (kernel parameters hold 4 KB)
+// cut into chunks of kChunkElements; block b takes chunk b of their concatenation, tensor t
+// owning blocks first_chunk[t] .. first_chunk[t + 1] - 1. One launch then streams many tensors
+// at full bandwidth, where one launch each left mid-sized ones at ~2.8 TB/s on the H200.
 constexpr int kGroupTensors = 32;
-constexpr int kGroupElementsPerThread = 4;
+constexpr std::int64_t kChunkElements = 4096;  // 256 threads x 4 elements x 4 rounds
 
 template <typename T>
 struct AdamGroup {
     AdamStep<T> steps[kGroupTensors];
     std::int64_t counts[kGroupTensors];
+    std::int64_t first_chunk[kGroupTensors + 1];
+    bool packed[kGroupTensors];  // f32 with all four pointers 16-byte aligned
 };
 static_assert(sizeof(AdamGroup<double>) <= 4096, "a group must fit the kernel parameter space");
 
-// Tensor blockIdx.y of the group, grid-stride over blockIdx.x.
 template <typename T>
-__global__ void __launch_bounds__(kThreadsPerBlock) adam_group(AdamGroup<T> group) {
-    const AdamStep<T>& step = group.steps[blockIdx.y];
-    const std::int64_t count = group.counts[blockIdx.y];
-    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-         i < count; i += stride) {
+__global__ void __launch_bounds__(kThreadsPerBlock) adam_group(AdamGroup<T> group, int tensors) {
+    const std::int64_t chunk = blockIdx.x;
+    int t = 0;
+    while (t + 1 < tensors && group.first_chunk[t + 1] <= chunk) {
+        ++t;  // the same for every thread of the block
+    }
+    const AdamStep<T>& step = group.steps[t];
+    const std::int64_t begin = (chunk - group.first_chunk[t]) * kChunkElements;
+    const std::int64_t end = begin + kChunkElements < group.counts[t] ? begin + kChunkElements
+                                                                      : group.counts[t];
+    std::int64_t scalar_begin = begin;
+    if constexpr (sizeof(T) == 4) {
+        if (group.packed[t]) {  // begin is a multiple of 4: whole packs, then the tail
+            const std::int64_t packs_end = begin + (end - begin) / 4 * 4;
+            for (std::int64_t i = begin + 4 * threadIdx.x; i < packs_end; i += 4 * blockDim.x) {
+                const std::int64_t pack = i / 4;
+                float4 value = reinterpret_cast<const float4*>(step.param)[pack];
+                float4 first = reinterpret_cast<const float4*>(step.m)[pack];
+                float4 second = reinterpret_cast<const float4*>(step.v)[pack];
+                update_four(step, value, reinterpret_cast<const float4*>(step.grad)[pack], first,
+                            second);
+                reinterpret_cast<float4*>(step.param)[pack] = value;
+                reinterpret_cast<float4*>(step.m)[pack] = first;
+                reinterpret_cast<float4*>(step.v)[pack] = second;
+            }
+            scalar_begin = packs_end;
+        }
+    }
+    for (std::int64_t i = scalar_begin + threadIdx.x; i < end; i += blockDim.x) {
         step(i);
     }
 }
 
 template <typename T>
-void launch_group(const AdamGroup<T>& group, int tensors, std::int64_t largest) {
-    const std::int64_t per_block = std::int64_t{kThreadsPerBlock} * kGroupElementsPerThread;
-    const auto blocks = static_cast<unsigned>((largest + per_block - 1) / per_block);
-    adam_group<T>
-        <<<dim3(blocks, static_cast<unsigned>(tensors)), kThreadsPerBlock, 0, launch_stream()>>>(
-            group);
+void launch_group(const AdamGroup<T>& group, int tensors) {
+    const auto blocks = static_cast<unsigned>(group.first_chunk[tensors]);
+    adam_group<T><<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(group, tensors);
     check_launch(typeid(AdamGroup<T>), __FILE__, __LINE__);
 }
 
-// The small tensors of an adam_many call, kGroupTensors per launch; the others one by one.
+// Every tensor of an adam_many call, kGroupTensors per launch.
 template <typename T>
 void step_many(kael_dtype dtype, std::int64_t count, void* const* params, void* const* m,
                void* const* v, const void* const* grads, const std::int64_t* sizes,
                const kael_adam_params* const* steps) {
     AdamGroup<T> group{};
     int grouped = 0;
-    std::int64_t largest = 0;
     for (std::int64_t i = 0; i < count; ++i) {
         if (!kernels::tasks::check_adam(dtype, params[i], m[i], v[i], grads[i], sizes[i],
                                         steps[i])) {
             continue;  // nothing to step
         }
-        if (sizes[i] >= kGroupedElements) {
-            step_tensor(dtype, params[i], m[i], v[i], grads[i], sizes[i], steps[i]);
-            continue;
-        }
         group.steps[grouped] =
             kernels::tasks::adam_step<T>(params[i], m[i], v[i], grads[i], *steps[i]);
         group.counts[grouped] = sizes[i];
-        largest = std::max(largest, sizes[i]);
+        group.packed[grouped] = aligned16(params[i]) && aligned16(m[i]) && aligned16(v[i]) &&
+                                aligned16(grads[i]);
+        group.first_chunk[grouped + 1] =
+            group.first_chunk[grouped] + (sizes[i] + kChunkElements - 1) / kChunkElements;
         if (++grouped == kGroupTensors) {
-            launch_group(group, grouped, largest);
+            launch_group(group, grouped);
             grouped = 0;
-            largest = 0;
         }
     }
     if (grouped > 0) {
-        launch_group(group, grouped, largest);
+        launch_group(group, grouped);
     }
 }
 

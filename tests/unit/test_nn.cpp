@@ -202,6 +202,11 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_passes_gradcheck) {
             BOOST_TEST(gradcheck(  // x and weight as transposed views
                 [](const Inputs& in) { return kael::linear(in[0].T(), in[1].T(), in[2]); },
                 {leaf({3, 4}), leaf({3, 5}), b}));
+            BOOST_TEST(gradcheck(  // a residual in the product, as GPT blocks train
+                [](const Inputs& in) {
+                    return kael::linear(in[0], in[1], in[2], kael::Activation::None, in[3]);
+                },
+                {leaf({2, 4, 3}), leaf({5, 3}), b, leaf({2, 4, 5})}));
         }
     }
 }
