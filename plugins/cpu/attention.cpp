@@ -2,6 +2,8 @@
 // scores (the softmax in between, sums in double), which is what makes a CPU fast here; without
 // one, or for sizes a BLAS int cannot address, the shared reference bodies
 // (kael/kernels/tasks/attention.h) with items split over the worker threads.
+#include "kael/kernels/tasks/attention.h"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -12,8 +14,8 @@
 
 #include "blas_loader.h"
 #include "cpu_kernels.h"
+#include "cpu_launcher.h"
 #include "kael/kernels/plugin_support.h"
-#include "kael/kernels/tasks/attention.h"
 
 namespace kael::cpu {
 namespace {
@@ -22,19 +24,6 @@ namespace tasks = kernels::tasks;
 using tasks::AttentionShape;
 
 constexpr int64_t kScoreBlock = int64_t{1} << 20;  // score elements per block of query rows
-
-struct Launcher {
-    template <typename Task>
-    static void for_each(std::int64_t count, const Task& task) {
-        parallel_ranges(count, 2, [&task](int64_t begin, int64_t end) {
-            for (int64_t item = begin; item < end; ++item) {
-                task(item);
-            }
-        });
-    }
-    static void* allocate(std::int64_t bytes) { return ::operator new(static_cast<size_t>(bytes)); }
-    static void release(void* block) { ::operator delete(block); }
-};
 
 template <typename T>
 GemmFunction<T> gemm_for() {

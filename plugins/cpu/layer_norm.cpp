@@ -3,27 +3,11 @@
 #include "kael/kernels/tasks/layer_norm.h"
 
 #include "cpu_kernels.h"
+#include "cpu_launcher.h"
 #include "kael/kernels/plugin_support.h"
 #include "layer_norm_f32.h"
 
 namespace kael::cpu {
-namespace {
-
-// Each item is a row or a block of columns over every row, so a few dozen are worth threads.
-constexpr int64_t kMinParallelItems = 32;
-
-struct Launcher {
-    template <typename Task>
-    static void for_each(std::int64_t count, const Task& task) {
-        parallel_ranges(count, kMinParallelItems, [&task](int64_t begin, int64_t end) {
-            for (int64_t item = begin; item < end; ++item) {
-                task(item);
-            }
-        });
-    }
-};
-
-}  // namespace
 
 kael_status layer_norm(int32_t device, kael_dtype dtype, void* out, void* mean, void* rstd,
                        const void* x, const void* weight, const void* bias, int64_t rows,

@@ -1,4 +1,6 @@
-// Row-wise sequence kernels: stable sort and top-k with int64 positions, inclusive prefix sums.
+// Row-wise sequence kernels: stable sort and top-k with int64 positions (std::stable_sort and a
+// heap, faster on a CPU than the shared merge sort), inclusive prefix sums (the shared
+// CumsumRows through the cpu launcher).
 #include "kael/kernels/tasks/sequence.h"
 
 #include <algorithm>
@@ -7,20 +9,17 @@
 #include <vector>
 
 #include "cpu_kernels.h"
+#include "cpu_launcher.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/plugin_support.h"
 
 namespace kael::cpu {
 namespace {
 
-using kernels::is_floating_v;
-using kernels::is_nan;
 using kernels::load_element;
 using kernels::Storage;
 using kernels::store_element;
 using kernels::tasks::sorts_before;
-
-constexpr int64_t kMinParallelElements = int64_t{1} << 15;
 
 // The first output_count positions of each row in stable sort order, into rows of
 // output_count: std::stable_sort for whole rows, a heap or nth_element then sort for top-k,
@@ -80,37 +79,8 @@ void sort_rows(void* values, int64_t* indices, const void* data, int64_t chunk_s
             }
         }
     };
-    const bool large = chunk_size * row_count >= kMinParallelElements;
+    const bool large = chunk_size * row_count >= kLaunchMinElements;
     parallel_ranges(row_count, large ? 2 : row_count + 1, sort_range);
-}
-
-template <typename In>
-void cumsum_rows(void* out, const void* data, int64_t chunk_size, int64_t row_count) {
-    using Out = std::conditional_t<is_floating_v<In>, In, int64_t>;
-    const auto* input = static_cast<const Storage<In>*>(data);
-    auto* output = static_cast<Out*>(out);
-    const auto sum_range = [&](int64_t begin, int64_t end) {
-        for (int64_t row = begin; row < end; ++row) {
-            const Storage<In>* row_in = input + row * chunk_size;
-            Out* row_out = output + row * chunk_size;
-            if constexpr (is_floating_v<In>) {
-                double total = 0;
-                for (int64_t i = 0; i < chunk_size; ++i) {
-                    total += static_cast<double>(load_element<In>(row_in + i));
-                    row_out[i] = static_cast<Out>(total);
-                }
-            } else {
-                int64_t total = 0;
-                for (int64_t i = 0; i < chunk_size; ++i) {
-                    const auto value = static_cast<int64_t>(load_element<In>(row_in + i));
-                    total = kernels::wrapping_add(total, value);
-                    row_out[i] = total;
-                }
-            }
-        }
-    };
-    const bool large = chunk_size * row_count >= kMinParallelElements;
-    parallel_ranges(row_count, large ? 2 : row_count + 1, sum_range);
 }
 
 }  // namespace
@@ -148,14 +118,8 @@ kael_status cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, vo
                    const void* data, int64_t chunk_size, int64_t row_count) {
     return plugin::guarded("cpu.cumsum", [&] {
         check_device(device);
-        if (!kernels::tasks::check_cumsum_call(out_dtype, in_dtype, out, data, chunk_size,
-                                               row_count)) {
-            return;
-        }
-        kernels::with_dtype(in_dtype, [&](auto tag) {
-            using In = kernels::TagType<decltype(tag)>;
-            cumsum_rows<In>(out, data, chunk_size, row_count);
-        });
+        kernels::tasks::launch_cumsum<Launcher>(out_dtype, in_dtype, out, data, chunk_size,
+                                                row_count);
     });
 }
 

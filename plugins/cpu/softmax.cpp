@@ -2,37 +2,20 @@
 // (kael/kernels/tasks/softmax.h, cross_entropy.h) over the plugin's threads, enough items per
 // thread to pay for it. Contiguous f32 rows take their exponentials from glibc's vector math,
 // with the shared body's arithmetic otherwise (double sums, the same maximum and NaN rules).
-#include "kael/kernels/tasks/cross_entropy.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "cpu_kernels.h"
-#include "vector_math.h"
+#include "cpu_launcher.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/cross_entropy.h"
+#include "vector_math.h"
 
 namespace kael::cpu {
 namespace {
 
 namespace tasks = kernels::tasks;
-
-constexpr int64_t kMinParallelElements = int64_t{1} << 15;
-
-// Runs the tasks over ranges of items; a task's cost() says how many elements one item reads.
-struct Launcher {
-    template <typename Task>
-    static void for_each(int64_t count, const Task& task) {
-        const int64_t per_item = std::max<int64_t>(1, task.cost());
-        const int64_t min_parallel =
-            std::max<int64_t>(2, tasks::ceil_div(kMinParallelElements, per_item));
-        parallel_ranges(count, min_parallel, [&task](int64_t begin, int64_t end) {
-            for (int64_t item = begin; item < end; ++item) {
-                task(item);
-            }
-        });
-    }
-};
 
 // One contiguous f32 row per item: SoftmaxLines::row with the exponentials vectorized.
 struct VectorSoftmaxRows {

@@ -4,7 +4,9 @@
 // A task is a trivially copyable struct (POD layouts, raw device pointers, element functors) with
 //     KAEL_HD void operator()(std::int64_t item) const;
 // that processes one work item and knows nothing of threads. Tasks are passed by value to the
-// launcher, so they hold no std::vector, std::function, virtuals or references.
+// launcher, so they hold no std::vector, std::function, virtuals or references. A task may also
+// have std::int64_t cost() const, the elements one item reads, from which a host launcher judges
+// whether a call is worth threads (the cpu plugin's); device launchers ignore it.
 //
 // The host drivers in this folder (launch_fill, launch_reduce, ...) validate an ABI call and
 // enqueue tasks through a Launcher, a type with only static members:

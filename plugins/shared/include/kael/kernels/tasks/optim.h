@@ -40,6 +40,8 @@ struct AdamStep {
         value = value - (first / first_correction) / (sqrt(second / second_correction) + eps) * lr;
     }
 
+    [[nodiscard]] std::int64_t cost() const { return 1; }  // an item is one element
+
     KAEL_HD void operator()(std::int64_t i) const {
         T value = param[i];
         T first = m[i];

@@ -20,6 +20,8 @@ struct CumsumRows {
     Out* out;
     std::int64_t chunk_size;
 
+    [[nodiscard]] std::int64_t cost() const { return chunk_size; }  // elements an item reads
+
     KAEL_HD void operator()(std::int64_t row) const {
         const Storage<In>* row_in = data + row * chunk_size;
         Out* const row_out = out + row * chunk_size;
