@@ -43,6 +43,8 @@ void bind_ops(py::module_& module);
 void bind_autograd(py::module_& module);
 void bind_nn(py::module_& module);
 void bind_dlpack(py::module_& module);
+// Last: two tensors' + - * / straight from the number slots (fast_operators.cpp).
+void bind_fast_operators(py::module_& module);
 
 // kael.float32 (or any kael dtype), a name ('f32', 'float32', 'int64', 'bool', ...) or a numpy
 // dtype / scalar type (np.float32, float, bool).

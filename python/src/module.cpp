@@ -139,4 +139,5 @@ PYBIND11_MODULE(_kael, module) {
     kael::python::bind_autograd(module);
     kael::python::bind_nn(module);
     kael::python::bind_dlpack(module);
+    kael::python::bind_fast_operators(module);
 }

@@ -280,3 +280,28 @@ def test_split_and_chunk_match_numpy_and_carry_gradients():
     expected = np.zeros_like(data, dtype=np.float64)
     expected[:, :4] = 2.0
     close(x.grad, expected)
+
+
+@pytest.mark.parametrize("symbol, op", [("+", operator.add), ("-", operator.sub),
+                                        ("*", operator.mul), ("/", operator.truediv)])
+def test_tensor_operators_from_the_number_slots(device, symbol, op):
+    """Two tensors take the direct slot; anything else the bound methods, with their rules."""
+    a = kael.tensor(A, device=device)
+    b = kael.tensor(A[::-1].copy() + 5, device=device)
+    close = lambda t, expected: np.testing.assert_allclose(t.cpu().numpy(), expected, rtol=1e-6)
+    close(op(a, b), op(A, A[::-1] + 5))
+    close(op(a, 2), op(A, np.float32(2)))
+    close(op(2, a), op(np.float32(2), A))
+    assert op(kael.tensor([1, 2], device=device), kael.tensor([3, 4], device=device)).dtype == (
+        kael.float32 if symbol == "/" else kael.int64)
+
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        op(a, kael.ones(4, device=device))
+    with pytest.raises(TypeError):  # unsupported operand, or str's own message for + and *
+        op(a, "x")
+    with pytest.raises(TypeError):
+        op("x", a)
+    x = kael.tensor(A, device=device).requires_grad_()
+    y = kael.tensor(A + 3, device=device).requires_grad_()
+    op(x, y).sum().backward()
+    assert x.grad is not None and y.grad is not None

@@ -1,0 +1,90 @@
+// a + b, a - b, a * b and a / b for two kael tensors straight from CPython's number slots. The
+// methods pybind11 binds for them cost more than a small add itself: CPython's slot looks
+// __add__ up by name, and pybind11's dispatcher runs its overload loop and argument casters.
+// Any other operands (numbers, numpy arrays, subclasses) and every error go to the bound
+// __add__ / __radd__ methods, as CPython's own slot would call them, with their checks and
+// error messages.
+#include <pybind11/pybind11.h>
+
+#include "bind_common.h"
+#include "kael/ops.h"
+
+namespace kael::python {
+namespace {
+
+PyTypeObject* exact_tensor_type = nullptr;
+
+// The method names per slot, interned once: __add__ and __radd__, ...
+template <int kSlot>
+PyObject* forward_name = nullptr;
+template <int kSlot>
+PyObject* reflected_name = nullptr;
+
+// CPython calls a type's number slot for either operand (a + b tries a's, then b's, both as
+// (a, b)): self.__add__(other) when a is the tensor, b.__radd__(a) when only b is.
+template <int kSlot>
+PyObject* through_methods(PyObject* a, PyObject* b) {
+    if (is_tensor(a)) {
+        PyObject* const result = PyObject_CallMethodObjArgs(a, forward_name<kSlot>, b, nullptr);
+        if (result != Py_NotImplemented || !is_tensor(b)) {
+            return result;
+        }
+        Py_DECREF(result);
+    }
+    if (is_tensor(b)) {
+        return PyObject_CallMethodObjArgs(b, reflected_name<kSlot>, a, nullptr);
+    }
+    Py_RETURN_NOTIMPLEMENTED;
+}
+
+template <int kSlot, Tensor (*op)(const Tensor&, const Tensor&)>
+PyObject* tensor_slot(PyObject* a, PyObject* b) {
+    if (Py_TYPE(a) == exact_tensor_type && Py_TYPE(b) == exact_tensor_type) {
+        try {
+            return py::cast(op(tensor_of(a), tensor_of(b))).release().ptr();
+        } catch (...) {
+            // Again through the methods, whose translators raise the Python error; the ops
+            // write nothing before they fail.
+        }
+    }
+    return through_methods<kSlot>(a, b);
+}
+
+Tensor add_tensors(const Tensor& a, const Tensor& b) {
+    return add(a, b);
+}
+Tensor sub_tensors(const Tensor& a, const Tensor& b) {
+    return sub(a, b);
+}
+Tensor mul_tensors(const Tensor& a, const Tensor& b) {
+    return mul(a, b);
+}
+Tensor div_tensors(const Tensor& a, const Tensor& b) {
+    return div(a, b);
+}
+
+template <int kSlot, Tensor (*op)(const Tensor&, const Tensor&)>
+void install(binaryfunc& slot, const char* forward, const char* reflected) {
+    forward_name<kSlot> = PyUnicode_InternFromString(forward);
+    reflected_name<kSlot> = PyUnicode_InternFromString(reflected);
+    slot = &tensor_slot<kSlot, op>;
+}
+
+}  // namespace
+
+void bind_fast_operators(py::module_& module) {
+    auto* const type = reinterpret_cast<PyTypeObject*>(module.attr("Tensor").ptr());
+    PyNumberMethods* const numbers = type->tp_as_number;
+    if (numbers == nullptr || numbers->nb_add == nullptr || numbers->nb_subtract == nullptr ||
+        numbers->nb_multiply == nullptr || numbers->nb_true_divide == nullptr) {
+        return;  // pybind11 always fills them for a class with these methods
+    }
+    exact_tensor_type = type;
+    install<0, add_tensors>(numbers->nb_add, "__add__", "__radd__");
+    install<1, sub_tensors>(numbers->nb_subtract, "__sub__", "__rsub__");
+    install<2, mul_tensors>(numbers->nb_multiply, "__mul__", "__rmul__");
+    install<3, div_tensors>(numbers->nb_true_divide, "__truediv__", "__rtruediv__");
+    PyType_Modified(type);
+}
+
+}  // namespace kael::python
