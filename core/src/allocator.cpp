@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +29,23 @@ std::int64_t size_class(std::int64_t bytes) {
     return (bytes + granule - 1) / granule * granule;
 }
 
+// A test-and-set lock for the cache: its sections are a few dozen instructions, where an
+// uncontended pthread mutex's lock and unlock cost more than the section (twice per tensor).
+class SpinLock {
+public:
+    void lock() noexcept {
+        while (held_.exchange(true, std::memory_order_acquire)) {
+            while (held_.load(std::memory_order_relaxed)) {
+                std::this_thread::yield();
+            }
+        }
+    }
+    void unlock() noexcept { held_.store(false, std::memory_order_release); }
+
+private:
+    std::atomic<bool> held_{false};
+};
+
 class BlockCache {
 public:
     BlockCache(const Backend* backend, int device) : backend_(backend), device_(device) {}
@@ -35,8 +53,8 @@ public:
     void* allocate(std::int64_t bytes) {
         const std::int64_t size = size_class(bytes);
         {
-            const std::lock_guard lock(mutex_);
-            auto& free_blocks = free_[size];
+            const std::lock_guard guard(lock_);
+            auto& free_blocks = blocks_of(size);
             if (!free_blocks.empty()) {
                 void* block = free_blocks.back();
                 free_blocks.pop_back();
@@ -53,7 +71,7 @@ public:
             release_cached();  // the cache may hold what the device needs; retry once
             block = backend_->allocate(device_, size);
         }
-        const std::lock_guard lock(mutex_);
+        const std::lock_guard guard(lock_);
         ++stats_.misses;
         note_in_use(size);
         return block;
@@ -61,7 +79,7 @@ public:
 
     void release(void* block, std::int64_t bytes) noexcept {
         const std::int64_t size = size_class(bytes);
-        const std::lock_guard lock(mutex_);
+        const std::lock_guard guard(lock_);
         stats_.in_use_bytes -= size;
         if (stats_.cached_bytes + size > kCacheLimit) {
             ++stats_.system_releases;
@@ -69,7 +87,7 @@ public:
             return;
         }
         try {
-            free_[size].push_back(block);
+            blocks_of(size).push_back(block);
             stats_.cached_bytes += size;
         } catch (...) {
             ++stats_.system_releases;
@@ -78,23 +96,35 @@ public:
     }
 
     void release_cached() noexcept {
-        const std::lock_guard lock(mutex_);
-        for (auto& [size, blocks] : free_) {
+        const std::lock_guard guard(lock_);
+        const auto release_all = [&](std::vector<void*>& blocks) {
             for (void* block : blocks) {
                 backend_->release(device_, block);
                 ++stats_.system_releases;
             }
             blocks.clear();
+        };
+        for (auto& blocks : small_) {
+            release_all(blocks);
+        }
+        for (auto& [size, blocks] : large_) {
+            release_all(blocks);
         }
         stats_.cached_bytes = 0;
     }
 
     AllocatorStats stats() {
-        const std::lock_guard lock(mutex_);
+        const std::lock_guard guard(lock_);
         return stats_;
     }
 
 private:
+    // Free blocks of one size class: small classes by index (no tree walk per tensor).
+    std::vector<void*>& blocks_of(std::int64_t size) {
+        return size < kLargeThreshold ? small_[static_cast<std::size_t>(size / kSmallGranule)]
+                                      : large_[size];
+    }
+
     void note_in_use(std::int64_t size) {
         stats_.in_use_bytes += size;
         stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
@@ -102,8 +132,10 @@ private:
 
     const Backend* backend_;
     int device_;
-    std::mutex mutex_;
-    std::map<std::int64_t, std::vector<void*>> free_;
+    SpinLock lock_;
+    std::vector<std::vector<void*>> small_ =
+        std::vector<std::vector<void*>>(kLargeThreshold / kSmallGranule);
+    std::map<std::int64_t, std::vector<void*>> large_;
     AllocatorStats stats_;
 };
 

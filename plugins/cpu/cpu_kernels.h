@@ -11,12 +11,26 @@ namespace kael::cpu {
 // Every device argument must be 0: the host is the plugin's only device.
 void check_device(int32_t device);
 
+int worker_count();
+// parallel_ranges' pool side, for calls that are worth threads.
+void parallel_ranges_on_pool(int64_t count, int64_t min_parallel,
+                             const std::function<void(int64_t, int64_t)>& body);
+
 // Splits [0, count) into contiguous ranges over the plugin's persistent threads (worker_count():
 // KAEL_NUM_THREADS, else the machine's) when count >= min_parallel; body(begin, end) runs once
 // per range, the calling thread taking some. The first exception a range throws is rethrown.
-void parallel_ranges(int64_t count, int64_t min_parallel,
-                     const std::function<void(int64_t, int64_t)>& body);
-int worker_count();
+// A template, so a small call runs body inline without building a std::function.
+template <typename Body>
+void parallel_ranges(int64_t count, int64_t min_parallel, Body&& body) {
+    if (count <= 0) {
+        return;
+    }
+    if (count < min_parallel || count < 2 || worker_count() <= 1) {
+        body(int64_t{0}, count);
+        return;
+    }
+    parallel_ranges_on_pool(count, min_parallel, body);
+}
 // Sets worker_count() (1 .. 256, else INVALID_ARGUMENT), adding pool threads as needed, and
 // tells the BLAS the same; returns it.
 int set_worker_count(int threads);

@@ -227,8 +227,8 @@ int set_worker_count(int threads) {
     return threads;
 }
 
-void parallel_ranges(int64_t count, int64_t min_parallel,
-                     const std::function<void(int64_t, int64_t)>& body) {
+void parallel_ranges_on_pool(int64_t count, int64_t min_parallel,
+                             const std::function<void(int64_t, int64_t)>& body) {
     if (count <= 0) {
         return;
     }
