@@ -4,13 +4,7 @@
 
 namespace kael {
 
-std::int64_t itemsize(DType dtype) {
-    switch (dtype) {
-        case DType::F32: return 4;
-        case DType::F64: return 8;
-        case DType::I64: return 8;
-        case DType::Bool: return 1;
-    }
+void throw_unknown_dtype(DType dtype) {
     throw ValueError("unknown dtype " + std::to_string(static_cast<int>(dtype)));
 }
 

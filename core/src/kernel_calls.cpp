@@ -34,7 +34,7 @@ kael_element_params integer_params(std::int64_t first, std::int64_t second) {
     return params;
 }
 
-void check_same_device(const std::vector<Tensor>& tensors, const char* op) {
+void check_same_device(std::span<const Tensor> tensors, const char* op) {
     for (const Tensor& tensor : tensors) {
         if (tensor.device() != tensors.front().device()) {
             const Device& first = tensors.front().device();
@@ -118,7 +118,7 @@ void fill(const Tensor& out, const kael_element_params& value) {
     if (out.numel() == 0) {
         return;
     }
-    run("fill", {out}, {}, KAEL_SLOT_CHECK(fill),
+    run("fill", {out}, std::span<const Tensor>(), KAEL_SLOT_CHECK(fill),
         [&](const Backend& backend, int device, const auto& outs, const auto&) {
             backend.check(backend.table()->fill(device, abi(outs[0].dtype()),
                                                 outs[0].device_data(), outs[0].numel(), &value),
@@ -131,7 +131,7 @@ namespace {
 // Runs launch(out, inputs) over pieces of at most KAEL_MAX_DIMS merged dimensions: beyond that
 // the outermost dimension is walked here, one slice per call.
 template <typename Launch>
-void split_for_layout(const Tensor& out, const std::vector<Tensor>& inputs, const Launch& launch) {
+void split_for_layout(const Tensor& out, std::span<const Tensor> inputs, const Launch& launch) {
     // Merging never adds dims, so only tensors of rank above the limit need counting.
     if (out.dim() <= KAEL_MAX_DIMS || element_layout_dims(out, inputs) <= KAEL_MAX_DIMS) {
         launch(out, inputs);
@@ -162,10 +162,11 @@ void convert(const Tensor& out, const Tensor& input) {
     if (out.numel() == 0) {
         return;
     }
-    split_for_layout(out, {input}, [](const Tensor& piece, const std::vector<Tensor>& sources) {
-        run("convert", {piece}, sources, KAEL_SLOT_CHECK(convert),
+    split_for_layout(out, std::span<const Tensor>(&input, 1), [](const Tensor& piece,
+                                                                 std::span<const Tensor> sources) {
+        run("convert", std::span<const Tensor>(&piece, 1), sources, KAEL_SLOT_CHECK(convert),
             [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
-                const kael_element_layout layout = element_layout(outs[0], {ins[0]});
+                const kael_element_layout layout = element_layout(outs[0], ins.first(1));
                 backend.check(backend.table()->convert(device, abi(outs[0].dtype()),
                                                        abi(ins[0].dtype()), &layout),
                               "convert");
@@ -174,18 +175,18 @@ void convert(const Tensor& out, const Tensor& input) {
     });
 }
 
-void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor>& inputs,
+void elementwise(kael_element_op op, const Tensor& out, std::span<const Tensor> inputs,
                  DType in_dtype, const kael_element_params& params) {
     if (out.numel() == 0) {
         return;
     }
-    split_for_layout(out, inputs, [&](const Tensor& piece, const std::vector<Tensor>& sources) {
+    split_for_layout(out, inputs, [&](const Tensor& piece, std::span<const Tensor> sources) {
         // Ops appended in ABI 1.2 reach only plugins that know them; older ones fall back.
         const auto knows_op = [op](const kael_plugin* table) {
             return KAEL_HAS_SLOT(table, elementwise) &&
                    (op < KAEL_OP_GELU_EXACT_BACKWARD || table->abi_minor >= 2);
         };
-        run("elementwise", {piece}, sources, knows_op,
+        run("elementwise", std::span<const Tensor>(&piece, 1), sources, knows_op,
             [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
                 const kael_element_layout layout = element_layout(outs[0], ins);
                 backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),

@@ -2,6 +2,7 @@
 // The core's only way to touch tensor data: plugin kernels, with the host fallback through the
 // cpu plugin when the device's plugin leaves a slot empty.
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "kael/plugin_api.h"
@@ -15,15 +16,23 @@ kael_element_params real_params(double first, double second = 0);
 kael_element_params integer_params(std::int64_t first, std::int64_t second = 0);
 
 // Throws "expected all tensors to be on the same device, but found cpu and cuda".
-void check_same_device(const std::vector<Tensor>& tensors, const char* op);
+void check_same_device(std::span<const Tensor> tensors, const char* op);
+inline void check_same_device(const std::vector<Tensor>& tensors, const char* op) {
+    check_same_device(std::span<const Tensor>(tensors), op);
+}
 // Copies bytes between blocks on any two devices.
 void transfer(void* target, const Device& target_device, const void* source,
               const Device& source_device, std::int64_t bytes);
 
 void fill(const Tensor& contiguous_out, const kael_element_params& value);
 void convert(const Tensor& out, const Tensor& input);  // input broadcast to out's shape
-void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor>& inputs,
+// inputs as a span: the elementwise front-end passes an array, not a vector (host overhead).
+void elementwise(kael_element_op op, const Tensor& out, std::span<const Tensor> inputs,
                  DType in_dtype, const kael_element_params& params);
+inline void elementwise(kael_element_op op, const Tensor& out, const std::vector<Tensor>& inputs,
+                        DType in_dtype, const kael_element_params& params) {
+    elementwise(op, out, std::span<const Tensor>(inputs), in_dtype, params);
+}
 void reduce(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in,
             std::int64_t chunk_size, std::int64_t rows);
 // out (outer x inner, contiguous) = op along i of block, a contiguous outer x size x inner run

@@ -41,20 +41,20 @@ std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> out
 // over host mirrors when the device's plugin lacks the slot; outputs are written back after a
 // fallback. A template, not std::function: this runs for every op, ~400 times per decoded token.
 template <typename HasSlot, typename Call>
-void run(const char* slot, std::span<const Tensor> outputs,
-         const std::vector<Tensor>& given_inputs, HasSlot has_slot, const Call& call,
-         Aliasing allowed = Aliasing::None) {
+void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tensor> given_inputs,
+         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None) {
     // The inputs are copied only when one must be unaliased (rare).
     std::vector<Tensor> unaliased_inputs;
     for (std::size_t i = 0; i < given_inputs.size(); ++i) {
         if (std::optional<Tensor> copy = unaliased(given_inputs[i], outputs, allowed)) {
             if (unaliased_inputs.empty()) {
-                unaliased_inputs = given_inputs;
+                unaliased_inputs.assign(given_inputs.begin(), given_inputs.end());
             }
             unaliased_inputs[i] = std::move(*copy);
         }
     }
-    const std::vector<Tensor>& inputs = unaliased_inputs.empty() ? given_inputs : unaliased_inputs;
+    const std::span<const Tensor> inputs =
+        unaliased_inputs.empty() ? given_inputs : std::span<const Tensor>(unaliased_inputs);
     const Device device = outputs.front().device();
     // The plugin that allocated the output serves the call (what backend_for(device) returns,
     // without the registry lookup).
@@ -82,17 +82,28 @@ void run(const char* slot, std::span<const Tensor> outputs,
         host_inputs.push_back(mirrors.mirror(input));
     }
     count_fallback(backend, slot);
-    call(host, 0, std::span<const Tensor>(host_outputs), host_inputs);
+    call(host, 0, std::span<const Tensor>(host_outputs), std::span<const Tensor>(host_inputs));
     mirrors.write_back(outputs);
 }
 
-// run() for outputs written as a braced list ({out}), without a vector.
+// run() for outputs or inputs written as braced lists ({out}, {a, b}) or vectors.
+template <typename HasSlot, typename Call>
+void run(const char* slot, std::initializer_list<Tensor> outputs, std::span<const Tensor> inputs,
+         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None) {
+    run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()), inputs, has_slot, call,
+        allowed);
+}
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::initializer_list<Tensor> outputs,
          const std::vector<Tensor>& inputs, HasSlot has_slot, const Call& call,
          Aliasing allowed = Aliasing::None) {
-    run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()), inputs, has_slot, call,
-        allowed);
+    run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()),
+        std::span<const Tensor>(inputs), has_slot, call, allowed);
+}
+template <typename HasSlot, typename Call>
+void run(const char* slot, std::span<const Tensor> outputs, const std::vector<Tensor>& inputs,
+         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None) {
+    run(slot, outputs, std::span<const Tensor>(inputs), has_slot, call, allowed);
 }
 
 #define KAEL_SLOT_CHECK(slot) [](const kael_plugin* table) { return KAEL_HAS_SLOT(table, slot); }

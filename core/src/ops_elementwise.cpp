@@ -3,6 +3,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "autograd/record.h"
 #include "kael/device_graph.h"
@@ -19,18 +21,21 @@ using detail::no_params;
 
 DType floating(DType dtype) { return is_floating(dtype) ? dtype : DType::F32; }
 
+// out by value and moved through: no reference count traffic on the common, unrecorded path.
 Tensor differentiable(const autograd::Recording& recording, kael_element_op op,
-                      const std::vector<Tensor>& inputs, const Tensor& out,
+                      std::span<const Tensor> inputs, Tensor out,
                       const kael_element_params& params) {
     if (!recording.active()) {
         return out;
     }
-    return recording.finish(out, autograd::elementwise_name(op),
-                            autograd::elementwise_backward(op, inputs, out, params));
+    auto backward = autograd::elementwise_backward(
+        op, std::vector<Tensor>(inputs.begin(), inputs.end()), out, params);
+    return recording.finish(std::move(out), autograd::elementwise_name(op), std::move(backward));
 }
 
+// inputs as a span: binary ops pass an array, no vector per call (host overhead).
 Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
-           const std::vector<Tensor>& inputs, const kael_element_params& params = no_params(),
+           std::span<const Tensor> inputs, const kael_element_params& params = no_params(),
            std::size_t converted_from = 0) {
     const autograd::Recording recording(inputs);
     detail::check_same_device(inputs, name);
@@ -48,14 +53,21 @@ Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
     Tensor out = empty(*shape, out_dtype, inputs.front().device());
     if (!convert) {
         detail::elementwise(op, out, inputs, compute, params);
-        return differentiable(recording, op, inputs, out, params);
+        return differentiable(recording, op, inputs, std::move(out), params);
     }
     std::vector<Tensor> operands;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         operands.push_back(i >= converted_from ? inputs[i].to(compute) : inputs[i]);
     }
     detail::elementwise(op, out, operands, compute, params);
-    return differentiable(recording, op, inputs, out, params);
+    return differentiable(recording, op, inputs, std::move(out), params);
+}
+
+Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
+           const std::vector<Tensor>& inputs, const kael_element_params& params = no_params(),
+           std::size_t converted_from = 0) {
+    return run(op, name, out_dtype, compute, std::span<const Tensor>(inputs), params,
+               converted_from);
 }
 
 Tensor unary_float(kael_element_op op, const char* name, const Tensor& a) {
@@ -70,11 +82,13 @@ Tensor unary_numeric(kael_element_op op, const char* name, const Tensor& a) {
 
 Tensor binary(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
     const DType dtype = promote(a.dtype(), b.dtype());
-    return run(op, name, dtype, dtype, {a, b});
+    const std::array<Tensor, 2> inputs{a, b};
+    return run(op, name, dtype, dtype, inputs);
 }
 
 Tensor compare(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
-    return run(op, name, DType::Bool, promote(a.dtype(), b.dtype()), {a, b});
+    const std::array<Tensor, 2> inputs{a, b};
+    return run(op, name, DType::Bool, promote(a.dtype(), b.dtype()), inputs);
 }
 
 // A scalar operand lives on the tensor's device and keeps the tensor's dtype when it can.
@@ -239,13 +253,14 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
     if (mask.dtype() != DType::Bool) {
         throw TypeError("masked_fill: mask must be bool, got " + to_string(mask.dtype()));
     }
-    const autograd::Recording recording({a, mask});
-    detail::check_same_device({a, mask}, "masked_fill");
+    const std::array<Tensor, 2> inputs{a, mask};
+    const autograd::Recording recording(inputs);
+    detail::check_same_device(inputs, "masked_fill");
     Tensor out = empty(broadcast_shapes(a.shape(), mask.shape(), "masked_fill"), a.dtype(),
                        a.device());
     const kael_element_params params = detail::real_params(value);
-    detail::elementwise(KAEL_OP_MASKED_FILL, out, {a, mask}, a.dtype(), params);
-    return differentiable(recording, KAEL_OP_MASKED_FILL, {a, mask}, out, params);
+    detail::elementwise(KAEL_OP_MASKED_FILL, out, inputs, a.dtype(), params);
+    return differentiable(recording, KAEL_OP_MASKED_FILL, inputs, std::move(out), params);
 }
 
 Tensor masked_fill_int(const Tensor& a, const Tensor& mask, std::int64_t value) {

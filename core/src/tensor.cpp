@@ -49,12 +49,7 @@ std::string to_string(const Shape& shape) {
     return text + "]";
 }
 
-TensorImpl& Tensor::impl() const {
-    if (!impl_) {
-        throw ValueError("use of an undefined tensor");
-    }
-    return *impl_;
-}
+void Tensor::throw_undefined() { throw ValueError("use of an undefined tensor"); }
 
 std::int64_t Tensor::size(std::int64_t d) const {
     return shape()[detail::wrap_existing_dim(d, dim(), "size")];

@@ -42,7 +42,7 @@ std::int64_t broadcast_stride(const Tensor& input, const Shape& out_shape, std::
 // Non-trivial dimensions of out = f(inputs...) outermost first, neighbours merged where every
 // operand allows it, written into layout (up to KAEL_MAX_DIMS of them); returns how many there
 // are. One pass without heap allocation: every elementwise call builds its layout here.
-std::int64_t merge_dims(const Tensor& out, const std::vector<Tensor>& inputs,
+std::int64_t merge_dims(const Tensor& out, std::span<const Tensor> inputs,
                         kael_element_layout* layout) {
     const int operands = static_cast<int>(inputs.size()) + 1;
     if (operands > KAEL_MAX_OPERANDS) {
@@ -93,14 +93,14 @@ std::int64_t merge_dims(const Tensor& out, const std::vector<Tensor>& inputs,
 
 }  // namespace
 
-std::int64_t element_layout_dims(const Tensor& out, const std::vector<Tensor>& inputs) {
+std::int64_t element_layout_dims(const Tensor& out, std::span<const Tensor> inputs) {
     if (out.numel() == 0) {
         return 1;
     }
     return merge_dims(out, inputs, nullptr);
 }
 
-kael_element_layout element_layout(const Tensor& out, const std::vector<Tensor>& inputs) {
+kael_element_layout element_layout(const Tensor& out, std::span<const Tensor> inputs) {
     kael_element_layout layout{};
     layout.struct_size = sizeof(layout);
     layout.operands = static_cast<std::int32_t>(inputs.size()) + 1;

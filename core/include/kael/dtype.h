@@ -7,7 +7,18 @@ namespace kael {
 // Values match KAEL_DTYPE_* of the plugin ABI.
 enum class DType : std::int32_t { F32 = 0, F64 = 1, I64 = 2, Bool = 3 };
 
-[[nodiscard]] std::int64_t itemsize(DType dtype);
+// Throws ValueError for a value outside the enum (out of line, so itemsize stays inline).
+[[noreturn]] void throw_unknown_dtype(DType dtype);
+// Inline: every op asks, several times.
+[[nodiscard]] inline std::int64_t itemsize(DType dtype) {
+    switch (dtype) {
+        case DType::F32: return 4;
+        case DType::F64: return 8;
+        case DType::I64: return 8;
+        case DType::Bool: return 1;
+    }
+    throw_unknown_dtype(dtype);
+}
 [[nodiscard]] std::string to_string(DType dtype);
 [[nodiscard]] DType parse_dtype(const std::string& name);
 [[nodiscard]] bool is_floating(DType dtype);

@@ -93,7 +93,13 @@ public:
     [[nodiscard]] std::int64_t nbytes() const { return numel() * itemsize(dtype()); }
     [[nodiscard]] bool is_contiguous() const;
     [[nodiscard]] bool same_impl(const Tensor& other) const { return impl_ == other.impl_; }
-    [[nodiscard]] TensorImpl& impl() const;
+    // Inline (every accessor passes here); an undefined tensor throws ValueError.
+    [[nodiscard]] TensorImpl& impl() const {
+        if (impl_ == nullptr) [[unlikely]] {
+            throw_undefined();
+        }
+        return *impl_;
+    }
     [[nodiscard]] const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
 
     // Address of the first element on any device. On a non-cpu device only the plugin may
@@ -162,6 +168,7 @@ public:
                   bool retain_graph = false) const;
 
 private:
+    [[noreturn]] static void throw_undefined();
     std::shared_ptr<TensorImpl> impl_;
 };
 

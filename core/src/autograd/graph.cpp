@@ -124,7 +124,7 @@ void set_history(const Tensor& tensor, std::shared_ptr<Node> node) {
     meta.output_nr = 0;
 }
 
-bool any_requires_grad(const std::vector<Tensor>& tensors) {
+bool any_requires_grad(std::span<const Tensor> tensors) {
     for (const Tensor& tensor : tensors) {
         if (tensor.defined() && tensor.requires_grad()) {
             return true;
@@ -238,10 +238,12 @@ Edge gradient_edge(const Tensor& tensor) {
     return {accumulator, 0};
 }
 
-Recording::Recording(const std::vector<Tensor>& inputs)
+Recording::Recording(std::span<const Tensor> inputs)
     : active_(is_grad_enabled() && any_requires_grad(inputs)) {
     if (active_) {
-        inputs_ = inputs;  // only a recorded op needs them; every op constructs a Recording
+        // Only a recorded op needs them; every op constructs a Recording.
+        inputs_.assign(inputs.begin(), inputs.end());
+        no_grad_.emplace();
     }
 }
 

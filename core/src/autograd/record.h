@@ -3,6 +3,7 @@
 // the backward formula, written with ops on the incoming gradient.
 #include <functional>
 #include <optional>
+#include <span>
 
 #include "kael/autograd.h"
 #include "kael/ops_more.h"
@@ -16,11 +17,13 @@ using BackwardFunction = std::function<std::vector<Tensor>(const Tensor& grad)>;
 // The gradient edge of a tensor: its grad_fn, its leaf accumulator, or none.
 [[nodiscard]] Edge gradient_edge(const Tensor& tensor);
 
-// Switches grad mode off while the forward runs, so helper ops record nothing, and remembers
+// Switches grad mode off while a recorded forward runs, so helper ops record nothing, and remembers
 // whether the result needs a node.
 class Recording {
 public:
-    explicit Recording(const std::vector<Tensor>& inputs);
+    explicit Recording(std::span<const Tensor> inputs);
+    explicit Recording(const std::vector<Tensor>& inputs)
+        : Recording(std::span<const Tensor>(inputs)) {}
     Recording(const Recording&) = delete;
     Recording& operator=(const Recording&) = delete;
 
@@ -32,7 +35,9 @@ public:
 private:
     std::vector<Tensor> inputs_;
     bool active_ = false;
-    NoGradGuard no_grad_;  // constructed after active_ read the caller's grad mode
+    // Grad mode off while a recorded op's forward runs; an op that records nothing needs no
+    // guard, since none of its inputs requires grad (and it costs two thread-local writes).
+    std::optional<NoGradGuard> no_grad_;
 };
 
 // Records one node for several outputs of input (split's views): backward gets a gradient
