@@ -14,6 +14,28 @@ namespace {
 
 PyTypeObject* exact_tensor_type = nullptr;
 
+#if PYBIND11_VERSION_MAJOR == 2
+// The result wrapped through Tensor's pybind11 type record found once: py::cast looks it up by
+// hashing and comparing the C++ type's name on every call. (pybind11 2.x's caster, which
+// takes the record; other versions use py::cast.)
+const py::detail::type_info* tensor_type_record = nullptr;
+
+void* move_tensor(const void* source) {
+    return new Tensor(std::move(*const_cast<Tensor*>(static_cast<const Tensor*>(source))));
+}
+
+PyObject* wrap(Tensor&& result) {
+    return py::detail::type_caster_generic::cast(&result, py::return_value_policy::move,
+                                                 py::handle(), tensor_type_record, nullptr,
+                                                 &move_tensor)
+        .ptr();
+}
+#else
+PyObject* wrap(Tensor&& result) {
+    return py::cast(std::move(result)).release().ptr();
+}
+#endif
+
 // The method names per slot, interned once: __add__ and __radd__, ...
 template <int kSlot>
 PyObject* forward_name = nullptr;
@@ -41,7 +63,17 @@ template <int kSlot, Tensor (*op)(const Tensor&, const Tensor&)>
 PyObject* tensor_slot(PyObject* a, PyObject* b) {
     if (Py_TYPE(a) == exact_tensor_type && Py_TYPE(b) == exact_tensor_type) {
         try {
-            return py::cast(op(tensor_of(a), tensor_of(b))).release().ptr();
+            // The operands' own Tensors, not copies: both objects live through the call.
+            const auto value = [](PyObject* object) -> const Tensor* {
+                return reinterpret_cast<py::detail::instance*>(object)
+                    ->get_value_and_holder()
+                    .value_ptr<Tensor>();
+            };
+            const Tensor* left = value(a);
+            const Tensor* right = value(b);
+            if (left != nullptr && right != nullptr) {
+                return wrap(op(*left, *right));
+            }
         } catch (...) {
             // Again through the methods, whose translators raise the Python error; the ops
             // write nothing before they fail.
@@ -80,6 +112,9 @@ void bind_fast_operators(py::module_& module) {
         return;  // pybind11 always fills them for a class with these methods
     }
     exact_tensor_type = type;
+#if PYBIND11_VERSION_MAJOR == 2
+    tensor_type_record = py::detail::get_type_info(typeid(Tensor));
+#endif
     install<0, add_tensors>(numbers->nb_add, "__add__", "__radd__");
     install<1, sub_tensors>(numbers->nb_subtract, "__sub__", "__rsub__");
     install<2, mul_tensors>(numbers->nb_multiply, "__mul__", "__rmul__");
