@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -38,8 +39,7 @@ typename R::State fold(const Storage<In>* row, int64_t begin, int64_t end) {
 constexpr int64_t kInterleavedBlocks = 8;
 
 template <typename R, typename In>
-void fold_whole_blocks(const Storage<In>* row, int64_t first_block,
-                       std::vector<typename R::State>& partials) {
+void fold_whole_blocks(const Storage<In>* row, int64_t first_block, typename R::State* partials) {
     const Storage<In>* starts[kInterleavedBlocks];
     typename R::State states[kInterleavedBlocks];
     for (int64_t lane = 0; lane < kInterleavedBlocks; ++lane) {
@@ -54,7 +54,7 @@ void fold_whole_blocks(const Storage<In>* row, int64_t first_block,
         }
     }
     for (int64_t lane = 0; lane < kInterleavedBlocks; ++lane) {
-        partials[static_cast<size_t>(first_block + lane)] = states[lane];
+        partials[first_block + lane] = states[lane];
     }
 }
 
@@ -65,15 +65,18 @@ typename R::State reduce_row(const Storage<In>* row, int64_t length, bool parall
     }
     const int64_t blocks = (length + kBlock - 1) / kBlock;
     const int64_t whole_blocks = length / kBlock;
-    std::vector<typename R::State> partials(static_cast<size_t>(blocks));
+    // An array, never std::vector: a vector<bool> packs the states of bool reductions (all,
+    // any, min and max of bool) into shared words, and threads writing neighbouring blocks'
+    // partials then lose each other's bits.
+    const auto partials = std::make_unique<typename R::State[]>(static_cast<size_t>(blocks));
     const auto fold_blocks = [&](int64_t begin, int64_t end) {
         int64_t block = begin;
         for (; block + kInterleavedBlocks <= std::min(end, whole_blocks);
              block += kInterleavedBlocks) {
-            fold_whole_blocks<R, In>(row, block, partials);
+            fold_whole_blocks<R, In>(row, block, partials.get());
         }
         for (; block < end; ++block) {
-            partials[static_cast<size_t>(block)] =
+            partials[block] =
                 fold<R, In>(row, block * kBlock, std::min(length, (block + 1) * kBlock));
         }
     };
@@ -82,7 +85,8 @@ typename R::State reduce_row(const Storage<In>* row, int64_t length, bool parall
     } else {
         fold_blocks(0, blocks);
     }
-    return kernels::tasks::merge_pairs_in_place<R>(partials, static_cast<int64_t>(partials.size()));
+    typename R::State* const states = partials.get();
+    return kernels::tasks::merge_pairs_in_place<R>(states, blocks);
 }
 
 template <typename R, typename In>

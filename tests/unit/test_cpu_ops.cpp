@@ -33,6 +33,21 @@ BOOST_AUTO_TEST_CASE(cpu_device_is_listed) {
     BOOST_TEST(devices.front().plugin == "cpu");
 }
 
+// Bool reductions long enough to fold blocks on several threads: their partial states were
+// once a std::vector<bool>, whose packed bits the threads overwrote (min of all-true tensors
+// came out false about one call in ten). Many calls, since the race needs an unlucky timing.
+BOOST_AUTO_TEST_CASE(long_bool_reductions_keep_every_block) {
+    const std::int64_t n = 200003;
+    const Tensor all_true = kael::ge(kael::zeros({n}), kael::zeros({n}));
+    const Tensor last_true = kael::eq(kael::arange(0, double(n), 1, DType::I64),
+                                      kael::full({n}, double(n - 1), DType::I64));
+    for (int call = 0; call < 200; ++call) {
+        BOOST_REQUIRE(kael::min(all_true).item<bool>());
+        BOOST_REQUIRE(kael::max(last_true).item<bool>());
+        BOOST_REQUIRE(!kael::min(last_true).item<bool>());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(add_mul_with_broadcast_transpose_and_strides) {
     const Tensor a = iota({2, 3});
     const Tensor b = kael::tensor(std::vector<float>{10, 20, 30});
