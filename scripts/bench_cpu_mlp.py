@@ -38,6 +38,24 @@ def kael_epochs(build_dir, data, epochs, threads):
     return {"epochs": seconds, "accuracy": float(accuracy[-1]) if accuracy else None}
 
 
+def measure(torch, build_dir, data, epochs, threads, errors):
+    """The epoch row (kael and torch epochs, accuracy, speed when both ran); failures go to
+    errors. torch's thread count is set here."""
+    torch.set_num_threads(threads)
+    try:
+        kael = kael_epochs(build_dir, data, epochs, threads)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as error:
+        errors.append(str(error))
+        kael = None
+    recipe = argparse.Namespace(data=data, mlp_epochs=epochs)
+    theirs = bench_vs_torch.measure_torch_mlp(torch, "cpu", recipe, errors)
+    row = {"case": "Fashion-MNIST MLP epoch (C++ example, cpu)", "unit": "s", "threads": threads,
+           "kael": kael, "torch": theirs}
+    if kael and theirs:
+        row["speed"] = theirs["epochs"][-1] / kael["epochs"][-1]
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", type=pathlib.Path, default=pathlib.Path("build"))
@@ -59,20 +77,11 @@ def main():
         print(f"no Fashion-MNIST in {arguments.data} (apt-get install dataset-fashion-mnist)",
               file=sys.stderr)
         return 77
-    torch.set_num_threads(arguments.threads)
     errors = []
-    try:
-        kael = kael_epochs(arguments.build_dir, arguments.data, arguments.epochs,
-                           arguments.threads)
-    except (RuntimeError, OSError, subprocess.TimeoutExpired) as error:
-        errors.append(str(error))
-        kael = None
-    recipe = argparse.Namespace(data=arguments.data, mlp_epochs=arguments.epochs)
-    theirs = bench_vs_torch.measure_torch_mlp(torch, "cpu", recipe, errors)
-    row = {"case": "Fashion-MNIST MLP epoch (C++ example, cpu)", "unit": "s",
-           "threads": arguments.threads, "kael": kael, "torch": theirs}
-    if kael and theirs:
-        row["speed"] = theirs["epochs"][-1] / kael["epochs"][-1]
+    row = measure(torch, arguments.build_dir, arguments.data, arguments.epochs, arguments.threads,
+                  errors)
+    kael, theirs = row["kael"], row["torch"]
+    if "speed" in row:
         verdict = "PASS" if row["speed"] >= 1.0 else "FAIL"
         print(f"{'case':<48}{'kael':>10}{'torch':>10}{'speed':>8}  bar")
         print(f"{row['case']:<48}{kael['epochs'][-1]:>9.3f}s{theirs['epochs'][-1]:>9.3f}s"

@@ -88,6 +88,27 @@ def timer(synchronize, repeat, min_sample_seconds):
     return measure
 
 
+def measure_case(case, libraries, devices, timers):
+    """One case on both sides: a row with kael, torch and speed (above 1: kael is faster), or
+    with an error. libraries, devices and timers are (kael, torch) pairs."""
+    (kael, torch), (kael_device, torch_device), (time_kael, time_torch) = \
+        libraries, devices, timers
+    row = {"case": case.name, "unit": case.unit}
+    try:
+        torch_run = case.torch_setup(torch, torch_device)
+        row["torch"] = case.figure(time_torch(torch_run))
+        del torch_run
+        kael_run = case.kael_setup(kael, kael_device)
+        row["kael"] = case.figure(time_kael(kael_run))
+        del kael_run
+        # Lower is better for times, higher for rates: speed above 1 means kael is faster.
+        row["speed"] = row["kael"] / row["torch"] if case.higher_is_better else \
+            row["torch"] / row["kael"]
+    except Exception as error:  # one broken case must not hide the others
+        row["error"] = f"{type(error).__name__}: {error}"[:300]
+    return row
+
+
 def main():
     arguments = parse_arguments()
     try:
@@ -106,6 +127,11 @@ def main():
     if on_gpu:
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+    if not on_gpu:
+        # The same thread count on both sides: torch's default is the physical cores (one on a
+        # 2-vCPU machine), kael's every vCPU.
+        torch.set_num_threads(kael.get_num_threads())
+        print(f"cpu: {kael.get_num_threads()} threads for kael and torch")
     torch_device = torch.device("cuda:0" if on_gpu else "cpu")
     kael_device = "cuda:0" if on_gpu else "cpu"
     sync_torch = torch.cuda.synchronize if on_gpu else (lambda: None)
@@ -120,21 +146,10 @@ def main():
     for case in cases:
         if not any(part in case.name for part in arguments.filter.split("|")):
             continue
-        row = {"case": case.name, "unit": case.unit, "bar": bar_for(case.name)}
-        try:
-            torch_run = case.torch_setup(torch, torch_device)
-            row["torch"] = case.figure(time_torch(torch_run))
-            del torch_run
-            kael_run = case.kael_setup(kael, kael_device)
-            row["kael"] = case.figure(time_kael(kael_run))
-            del kael_run
-            # Lower is better for times, higher for rates: speed above 1 means kael is faster.
-            better = row["kael"] / row["torch"] if case.higher_is_better else \
-                row["torch"] / row["kael"]
-            row["speed"] = better
-        except Exception as error:  # one broken case must not hide the others
-            row["error"] = f"{type(error).__name__}: {error}"[:300]
-            failed = True
+        row = measure_case(case, (kael, torch), (kael_device, torch_device),
+                           (time_kael, time_torch))
+        row["bar"] = bar_for(case.name)
+        failed = failed or "error" in row
         row["verdict"] = judge(row)
         rows.append(row)
         if "error" in row:

@@ -15,17 +15,14 @@ import numpy as np
 import kael
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--json-out", help="also write the rows here")
-    arguments = parser.parse_args()
+def measure(rounds):
+    """The rows: elements, kael_us, numpy_us, time_ratio (kael/numpy), bar, pass."""
     rows = []
     for elements, calls, bar in [(16, 200000, 1.5), (1_000_000, 200, 1.0)]:
         a, b = kael.ones(elements), kael.ones(elements)
         x, y = np.ones(elements, dtype=np.float32), np.ones(elements, dtype=np.float32)
         best_kael = best_numpy = float("inf")
-        for _ in range(arguments.rounds):
+        for _ in range(rounds):
             best_kael = min(best_kael, timeit.timeit(lambda: a + b, number=calls) / calls)
             best_numpy = min(best_numpy, timeit.timeit(lambda: x + y, number=calls) / calls)
         ratio = best_kael / best_numpy  # kael's time in numpy's
@@ -34,9 +31,19 @@ def main():
                      "numpy_us": best_numpy * 1e6, "time_ratio": ratio,
                      "bar": f"<= {bar}x numpy's time" if elements == 16 else ">= numpy's speed",
                      "pass": passed})
-        print(f"a + b, {elements:>7} f32: kael {best_kael * 1e6:9.3f} us, numpy "
-              f"{best_numpy * 1e6:9.3f} us, kael/numpy time {ratio:5.2f}  "
-              f"{'PASS' if passed else 'FAIL'} ({rows[-1]['bar']})")
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--json-out", help="also write the rows here")
+    arguments = parser.parse_args()
+    rows = measure(arguments.rounds)
+    for row in rows:
+        print(f"a + b, {row['elements']:>7} f32: kael {row['kael_us']:9.3f} us, numpy "
+              f"{row['numpy_us']:9.3f} us, kael/numpy time {row['time_ratio']:5.2f}  "
+              f"{'PASS' if row['pass'] else 'FAIL'} ({row['bar']})")
     if arguments.json_out:
         with open(arguments.json_out, "w", encoding="utf-8") as out:
             json.dump({"threads": kael.get_num_threads(), "rows": rows}, out, indent=1)

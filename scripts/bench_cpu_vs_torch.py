@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""kael on the CPU beside PyTorch CPU and numpy in one run, judged against the CPU speed issue's
+bars: every model-path case of bench_model_path.py (row ops, reductions, index and sequence ops,
+elementwise, linear, attention, a GPT-2 small training step and generation, a char-GPT step),
+a + b from Python beside numpy (bench_python_overhead.py) and the Fashion-MNIST MLP epoch from
+C++ (bench_cpu_mlp.py), with the same thread count on every side. Prints one table, writes JSON.
+
+    PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/bench_cpu_vs_torch.py \\
+        [--scale 0.125] [--repeat 5] [--min-sample-ms 20] [--threads N] [--json-out F]
+
+Bars: row ops, reductions, index and sequence ops (and linear, attention) speed >= 1.0;
+elementwise >= 1.0 contiguous, >= 0.8 strided or broadcast; a + b of 16 elements at most 1.5x
+numpy's time, of 1e6 at least numpy's speed; the MLP epoch at most PyTorch's time. The model
+rows have no bar of their own. Exit status 1 on an error, 77 when torch or numpy is missing.
+"""
+import argparse
+import json
+import math
+import os
+import pathlib
+import sys
+
+import bench_cpu_mlp
+import bench_model_cases
+import bench_model_path
+
+SKIPPED = 77
+STRIDED = ("a + a.T", "a + row", "contiguous() of a transpose", "where on", "masked_fill on")
+MODELS = ("training step", "generation")
+
+
+def bar_for(name):
+    """The issue's bar for a model-path case, or None for the model rows."""
+    if any(part in name for part in MODELS):
+        return None
+    if any(name.startswith(part) for part in STRIDED):
+        return 0.8
+    return 1.0  # contiguous elementwise, row ops, reductions, index and sequence ops
+
+
+def parse_arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=0.125)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--min-sample-ms", type=float, default=20)
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--build-dir", type=pathlib.Path, default=pathlib.Path("build"))
+    parser.add_argument("--data", type=pathlib.Path, default=bench_cpu_mlp.DEFAULT_DATA)
+    parser.add_argument("--skip-models", action="store_true", help="no GPT rows (a smoke run)")
+    parser.add_argument("--skip-mlp", action="store_true", help="no MLP epoch row")
+    parser.add_argument("--json-out", type=pathlib.Path)
+    return parser.parse_args()
+
+
+def main():
+    arguments = parse_arguments()
+    try:
+        import torch  # pylint: disable=import-outside-toplevel
+        import kael  # pylint: disable=import-outside-toplevel
+        import bench_python_overhead  # pylint: disable=import-outside-toplevel (numpy)
+    except ImportError as error:
+        print(f"bench_cpu_vs_torch: {error}; nothing measured", file=sys.stderr)
+        return SKIPPED
+    kael.set_num_threads(arguments.threads)
+    torch.set_num_threads(arguments.threads)
+    timer = bench_model_path.timer(lambda: None, arguments.repeat, arguments.min_sample_ms / 1000)
+    cases = bench_model_cases.op_cases(arguments.scale)
+    if not arguments.skip_models:
+        cases += bench_model_cases.model_cases(arguments.scale)
+    rows, failed = [], False
+    print(f"kael {kael.__version__ if hasattr(kael, '__version__') else ''} beside torch "
+          f"{torch.__version__}, {arguments.threads} threads each")
+    print(f"{'case':<56} {'kael':>11} {'torch':>11} {'speed':>7} {'bar':>5}")
+    for case in cases:
+        row = bench_model_path.measure_case(case, (kael, torch), ("cpu", torch.device("cpu")),
+                                            (timer, timer))
+        row["bar"] = bar_for(case.name)
+        if "error" in row:
+            failed = True
+            row["verdict"] = "FAIL"
+            print(f"{case.name:<56} FAILED {row['error']}")
+        else:
+            row["verdict"] = "" if row["bar"] is None else (
+                "PASS" if row["speed"] >= row["bar"] else "FAIL")
+            print(f"{case.name:<56} {row['kael']:>9.4g}{case.unit:>2} {row['torch']:>9.4g}"
+                  f"{case.unit:>2} {row['speed']:>7.2f} {row['bar'] or '':>5} {row['verdict']}",
+                  flush=True)
+        rows.append(row)
+    for overhead in bench_python_overhead.measure(rounds=7):
+        name = f"Python a + b of {overhead['elements']} elements (beside numpy)"
+        row = {"case": name, "unit": "us", "kael": overhead["kael_us"],
+               "numpy": overhead["numpy_us"], "speed": 1 / overhead["time_ratio"],
+               "bar": overhead["bar"], "verdict": "PASS" if overhead["pass"] else "FAIL"}
+        rows.append(row)
+        print(f"{name:<56} {row['kael']:>9.4g}us {row['numpy']:>9.4g}us {row['speed']:>7.2f}"
+              f" {row['verdict']} ({row['bar']})")
+    if not arguments.skip_mlp and (arguments.data / "train-images-idx3-ubyte.gz").exists():
+        errors = []
+        row = bench_cpu_mlp.measure(torch, arguments.build_dir, arguments.data, 1,
+                                    arguments.threads, errors)
+        failed = failed or bool(errors)
+        if "speed" in row:
+            row["bar"], row["verdict"] = 1.0, "PASS" if row["speed"] >= 1.0 else "FAIL"
+            print(f"{row['case']:<56} {row['kael']['epochs'][-1]:>10.3f}s "
+                  f"{row['torch']['epochs'][-1]:>10.3f}s {row['speed']:>7.2f} {1.0:>5} "
+                  f"{row['verdict']}")
+        for error in errors:
+            print("error: " + error, file=sys.stderr)
+        rows.append(row)
+    judged = [row for row in rows if row.get("verdict") in ("PASS", "FAIL")]
+    passed = sum(row["verdict"] == "PASS" for row in judged)
+    speeds = [row["speed"] for row in rows if "speed" in row]
+    if speeds:
+        geometric = math.exp(sum(math.log(s) for s in speeds) / len(speeds))
+        print(f"geometric mean speed over {len(speeds)} rows: {geometric:.2f}")
+    print(f"bars: {passed} of {len(judged)} PASS")
+    if arguments.json_out:
+        arguments.json_out.write_text(json.dumps(
+            {"threads": arguments.threads, "scale": arguments.scale, "torch": torch.__version__,
+             "rows": rows}, indent=1) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
