@@ -7,6 +7,7 @@
 
 #include "kernel_calls.h"
 #include "kernel_run.h"
+#include "memory_overlap.h"
 
 namespace kael::detail {
 
@@ -186,9 +187,11 @@ void adam_many(const std::vector<AdamTensors>& entries) {
                 group.push_back(&entries[i]);
             }
         }
+        // A grad that shares memory with what the step writes goes through adam(), whose run()
+        // copies it away first.
         const auto aliased = [](const AdamTensors* e) {
-            const Tensor outputs[] = {e->param, e->m, e->v};
-            return unaliased(e->grad, outputs, Aliasing::None).has_value();
+            return may_overlap(e->param, e->grad) || may_overlap(e->m, e->grad) ||
+                   may_overlap(e->v, e->grad);
         };
         // A parameter listed twice is stepped twice in order, never twice in one launch.
         std::set<const void*> seen;

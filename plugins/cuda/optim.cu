@@ -15,12 +15,19 @@ namespace {
 
 using kernels::tasks::AdamStep;
 
-__device__ void update_four(const AdamStep<float>& step, float4& value, float4 grad,
-                            float4& first, float4& second) {
+// Elements 4 * pack .. 4 * pack + 3 through 16-byte loads and stores.
+__device__ void step_pack(const AdamStep<float>& step, std::int64_t pack) {
+    float4 value = reinterpret_cast<const float4*>(step.param)[pack];
+    float4 first = reinterpret_cast<const float4*>(step.m)[pack];
+    float4 second = reinterpret_cast<const float4*>(step.v)[pack];
+    const float4 grad = reinterpret_cast<const float4*>(step.grad)[pack];
     step.update(value.x, grad.x, first.x, second.x);
     step.update(value.y, grad.y, first.y, second.y);
     step.update(value.z, grad.z, first.z, second.z);
     step.update(value.w, grad.w, first.w, second.w);
+    reinterpret_cast<float4*>(step.param)[pack] = value;
+    reinterpret_cast<float4*>(step.m)[pack] = first;
+    reinterpret_cast<float4*>(step.v)[pack] = second;
 }
 
 // Element i < count, four per thread; the last count % 4 one by one by the first threads.
@@ -30,13 +37,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
     for (std::int64_t pack = first; pack < packs; pack += stride) {
-        float4 value = reinterpret_cast<const float4*>(step.param)[pack];
-        float4 m = reinterpret_cast<const float4*>(step.m)[pack];
-        float4 v = reinterpret_cast<const float4*>(step.v)[pack];
-        update_four(step, value, reinterpret_cast<const float4*>(step.grad)[pack], m, v);
-        reinterpret_cast<float4*>(step.param)[pack] = value;
-        reinterpret_cast<float4*>(step.m)[pack] = m;
-        reinterpret_cast<float4*>(step.v)[pack] = v;
+        step_pack(step, pack);
     }
     if (packs * 4 + first < count) {
         step(packs * 4 + first);
@@ -96,15 +97,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) adam_group(AdamGroup<T> grou
         if (group.packed[t]) {  // begin is a multiple of 4: whole packs, then the tail
             const std::int64_t packs_end = begin + (end - begin) / 4 * 4;
             for (std::int64_t i = begin + 4 * threadIdx.x; i < packs_end; i += 4 * blockDim.x) {
-                const std::int64_t pack = i / 4;
-                float4 value = reinterpret_cast<const float4*>(step.param)[pack];
-                float4 first = reinterpret_cast<const float4*>(step.m)[pack];
-                float4 second = reinterpret_cast<const float4*>(step.v)[pack];
-                update_four(step, value, reinterpret_cast<const float4*>(step.grad)[pack], first,
-                            second);
-                reinterpret_cast<float4*>(step.param)[pack] = value;
-                reinterpret_cast<float4*>(step.m)[pack] = first;
-                reinterpret_cast<float4*>(step.v)[pack] = second;
+                step_pack(step, i / 4);
             }
             scalar_begin = packs_end;
         }

@@ -74,6 +74,9 @@ void bind_fast_operators(py::module_& module);
 // type lookup (a hash of the C++ type's name); tensor_of needs is_tensor(object).
 [[nodiscard]] bool is_tensor(py::handle object);
 [[nodiscard]] Tensor tensor_of(py::handle object);
+// The Tensor inside object's instance, not a copy (null when it holds none); valid while object
+// lives. Needs is_tensor(object).
+[[nodiscard]] const Tensor* tensor_pointer(py::handle object);
 
 // Both operands of a binary op, either of which may be a Python scalar (not both).
 [[nodiscard]] std::pair<Tensor, Tensor> operands(py::handle a, py::handle b, const char* op);

@@ -335,10 +335,14 @@ bool is_tensor(py::handle object) {
     return type == tensor_python_type() || PyType_IsSubtype(type, tensor_python_type()) != 0;
 }
 
+const Tensor* tensor_pointer(py::handle object) {
+    auto* const instance = reinterpret_cast<py::detail::instance*>(object.ptr());
+    return instance->get_value_and_holder().value_ptr<Tensor>();
+}
+
 // object's Tensor (is_tensor(object) holds), read from its pybind11 instance directly.
 Tensor tensor_of(py::handle object) {
-    auto* const instance = reinterpret_cast<py::detail::instance*>(object.ptr());
-    const Tensor* value = instance->get_value_and_holder().value_ptr<Tensor>();
+    const Tensor* value = tensor_pointer(object);
     return value != nullptr ? *value : object.cast<Tensor>();  // cast names what is wrong
 }
 

@@ -64,13 +64,8 @@ PyObject* tensor_slot(PyObject* a, PyObject* b) {
     if (Py_TYPE(a) == exact_tensor_type && Py_TYPE(b) == exact_tensor_type) {
         try {
             // The operands' own Tensors, not copies: both objects live through the call.
-            const auto value = [](PyObject* object) -> const Tensor* {
-                return reinterpret_cast<py::detail::instance*>(object)
-                    ->get_value_and_holder()
-                    .value_ptr<Tensor>();
-            };
-            const Tensor* left = value(a);
-            const Tensor* right = value(b);
+            const Tensor* left = tensor_pointer(a);
+            const Tensor* right = tensor_pointer(b);
             if (left != nullptr && right != nullptr) {
                 return wrap(op(*left, *right));
             }
