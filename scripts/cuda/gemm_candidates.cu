@@ -2,7 +2,10 @@
 // row-major as kael issues them, how fast cublasSgemm, cuBLASLt's first heuristic choice and
 // the best of its candidates are; then whether cuBLASLt has f32 algorithms for the epilogues a
 // training step could fold in (bias gradients, GELU with its pre-activation, GELU's gradient,
-// a residual as C), and what they cost beside the plain product. A measurement, not a test.
+// a residual as C), and what they cost beside the plain product; last, the vocabulary GEMMs with
+// the 50257-wide operand's row stride padded (logits in a wider buffer). A measurement, not a
+// test. Last, each linear's two backward GEMMs (dX, dW) one after the other and on two streams
+// at once (fork and join by events), as a backward pass could issue them.
 //   nvcc -O2 -std=c++20 -arch=sm_90 scripts/cuda/gemm_candidates.cu -lcublas -lcublasLt -o gc &&
 //   ./gc
 #include <cublasLt.h>
@@ -119,6 +122,31 @@ Timing time_lt(cublasLtHandle_t lt, const Shape& s, Buffers& buffers, cublasLtEp
     return timing;
 }
 
+// cublasSgemm for s with the row strides given (0: the packed one).
+float sgemm_ms(cublasHandle_t handle, const Shape& s, const Buffers& buffers, int lda, int ldb,
+               int ldc) {
+    cublasOperation_t b_op = s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t a_op = s.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (ldb == 0) ldb = s.b_transposed ? s.k : s.n;
+    if (lda == 0) lda = s.a_transposed ? s.m : s.k;
+    if (ldc == 0) ldc = s.n;
+    const float one = 1, zero = 0;
+    return milliseconds([&] {
+        cublasSgemm(handle, b_op, a_op, s.n, s.m, s.k, &one, buffers.b, ldb, buffers.a, lda, &zero,
+                    buffers.c, ldc);
+    });
+}
+
+// The GEMM of s on handle's stream into out, row strides packed.
+void sgemm_into(cublasHandle_t handle, const Shape& s, const float* a, const float* b,
+                float* out) {
+    cublasOperation_t b_op = s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t a_op = s.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const int ldb = s.b_transposed ? s.k : s.n, lda = s.a_transposed ? s.m : s.k;
+    const float one = 1, zero = 0;
+    cublasSgemm(handle, b_op, a_op, s.n, s.m, s.k, &one, b, ldb, a, lda, &zero, out, s.n);
+}
+
 int main() {
     const int M = 4096;
     const std::vector<Shape> shapes = {
@@ -130,7 +158,7 @@ int main() {
         {"qkv dW", 2304, 768, M, true, false, 12},    {"proj dW", 768, 768, M, true, false, 12},
         {"fc dW", 3072, 768, M, true, false, 12},     {"fc2 dW", 768, 3072, M, true, false, 12},
         {"head dW", 50257, 768, M, true, false, 1}};
-    const size_t elements = size_t{50257} * 4096;
+    const size_t elements = size_t{50304} * 4096;
     Buffers buffers;
     for (float** buffer : {&buffers.a, &buffers.b, &buffers.c, &buffers.d, &buffers.aux}) {
         CHECK(cudaMalloc(buffer, elements * 4));
@@ -194,4 +222,51 @@ int main() {
             probe.what, fused.found, fused.first * 1e3, fused.best_index, fused.best * 1e3,
             plain.first * 1e3, plain.best * 1e3);
     }
+    // The vocabulary GEMMs: the operand 50257 wide (logits or their gradient) with its row
+    // stride rounded up to a multiple of pad, and with the vocabulary itself padded to 50304.
+    for (const int index : {4, 9, 14}) {
+        const Shape& s = shapes[index];
+        std::printf("%-9s packed %8.1f us", s.name, sgemm_ms(handle, s, buffers, 0, 0, 0) * 1e3);
+        for (const int pad : {4, 32, 64}) {
+            const int ld = (50257 + pad - 1) / pad * pad;
+            const float ms = index == 4    ? sgemm_ms(handle, s, buffers, 0, 0, ld)
+                             : index == 9  ? sgemm_ms(handle, s, buffers, ld, 0, 0)
+                                           : sgemm_ms(handle, s, buffers, ld, 0, 0);
+            std::printf("  ld %d %8.1f us", ld, ms * 1e3);
+        }
+        Shape wide = s;
+        (index == 4 ? wide.n : index == 9 ? wide.k : wide.m) = 50304;
+        std::printf("  vocab 50304 %8.1f us\n", sgemm_ms(handle, wide, buffers, 0, 0, 0) * 1e3);
+    }
+    cudaStream_t side;
+    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    cublasHandle_t side_handle;
+    CHECK(cublasCreate(&side_handle));
+    CHECK(cublasSetStream(side_handle, side));
+    cudaEvent_t fork, join;
+    CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    double serial_total = 0, paired_total = 0;
+    for (const int dx : {5, 6, 7, 8, 9}) {
+        const Shape& x = shapes[dx];
+        const Shape& w = shapes[dx + 5];
+        const float serial = milliseconds([&] {
+            sgemm_into(handle, x, buffers.a, buffers.b, buffers.c);
+            sgemm_into(handle, w, buffers.a, buffers.b, buffers.d);
+        });
+        const float paired = milliseconds([&] {
+            cudaEventRecord(fork, nullptr);
+            cudaStreamWaitEvent(side, fork, 0);
+            sgemm_into(side_handle, w, buffers.a, buffers.b, buffers.d);
+            sgemm_into(handle, x, buffers.a, buffers.b, buffers.c);
+            cudaEventRecord(join, side);
+            cudaStreamWaitEvent(nullptr, join, 0);
+        });
+        std::printf("%-9s + %-9s one stream %8.1f us  two streams %8.1f us  gain %.3f\n", x.name,
+                    w.name, serial * 1e3, paired * 1e3, serial / paired);
+        serial_total += x.per_step * serial;
+        paired_total += x.per_step * paired;
+    }
+    std::printf("one step's backward GEMMs: one stream %.2f ms, two streams %.2f ms\n",
+                serial_total, paired_total);
 }
