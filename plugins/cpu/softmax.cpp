@@ -1,6 +1,7 @@
 // Softmax / log_softmax and cross_entropy, forward and backward: the shared task bodies
 // (kael/kernels/tasks/softmax.h, cross_entropy.h) over the plugin's threads, enough items per
-// thread to pay for it; the f32 softmax forward is the plugin's own (softmax_f32.cpp).
+// thread to pay for it; the f32 softmax forward and
+// cross_entropy are the plugin's own (softmax_f32.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -47,6 +48,13 @@ kael_status cross_entropy(int32_t device, kael_dtype dtype, void* losses, void* 
                           int64_t classes) {
     return plugin::guarded("cpu.cross_entropy", [&] {
         check_device(device);
+        if (dtype == KAEL_DTYPE_F32 &&
+            tasks::check_cross_entropy_call("cross_entropy", dtype, {losses, lse, logits, targets},
+                                            rows, classes)) {
+            cross_entropy_f32({static_cast<float*>(losses), static_cast<float*>(lse),
+                               static_cast<const float*>(logits), targets, rows, classes});
+            return;
+        }
         tasks::launch_cross_entropy<Launcher>(dtype, losses, lse, logits, targets, rows, classes);
     });
 }
@@ -57,6 +65,16 @@ kael_status cross_entropy_backward(int32_t device, kael_dtype dtype, void* grad_
                                    int64_t classes) {
     return plugin::guarded("cpu.cross_entropy_backward", [&] {
         check_device(device);
+        if (dtype == KAEL_DTYPE_F32 && (grad_stride == 0 || grad_stride == 1) &&
+            tasks::check_cross_entropy_call("cross_entropy_backward", dtype,
+                                            {grad_logits, grad_losses, logits, lse, targets}, rows,
+                                            classes)) {
+            cross_entropy_backward_f32({static_cast<float*>(grad_logits),
+                                        static_cast<const float*>(grad_losses), grad_stride,
+                                        static_cast<const float*>(logits),
+                                        static_cast<const float*>(lse), targets, rows, classes});
+            return;
+        }
         tasks::launch_cross_entropy_backward<Launcher>(dtype, grad_logits, grad_losses, grad_stride,
                                                        logits, lse, targets, rows, classes);
     });

@@ -1,4 +1,5 @@
-// The f32 softmax / log_softmax forward written for the cpu: the shared task's rules (the row's
+// The f32 softmax / log_softmax forward and cross_entropy forward and backward written for the
+// cpu: the shared task's rules (the row's
 // maximum, NaN in any element gives a NaN row, every -inf gives NaN, double sums), with each
 // pass split over kLanes independent lanes so the loops vectorize, the exponentials from
 // glibc's vector math, and column blocks (inner > 1) walked row by row, kColumns at a time, so
@@ -47,10 +48,12 @@ float row_maximum_baseline(const float* x, int64_t size) {
     return nan_or(nan, maximum);
 }
 
-// GCC 12's AVX-512 max intrinsics read an undefined pass-through operand it warns about.
+// GCC 12's _mm512_max_ps passes an undefined operand it then warns about; kept out of line so
+// the warning stays inside these pragmas.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-[[gnu::target("avx512f")]] float row_maximum_avx512(const float* x, int64_t size) {
+#pragma GCC diagnostic ignored "-Wuninitialized"
+[[gnu::target("avx512f"), gnu::noinline]] float row_maximum_avx512(const float* x, int64_t size) {
     __m512 top = _mm512_set1_ps(x[0]);
     __mmask16 nan = 0;
     int64_t i = 0;
@@ -59,7 +62,12 @@ float row_maximum_baseline(const float* x, int64_t size) {
         nan |= _mm512_cmp_ps_mask(value, value, _CMP_UNORD_Q);
         top = _mm512_max_ps(top, value);
     }
-    float maximum = _mm512_reduce_max_ps(top);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, top);
+    float maximum = lanes[0];
+    for (const float lane : lanes) {
+        maximum = lane > maximum ? lane : maximum;
+    }
     for (; i < size; ++i) {
         nan = nan || x[i] != x[i];
         maximum = x[i] > maximum ? x[i] : maximum;
@@ -188,7 +196,85 @@ template <RowMaximum kRowMaximum>
 }
 
 template <RowMaximum kRowMaximum>
-[[gnu::always_inline]] inline void softmax_items(const SoftmaxF32& a, int64_t begin, int64_t end) {
+[[gnu::always_inline]] inline void cross_entropy_rows(const CrossEntropyF32& a, int64_t begin,
+                                                      int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+        const float* x = a.logits + row * a.classes;
+        const float maximum = kRowMaximum(x, a.classes);
+        double sums[kLanes] = {};
+        float scratch[kChunk];
+        for (int64_t start = 0; start < a.classes; start += kChunk) {
+            const int64_t count = std::min(kChunk, a.classes - start);
+            for (int64_t i = 0; i < count; ++i) {
+                scratch[i] = x[start + i] - maximum;
+            }
+            vector_math::apply(vector_math::Function::Exp, scratch, scratch, count);
+            int64_t i = 0;
+            for (; i + kLanes <= count; i += kLanes) {
+                for (int64_t lane = 0; lane < kLanes; ++lane) {
+                    sums[lane] += double(scratch[i + lane]);
+                }
+            }
+            for (int64_t lane = 0; i < count; ++i, ++lane) {
+                sums[lane] += double(scratch[i]);
+            }
+        }
+        // An infinite maximum gives NaN, as the shared LogSumExp; (max - x) + log(total) keeps
+        // the small loss of a confident row, which lse - x would round away.
+        const double log_total = std::isinf(maximum) ? NAN : std::log(lane_total(sums));
+        a.lse[row] = static_cast<float>(double(maximum) + log_total);
+        const int64_t target = a.targets[row];
+        a.losses[row] = target >= 0 && target < a.classes
+                            ? static_cast<float>((double(maximum) - double(x[target])) + log_total)
+                            : NAN;
+    }
+}
+
+// grad = g * (exp(x - lse) - (c == target)), the exponentials a chunk at a time.
+[[gnu::always_inline]] inline void cross_entropy_backward_rows(const CrossEntropyBackwardF32& a,
+                                                               int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+        const float g = a.grad_losses[row * a.grad_stride];
+        const float row_lse = a.lse[row];
+        const float* x = a.logits + row * a.classes;
+        float* grad = a.grad_logits + row * a.classes;
+        for (int64_t start = 0; start < a.classes; start += kChunk) {
+            const int64_t count = std::min(kChunk, a.classes - start);
+            float* out = grad + start;
+            for (int64_t i = 0; i < count; ++i) {
+                out[i] = x[start + i] - row_lse;
+            }
+            vector_math::apply(vector_math::Function::Exp, out, out, count);
+            for (int64_t i = 0; i < count; ++i) {
+                out[i] = g * out[i];
+            }
+        }
+        const int64_t target = a.targets[row];
+        if (target >= 0 && target < a.classes) {
+            const double exponential = std::exp(x[target] - row_lse);
+            grad[target] = static_cast<float>(double(g) * (exponential - 1.0));
+        }
+    }
+}
+
+// One call's work: which family, and its buffers.
+struct RowJob {
+    const SoftmaxF32* softmax = nullptr;
+    const CrossEntropyF32* forward = nullptr;
+    const CrossEntropyBackwardF32* backward = nullptr;
+};
+
+template <RowMaximum kRowMaximum>
+[[gnu::always_inline]] inline void job_items(const RowJob& job, int64_t begin, int64_t end) {
+    if (job.forward != nullptr) {
+        cross_entropy_rows<kRowMaximum>(*job.forward, begin, end);
+        return;
+    }
+    if (job.backward != nullptr) {
+        cross_entropy_backward_rows(*job.backward, begin, end);
+        return;
+    }
+    const SoftmaxF32& a = *job.softmax;
     if (a.inner == 1) {
         softmax_rows<kRowMaximum>(a, begin, end);
         return;
@@ -200,35 +286,51 @@ template <RowMaximum kRowMaximum>
     }
 }
 
-[[gnu::target("avx512f")]] void softmax_items_avx512(const SoftmaxF32& a, int64_t begin,
-                                                     int64_t end) {
-    softmax_items<row_maximum_avx512>(a, begin, end);
+[[gnu::target("avx512f")]] void job_items_avx512(const RowJob& job, int64_t begin, int64_t end) {
+    job_items<row_maximum_avx512>(job, begin, end);
 }
 
-[[gnu::target("avx2,fma")]] void softmax_items_avx2(const SoftmaxF32& a, int64_t begin,
-                                                    int64_t end) {
-    softmax_items<row_maximum_avx2>(a, begin, end);
+[[gnu::target("avx2,fma")]] void job_items_avx2(const RowJob& job, int64_t begin, int64_t end) {
+    job_items<row_maximum_avx2>(job, begin, end);
 }
 
-void softmax_items_baseline(const SoftmaxF32& a, int64_t begin, int64_t end) {
-    softmax_items<row_maximum_baseline>(a, begin, end);
+void job_items_baseline(const RowJob& job, int64_t begin, int64_t end) {
+    job_items<row_maximum_baseline>(job, begin, end);
+}
+
+// items of item_cost elements each, over the plugin's threads when worth it.
+void run(const RowJob& job, int64_t items, int64_t item_cost) {
+    const int64_t min_parallel = std::max<int64_t>(
+        2, (kLaunchMinElements + item_cost - 1) / std::max<int64_t>(1, item_cost));
+    const vector_math::Isa isa = vector_math::chosen_isa();
+    parallel_ranges(items, min_parallel, [&](int64_t begin, int64_t end) {
+        switch (isa) {
+            case vector_math::Isa::Avx512: return job_items_avx512(job, begin, end);
+            case vector_math::Isa::Avx2: return job_items_avx2(job, begin, end);
+            default: return job_items_baseline(job, begin, end);
+        }
+    });
 }
 
 }  // namespace
 
 void softmax_f32(const SoftmaxF32& a) {
+    RowJob job;
+    job.softmax = &a;
     const int64_t items = a.inner == 1 ? a.outer : a.outer * ((a.inner + kColumns - 1) / kColumns);
-    const int64_t item_cost = std::max<int64_t>(1, 4 * a.size * std::min(a.inner, kColumns));
-    const int64_t min_parallel =
-        std::max<int64_t>(2, (kLaunchMinElements + item_cost - 1) / item_cost);
-    const vector_math::Isa isa = vector_math::chosen_isa();
-    parallel_ranges(items, min_parallel, [&](int64_t begin, int64_t end) {
-        switch (isa) {
-            case vector_math::Isa::Avx512: return softmax_items_avx512(a, begin, end);
-            case vector_math::Isa::Avx2: return softmax_items_avx2(a, begin, end);
-            default: return softmax_items_baseline(a, begin, end);
-        }
-    });
+    run(job, items, 4 * a.size * std::min(a.inner, kColumns));
+}
+
+void cross_entropy_f32(const CrossEntropyF32& a) {
+    RowJob job;
+    job.forward = &a;
+    run(job, a.rows, 2 * a.classes);
+}
+
+void cross_entropy_backward_f32(const CrossEntropyBackwardF32& a) {
+    RowJob job;
+    job.backward = &a;
+    run(job, a.rows, 2 * a.classes);
 }
 
 }  // namespace kael::cpu

@@ -454,3 +454,30 @@ BOOST_AUTO_TEST_CASE(f32_softmax_matches_the_f64_task_along_every_dim) {
         }
     }
 }
+
+// The f32 cross_entropy, forward and backward, is the plugin's own chunked loop: it matches the
+// f64 shared task on rows longer than a chunk, with a weight per row in the gradient.
+BOOST_AUTO_TEST_CASE(f32_cross_entropy_matches_the_f64_task) {
+    const Tensor x64 = kael::randn({6, 1000}, DType::F64) * 5.0;
+    const Tensor targets = kael::tensor(std::vector<std::int64_t>{0, 999, 257, 512, 3, 768});
+    const Tensor weight = kael::tensor(std::vector<double>{1, -2, 0.5, 3, 0, 1});
+    std::vector<double> results[2][2];
+    for (const DType dtype : {DType::F64, DType::F32}) {
+        const Tensor x = x64.to(dtype).detach().set_requires_grad(true);
+        const Tensor losses = kael::cross_entropy(x, targets, kael::Reduction::None);
+        kael::sum(losses * weight.to(dtype)).backward();
+        auto& mine = results[dtype == DType::F32 ? 1 : 0];
+        mine[0] = losses.to(DType::F64).to_vector<double>();
+        mine[1] = x.grad().to(DType::F64).to_vector<double>();
+    }
+    for (int k = 0; k < 2; ++k) {
+        double worst = 0;
+        for (std::size_t i = 0; i < results[0][k].size(); ++i) {
+            const double want = results[0][k][i];
+            worst = std::max(worst, std::abs(results[1][k][i] - want) /
+                                        (k == 0 ? std::max(1.0, std::abs(want))
+                                                : std::abs(want) + 1e-30));
+        }
+        BOOST_TEST(worst < 5e-6, (k == 0 ? "losses" : "gradient") << ": " << worst);
+    }
+}
