@@ -101,34 +101,40 @@ float row_maximum_baseline(const float* x, int64_t size) {
 
 using RowMaximum = float (*)(const float*, int64_t);
 
+// The sum of exp(x[i] - shift) over a row, in double lanes; the exponentials go to
+// out + i (out null: a scratch), a chunk at a time.
+[[gnu::always_inline]] inline double exponential_total(const float* x, int64_t size, float shift,
+                                                       float* out) {
+    double sums[kLanes] = {};
+    float scratch[kChunk];
+    for (int64_t start = 0; start < size; start += kChunk) {
+        const int64_t count = std::min(kChunk, size - start);
+        float* shifted = out == nullptr ? scratch : out + start;
+        for (int64_t i = 0; i < count; ++i) {
+            shifted[i] = x[start + i] - shift;
+        }
+        vector_math::apply(vector_math::Function::Exp, shifted, shifted, count);
+        int64_t i = 0;
+        for (; i + kLanes <= count; i += kLanes) {
+            for (int64_t lane = 0; lane < kLanes; ++lane) {
+                sums[lane] += double(shifted[i + lane]);
+            }
+        }
+        for (int64_t lane = 0; i < count; ++i, ++lane) {
+            sums[lane] += double(shifted[i]);
+        }
+    }
+    return lane_total(sums);
+}
+
 template <RowMaximum kRowMaximum>
 [[gnu::always_inline]] inline void softmax_rows(const SoftmaxF32& a, int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
         const float* x = a.x + row * a.size;
         float* y = a.y + row * a.size;
         const float maximum = kRowMaximum(x, a.size);
-        // x - maximum and its exponential a chunk at a time: into y for softmax, into a
-        // scratch for log_softmax, whose last pass rereads x (which may be y).
-        double sums[kLanes] = {};
-        float scratch[kChunk];
-        for (int64_t start = 0; start < a.size; start += kChunk) {
-            const int64_t count = std::min(kChunk, a.size - start);
-            float* shifted = a.log ? scratch : y + start;
-            for (int64_t i = 0; i < count; ++i) {
-                shifted[i] = x[start + i] - maximum;
-            }
-            vector_math::apply(vector_math::Function::Exp, shifted, shifted, count);
-            int64_t i = 0;
-            for (; i + kLanes <= count; i += kLanes) {
-                for (int64_t lane = 0; lane < kLanes; ++lane) {
-                    sums[lane] += double(shifted[i + lane]);
-                }
-            }
-            for (int64_t lane = 0; i < count; ++i, ++lane) {
-                sums[lane] += double(shifted[i]);
-            }
-        }
-        const double total = lane_total(sums);
+        // Into y for softmax; not for log_softmax, whose last pass rereads x (which may be y).
+        const double total = exponential_total(x, a.size, maximum, a.log ? nullptr : y);
         if (a.log) {
             const double log_total = std::log(total);
             for (int64_t j = 0; j < a.size; ++j) {
@@ -201,27 +207,10 @@ template <RowMaximum kRowMaximum>
     for (int64_t row = begin; row < end; ++row) {
         const float* x = a.logits + row * a.classes;
         const float maximum = kRowMaximum(x, a.classes);
-        double sums[kLanes] = {};
-        float scratch[kChunk];
-        for (int64_t start = 0; start < a.classes; start += kChunk) {
-            const int64_t count = std::min(kChunk, a.classes - start);
-            for (int64_t i = 0; i < count; ++i) {
-                scratch[i] = x[start + i] - maximum;
-            }
-            vector_math::apply(vector_math::Function::Exp, scratch, scratch, count);
-            int64_t i = 0;
-            for (; i + kLanes <= count; i += kLanes) {
-                for (int64_t lane = 0; lane < kLanes; ++lane) {
-                    sums[lane] += double(scratch[i + lane]);
-                }
-            }
-            for (int64_t lane = 0; i < count; ++i, ++lane) {
-                sums[lane] += double(scratch[i]);
-            }
-        }
         // An infinite maximum gives NaN, as the shared LogSumExp; (max - x) + log(total) keeps
         // the small loss of a confident row, which lse - x would round away.
-        const double log_total = std::isinf(maximum) ? NAN : std::log(lane_total(sums));
+        const double log_total =
+            std::isinf(maximum) ? NAN : std::log(exponential_total(x, a.classes, maximum, nullptr));
         a.lse[row] = static_cast<float>(double(maximum) + log_total);
         const int64_t target = a.targets[row];
         a.losses[row] = target >= 0 && target < a.classes
