@@ -1,13 +1,16 @@
 // The f32 layer_norm forward and backward written for the cpu: the shared tasks' math (double
 // sums, so the results match them to rounding), with each row's sums split over kLanes
-// independent lanes and each column block's sums kept per column, so the loops vectorize
-// without reordering a sum; compiled for AVX-512 and AVX2 as well and picked by the plugin's
-// vector ISA (vector_math::isa, which KAEL_CPU_VECTOR_ISA lowers). Through the shared tasks
-// the forward and backward together ran at about 0.7 of PyTorch CPU's speed on one machine.
+// independent lanes so the loops vectorize; the backward reads x and g once, adding the weight
+// and bias sums of each 64-row piece beside grad_x and merging the pieces in order. Compiled
+// for AVX-512 and AVX2 as well and picked by the plugin's vector ISA (vector_math::isa, which
+// KAEL_CPU_VECTOR_ISA lowers). Through the shared tasks the forward and backward together ran
+// at about 0.7 of PyTorch CPU's speed on one machine; with a second pass over the columns for
+// the weight and bias, 0.75.
 #include "layer_norm_f32.h"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "cpu_kernels.h"
 #include "vector_math.h"
@@ -78,8 +81,13 @@ constexpr int64_t kColumns = 64;  // columns per item of the weight and bias sum
     forward_rows(a, begin, end);
 }
 
-template <bool kWeighted>
-[[gnu::always_inline]] inline void grad_rows(const LayerNormGrad& a, int64_t begin, int64_t end) {
+// grad_x of rows [begin, end); with column_sums (2 * columns doubles: weight then bias), also
+// adds each column's g * xhat and g over these rows there, so x and g are read once.
+template <bool kWeighted, bool kColumnSums>
+[[gnu::always_inline]] inline void grad_rows(const LayerNormGrad& a, int64_t begin, int64_t end,
+                                             double* column_sums) {
+    double* const weight_sums = column_sums;
+    double* const bias_sums = column_sums + a.columns;
     for (int64_t row = begin; row < end; ++row) {
         const float* g = a.grad_out + row * a.columns;
         const float* x = a.x + row * a.columns;
@@ -90,16 +98,26 @@ template <bool kWeighted>
         int64_t i = 0;
         for (; i + kLanes <= a.columns; i += kLanes) {
             for (int64_t lane = 0; lane < kLanes; ++lane) {
+                const double xhat = (double(x[i + lane]) - mean) * rstd;
                 const double scaled =
                     kWeighted ? double(g[i + lane]) * a.weight[i + lane] : double(g[i + lane]);
                 sum_g[lane] += scaled;
-                sum_gx[lane] += scaled * ((double(x[i + lane]) - mean) * rstd);
+                sum_gx[lane] += scaled * xhat;
+                if constexpr (kColumnSums) {
+                    weight_sums[i + lane] += double(g[i + lane]) * xhat;
+                    bias_sums[i + lane] += double(g[i + lane]);
+                }
             }
         }
         for (int64_t lane = 0; i < a.columns; ++i, ++lane) {
+            const double xhat = (double(x[i]) - mean) * rstd;
             const double scaled = kWeighted ? double(g[i]) * a.weight[i] : double(g[i]);
             sum_g[lane] += scaled;
-            sum_gx[lane] += scaled * ((double(x[i]) - mean) * rstd);
+            sum_gx[lane] += scaled * xhat;
+            if constexpr (kColumnSums) {
+                weight_sums[i] += double(g[i]) * xhat;
+                bias_sums[i] += double(g[i]);
+            }
         }
         const double mean_g = lane_total(sum_g) / double(a.columns);
         const double mean_gx = lane_total(sum_gx) / double(a.columns);
@@ -140,36 +158,52 @@ template <bool kWeighted>
     }
 }
 
-// One of the passes over [begin, end): rows (pass 0) or column blocks (pass 1).
+// Rows per piece of the fused pass: each piece keeps its own column sums, merged in piece
+// order, so the weight and bias gradients do not depend on the thread count.
+constexpr int64_t kRowPiece = 64;
+
+// One of the passes over [begin, end): row pieces (pass 0; column_sums null when the weight and
+// bias gradients are not wanted, else 2 * columns doubles per piece) or column blocks (pass 1,
+// when grad_x is not wanted).
 [[gnu::always_inline]] inline void run_pass(int pass, const LayerNormGrad& a, int64_t begin,
-                                            int64_t end) {
+                                            int64_t end, double* column_sums) {
     if (pass == 1) {
         grad_columns(a, begin, end);
-    } else if (a.weight != nullptr) {
-        grad_rows<true>(a, begin, end);
-    } else {
-        grad_rows<false>(a, begin, end);
+        return;
+    }
+    for (int64_t piece = begin; piece < end; ++piece) {
+        const int64_t first = piece * kRowPiece;
+        const int64_t last = std::min(a.rows, first + kRowPiece);
+        double* const sums = column_sums == nullptr ? nullptr : column_sums + piece * 2 * a.columns;
+        if (a.weight != nullptr) {
+            sums != nullptr ? grad_rows<true, true>(a, first, last, sums)
+                            : grad_rows<true, false>(a, first, last, sums);
+        } else {
+            sums != nullptr ? grad_rows<false, true>(a, first, last, sums)
+                            : grad_rows<false, false>(a, first, last, sums);
+        }
     }
 }
 
 [[gnu::target("avx512f")]] void run_pass_avx512(int pass, const LayerNormGrad& a, int64_t begin,
-                                                int64_t end) {
-    run_pass(pass, a, begin, end);
+                                                int64_t end, double* column_sums) {
+    run_pass(pass, a, begin, end, column_sums);
 }
 
 [[gnu::target("avx2")]] void run_pass_avx2(int pass, const LayerNormGrad& a, int64_t begin,
-                                           int64_t end) {
-    run_pass(pass, a, begin, end);
+                                           int64_t end, double* column_sums) {
+    run_pass(pass, a, begin, end, column_sums);
 }
 
-void run_pass_widest(int pass, const LayerNormGrad& a, int64_t begin, int64_t end) {
+void run_pass_widest(int pass, const LayerNormGrad& a, int64_t begin, int64_t end,
+                     double* column_sums = nullptr) {
     const vector_math::Isa isa = vector_math::chosen_isa();
     if (isa == vector_math::Isa::Avx512) {
-        run_pass_avx512(pass, a, begin, end);
+        run_pass_avx512(pass, a, begin, end, column_sums);
     } else if (isa == vector_math::Isa::Avx2) {
-        run_pass_avx2(pass, a, begin, end);
+        run_pass_avx2(pass, a, begin, end, column_sums);
     } else {
-        run_pass(pass, a, begin, end);
+        run_pass(pass, a, begin, end, column_sums);
     }
 }
 
@@ -189,14 +223,36 @@ void layer_norm_f32(const LayerNormForward& a) {
 }
 
 void layer_norm_backward_f32(const LayerNormGrad& a) {
-    if (a.grad_x != nullptr && a.rows > 0) {
-        parallel_ranges(a.rows, 32,
-                        [&](int64_t begin, int64_t end) { run_pass_widest(0, a, begin, end); });
+    const bool column_grads = a.grad_weight != nullptr || a.grad_bias != nullptr;
+    if (a.grad_x == nullptr || a.rows == 0) {
+        if (column_grads) {  // the column blocks alone, each over every row in order
+            const int64_t blocks = (a.columns + kColumns - 1) / kColumns;
+            parallel_ranges(blocks, a.rows >= 64 ? 2 : blocks + 1,
+                            [&](int64_t begin, int64_t end) { run_pass_widest(1, a, begin, end); });
+        }
+        return;
     }
-    if (a.grad_weight != nullptr || a.grad_bias != nullptr) {
-        const int64_t blocks = (a.columns + kColumns - 1) / kColumns;
-        parallel_ranges(blocks, a.rows >= 64 ? 2 : blocks + 1,
-                        [&](int64_t begin, int64_t end) { run_pass_widest(1, a, begin, end); });
+    const int64_t pieces = (a.rows + kRowPiece - 1) / kRowPiece;
+    std::vector<double> column_sums(column_grads ? size_t(pieces * 2 * a.columns) : 0, 0.0);
+    double* const sums = column_grads ? column_sums.data() : nullptr;
+    parallel_ranges(pieces, 2,
+                    [&](int64_t begin, int64_t end) { run_pass_widest(0, a, begin, end, sums); });
+    if (!column_grads) {
+        return;
+    }
+    for (int64_t piece = 1; piece < pieces; ++piece) {  // in piece order
+        const double* from = sums + piece * 2 * a.columns;
+        for (int64_t j = 0; j < 2 * a.columns; ++j) {
+            sums[j] += from[j];
+        }
+    }
+    for (int64_t j = 0; j < a.columns; ++j) {
+        if (a.grad_weight != nullptr) {
+            a.grad_weight[j] = static_cast<float>(sums[j]);
+        }
+        if (a.grad_bias != nullptr) {
+            a.grad_bias[j] = static_cast<float>(sums[a.columns + j]);
+        }
     }
 }
 
