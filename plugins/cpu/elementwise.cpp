@@ -5,11 +5,11 @@
 #include <utility>
 
 #include "cpu_kernels.h"
-#include "vector_math.h"
 #include "kael/kernels/abi_checks.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
+#include "vector_math.h"
 
 namespace kael::cpu {
 namespace {
@@ -70,6 +70,59 @@ void for_each_span(const kael_element_layout& layout, int64_t begin, int64_t end
     }
 }
 
+// The f32 functors whose contiguous loop is also compiled for AVX-512 and AVX2 (this file's
+// baseline is SSE2): one IEEE operation each, so no ISA can contract or reorder them.
+template <typename F>
+inline constexpr bool kWideF32 = false;
+template <>
+inline constexpr bool kWideF32<kernels::Plus<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Minus<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Multiply<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Divide<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Negate<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Identity<float>> = true;
+
+template <typename F, size_t... Input>
+[[gnu::always_inline]] inline void contiguous_f32(std::byte* const* pointers, int64_t count,
+                                                  const F& function) {
+    auto* const out = reinterpret_cast<float*>(pointers[0]);
+    const float* const in[] = {reinterpret_cast<const float*>(pointers[Input + 1])...};
+    for (int64_t i = 0; i < count; ++i) {
+        out[i] = function(in[Input][i]...);
+    }
+}
+
+template <typename F, size_t... Input>
+[[gnu::target("avx512f")]] void contiguous_f32_avx512(std::byte* const* pointers, int64_t count,
+                                                      const F& function) {
+    contiguous_f32<F, Input...>(pointers, count, function);
+}
+
+template <typename F, size_t... Input>
+[[gnu::target("avx2")]] void contiguous_f32_avx2(std::byte* const* pointers, int64_t count,
+                                                 const F& function) {
+    contiguous_f32<F, Input...>(pointers, count, function);
+}
+
+// Whether the run went through a wide loop.
+template <typename F, size_t... Input>
+bool contiguous_f32_wide(std::byte* const* pointers, int64_t count, const F& function) {
+    switch (vector_math::chosen_isa()) {
+        case vector_math::Isa::Avx512:
+            contiguous_f32_avx512<F, Input...>(pointers, count, function);
+            return true;
+        case vector_math::Isa::Avx2:
+            contiguous_f32_avx2<F, Input...>(pointers, count, function);
+            return true;
+        default: return false;
+    }
+}
+
 template <typename Out, typename... Ins, typename F, size_t... Input>
 void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t count,
                 const F& function, std::index_sequence<Input...>) {
@@ -77,6 +130,11 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
                             ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)}) && ...);
     std::byte* const out = pointers[0];
     if (contiguous) {
+        if constexpr (kWideF32<F>) {
+            if (count >= 16 && contiguous_f32_wide<F, Input...>(pointers, count, function)) {
+                return;
+            }
+        }
         // Constant strides let the compiler vectorize this loop.
         for (int64_t i = 0; i < count; ++i) {
             store_element<Out>(out + i * int64_t{sizeof(Storage<Out>)},
@@ -181,10 +239,9 @@ struct LayoutRunner {
                                   layout.shape[tiles.across] *
                                   ((layout.shape[tiles.across] + kTile - 1) / kTile) *
                                   ((layout.shape[tiles.inner] + kTile - 1) / kTile);
-            parallel_ranges(count, kMinParallelElements / (kTile * kTile),
-                            [&](int64_t begin, int64_t end) {
-                                for_each_tile(layout, tiles, begin, end, row);
-                            });
+            parallel_ranges(
+                count, kMinParallelElements / (kTile * kTile),
+                [&](int64_t begin, int64_t end) { for_each_tile(layout, tiles, begin, end, row); });
             return;
         }
         const auto walk = [&](int64_t begin, int64_t end) {
@@ -220,8 +277,8 @@ void vector_chunk(kael_element_op op, const float* in, float* out, int64_t count
             float arguments[kChunk] = {};  // z, kept for its sign
             for (int64_t i = 0; i < count; ++i) {
                 const float x = in[i];
-                arguments[i] = gelu ? 2.0F * 0.79788456080286535588F * (x + 0.044715F * x * x * x)
-                                    : x;
+                arguments[i] =
+                    gelu ? 2.0F * 0.79788456080286535588F * (x + 0.044715F * x * x * x) : x;
                 scratch[i] = -std::fabs(arguments[i]);
             }
             vector_math::apply(Function::Exp, scratch, scratch, count);
@@ -272,14 +329,13 @@ bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dty
     }
     auto* out = static_cast<float*>(layout.base[0]);
     const auto* in = static_cast<const float*>(layout.base[1]);
-    parallel_ranges(tasks_of(layout.count), kMinParallelElements / kChunk,
-                    [&](int64_t begin, int64_t end) {
-                        for (int64_t chunk = begin; chunk < end; ++chunk) {
-                            const int64_t first = chunk * kChunk;
-                            vector_chunk(op, in + first, out + first,
-                                         std::min(kChunk, layout.count - first));
-                        }
-                    });
+    parallel_ranges(
+        tasks_of(layout.count), kMinParallelElements / kChunk, [&](int64_t begin, int64_t end) {
+            for (int64_t chunk = begin; chunk < end; ++chunk) {
+                const int64_t first = chunk * kChunk;
+                vector_chunk(op, in + first, out + first, std::min(kChunk, layout.count - first));
+            }
+        });
     return true;
 }
 
