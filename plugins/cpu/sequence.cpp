@@ -1,6 +1,7 @@
 // Row-wise sequence kernels: stable sort and top-k with int64 positions (std::stable_sort and a
-// heap, faster on a CPU than the shared merge sort), inclusive prefix sums (the shared
-// CumsumRows through the cpu launcher).
+// heap, faster on a CPU than the shared merge sort; f32 rows take a radix sort and top-k a
+// vector screen, sort_f32.cpp), inclusive prefix sums (the shared CumsumRows through the cpu
+// launcher).
 #include "kael/kernels/tasks/sequence.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "cpu_launcher.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/plugin_support.h"
+#include "sort_f32.h"
 
 namespace kael::cpu {
 namespace {
@@ -42,13 +44,40 @@ void sort_rows(void* values, int64_t* indices, const void* data, int64_t chunk_s
     };
     // Few of many: one pass past a heap of the best k, whose worst a later equal cannot beat.
     const bool few = output_count * 16 <= chunk_size;
+    constexpr bool kFloat = std::is_same_v<T, float>;
+    const bool radix = kFloat && output_count == chunk_size && chunk_size < (int64_t{1} << 32);
+    BlockScreen screen = nullptr;
+    if constexpr (kFloat) {
+        screen = block_screen_f32();
+    }
     const auto sort_range = [&](int64_t begin, int64_t end) {
-        std::vector<Entry> row_entries(static_cast<size_t>(few ? output_count : chunk_size));
+        std::vector<Entry> row_entries(static_cast<size_t>(radix ? 0
+                                                           : few ? output_count
+                                                                 : chunk_size));
+        std::vector<std::uint64_t> radix_scratch;
         for (int64_t row = begin; row < end; ++row) {
             const Storage<T>* row_in = input + row * chunk_size;
+            if constexpr (kFloat) {
+                if (radix) {
+                    radix_sort_row_f32(output + row * chunk_size, indices + row * chunk_size,
+                                       row_in, chunk_size, descending, radix_scratch);
+                    continue;
+                }
+            }
             if (few) {
                 row_entries.clear();
                 for (int64_t i = 0; i < chunk_size; ++i) {
+                    if constexpr (kFloat) {
+                        // A full heap skips the blocks none of whose elements beats its worst.
+                        const bool full = static_cast<int64_t>(row_entries.size()) == output_count;
+                        if (full && i % kScreenBlock == 0 && i + kScreenBlock <= chunk_size) {
+                            const float worst = row_entries.front().value;
+                            if (worst == worst && !screen(row_in + i, worst, descending)) {
+                                i += kScreenBlock - 1;
+                                continue;
+                            }
+                        }
+                    }
                     const Entry entry{load_element<T>(row_in + i), i};
                     if (static_cast<int64_t>(row_entries.size()) < output_count) {
                         row_entries.push_back(entry);

@@ -526,3 +526,48 @@ BOOST_AUTO_TEST_CASE(f32_cross_entropy_matches_the_f64_task) {
         BOOST_TEST(worst < 5e-6, (k == 0 ? "losses" : "gradient") << ": " << worst);
     }
 }
+
+// f32 sort takes a radix sort and f32 top-k a 16-element screen ahead of its heap: both give
+// the f64 path's order (std::stable_sort, the plain heap) on rows with NaNs, -0 beside +0 and
+// runs of ties, ascending and descending.
+BOOST_AUTO_TEST_CASE(f32_sort_and_topk_keep_the_stable_order) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::int64_t rows = 3;
+    const std::int64_t columns = 2053;
+    std::vector<float> values(static_cast<size_t>(rows * columns));
+    for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<float>(static_cast<std::int64_t>(i * 7919 % 211) - 105) / 4.0F;
+    }
+    values[7] = nan;
+    values[2100] = nan;
+    values[2101] = 0.0F;  // +0 before -0: a bitwise order would swap them
+    values[2102] = -0.0F;
+    values[4200] = std::numeric_limits<float>::infinity();
+    values[4201] = -std::numeric_limits<float>::infinity();
+    for (size_t i = 5000; i < 5100; ++i) {
+        values[i] = 1e30F;  // a run of ties at the top
+    }
+    const Tensor x32 = kael::tensor(values).view({rows, columns});
+    const Tensor x64 = x32.to(DType::F64);
+    const auto same = [](const Tensor& a, const Tensor& b) {
+        const std::vector<double> left = a.to(DType::F64).to_vector<double>();
+        const std::vector<double> right = b.to(DType::F64).to_vector<double>();
+        bool equal = left.size() == right.size();
+        for (size_t i = 0; equal && i < left.size(); ++i) {
+            equal = (std::isnan(left[i]) && std::isnan(right[i])) || left[i] == right[i];
+        }
+        return equal;
+    };
+    for (const bool descending : {false, true}) {
+        const auto [values32, order32] = kael::sort(x32, -1, descending);
+        const auto [values64, order64] = kael::sort(x64, -1, descending);
+        BOOST_TEST(same(order32, order64), "sort order, descending " << descending);
+        BOOST_TEST(same(values32, values64), "sorted values, descending " << descending);
+        for (const std::int64_t k : {1, 5, 100}) {
+            const auto [top32, at32] = kael::topk(x32, k, -1, descending);
+            const auto [top64, at64] = kael::topk(x64, k, -1, descending);
+            BOOST_TEST(same(at32, at64), "topk " << k << " positions, largest " << descending);
+            BOOST_TEST(same(top32, top64), "topk " << k << " values, largest " << descending);
+        }
+    }
+}
