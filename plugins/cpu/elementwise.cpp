@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -181,16 +183,42 @@ TileWalk transposing_dims(const kael_element_layout& layout, const int64_t* item
     return {};
 }
 
+// Copies a tile of an operand that runs along `across` into rows of buffer (row r: the tile's
+// row r, contiguous), reading memory in order. Item sizes 4 and 8 only.
+template <typename Word>
+void gather_tile(std::byte* buffer, const std::byte* source, int64_t across_stride,
+                 int64_t inner_stride, int64_t rows, int64_t columns) {
+    auto* out = reinterpret_cast<Word*>(buffer);
+    for (int64_t column = 0; column < columns; ++column) {
+        const std::byte* line = source + column * inner_stride;
+        for (int64_t row = 0; row < rows; ++row) {
+            std::memcpy(&out[row * kTile + column], line + row * across_stride, sizeof(Word));
+        }
+    }
+}
+
 // Runs span over every row segment of every tile, tiles [begin, end) of the layout's tiling.
+// An input of 4- or 8-byte items that runs along `across` is first gathered into an L1 buffer
+// read in its memory order, so span sees contiguous rows (and their vector loop).
 template <typename Span>
-void for_each_tile(const kael_element_layout& layout, const TileWalk& walk, int64_t begin,
-                   int64_t end, Span&& span) {
+void for_each_tile(const kael_element_layout& layout, const TileWalk& walk,
+                   const int64_t* item_sizes, int64_t begin, int64_t end, Span&& span) {
     const int64_t rows_tiles = (layout.shape[walk.across] + kTile - 1) / kTile;
     const int64_t column_tiles = (layout.shape[walk.inner] + kTile - 1) / kTile;
     int64_t inner_strides[KAEL_MAX_OPERANDS] = {};
+    bool gathered[KAEL_MAX_OPERANDS] = {};
+    int64_t row_strides[KAEL_MAX_OPERANDS] = {};
     for (int op = 0; op < layout.operands; ++op) {
         inner_strides[op] = layout.strides[op][walk.inner];
+        row_strides[op] = inner_strides[op];
+        gathered[op] = op > 0 && layout.strides[op][walk.across] == item_sizes[op] &&
+                       inner_strides[op] != item_sizes[op] &&
+                       (item_sizes[op] == 4 || item_sizes[op] == 8);
+        if (gathered[op]) {
+            row_strides[op] = item_sizes[op];
+        }
     }
+    alignas(64) std::byte buffers[KAEL_MAX_OPERANDS - 1][kTile * kTile * 8];
     for (int64_t tile = begin; tile < end; ++tile) {
         const int64_t column_tile = tile % column_tiles;
         const int64_t row_tile = tile / column_tiles % rows_tiles;
@@ -213,13 +241,29 @@ void for_each_tile(const kael_element_layout& layout, const TileWalk& walk, int6
         const int64_t rows = std::min(kTile, layout.shape[walk.across] - first_row);
         const int64_t first_column = column_tile * kTile;
         const int64_t columns = std::min(kTile, layout.shape[walk.inner] - first_column);
+        for (int op = 1; op < layout.operands; ++op) {
+            if (!gathered[op]) {
+                continue;
+            }
+            const std::byte* source = base[op] + first_row * layout.strides[op][walk.across] +
+                                      first_column * inner_strides[op];
+            if (item_sizes[op] == 4) {
+                gather_tile<std::uint32_t>(buffers[op - 1], source, item_sizes[op],
+                                           inner_strides[op], rows, columns);
+            } else {
+                gather_tile<std::uint64_t>(buffers[op - 1], source, item_sizes[op],
+                                           inner_strides[op], rows, columns);
+            }
+        }
         for (int64_t row = first_row; row < first_row + rows; ++row) {
             std::byte* pointers[KAEL_MAX_OPERANDS] = {};
             for (int op = 0; op < layout.operands; ++op) {
-                pointers[op] = base[op] + row * layout.strides[op][walk.across] +
-                               first_column * inner_strides[op];
+                pointers[op] = gathered[op]
+                                   ? buffers[op - 1] + (row - first_row) * kTile * item_sizes[op]
+                                   : base[op] + row * layout.strides[op][walk.across] +
+                                         first_column * inner_strides[op];
             }
-            span(pointers, inner_strides, columns);
+            span(pointers, row_strides, columns);
         }
     }
 }
@@ -239,9 +283,10 @@ struct LayoutRunner {
                                   layout.shape[tiles.across] *
                                   ((layout.shape[tiles.across] + kTile - 1) / kTile) *
                                   ((layout.shape[tiles.inner] + kTile - 1) / kTile);
-            parallel_ranges(
-                count, kMinParallelElements / (kTile * kTile),
-                [&](int64_t begin, int64_t end) { for_each_tile(layout, tiles, begin, end, row); });
+            parallel_ranges(count, kMinParallelElements / (kTile * kTile),
+                            [&](int64_t begin, int64_t end) {
+                                for_each_tile(layout, tiles, kItemSizes, begin, end, row);
+                            });
             return;
         }
         const auto walk = [&](int64_t begin, int64_t end) {

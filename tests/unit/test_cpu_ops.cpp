@@ -571,3 +571,41 @@ BOOST_AUTO_TEST_CASE(f32_sort_and_topk_keep_the_stable_order) {
         }
     }
 }
+
+// Transposing layouts walk 32 x 32 tiles, gathering a transposed input of 4- or 8-byte items
+// into a buffer first: contiguous() of a transpose and a + b.T match an element-by-element
+// reading in every such dtype (and in bool, which is not gathered), on ragged tiles and with a
+// batch dim.
+BOOST_AUTO_TEST_CASE(transposing_layouts_match_element_by_element) {
+    const kael::Shape shape = {3, 70, 45};
+    std::int64_t count = 1;
+    for (const auto size : shape) count *= size;
+    std::vector<double> values(static_cast<size_t>(count));
+    for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = static_cast<double>(static_cast<std::int64_t>(i * 7919 % 1009) - 504);
+    }
+    for (const DType dtype : {DType::F32, DType::F64, DType::I64, DType::Bool}) {
+        const Tensor a = kael::tensor(values).reshape(shape).to(dtype);
+        const Tensor b = (kael::tensor(values).reshape({3, 45, 70}) * 0.5).to(dtype);
+        const std::vector<double> av = a.to(DType::F64).to_vector<double>();
+        const Tensor copied = a.transpose(1, 2).contiguous().to(DType::F64);
+        const Tensor summed = (a + b.transpose(1, 2)).to(DType::F64);
+        const std::vector<double> cv = copied.to_vector<double>();
+        const std::vector<double> sv = summed.to_vector<double>();
+        const Tensor plain_sum = (a + b.transpose(1, 2).contiguous()).to(DType::F64);
+        const std::vector<double> pv = plain_sum.to_vector<double>();
+        std::size_t wrong = 0;
+        for (std::int64_t n = 0; n < 3; ++n) {
+            for (std::int64_t i = 0; i < 70; ++i) {
+                for (std::int64_t j = 0; j < 45; ++j) {
+                    // copied[n][j][i] = a[n][i][j]; summed[n][i][j] = a[n][i][j] + b[n][j][i].
+                    wrong += cv[static_cast<size_t>((n * 45 + j) * 70 + i)] !=
+                             av[static_cast<size_t>((n * 70 + i) * 45 + j)];
+                    wrong += sv[static_cast<size_t>((n * 70 + i) * 45 + j)] !=
+                             pv[static_cast<size_t>((n * 70 + i) * 45 + j)];
+                }
+            }
+        }
+        BOOST_TEST(wrong == 0U, "dtype " << static_cast<int>(dtype) << ": " << wrong);
+    }
+}
