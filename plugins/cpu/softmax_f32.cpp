@@ -38,14 +38,22 @@ constexpr int64_t kChunk = 256;   // row elements per exponential call
     return nan ? NAN : maximum;
 }
 
-float row_maximum_baseline(const float* x, int64_t size) {
-    float maximum = x[0];
-    bool nan = false;
-    for (int64_t i = 0; i < size; ++i) {
+// The maximum of a vector loop's lanes and of x[i .. size), NaN when nan or any of those is.
+[[gnu::always_inline]] inline float finish_maximum(const float* lanes, int count, bool nan,
+                                                   const float* x, int64_t i, int64_t size) {
+    float maximum = lanes[0];
+    for (int lane = 1; lane < count; ++lane) {
+        maximum = lanes[lane] > maximum ? lanes[lane] : maximum;
+    }
+    for (; i < size; ++i) {
         nan = nan || x[i] != x[i];
         maximum = x[i] > maximum ? x[i] : maximum;
     }
     return nan_or(nan, maximum);
+}
+
+float row_maximum_baseline(const float* x, int64_t size) {
+    return finish_maximum(x, 1, false, x, 0, size);
 }
 
 // GCC 12's _mm512_max_ps passes an undefined operand it then warns about; kept out of line so
@@ -64,15 +72,7 @@ float row_maximum_baseline(const float* x, int64_t size) {
     }
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, top);
-    float maximum = lanes[0];
-    for (const float lane : lanes) {
-        maximum = lane > maximum ? lane : maximum;
-    }
-    for (; i < size; ++i) {
-        nan = nan || x[i] != x[i];
-        maximum = x[i] > maximum ? x[i] : maximum;
-    }
-    return nan_or(nan != 0, maximum);
+    return finish_maximum(lanes, 16, nan != 0, x, i, size);
 }
 #pragma GCC diagnostic pop
 
@@ -87,16 +87,7 @@ float row_maximum_baseline(const float* x, int64_t size) {
     }
     alignas(32) float lanes[8];
     _mm256_store_ps(lanes, top);
-    float maximum = lanes[0];
-    for (const float lane : lanes) {
-        maximum = lane > maximum ? lane : maximum;
-    }
-    bool any = _mm256_movemask_ps(nan) != 0;
-    for (; i < size; ++i) {
-        any = any || x[i] != x[i];
-        maximum = x[i] > maximum ? x[i] : maximum;
-    }
-    return nan_or(any, maximum);
+    return finish_maximum(lanes, 8, _mm256_movemask_ps(nan) != 0, x, i, size);
 }
 
 using RowMaximum = float (*)(const float*, int64_t);
