@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "cublas_loader.h"
 #include "cuda_context.h"
@@ -62,26 +63,56 @@ const CublasLt& cublaslt() {
 
 void check(cublasStatus_t status, const char* call) {
     if (status != CUBLAS_STATUS_SUCCESS) {
-        throw plugin::StatusError(
-            status == CUBLAS_STATUS_ALLOC_FAILED ? KAEL_STATUS_OUT_OF_MEMORY
-                                                 : KAEL_STATUS_DEVICE_ERROR,
-            std::string("cuBLASLt error: ") + call + " failed with status " +
-                std::to_string(static_cast<int>(status)));
+        throw plugin::StatusError(status == CUBLAS_STATUS_ALLOC_FAILED ? KAEL_STATUS_OUT_OF_MEMORY
+                                                                       : KAEL_STATUS_DEVICE_ERROR,
+                                  std::string("cuBLASLt error: ") + call + " failed with status " +
+                                      std::to_string(static_cast<int>(status)));
     }
 }
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;  // what cuBLAS asks for on Hopper
 
+constexpr int kCandidates = 8;  // the heuristic's first eight: where the fastest was on GPT-2
+
 // One product shape's descriptors and algorithm; found is false when cuBLASLt offered none.
+// candidates holds the heuristic's other offers until the first call times them (tuned).
 struct Plan {
     bool found = false;
+    bool tuned = false;
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t b_layout = nullptr;  // cuBLASLt's A: kael's b (column-major view)
     cublasLtMatrixLayout_t a_layout = nullptr;  // cuBLASLt's B: kael's a
     cublasLtMatrixLayout_t out_layout = nullptr;
     cublasLtMatmulAlgo_t algo{};
+    std::vector<cublasLtMatmulAlgo_t> candidates;
     std::mutex mutex;  // the bias pointer is an attribute of the shared descriptor
 };
+
+// KAEL_CUDA_GEMM_TUNE: 0 keeps the heuristic's first choice, `all` times every shape's
+// candidates, and by default only products of at least 2^27 multiply-adds are timed (a few
+// milliseconds once per shape, where a better algorithm saves up to 8%).
+enum class Tuning { off, large, all };
+
+Tuning tuning() {
+    static const Tuning chosen = [] {
+        const char* setting = std::getenv("KAEL_CUDA_GEMM_TUNE");
+        if (setting != nullptr && std::strcmp(setting, "0") == 0) {
+            return Tuning::off;
+        }
+        if (setting != nullptr && std::strcmp(setting, "all") == 0) {
+            return Tuning::all;
+        }
+        return Tuning::large;
+    }();
+    return chosen;
+}
+
+bool worth_tuning(const kael_matmul_sizes& s) {
+    const Tuning chosen = tuning();
+    const double multiply_adds =
+        static_cast<double>(s.rows) * static_cast<double>(s.columns) * static_cast<double>(s.inner);
+    return chosen == Tuning::all || (chosen == Tuning::large && multiply_adds >= 0x1p27);
+}
 
 using PlanKey = std::tuple<std::int32_t, int, std::int64_t, std::int64_t, std::int64_t, int, int,
                            bool, std::uint32_t>;
@@ -103,8 +134,8 @@ struct DeviceState {
 };
 
 // Row-major out = op(a) op(b) is column-major out^T = op(b)^T op(a)^T, as in cublas_loader.cpp.
-void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype,
-               const kael_matmul_sizes& s, bool with_bias, const std::uint32_t (&alignments)[3]) {
+void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype, const kael_matmul_sizes& s,
+               bool with_bias, const std::uint32_t (&alignments)[3]) {
     const CublasLt& lt = cublaslt();
     const bool f32 = dtype == KAEL_DTYPE_F32;
     const cudaDataType_t type = f32 ? CUDA_R_32F : CUDA_R_64F;
@@ -144,14 +175,77 @@ void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype,
         check(lt.preference_set(preference, aligned[i], &values[i], sizeof values[i]),
               "MIN_ALIGNMENT");
     }
-    cublasLtMatmulHeuristicResult_t result{};
+    cublasLtMatmulHeuristicResult_t results[kCandidates]{};
     int returned = 0;
+    const int wanted = worth_tuning(s) ? kCandidates : 1;
     const cublasStatus_t status =
         lt.heuristic(state.handle, plan.desc, plan.b_layout, plan.a_layout, plan.out_layout,
-                     plan.out_layout, preference, 1, &result, &returned);
+                     plan.out_layout, preference, wanted, results, &returned);
     // The preference is a few bytes kept with the process's plans rather than destroyed.
     plan.found = status == CUBLAS_STATUS_SUCCESS && returned > 0;
-    plan.algo = result.algo;
+    plan.algo = results[0].algo;
+    for (int i = 1; plan.found && i < returned; ++i) {
+        if (results[i].state == CUBLAS_STATUS_SUCCESS) {
+            plan.candidates.push_back(results[i].algo);
+        }
+    }
+    plan.tuned = plan.candidates.empty();
+}
+
+struct Operands {
+    const void* alpha;
+    const void* beta;
+    const void* a;
+    const void* b;
+    void* out;
+};
+
+cublasStatus_t run(const Plan& plan, const DeviceState& state, const Operands& o,
+                   const cublasLtMatmulAlgo_t& algo, cudaStream_t stream) {
+    return cublaslt().matmul(state.handle, plan.desc, o.alpha, o.b, plan.b_layout, o.a,
+                             plan.a_layout, o.beta, o.out, plan.out_layout, o.out, plan.out_layout,
+                             &algo, state.workspace, kWorkspaceBytes, stream);
+}
+
+// Times the first choice and each candidate (one warm-up run, then two timed) and keeps the
+// fastest, as PyTorch's TunableOp does. out is overwritten each run (beta is 0), so the call's
+// own run after this leaves the right product. Never while a graph is recorded: timing syncs.
+void tune(Plan& plan, const DeviceState& state, const Operands& o) {
+    if (recording_graph()) {
+        return;  // a later eager call tunes; the graph keeps the first choice
+    }
+    const cudaStream_t stream = launch_stream();
+    cudaEvent_t start = nullptr;
+    cudaEvent_t stop = nullptr;
+    KAEL_CUDA_CHECK(cudaEventCreate(&start));
+    KAEL_CUDA_CHECK(cudaEventCreate(&stop));
+    float best_ms = 0;
+    cublasLtMatmulAlgo_t best = plan.algo;
+    std::vector<cublasLtMatmulAlgo_t> tried{plan.algo};
+    tried.insert(tried.end(), plan.candidates.begin(), plan.candidates.end());
+    for (std::size_t i = 0; i < tried.size(); ++i) {
+        if (run(plan, state, o, tried[i], stream) != CUBLAS_STATUS_SUCCESS) {
+            continue;  // an offer that does not run here is simply not chosen
+        }
+        KAEL_CUDA_CHECK(cudaEventRecord(start, stream));
+        bool ran = true;
+        for (int rep = 0; rep < 2 && ran; ++rep) {
+            ran = run(plan, state, o, tried[i], stream) == CUBLAS_STATUS_SUCCESS;
+        }
+        KAEL_CUDA_CHECK(cudaEventRecord(stop, stream));
+        KAEL_CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms = 0;
+        KAEL_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        if (ran && (i == 0 || ms < best_ms)) {
+            best_ms = ms;
+            best = tried[i];
+        }
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    plan.algo = best;
+    plan.candidates.clear();
+    plan.tuned = true;
 }
 
 }  // namespace
@@ -185,9 +279,8 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
             held.workspace = device_malloc(static_cast<std::int64_t>(kWorkspaceBytes));
         }
         state = held;
-        const PlanKey key{device,         static_cast<int>(dtype), s.rows,     s.columns,
-                          s.inner,        s.a_transposed,          s.b_transposed, with_bias,
-                          alignment_key};
+        const PlanKey key{device,         static_cast<int>(dtype), s.rows,    s.columns,    s.inner,
+                          s.a_transposed, s.b_transposed,          with_bias, alignment_key};
         auto found = plans.find(key);
         if (found == plans.end()) {
             found = plans.try_emplace(key).first;
@@ -208,12 +301,12 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
         check(lt.desc_set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
               "BIAS_POINTER");
     }
-    check(
-        lt.matmul(state.handle, plan->desc, f32 ? static_cast<const void*>(&one32) : &one64, b,
-                  plan->b_layout, a, plan->a_layout,
-                  f32 ? static_cast<const void*>(&zero32) : &zero64, out, plan->out_layout, out,
-                  plan->out_layout, &plan->algo, state.workspace, kWorkspaceBytes, launch_stream()),
-        "cublasLtMatmul");
+    const Operands operands{f32 ? static_cast<const void*>(&one32) : &one64,
+                            f32 ? static_cast<const void*>(&zero32) : &zero64, a, b, out};
+    if (!plan->tuned) {
+        tune(*plan, state, operands);
+    }
+    check(run(*plan, state, operands, plan->algo, launch_stream()), "cublasLtMatmul");
     return true;
 }
 

@@ -2,6 +2,8 @@
 // cuBLASLt for single (unbatched) f32/f64 products, dlopen'ed like cuBLAS: the bias rides in the
 // GEMM's epilogue (no fill pass before it), and each product's descriptors and algorithm are
 // made once per shape, so a call costs the host less than cublasSgemm's per-call heuristics.
+// A large product's first call times the heuristic's first eight algorithms and keeps the
+// fastest (KAEL_CUDA_GEMM_TUNE, plugins/cuda/README.md).
 #include "kael/plugin_api.h"
 
 namespace kael::cuda {

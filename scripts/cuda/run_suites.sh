@@ -42,6 +42,10 @@ echo "== the same with cuBLAS alone (KAEL_CUDA_CUBLASLT=0: fill + cublasSgemm fo
 for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/device_suite "$build_dir"/tests/test_conformance; do
     [[ -x $suite ]] && run_suite "$suite" KAEL_CUDA_CUBLASLT=0
 done
+echo "== the same with every cuBLASLt shape tuned (KAEL_CUDA_GEMM_TUNE=all: the fastest of eight algorithms)"
+for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/device_suite "$build_dir"/tests/test_conformance; do
+    [[ -x $suite ]] && run_suite "$suite" KAEL_CUDA_GEMM_TUNE=all
+done
 echo "== pytest on cuda, module built for $($py --version)"
 module=$("$source_dir/scripts/cuda/python_module.sh" "$build_dir" "$py")
 PYTHONPATH=$module KAEL_TEST_DEVICE=cuda timeout 900 "$py" -m pytest -q -p no:cacheprovider \
