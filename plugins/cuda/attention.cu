@@ -1,6 +1,7 @@
 // Fused attention in f32, flash-attention style: a block per (batch * head, 64 queries) walks
 // 64-key tiles of K and V through shared memory with an online softmax, skipping tiles a causal
-// mask hides, so no T x T scores reach memory. A few queries (decoding with a KV cache) split
+// mask hides, so no T x T scores reach memory; the next tiles' copies (cp.async) overlap the
+// current tile's products. A few queries (decoding with a KV cache) split
 // the keys instead: a block per (row, 128 keys), then one warp per row merges the splits.
 // f64 and head_dim > 128 run the shared reference tasks.
 #include <algorithm>
@@ -28,10 +29,11 @@ __global__ void __launch_bounds__(kThreads, 2)
                             const float* k, const float* v, float scale_log2, bool vectorized) {
     using T = Tile<kGroups>;
     extern __shared__ float4 shared_memory[];
+    // Two K and two V tiles: with 16-byte operands the next pair's copies fly during this one.
     float* const q_tile = reinterpret_cast<float*>(shared_memory);
-    float* const k_tile = q_tile + T::kFloats;
-    float* const v_tile = k_tile + T::kFloats;
-    float* const p_tile = v_tile + T::kFloats;
+    float* const k_tiles = q_tile + T::kFloats;
+    float* const v_tiles = k_tiles + 2 * T::kFloats;
+    float* const p_tile = v_tiles + 2 * T::kFloats;
     // Each tile row's visible key count, in shared memory rather than 8 registers a thread.
     auto* const visible = reinterpret_cast<std::int64_t*>(p_tile + kScoreFloats);
 
@@ -44,8 +46,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int tx = thread_column();
     const int dims = static_cast<int>(shape.head_dim);
 
-    load_tile<kGroups>(q_tile, q + AttentionShape::at(shape.q, bh, shape.heads, 0), shape.q[2],
-                       q0, shape.queries, dims, vectorized);
+    load_tile<kGroups>(q_tile, q + AttentionShape::at(shape.q, bh, shape.heads, 0), shape.q[2], q0,
+                       shape.queries, dims, vectorized);
     const std::int64_t last_query = tasks::min_of(q0 + kTile, shape.queries) - 1;
     const std::int64_t filled = shape.filled_keys(bh);  // keys past it are never read
     const std::int64_t key_end = shape.visible_keys(last_query, filled);
@@ -63,10 +65,30 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     const float* k_head = k + AttentionShape::at(shape.k, bh, shape.heads, 0);
     const float* v_head = v + AttentionShape::at(shape.v, bh, shape.heads, 0);
+    if (vectorized && key_end > 0) {
+        load_tile_async<kGroups>(k_tiles, k_head, shape.k[2], 0, filled, dims);
+        load_tile_async<kGroups>(v_tiles, v_head, shape.v[2], 0, filled, dims);
+        __pipeline_commit();
+    }
     for (std::int64_t k0 = 0; k0 < key_end; k0 += kTile) {
-        __syncthreads();  // the previous tile's readers are done
-        load_tile<kGroups>(k_tile, k_head, shape.k[2], k0, filled, dims, vectorized);
-        load_tile<kGroups>(v_tile, v_head, shape.v[2], k0, filled, dims, vectorized);
+        const int buffer = static_cast<int>(k0 / kTile) % 2;
+        float* const k_tile = k_tiles + buffer * T::kFloats;
+        float* const v_tile = v_tiles + buffer * T::kFloats;
+        __syncthreads();  // the previous tile's readers are done, so its buffers may refill
+        if (!vectorized) {
+            load_tile<kGroups>(k_tile, k_head, shape.k[2], k0, filled, dims, false);
+            load_tile<kGroups>(v_tile, v_head, shape.v[2], k0, filled, dims, false);
+        } else if (k0 + kTile < key_end) {
+            const int next = 1 - buffer;
+            load_tile_async<kGroups>(k_tiles + next * T::kFloats, k_head, shape.k[2], k0 + kTile,
+                                     filled, dims);
+            load_tile_async<kGroups>(v_tiles + next * T::kFloats, v_head, shape.v[2], k0 + kTile,
+                                     filled, dims);
+            __pipeline_commit();
+            __pipeline_wait_prior(1);  // this tile's copies are in; the next pair's may fly
+        } else {
+            __pipeline_wait_prior(0);
+        }
         __syncthreads();
         float scores[4][4];
         tile_dots<kGroups>(q_tile, k_tile, scores);
@@ -124,8 +146,8 @@ __global__ void __launch_bounds__(kThreads, 2)
             inverse[i] = NAN;
         }
     }
-    store_rows<kGroups>(out + AttentionShape::at(shape.out, bh, shape.heads, 0), shape.out[2],
-                        q0, shape.queries, dims, vectorized, sums, inverse);
+    store_rows<kGroups>(out + AttentionShape::at(shape.out, bh, shape.heads, 0), shape.out[2], q0,
+                        shape.queries, dims, vectorized, sums, inverse);
 }
 
 __device__ float block_reduce(float value, float* scratch, bool maximum) {
@@ -254,7 +276,8 @@ __global__ void __launch_bounds__(kSplitKeys)
 __global__ void __launch_bounds__(kThreadsPerBlock)
     attention_decode_merge(AttentionShape shape, float* out, float* lse, const float* partials,
                            std::int64_t splits, std::int64_t rows) {
-    const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
+    const std::int64_t row =
+        (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) % 32;
     if (row >= rows) {
         return;
@@ -272,7 +295,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const float shift = top == -INFINITY ? 0.F : top;
     float total = 0.F;
     for (std::int64_t s = lane; s < splits; s += 32) {
-        total += row_partials[s * (kMaxDims + 2) + 1] * exp2f(row_partials[s * (kMaxDims + 2)] - shift);
+        total +=
+            row_partials[s * (kMaxDims + 2) + 1] * exp2f(row_partials[s * (kMaxDims + 2)] - shift);
     }
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) {
@@ -300,11 +324,10 @@ template <int kGroups>
 void launch_forward_tiles(const AttentionShape& shape, float* out, float* lse, const float* q,
                           const float* k, const float* v, float scale_log2, bool vectorized) {
     const auto kernel = &attention_forward_tiles<kGroups>;
-    const int bytes = static_cast<int>((3 * Tile<kGroups>::kFloats + kScoreFloats) * sizeof(float) +
+    const int bytes = static_cast<int>((5 * Tile<kGroups>::kFloats + kScoreFloats) * sizeof(float) +
                                        kTile * sizeof(std::int64_t));
     allow_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
-    const std::int64_t blocks =
-        shape.batch * shape.heads * ((shape.queries + kTile - 1) / kTile);
+    const std::int64_t blocks = shape.batch * shape.heads * ((shape.queries + kTile - 1) / kTile);
     kernel<<<static_cast<unsigned>(blocks), kThreads, bytes, launch_stream()>>>(
         shape, out, lse, q, k, v, scale_log2, vectorized);
     check_launch(typeid(kernel), __FILE__, __LINE__);
@@ -328,7 +351,9 @@ void launch_decode(const AttentionShape& shape, float* out, float* lse, const fl
 }
 
 // Whether a grid of `blocks` one-dimensional blocks can be launched.
-bool fits_grid(std::int64_t blocks) { return blocks < (std::int64_t{1} << 31) - 1; }
+bool fits_grid(std::int64_t blocks) {
+    return blocks < (std::int64_t{1} << 31) - 1;
+}
 
 }  // namespace
 
@@ -341,7 +366,8 @@ kael_status attention(int32_t device, kael_dtype dtype, void* out, void* lse, co
         const std::int64_t splits = (shape.keys + kSplitKeys - 1) / kSplitKeys;
         const bool decode = shape.queries <= kDecodeQueries;
         const std::int64_t blocks =
-            decode ? rows * splits : shape.batch * shape.heads * ((shape.queries + kTile - 1) / kTile);
+            decode ? rows * splits
+                   : shape.batch * shape.heads * ((shape.queries + kTile - 1) / kTile);
         if (dtype != KAEL_DTYPE_F32 || shape.head_dim > kMaxDims || !fits_grid(blocks) ||
             rows == 0 || out == nullptr || lse == nullptr || q == nullptr || k == nullptr ||
             v == nullptr) {
@@ -376,16 +402,15 @@ kael_status attention_backward(int32_t device, kael_dtype dtype, void* grad_q, v
         use_device(device);
         const AttentionShape shape = tasks::attention_shape("attention_backward", dtype, layout);
         const std::int64_t pairs = shape.batch * shape.heads;
-        const std::int64_t most_tiles =
-            (std::max(shape.queries, shape.keys) + kTile - 1) / kTile;
+        const std::int64_t most_tiles = (std::max(shape.queries, shape.keys) + kTile - 1) / kTile;
         const bool buffers_given = grad_q != nullptr && grad_k != nullptr && grad_v != nullptr &&
                                    grad_out != nullptr && q != nullptr && k != nullptr &&
                                    v != nullptr && out != nullptr && lse != nullptr;
         if (dtype != KAEL_DTYPE_F32 || shape.head_dim > kMaxDims ||
             !fits_grid(pairs * most_tiles) || pairs * shape.keys == 0 || shape.queries == 0 ||
             !buffers_given) {
-            tasks::launch_attention_backward<Launcher>(dtype, grad_q, grad_k, grad_v, grad_out,
-                                                       q, k, v, out, lse, layout);
+            tasks::launch_attention_backward<Launcher>(dtype, grad_q, grad_k, grad_v, grad_out, q,
+                                                       k, v, out, lse, layout);
             return;
         }
         attention_backward_f32(shape, static_cast<float*>(grad_q), static_cast<float*>(grad_k),

@@ -5,6 +5,7 @@
 // a 64 x 64 score tile it owns columns tx + 16 * j (j < 4), in a 64 x head_dim tile the dims
 // tx * 4 + 64 * g (+0..3, g < kGroups). Row stride padding (+4 floats) keeps the 16-byte loads
 // free of bank conflicts. Head dims are padded with zeros to 64 * kGroups.
+#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -29,8 +30,12 @@ struct Tile {
     static constexpr int kFloats = kTile * kStride;
 };
 
-__device__ inline int thread_row() { return static_cast<int>(threadIdx.x) / 16; }
-__device__ inline int thread_column() { return static_cast<int>(threadIdx.x) % 16; }
+__device__ inline int thread_row() {
+    return static_cast<int>(threadIdx.x) / 16;
+}
+__device__ inline int thread_column() {
+    return static_cast<int>(threadIdx.x) % 16;
+}
 
 // Copies rows first .. first + 63 of a [tokens, head_dim] matrix (row stride token_stride) into
 // tile; rows at or past limit and dims past head_dim become zeros. vectorized: 16-byte loads
@@ -58,6 +63,25 @@ __device__ void load_tile(float* tile, const float* rows, std::int64_t token_str
         const int dim = e % T::kDims;
         const bool inside = first + row < limit && dim < head_dim;
         tile[row * T::kStride + dim] = inside ? rows[(first + row) * token_stride + dim] : 0.F;
+    }
+}
+
+// load_tile's 16-byte path as cp.async copies (zeros past limit and head_dim) that land while
+// the block computes on another tile: the caller commits them and waits with
+// __pipeline_wait_prior, then a __syncthreads makes every thread's copies visible.
+template <int kGroups>
+__device__ void load_tile_async(float* tile, const float* rows, std::int64_t token_stride,
+                                std::int64_t first, std::int64_t limit, int head_dim) {
+    using T = Tile<kGroups>;
+    constexpr int kChunks = T::kDims / 4;
+#pragma unroll
+    for (int c = static_cast<int>(threadIdx.x); c < kTile * kChunks; c += kThreads) {
+        const int row = c / kChunks;
+        const int dim = (c % kChunks) * 4;
+        const bool inside = first + row < limit && dim < head_dim;
+        // Outside, nothing is read (all 16 bytes zero-filled) from a valid address.
+        const float* source = inside ? rows + (first + row) * token_stride + dim : rows;
+        __pipeline_memcpy_async(tile + row * T::kStride + dim, source, 16, inside ? 0 : 16);
     }
 }
 
@@ -141,8 +165,8 @@ __device__ void tile_mix(const float* weights, const float* b, float4 (&sums)[4]
         for (int step = 0; step < 4; ++step) {
 #pragma unroll
             for (int g = 0; g < kGroups; ++g) {
-                const float4 bv = *reinterpret_cast<const float4*>(
-                    b + (t + step) * T::kStride + 64 * g + tx * 4);
+                const float4 bv =
+                    *reinterpret_cast<const float4*>(b + (t + step) * T::kStride + 64 * g + tx * 4);
 #pragma unroll
                 for (int i = 0; i < 4; ++i) {
                     scale_add(sums[i][g], w[i][step], bv);
