@@ -25,9 +25,8 @@ __host__ __device__ inline int lanes_per_row(const AttentionShape& shape, bool v
 // row_dots[row] = grad_out_row . out_row; with 16-byte operands it also zeroes the row of grad_q
 // that the gradient kernel then adds into. Every lane of a warp reaches the shuffles.
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    attention_row_dots(AttentionShape shape, float* row_dots, float* grad_q,
-                       const float* grad_out, const float* out, std::int64_t rows,
-                       bool vectorized) {
+    attention_row_dots(AttentionShape shape, float* row_dots, float* grad_q, const float* grad_out,
+                       const float* out, std::int64_t rows, bool vectorized) {
     const int lanes = lanes_per_row(shape, vectorized);
     const std::int64_t thread = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
     const std::int64_t row = thread / lanes;
@@ -63,15 +62,22 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     }
 }
 
-// Per-query lse (in log2 units) and D for the 64 rows of a query tile; zeros past the end.
+// Per-query lse and D for the 64 rows of a query tile; zeros past the end. async: as cp.async
+// copies the caller commits (the 16-byte-operand path), else plain loads.
 __device__ void load_row_stats(float* lse_tile, float* dots_tile, const float* lse,
                                const float* row_dots, std::int64_t row0, std::int64_t q0,
-                               std::int64_t queries) {
+                               std::int64_t queries, bool async) {
     const int t = static_cast<int>(threadIdx.x);
     if (t < kTile) {
         const bool inside = q0 + t < queries;
-        lse_tile[t] = inside ? lse[row0 + q0 + t] * kLog2e : 0.F;
-        dots_tile[t] = inside ? row_dots[row0 + q0 + t] : 0.F;
+        const std::int64_t at = inside ? row0 + q0 + t : 0;
+        if (async) {
+            __pipeline_memcpy_async(lse_tile + t, lse + at, 4, inside ? 0 : 4);
+            __pipeline_memcpy_async(dots_tile + t, row_dots + at, 4, inside ? 0 : 4);
+        } else {
+            lse_tile[t] = inside ? lse[at] : 0.F;
+            dots_tile[t] = inside ? row_dots[at] : 0.F;
+        }
     }
 }
 
@@ -79,8 +85,7 @@ __device__ void load_row_stats(float* lse_tile, float* dots_tile, const float* l
 // rows + r * row_stride, dims below dims.
 template <int kGroups>
 __device__ void add_rows(float* rows, std::int64_t row_stride, int dims, float factor,
-                         std::int64_t first, std::int64_t limit,
-                         const float4 (&sums)[4][kGroups]) {
+                         std::int64_t first, std::int64_t limit, const float4 (&sums)[4][kGroups]) {
     for_owned_rows<kGroups>(first, limit, [&](int i, int g, std::int64_t token, int dim) {
         if (dim >= dims) {
             return;
@@ -104,7 +109,8 @@ __device__ void add_rows(float* rows, std::int64_t row_stride, int dims, float f
 __global__ void __launch_bounds__(kThreadsPerBlock)
     attention_store_grad_queries(AttentionShape shape, float* grad_q, const float* query_sums,
                                  int padded_dims, std::int64_t rows) {
-    const std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
+    const std::int64_t row =
+        (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) % 32;
     if (row >= rows) {
         return;
@@ -120,9 +126,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 template <int kGroups>
 __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
     attention_grad_keys(AttentionShape shape, float* grad_k, float* grad_v, float* grad_q,
-                        float* query_sums,
-                        const float* grad_out, const float* q, const float* k, const float* v,
-                        const float* lse, const float* row_dots, float scale_log2,
+                        float* query_sums, const float* grad_out, const float* q, const float* k,
+                        const float* v, const float* lse, const float* row_dots, float scale_log2,
                         bool vectorized) {
     using T = Tile<kGroups>;
     extern __shared__ float4 shared_memory[];
@@ -144,37 +149,61 @@ __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
     const int dims = static_cast<int>(shape.head_dim);
     const std::int64_t row0 = bh * shape.queries;
 
-    load_tile<kGroups>(k_tile, k + AttentionShape::at(shape.k, bh, shape.heads, 0), shape.k[2],
-                       k0, shape.keys, dims, vectorized);
-    load_tile<kGroups>(v_tile, v + AttentionShape::at(shape.v, bh, shape.heads, 0), shape.v[2],
-                       k0, shape.keys, dims, vectorized);
+    load_tile<kGroups>(k_tile, k + AttentionShape::at(shape.k, bh, shape.heads, 0), shape.k[2], k0,
+                       shape.keys, dims, vectorized);
+    load_tile<kGroups>(v_tile, v + AttentionShape::at(shape.v, bh, shape.heads, 0), shape.v[2], k0,
+                       shape.keys, dims, vectorized);
     const float* q_head = q + AttentionShape::at(shape.q, bh, shape.heads, 0);
     const float* g_head = grad_out + AttentionShape::at(shape.out, bh, shape.heads, 0);
     float4 k_sums[4][kGroups];
     float4 v_sums[4][kGroups];
     clear(k_sums);
     clear(v_sums);
-    for (std::int64_t q0 = (shape.first_query(k0) / kTile) * kTile; q0 < shape.queries;
-         q0 += kTile) {
-        __syncthreads();  // the previous query tile's readers are done
-        load_tile<kGroups>(q_tile, q_head, shape.q[2], q0, shape.queries, dims, vectorized);
-        load_tile<kGroups>(g_tile, g_head, shape.out[2], q0, shape.queries, dims, vectorized);
-        load_row_stats(lse_tile, dots_tile, lse, row_dots, row0, q0, shape.queries);
-        __syncthreads();
+    // With 16-byte operands, a query tile's q, grad_out and row stats are cp.async copies issued
+    // once the previous tile's products are done with them, landing during its grad_q share.
+    const auto issue_query_tile = [&](std::int64_t q0) {
+        load_tile_async<kGroups>(q_tile, q_head, shape.q[2], q0, shape.queries, dims);
+        load_tile_async<kGroups>(g_tile, g_head, shape.out[2], q0, shape.queries, dims);
+        load_row_stats(lse_tile, dots_tile, lse, row_dots, row0, q0, shape.queries, true);
+        __pipeline_commit();
+    };
+    const std::int64_t q_first = (shape.first_query(k0) / kTile) * kTile;
+    if (vectorized && q_first < shape.queries) {
+        issue_query_tile(q_first);
+    }
+    // Pair (key k0 + r, query q0 + c) is seen when c < queries_left, r < keys_left and
+    // r - c <= causal_limit: small ints, not the 64-bit visible_keys per score.
+    const int keys_left = static_cast<int>(tasks::min_of(shape.keys - k0, kTile));
+    for (std::int64_t q0 = q_first; q0 < shape.queries; q0 += kTile) {
+        if (vectorized) {
+            __pipeline_wait_prior(0);
+        } else {
+            __syncthreads();  // the previous query tile's readers are done
+            load_tile<kGroups>(q_tile, q_head, shape.q[2], q0, shape.queries, dims, false);
+            load_tile<kGroups>(g_tile, g_head, shape.out[2], q0, shape.queries, dims, false);
+            load_row_stats(lse_tile, dots_tile, lse, row_dots, row0, q0, shape.queries, false);
+        }
+        __syncthreads();  // this tile is in, and the previous tile's ds readers are done
+        const int queries_left = static_cast<int>(tasks::min_of(shape.queries - q0, kTile));
+        const std::int64_t offset = q0 - k0 + shape.keys - shape.queries;
+        const int causal_limit = !shape.causal ? kTile
+                                               : static_cast<int>(offset < -kTile  ? -kTile - 1
+                                                                  : offset > kTile ? kTile
+                                                                                   : offset);
         float p[4][4];
         float dp[4][4];
         tile_dots<kGroups>(k_tile, q_tile, p);   // S^T
         tile_dots<kGroups>(v_tile, g_tile, dp);  // dP^T = v . grad_out
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            const std::int64_t key = k0 + ty * 4 + i;
+            const int row = ty * 4 + i;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const int column = tx + 16 * j;
-                const std::int64_t query = q0 + column;
-                const bool seen = query < shape.queries && key < shape.visible_keys(query);
+                const bool seen =
+                    column < queries_left && row < keys_left && row - column <= causal_limit;
                 // Only pairs the mask shows: a query that sees no key has D = NaN.
-                p[i][j] = seen ? exp2f(p[i][j] * scale_log2 - lse_tile[column]) : 0.F;
+                p[i][j] = seen ? exp2f(p[i][j] * scale_log2 - lse_tile[column] * kLog2e) : 0.F;
                 dp[i][j] = seen ? p[i][j] * (dp[i][j] - dots_tile[column]) : 0.F;
             }
         }
@@ -183,13 +212,16 @@ __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
         __syncthreads();
         tile_mix<kGroups>(p_tile, g_tile, v_sums);
         tile_mix<kGroups>(ds_tile, q_tile, k_sums);
+        if (vectorized && q0 + kTile < shape.queries) {
+            __syncthreads();  // q_tile, g_tile and the stats are free: the next tile may land
+            issue_query_tile(q0 + kTile);
+        }
         float4 q_sums[4][kGroups];
         clear(q_sums);
         tile_mix_transposed<kGroups>(ds_tile, k_tile, q_sums);
         if (query_sums == nullptr) {  // straight into grad_q, scaled
-            add_rows<kGroups>(grad_q + AttentionShape::at(shape.q, bh, shape.heads, 0),
-                              shape.q[2], dims, static_cast<float>(shape.scale), q0,
-                              shape.queries, q_sums);
+            add_rows<kGroups>(grad_q + AttentionShape::at(shape.q, bh, shape.heads, 0), shape.q[2],
+                              dims, static_cast<float>(shape.scale), q0, shape.queries, q_sums);
         } else {
             add_rows<kGroups>(query_sums + row0 * T::kDims, T::kDims, T::kDims, 1.F, q0,
                               shape.queries, q_sums);
@@ -207,8 +239,7 @@ __global__ void __launch_bounds__(kThreads, kGroups == 1 ? 2 : 1)
 template <int kGroups>
 void launch_gradients(const AttentionShape& shape, float* grad_q, float* grad_k, float* grad_v,
                       const float* grad_out, const float* q, const float* k, const float* v,
-                      const float* lse, const float* row_dots, float scale_log2,
-                      bool vectorized) {
+                      const float* lse, const float* row_dots, float scale_log2, bool vectorized) {
     constexpr int kDims = Tile<kGroups>::kDims;
     const std::int64_t rows = shape.batch * shape.heads * shape.queries;
     // 16-byte operands: the atomics go straight into grad_q (zeroed by the D pass).
@@ -216,12 +247,12 @@ void launch_gradients(const AttentionShape& shape, float* grad_q, float* grad_k,
     if (!vectorized) {
         const std::int64_t sum_bytes = rows * kDims * std::int64_t{4};
         query_sums = static_cast<float*>(device_malloc(sum_bytes));
-        KAEL_CUDA_CHECK(cudaMemsetAsync(query_sums, 0, static_cast<std::size_t>(sum_bytes),
-                                        launch_stream()));
+        KAEL_CUDA_CHECK(
+            cudaMemsetAsync(query_sums, 0, static_cast<std::size_t>(sum_bytes), launch_stream()));
     }
     const auto kernel = &attention_grad_keys<kGroups>;
-    const int bytes = static_cast<int>(
-        (4 * Tile<kGroups>::kFloats + 2 * kScoreFloats + 2 * kTile) * sizeof(float));
+    const int bytes = static_cast<int>((4 * Tile<kGroups>::kFloats + 2 * kScoreFloats + 2 * kTile) *
+                                       sizeof(float));
     allow_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
     const std::int64_t blocks = shape.batch * shape.heads * ((shape.keys + kTile - 1) / kTile);
     kernel<<<static_cast<unsigned>(blocks), kThreads, bytes, launch_stream()>>>(
@@ -231,10 +262,8 @@ void launch_gradients(const AttentionShape& shape, float* grad_q, float* grad_k,
     if (query_sums == nullptr) {
         return;
     }
-    attention_store_grad_queries<<<static_cast<unsigned>(blocks_for(rows * 32)),
-                                   kThreadsPerBlock, 0, launch_stream()>>>(shape, grad_q,
-                                                                           query_sums, kDims,
-                                                                           rows);
+    attention_store_grad_queries<<<static_cast<unsigned>(blocks_for(rows * 32)), kThreadsPerBlock,
+                                   0, launch_stream()>>>(shape, grad_q, query_sums, kDims, rows);
     check_launch(typeid(&attention_store_grad_queries), __FILE__, __LINE__);
     device_free(query_sums);  // stream-ordered: after the store
 }
