@@ -128,6 +128,23 @@ BOOST_AUTO_TEST_CASE(sequence_ops_on_short_long_few_and_many_rows) {
     }
 }
 
+// cumsum alone on the few long rows that take a device-wide scan (a cuda device: up to 8 rows
+// of f32/f64, cub::DeviceScan) and just past that count: small enough for racecheck.
+BOOST_AUTO_TEST_CASE(cumsum_of_few_long_rows) {
+    kael::manual_seed(33);
+    for (const DType dtype : kAllDTypes) {
+        for (const Shape& shape : {Shape{1, 300007}, Shape{8, 12289}, Shape{9, 12289}}) {
+            BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", rows " << shape[0] << " x "
+                                        << shape[1]) {
+                const Operand input{tie_heavy(dtype, shape)};
+                run_and_compare({input},
+                                [](const Tensors& x) { return Tensors{kael::cumsum(x[0], 1)}; },
+                                {1.0, false});
+            }
+        }
+    }
+}
+
 namespace {
 
 // Repeats a pattern of nine to length; its classes in ascending order are position 5 and 6
