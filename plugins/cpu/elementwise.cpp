@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cpu_kernels.h"
+#include "elementwise_math.h"
 #include "kael/kernels/abi_checks.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
@@ -142,6 +143,38 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
             store_element<Out>(out + i * int64_t{sizeof(Storage<Out>)},
                                function(load_element<Ins>(pointers[Input + 1] +
                                                           i * int64_t{sizeof(Storage<Ins>)})...));
+        }
+        return;
+    }
+    // Contiguous output and inputs that are contiguous or one repeated value (a scalar or a
+    // broadcast dim: where(mask, 0.0, x), x * 2): the repeated ones are spelled out in an L1
+    // buffer once, then the run goes through the contiguous loop a chunk at a time.
+    constexpr int64_t kChunk = 256;
+    const bool flat_or_repeated =
+        strides[0] == int64_t{sizeof(Storage<Out>)} &&
+        ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)} || strides[Input + 1] == 0) && ...);
+    if (flat_or_repeated && count >= kChunk) {
+        alignas(64) std::byte repeated[sizeof...(Ins)][kChunk * sizeof(std::int64_t)];
+        const int64_t flat_strides[] = {int64_t{sizeof(Storage<Out>)},
+                                        int64_t{sizeof(Storage<Ins>)}...};
+        (
+            [&] {
+                if (strides[Input + 1] == 0) {
+                    for (int64_t i = 0; i < kChunk; ++i) {
+                        std::memcpy(repeated[Input] + i * int64_t{sizeof(Storage<Ins>)},
+                                    pointers[Input + 1], sizeof(Storage<Ins>));
+                    }
+                }
+            }(),
+            ...);
+        for (int64_t done = 0; done < count; done += kChunk) {
+            std::byte* const chunk[] = {
+                out + done * int64_t{sizeof(Storage<Out>)},
+                (strides[Input + 1] == 0
+                     ? repeated[Input]
+                     : pointers[Input + 1] + done * int64_t{sizeof(Storage<Ins>)})...};
+            inner_loop<Out, Ins...>(chunk, flat_strides, std::min(kChunk, count - done), function,
+                                    std::index_sequence<Input...>{});
         }
         return;
     }
@@ -299,90 +332,6 @@ struct LayoutRunner {
         parallel_ranges(layout.count, kMinParallelElements, walk);
     }
 };
-
-// Contiguous f32 exp, log, tanh, sigmoid and gelu through glibc's vector math, in chunks that
-// stay in L1; the element functions' formulas (tails and stable forms) are kept.
-constexpr int64_t kChunk = 1024;
-
-int64_t tasks_of(int64_t count) {
-    return (count + kChunk - 1) / kChunk;
-}
-
-void vector_chunk(kael_element_op op, const float* in, float* out, int64_t count) {
-    using vector_math::Function;
-    float scratch[kChunk] = {};  // (zeroed: GCC cannot see the loops write it first)
-    switch (op) {
-        case KAEL_OP_EXP: return vector_math::apply(Function::Exp, in, out, count);
-        case KAEL_OP_LOG: return vector_math::apply(Function::Log, in, out, count);
-        case KAEL_OP_TANH: return vector_math::apply(Function::Tanh, in, out, count);
-        case KAEL_OP_SIGMOID:
-        case KAEL_OP_GELU_TANH: {
-            // sigmoid(z) from e = exp(-|z|) as stable_sigmoid; gelu_tanh = x sigmoid(2u).
-            const bool gelu = op == KAEL_OP_GELU_TANH;
-            float arguments[kChunk] = {};  // z, kept for its sign
-            for (int64_t i = 0; i < count; ++i) {
-                const float x = in[i];
-                arguments[i] =
-                    gelu ? 2.0F * 0.79788456080286535588F * (x + 0.044715F * x * x * x) : x;
-                scratch[i] = -std::fabs(arguments[i]);
-            }
-            vector_math::apply(Function::Exp, scratch, scratch, count);
-            for (int64_t i = 0; i < count; ++i) {
-                const float e = scratch[i];
-                const float r = 1.0F / (1.0F + e);
-                const float s = arguments[i] >= 0.0F ? r : e * r;
-                out[i] = gelu ? in[i] * s : s;
-            }
-            return;
-        }
-        case KAEL_OP_GELU_EXACT: {
-            // x Phi(x) as gaussian_cdf: 1 + erf down to x = -3, erfc below.
-            constexpr float kInverseSqrt2 = 0.70710678118654752440F;
-            bool tail = false;
-            for (int64_t i = 0; i < count; ++i) {
-                scratch[i] = in[i] * kInverseSqrt2;
-                tail = tail || in[i] < -3.0F;
-            }
-            vector_math::apply(Function::Erf, scratch, scratch, count);
-            for (int64_t i = 0; i < count; ++i) {
-                scratch[i] = 0.5F * (1.0F + scratch[i]);
-            }
-            for (int64_t i = 0; tail && i < count; ++i) {
-                if (in[i] < -3.0F) {
-                    scratch[i] = 0.5F * std::erfc(-in[i] * kInverseSqrt2);
-                }
-            }
-            for (int64_t i = 0; i < count; ++i) {
-                out[i] = in[i] * scratch[i];
-            }
-            return;
-        }
-        default: return;
-    }
-}
-
-// Whether the call is one of those on contiguous f32 (out may be the input itself); then done.
-bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                     const kael_element_layout& layout) {
-    const bool supported = op == KAEL_OP_EXP || op == KAEL_OP_LOG || op == KAEL_OP_TANH ||
-                           op == KAEL_OP_SIGMOID || op == KAEL_OP_GELU_TANH ||
-                           op == KAEL_OP_GELU_EXACT;
-    if (!supported || out_dtype != KAEL_DTYPE_F32 || in_dtype != KAEL_DTYPE_F32 ||
-        layout.operands != 2 || layout.dims != 1 || layout.strides[0][0] != 4 ||
-        layout.strides[1][0] != 4) {
-        return false;
-    }
-    auto* out = static_cast<float*>(layout.base[0]);
-    const auto* in = static_cast<const float*>(layout.base[1]);
-    parallel_ranges(
-        tasks_of(layout.count), kMinParallelElements / kChunk, [&](int64_t begin, int64_t end) {
-            for (int64_t chunk = begin; chunk < end; ++chunk) {
-                const int64_t first = chunk * kChunk;
-                vector_chunk(op, in + first, out + first, std::min(kChunk, layout.count - first));
-            }
-        });
-    return true;
-}
 
 }  // namespace
 
