@@ -36,14 +36,16 @@ Tensor values_f64(const std::vector<double>& values, const Shape& shape = {}) {
     return kael::tensor(values, shape);
 }
 
-std::vector<double> v(const Tensor& t) { return t.to_vector<double>(); }
+std::vector<double> v(const Tensor& t) {
+    return t.to_vector<double>();
+}
 
 // Checks f on x as given, on a transposed copy and on a strided slice of a larger tensor.
 void check_layouts(const std::function<Tensor(const Tensor&)>& f, double low = -2,
                    double high = 2) {
     BOOST_TEST(gradcheck([&](const Inputs& in) { return f(in[0]); }, {leaf({2, 3}, low, high)}));
-    BOOST_TEST(gradcheck([&](const Inputs& in) { return f(in[0].T()); },
-                         {leaf({3, 2}, low, high, 11)}));
+    BOOST_TEST(
+        gradcheck([&](const Inputs& in) { return f(in[0].T()); }, {leaf({3, 2}, low, high, 11)}));
     BOOST_TEST(gradcheck([&](const Inputs& in) { return f(in[0].slice(1, 1, 7, 2)); },
                          {leaf({2, 7}, low, high, 13)}));
 }
@@ -52,11 +54,11 @@ void check_layouts(const std::function<Tensor(const Tensor&)>& f, double low = -
 
 BOOST_AUTO_TEST_CASE(unary_ops_match_finite_differences) {
     using F = Tensor (*)(const Tensor&);
-    for (const F op : {static_cast<F>(kael::neg), static_cast<F>(kael::abs),
-                       static_cast<F>(kael::exp), static_cast<F>(kael::sin),
-                       static_cast<F>(kael::cos), static_cast<F>(kael::tanh),
-                       static_cast<F>(kael::sigmoid), static_cast<F>(kael::relu),
-                       static_cast<F>(kael::square)}) {
+    for (const F op :
+         {static_cast<F>(kael::neg), static_cast<F>(kael::abs), static_cast<F>(kael::exp),
+          static_cast<F>(kael::sin), static_cast<F>(kael::cos), static_cast<F>(kael::tanh),
+          static_cast<F>(kael::sigmoid), static_cast<F>(kael::relu),
+          static_cast<F>(kael::square)}) {
         check_layouts(op);
     }
     for (const F op : {static_cast<F>(kael::log), static_cast<F>(kael::sqrt),
@@ -74,9 +76,9 @@ BOOST_AUTO_TEST_CASE(unary_ops_match_finite_differences) {
 
 BOOST_AUTO_TEST_CASE(binary_ops_with_broadcasting) {
     using F = Tensor (*)(const Tensor&, const Tensor&);
-    for (const F op : {static_cast<F>(kael::add), static_cast<F>(kael::sub),
-                       static_cast<F>(kael::mul), static_cast<F>(kael::maximum),
-                       static_cast<F>(kael::minimum)}) {
+    for (const F op :
+         {static_cast<F>(kael::add), static_cast<F>(kael::sub), static_cast<F>(kael::mul),
+          static_cast<F>(kael::maximum), static_cast<F>(kael::minimum)}) {
         BOOST_TEST(gradcheck([op](const Inputs& in) { return op(in[0], in[1]); },
                              {leaf({2, 3}), leaf({2, 3}, -2, 2, 3)}));
         BOOST_TEST(gradcheck([op](const Inputs& in) { return op(in[0], in[1]); },
@@ -142,9 +144,9 @@ BOOST_AUTO_TEST_CASE(matmul_shapes) {
                          {leaf({3, 2}), leaf({4, 3}, -2, 2, 3)}));
     // A batched a times one matrix b: b's gradient is one product over the batch rows, also
     // when a's batch cannot be flattened without a copy.
-    BOOST_TEST(gradcheck(
-        [](const Inputs& in) { return kael::matmul(in[0].transpose(1, 2), in[1]); },
-        {leaf({2, 3, 2}), leaf({3, 4}, -2, 2, 3)}));
+    BOOST_TEST(
+        gradcheck([](const Inputs& in) { return kael::matmul(in[0].transpose(1, 2), in[1]); },
+                  {leaf({2, 3, 2}), leaf({3, 4}, -2, 2, 3)}));
     BOOST_TEST(gradcheck(product, {leaf({2, 2, 2, 3}), leaf({3, 2}, -2, 2, 3)}));
     BOOST_TEST(gradcheck([](const Inputs& in) { return kael::matmul(in[0], in[1].T()); },
                          {leaf({2, 2, 3}), leaf({4, 3}, -2, 2, 3)}));
@@ -170,8 +172,8 @@ BOOST_AUTO_TEST_CASE(leaf_gradients_are_private) {
 
 BOOST_AUTO_TEST_CASE(gather_index_select_scatter_add) {
     const Tensor index = kael::tensor(std::vector<std::int64_t>{2, 0, 0, 1, 3, 1}, {2, 3});
-    BOOST_TEST(gradcheck([&](const Inputs& in) { return kael::gather(in[0], 1, index); },
-                         {leaf({2, 4})}));
+    BOOST_TEST(
+        gradcheck([&](const Inputs& in) { return kael::gather(in[0], 1, index); }, {leaf({2, 4})}));
     const Tensor rows = kael::tensor(std::vector<std::int64_t>{1, 1, 0});
     BOOST_TEST(gradcheck([&](const Inputs& in) { return kael::index_select(in[0], 0, rows); },
                          {leaf({2, 4})}));
@@ -214,10 +216,11 @@ BOOST_AUTO_TEST_CASE(views_and_copies) {
 
 BOOST_AUTO_TEST_CASE(in_place_writes_through_views) {
     // cat is built from copies into slices of a fresh tensor.
-    BOOST_TEST(gradcheck([](const Inputs& in) {
-                             return kael::cat({in[0], in[1].T()}, 1) * kael::sum(in[0]);
-                         },
-                         {leaf({2, 3}), leaf({2, 2}, -2, 2, 5)}));
+    BOOST_TEST(gradcheck(
+        [](const Inputs& in) {
+            return kael::cat({in[0], in[1].T()}, 1) * kael::sum(in[0]);
+        },
+        {leaf({2, 3}), leaf({2, 2}, -2, 2, 5)}));
     BOOST_TEST(gradcheck(
         [](const Inputs& in) {
             Tensor out = in[0] * 1.0;
@@ -232,15 +235,13 @@ BOOST_AUTO_TEST_CASE(composed_ops_are_differentiable) {
     auto x = leaf({3, 4});
     BOOST_TEST(gradcheck([](const Inputs& in) { return kael::softmax(in[0], 1); }, {x}));
     BOOST_TEST(gradcheck([](const Inputs& in) { return kael::log_softmax(in[0], 0); }, {x}));
-    BOOST_TEST(gradcheck(
-        [](const Inputs& in) { return kael::layer_norm(in[0], in[1], in[2]); },
-        {x, leaf({4}, -2, 2, 3), leaf({4}, -2, 2, 5)}));
+    BOOST_TEST(gradcheck([](const Inputs& in) { return kael::layer_norm(in[0], in[1], in[2]); },
+                         {x, leaf({4}, -2, 2, 3), leaf({4}, -2, 2, 5)}));
     const Tensor targets = kael::tensor(std::vector<std::int64_t>{3, 0, 1});
-    BOOST_TEST(gradcheck([&](const Inputs& in) { return kael::cross_entropy(in[0], targets); },
-                         {x}));
-    BOOST_TEST(gradcheck(
-        [](const Inputs& in) { return kael::linear(in[0], in[1], in[2]); },
-        {x, leaf({2, 4}, -2, 2, 3), leaf({2}, -2, 2, 5)}));
+    BOOST_TEST(
+        gradcheck([&](const Inputs& in) { return kael::cross_entropy(in[0], targets); }, {x}));
+    BOOST_TEST(gradcheck([](const Inputs& in) { return kael::linear(in[0], in[1], in[2]); },
+                         {x, leaf({2, 4}, -2, 2, 3), leaf({2}, -2, 2, 5)}));
 }
 
 BOOST_AUTO_TEST_CASE(gradient_rule_at_zero) {
@@ -273,6 +274,22 @@ BOOST_AUTO_TEST_CASE(accumulation_and_a_leaf_used_twice) {
     const Tensor w = values_f64({1.0, 2.0}).set_requires_grad(true);
     (w * 3.0).backward(values_f64({1.0, -1.0}));
     BOOST_TEST(v(w.grad()) == (std::vector<double>{3, -3}), tt::per_element());
+}
+
+// A grad nothing else holds takes the next gradient in place (its block stays); one a caller
+// still holds is left as it was and the sum is a new tensor, as PyTorch does.
+BOOST_AUTO_TEST_CASE(accumulation_in_place_only_into_an_unshared_grad) {
+    const Tensor x = values_f64({1.0, -2.0, 3.0}).set_requires_grad(true);
+    kael::sum(x * 2.0).backward();
+    const double* block = x.grad().data_ptr<double>();
+    kael::sum(x * 2.0).backward();
+    BOOST_TEST(x.grad().data_ptr<double>() == block);
+    BOOST_TEST(v(x.grad()) == (std::vector<double>{4, 4, 4}), tt::per_element());
+    const Tensor held = x.grad();
+    kael::sum(x * x).backward();
+    BOOST_TEST(v(held) == (std::vector<double>{4, 4, 4}), tt::per_element());
+    BOOST_TEST(v(x.grad()) == (std::vector<double>{6, 0, 10}), tt::per_element());
+    BOOST_TEST(x.grad().data_ptr<double>() != held.data_ptr<double>());
 }
 
 BOOST_AUTO_TEST_CASE(retain_graph_and_freed_graphs) {

@@ -1,6 +1,7 @@
 // The graph: grad mode, recording nodes, leaf accumulation, and the autograd side of Tensor.
 #include <utility>
 
+#include "kael/device_graph.h"
 #include "kael/ops.h"
 #include "record.h"
 
@@ -25,9 +26,10 @@ public:
             backward = backward_;  // a copy keeps the saved tensors alive while it runs
         }
         if (!backward) {
-            throw Error(name_ + ": trying to backward through the graph a second time; its saved "
-                                "tensors were released by the first backward (call backward "
-                                "with retain_graph=true the first time to keep them)");
+            throw Error(name_ +
+                        ": trying to backward through the graph a second time; its saved "
+                        "tensors were released by the first backward (call backward "
+                        "with retain_graph=true the first time to keep them)");
         }
         if (grads.empty() || !grads.front().defined()) {
             return std::vector<Tensor>(next_edges.size());
@@ -58,8 +60,8 @@ private:
 // A view counts when its base is held by nothing but the view (sum_to's reshape of a sum).
 bool is_private(const Tensor& tensor) {
     const TensorImpl& impl = tensor.impl();
-    const bool base_private = !impl.view_base || (impl.view_base.use_count() == 1 &&
-                                                  !impl.view_base->autograd);
+    const bool base_private =
+        !impl.view_base || (impl.view_base.use_count() == 1 && !impl.view_base->autograd);
     const long holders = impl.view_base ? 2 : 1;  // the view, and its base
     return tensor.impl_ptr().use_count() == 1 && base_private &&
            impl.storage.use_count() == holders && !impl.autograd && tensor.offset() == 0 &&
@@ -67,7 +69,9 @@ bool is_private(const Tensor& tensor) {
 }
 
 // Adds incoming gradients into a leaf's grad, under the leaf's lock so concurrent backward
-// calls lose no update. The sum is a new tensor: a grad() handle read earlier never changes.
+// calls lose no update. A grad nothing else holds is added to in place (as PyTorch does: no
+// new block, no write-allocate of one); else the sum is a new tensor, so a grad() handle read
+// earlier never changes (so too while a device graph records).
 // The old grad dies after the lock: freeing an imported (DLPack) buffer may wait for Python's
 // GIL, which a Python thread blocked on this lock in grad() would hold.
 class AccumulateGrad final : public Node {
@@ -82,7 +86,13 @@ public:
             const std::lock_guard lock(meta.mutex);
             // The first gradient is kept as it is when nothing else can see its memory (as
             // PyTorch steals it); otherwise a private copy, since others may share it.
-            Tensor sum = meta.grad.defined() ? add(meta.grad, incoming)
+            if (meta.grad.defined() && !is_grad_enabled() && !recording_device_graph() &&
+                is_private(meta.grad) && meta.grad.shape() == incoming.shape() &&
+                meta.grad.dtype() == incoming.dtype() && meta.grad.device() == incoming.device()) {
+                add_(meta.grad, incoming);
+                return {};
+            }
+            Tensor sum = meta.grad.defined()    ? add(meta.grad, incoming)
                          : is_private(incoming) ? incoming
                                                 : incoming.clone();
             previous = std::exchange(meta.grad, std::move(sum));
@@ -135,8 +145,12 @@ bool any_requires_grad(std::span<const Tensor> tensors) {
 
 }  // namespace
 
-bool is_grad_enabled() { return grad_mode_enabled; }
-void set_grad_enabled(bool enabled) { grad_mode_enabled = enabled; }
+bool is_grad_enabled() {
+    return grad_mode_enabled;
+}
+void set_grad_enabled(bool enabled) {
+    grad_mode_enabled = enabled;
+}
 
 bool Tensor::requires_grad() const {
     const auto& meta = impl().autograd;
@@ -145,8 +159,10 @@ bool Tensor::requires_grad() const {
 
 Tensor Tensor::set_requires_grad(bool requires_grad) const {
     if (!is_leaf()) {
-        throw ValueError("set_requires_grad: only leaf tensors can change requires_grad; this "
-                         "tensor was computed by " + grad_fn()->name() + " (use detach())");
+        throw ValueError(
+            "set_requires_grad: only leaf tensors can change requires_grad; this "
+            "tensor was computed by " +
+            grad_fn()->name() + " (use detach())");
     }
     if (requires_grad && !is_floating(dtype())) {
         throw TypeError("set_requires_grad: only floating tensors can require grad, got " +
@@ -158,7 +174,9 @@ Tensor Tensor::set_requires_grad(bool requires_grad) const {
     return *this;
 }
 
-bool Tensor::is_leaf() const { return !impl().autograd || !impl().autograd->grad_fn; }
+bool Tensor::is_leaf() const {
+    return !impl().autograd || !impl().autograd->grad_fn;
+}
 
 Tensor Tensor::grad() const {
     const std::shared_ptr<AutogradMeta>& meta = impl().autograd;
@@ -170,8 +188,8 @@ Tensor Tensor::grad() const {
 }
 
 void Tensor::set_grad(const Tensor& grad) const {
-    if (grad.defined() && (grad.shape() != shape() || grad.dtype() != dtype() ||
-                           grad.device() != device())) {
+    if (grad.defined() &&
+        (grad.shape() != shape() || grad.dtype() != dtype() || grad.device() != device())) {
         throw ValueError("set_grad: gradient of shape " + kael::to_string(grad.shape()) + " (" +
                          kael::to_string(grad.dtype()) + ", " + grad.device().str() +
                          ") does not match tensor of shape " + kael::to_string(shape()) + " (" +
@@ -312,7 +330,8 @@ void check_in_place(const Tensor& target, const char* op) {
     const auto& base = target.impl().view_base;
     const bool view_of_leaf = base && Tensor(base).requires_grad() && Tensor(base).is_leaf();
     if (leaf || view_of_leaf) {
-        throw ValueError(std::string(op) + ": a leaf tensor that requires grad (or a view of one) "
+        throw ValueError(std::string(op) +
+                         ": a leaf tensor that requires grad (or a view of one) "
                          "cannot be modified in place while grad mode is on; use NoGradGuard");
     }
 }
@@ -334,7 +353,8 @@ void record_in_place(const Tensor& target, const std::vector<Tensor>& inputs, co
         return;
     }
     if (!base.is_contiguous() || base.offset() != 0) {
-        throw ValueError(std::string(name) + ": in-place writes through a view are "
+        throw ValueError(std::string(name) +
+                         ": in-place writes through a view are "
                          "differentiable only when the viewed tensor is contiguous");
     }
     const Shape base_shape = base.shape();
