@@ -4,8 +4,10 @@
 Both libraries run the same case on the same device: the rows of the GPU speed issue (strided and
 broadcast elementwise, reductions over any dim, softmax, layer_norm, cross_entropy, embedding,
 sort, top-k, cumsum, linear, attention) and a GPT-2-small training step and greedy generation.
-Each figure is the median of --repeat samples after a warm-up; a sample runs the case until it
-lasts --min-sample-ms, between two synchronisations (kael.synchronize / torch.cuda.synchronize).
+Each figure is the median of --repeat samples after a warm-up, taken in turn with the other
+side's (torch, kael, torch, ...) so that a drifting machine weighs on both alike; a sample runs
+the case until it lasts --min-sample-ms, between two synchronisations (kael.synchronize /
+torch.cuda.synchronize).
 "speed" is torch time / kael time: above 1, kael is faster. TF32 is off.
 
     /opt/torch/.venv/bin/python3 scripts/bench_model_path.py --device cuda     # on the H200
@@ -62,45 +64,67 @@ def judge(row):
     return "PASS" if passed else "FAIL"
 
 
-def timer(synchronize, repeat, min_sample_seconds):
-    """Median seconds of one call of run, each sample long enough to hide the synchronisation."""
-    def measure(run):
+class Timer:
+    """Seconds of one call of a run: calls per sample doubled until a sample lasts
+    min_sample_seconds (hiding the synchronisation), then `repeat` samples."""
+
+    def __init__(self, synchronize, repeat, min_sample_seconds):
+        self.synchronize = synchronize
+        self.repeat = repeat
+        self.min_sample_seconds = min_sample_seconds
+
+    def calls_per_sample(self, run):
         run()
-        synchronize()
+        self.synchronize()
         count = 1
-        while True:  # calls per sample
-            start = time.perf_counter()
-            for _ in range(count):
-                run()
-            synchronize()
-            elapsed = time.perf_counter() - start
-            if elapsed >= min_sample_seconds or count >= 1 << 16:
-                break
+        while True:
+            elapsed = self.sample(run, count) * count
+            if elapsed >= self.min_sample_seconds or count >= 1 << 16:
+                return count
             count *= 2
-        samples = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            for _ in range(count):
-                run()
-            synchronize()
-            samples.append((time.perf_counter() - start) / count)
-        return statistics.median(samples)
-    return measure
+
+    def sample(self, run, count):
+        start = time.perf_counter()
+        for _ in range(count):
+            run()
+        self.synchronize()
+        return (time.perf_counter() - start) / count
+
+    def __call__(self, run):
+        count = self.calls_per_sample(run)
+        return statistics.median(self.sample(run, count) for _ in range(self.repeat))
+
+
+def timer(synchronize, repeat, min_sample_seconds):
+    """A Timer: median seconds of one call of run."""
+    return Timer(synchronize, repeat, min_sample_seconds)
+
+
+def paired_medians(time_kael, kael_run, time_torch, torch_run):
+    """Both sides' median seconds a call, their samples taken in turn (torch, kael, torch, ...)
+    so that a machine whose speed drifts (a shared CPU) weighs on both alike."""
+    counts = (time_kael.calls_per_sample(kael_run), time_torch.calls_per_sample(torch_run))
+    kael_samples, torch_samples = [], []
+    for _ in range(max(time_kael.repeat, time_torch.repeat)):
+        torch_samples.append(time_torch.sample(torch_run, counts[1]))
+        kael_samples.append(time_kael.sample(kael_run, counts[0]))
+    return statistics.median(kael_samples), statistics.median(torch_samples)
 
 
 def measure_case(case, libraries, devices, timers):
     """One case on both sides: a row with kael, torch and speed (above 1: kael is faster), or
-    with an error. libraries, devices and timers are (kael, torch) pairs."""
+    with an error. libraries, devices and timers are (kael, torch) pairs. Both sides' setups
+    live through the measurement, whose samples alternate between them."""
     (kael, torch), (kael_device, torch_device), (time_kael, time_torch) = \
         libraries, devices, timers
     row = {"case": case.name, "unit": case.unit}
     try:
         torch_run = case.torch_setup(torch, torch_device)
-        row["torch"] = case.figure(time_torch(torch_run))
-        del torch_run
         kael_run = case.kael_setup(kael, kael_device)
-        row["kael"] = case.figure(time_kael(kael_run))
-        del kael_run
+        kael_seconds, torch_seconds = paired_medians(time_kael, kael_run, time_torch, torch_run)
+        del torch_run, kael_run
+        row["torch"] = case.figure(torch_seconds)
+        row["kael"] = case.figure(kael_seconds)
         # Lower is better for times, higher for rates: speed above 1 means kael is faster.
         row["speed"] = row["kael"] / row["torch"] if case.higher_is_better else \
             row["torch"] / row["kael"]
