@@ -100,13 +100,20 @@ def timer(synchronize, repeat, min_sample_seconds):
     return Timer(synchronize, repeat, min_sample_seconds)
 
 
+# A pause before each sample: the other side's threads stop spinning first (OpenMP's spin for
+# milliseconds after a parallel region, kael's pool 50 us), so neither competes with the other.
+SETTLE_SECONDS = 0.03
+
+
 def paired_medians(time_kael, kael_run, time_torch, torch_run):
     """Both sides' median seconds a call, their samples taken in turn (torch, kael, torch, ...)
     so that a machine whose speed drifts (a shared CPU) weighs on both alike."""
     counts = (time_kael.calls_per_sample(kael_run), time_torch.calls_per_sample(torch_run))
     kael_samples, torch_samples = [], []
     for _ in range(max(time_kael.repeat, time_torch.repeat)):
+        time.sleep(SETTLE_SECONDS)
         torch_samples.append(time_torch.sample(torch_run, counts[1]))
+        time.sleep(SETTLE_SECONDS)
         kael_samples.append(time_kael.sample(kael_run, counts[0]))
     return statistics.median(kael_samples), statistics.median(torch_samples)
 
