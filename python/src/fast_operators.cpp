@@ -6,6 +6,8 @@
 // error messages.
 #include <pybind11/pybind11.h>
 
+#include <memory>
+
 #include "bind_common.h"
 #include "kael/ops.h"
 
@@ -15,20 +17,26 @@ namespace {
 PyTypeObject* exact_tensor_type = nullptr;
 
 #if PYBIND11_VERSION_MAJOR == 2
-// The result wrapped through Tensor's pybind11 type record found once: py::cast looks it up by
-// hashing and comparing the C++ type's name on every call. (pybind11 2.x's caster, which
-// takes the record; other versions use py::cast.)
+// The result wrapped through Tensor's pybind11 type record found once: py::cast, and the
+// generic caster's init_instance after it, look the record up by hashing the C++ type's name
+// on every call, and search the registered instances for the new Tensor's address, which no
+// object can have. This does what they do for a moved value with Tensor's default holder
+// (std::unique_ptr): a new instance owning a heap Tensor, registered, its holder made.
+// (pybind11 2.x's instance layout; other versions use py::cast.)
 const py::detail::type_info* tensor_type_record = nullptr;
 
-void* move_tensor(const void* source) {
-    return new Tensor(std::move(*const_cast<Tensor*>(static_cast<const Tensor*>(source))));
-}
-
 PyObject* wrap(Tensor&& result) {
-    return py::detail::type_caster_generic::cast(&result, py::return_value_policy::move,
-                                                 py::handle(), tensor_type_record, nullptr,
-                                                 &move_tensor)
-        .ptr();
+    PyObject* const self = py::detail::make_new_instance(tensor_type_record->type);
+    auto* const instance = reinterpret_cast<py::detail::instance*>(self);
+    instance->owned = true;
+    py::detail::value_and_holder slot = instance->get_value_and_holder(tensor_type_record);
+    slot.value_ptr() = new Tensor(std::move(result));
+    py::detail::register_instance(instance, slot.value_ptr(), tensor_type_record);
+    slot.set_instance_registered();
+    new (std::addressof(slot.holder<std::unique_ptr<Tensor>>()))
+        std::unique_ptr<Tensor>(slot.value_ptr<Tensor>());
+    slot.set_holder_constructed();
+    return self;
 }
 #else
 PyObject* wrap(Tensor&& result) {
