@@ -37,6 +37,25 @@ __device__ inline int thread_column() {
     return static_cast<int>(threadIdx.x) % 16;
 }
 
+// Calls copy(target, source, inside) for each of this thread's 16-byte chunks of a tile of rows
+// first .. first + 63: source is the chunk's 4 floats in rows (row stride token_stride), inside
+// false past limit or head_dim (source then is rows itself, a valid address).
+template <int kGroups, typename Copy>
+__device__ void for_each_tile_chunk(float* tile, const float* rows, std::int64_t token_stride,
+                                    std::int64_t first, std::int64_t limit, int head_dim,
+                                    Copy copy) {
+    using T = Tile<kGroups>;
+    constexpr int kChunks = T::kDims / 4;
+#pragma unroll
+    for (int c = static_cast<int>(threadIdx.x); c < kTile * kChunks; c += kThreads) {
+        const int row = c / kChunks;
+        const int dim = (c % kChunks) * 4;
+        const bool inside = first + row < limit && dim < head_dim;
+        copy(tile + row * T::kStride + dim,
+             inside ? rows + (first + row) * token_stride + dim : rows, inside);
+    }
+}
+
 // Copies rows first .. first + 63 of a [tokens, head_dim] matrix (row stride token_stride) into
 // tile; rows at or past limit and dims past head_dim become zeros. vectorized: 16-byte loads
 // (head_dim, strides and base all multiples of 4 floats).
@@ -45,17 +64,12 @@ __device__ void load_tile(float* tile, const float* rows, std::int64_t token_str
                           std::int64_t first, std::int64_t limit, int head_dim, bool vectorized) {
     using T = Tile<kGroups>;
     if (vectorized) {
-        constexpr int kChunks = T::kDims / 4;
-#pragma unroll
-        for (int c = static_cast<int>(threadIdx.x); c < kTile * kChunks; c += kThreads) {
-            const int row = c / kChunks;
-            const int dim = (c % kChunks) * 4;
-            float4 value = make_float4(0.F, 0.F, 0.F, 0.F);
-            if (first + row < limit && dim < head_dim) {
-                value = *reinterpret_cast<const float4*>(rows + (first + row) * token_stride + dim);
-            }
-            *reinterpret_cast<float4*>(tile + row * T::kStride + dim) = value;
-        }
+        for_each_tile_chunk<kGroups>(tile, rows, token_stride, first, limit, head_dim,
+                                     [](float* target, const float* source, bool inside) {
+                                         *reinterpret_cast<float4*>(target) =
+                                             inside ? *reinterpret_cast<const float4*>(source)
+                                                    : make_float4(0.F, 0.F, 0.F, 0.F);
+                                     });
         return;
     }
     for (int e = static_cast<int>(threadIdx.x); e < kTile * T::kDims; e += kThreads) {
@@ -72,17 +86,11 @@ __device__ void load_tile(float* tile, const float* rows, std::int64_t token_str
 template <int kGroups>
 __device__ void load_tile_async(float* tile, const float* rows, std::int64_t token_stride,
                                 std::int64_t first, std::int64_t limit, int head_dim) {
-    using T = Tile<kGroups>;
-    constexpr int kChunks = T::kDims / 4;
-#pragma unroll
-    for (int c = static_cast<int>(threadIdx.x); c < kTile * kChunks; c += kThreads) {
-        const int row = c / kChunks;
-        const int dim = (c % kChunks) * 4;
-        const bool inside = first + row < limit && dim < head_dim;
-        // Outside, nothing is read (all 16 bytes zero-filled) from a valid address.
-        const float* source = inside ? rows + (first + row) * token_stride + dim : rows;
-        __pipeline_memcpy_async(tile + row * T::kStride + dim, source, 16, inside ? 0 : 16);
-    }
+    for_each_tile_chunk<kGroups>(tile, rows, token_stride, first, limit, head_dim,
+                                 [](float* target, const float* source, bool inside) {
+                                     // Outside, nothing is read: all 16 bytes zero-filled.
+                                     __pipeline_memcpy_async(target, source, 16, inside ? 0 : 16);
+                                 });
 }
 
 // scores[i][j] = a[ty * 4 + i] . b[tx + 16 * j] over the padded head dims.
