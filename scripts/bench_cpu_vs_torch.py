@@ -63,7 +63,7 @@ def main():
         return SKIPPED
     kael.set_num_threads(arguments.threads)
     torch.set_num_threads(arguments.threads)
-    timer = bench_model_path.timer(lambda: None, arguments.repeat, arguments.min_sample_ms / 1000)
+    timer = bench_model_path.Timer(lambda: None, arguments.repeat, arguments.min_sample_ms / 1000)
     cases = bench_model_cases.op_cases(arguments.scale)
     if not arguments.skip_models:
         cases += bench_model_cases.model_cases(arguments.scale)

@@ -95,11 +95,6 @@ class Timer:
         return statistics.median(self.sample(run, count) for _ in range(self.repeat))
 
 
-def timer(synchronize, repeat, min_sample_seconds):
-    """A Timer: median seconds of one call of run."""
-    return Timer(synchronize, repeat, min_sample_seconds)
-
-
 # A pause before each sample: the other side's threads stop spinning first (OpenMP's spin for
 # milliseconds after a parallel region, kael's pool 50 us), so neither competes with the other.
 SETTLE_SECONDS = 0.03
@@ -167,8 +162,8 @@ def main():
     kael_device = "cuda:0" if on_gpu else "cpu"
     sync_torch = torch.cuda.synchronize if on_gpu else (lambda: None)
     min_seconds = arguments.min_sample_ms / 1000
-    time_torch = timer(sync_torch, arguments.repeat, min_seconds)
-    time_kael = timer(lambda: kael.synchronize(kael_device), arguments.repeat, min_seconds)
+    time_torch = Timer(sync_torch, arguments.repeat, min_seconds)
+    time_kael = Timer(lambda: kael.synchronize(kael_device), arguments.repeat, min_seconds)
     cases = bench_model_cases.op_cases(arguments.scale)
     if not arguments.skip_models:
         cases += bench_model_cases.model_cases(arguments.scale)
