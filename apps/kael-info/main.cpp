@@ -15,8 +15,8 @@ std::string megabytes(std::uint64_t bytes) {
         return "unknown";
     }
     std::ostringstream text;
-    text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / (1024.0 * 1024 * 1024)
-         << " GiB";
+    text << std::fixed << std::setprecision(1)
+         << static_cast<double>(bytes) / (1024.0 * 1024 * 1024) << " GiB";
     return text.str();
 }
 
@@ -44,25 +44,35 @@ nlohmann::json to_json(const std::vector<kael::PluginRecord>& records,
              {"kind", record.kind},
              {"device_type", record.device_type},
              {"priority", record.priority},
-             {"abi", record.abi_major == 0 ? "" : std::to_string(record.abi_major) + "." +
-                                                     std::to_string(record.abi_minor)},
+             {"abi", record.abi_major == 0 ? ""
+                                           : std::to_string(record.abi_major) + "." +
+                                                 std::to_string(record.abi_minor)},
              {"status", kael::to_string(record.status)},
              {"reason", record.reason},
              {"device_count", record.device_count},
              {"selected", record.selected},
+             {"host_addressable", record.host_addressable},
+             {"dlpack_device_type", record.dlpack_device_type},
              {"build_info", record.build_info}});
     }
+    document["device_types"] = nlohmann::json::array();
+    for (const auto& server : kael::device_type_servers()) {
+        document["device_types"].push_back({{"device_type", server.device_type},
+                                            {"plugin", server.plugin},
+                                            {"reason", server.reason}});
+    }
+    document["warnings"] = kael::plugin_warnings();
     document["devices"] = nlohmann::json::array();
     for (const auto& device : devices) {
-        document["devices"].push_back({{"device", device.device.str()},
-                                       {"name", device.name},
-                                       {"memory_total", device.memory_total},
-                                       {"memory_free", device.memory_free},
-                                       {"capability", std::to_string(device.capability_major) +
-                                                          "." +
-                                                          std::to_string(device.capability_minor)},
-                                       {"plugin", device.plugin},
-                                       {"emulated", device.emulated}});
+        document["devices"].push_back(
+            {{"device", device.device.str()},
+             {"name", device.name},
+             {"memory_total", device.memory_total},
+             {"memory_free", device.memory_free},
+             {"capability", std::to_string(device.capability_major) + "." +
+                                std::to_string(device.capability_minor)},
+             {"plugin", device.plugin},
+             {"emulated", device.emulated}});
     }
     return document;
 }
@@ -123,6 +133,18 @@ void print_text(const std::vector<kael::PluginRecord>& records,
                       << "  priority " << record.priority << "\n";
         }
     }
+    std::cout << "\nDevice types (KAEL_DEVICE_PLUGIN=type=plugin chooses another):\n";
+    for (const auto& server : kael::device_type_servers()) {
+        std::cout << "  " << std::left << std::setw(12) << server.device_type << std::setw(12)
+                  << (server.plugin.empty() ? "(not served)" : server.plugin) << server.reason
+                  << "\n";
+    }
+    if (const auto warnings = kael::plugin_warnings(); !warnings.empty()) {
+        std::cout << "\nWarnings:\n";
+        for (const auto& warning : warnings) {
+            std::cout << "  " << warning << "\n";
+        }
+    }
     std::cout << "\nDevices:\n";
     if (devices.empty()) {
         std::cout << "  (none)\n";
@@ -141,8 +163,9 @@ void print_text(const std::vector<kael::PluginRecord>& records,
 }
 
 int run(int argc, char** argv) {
-    CLI::App app{"kael-info: lists kael's device plugins, why each loaded or not, and the devices "
-                 "they serve"};
+    CLI::App app{
+        "kael-info: lists kael's device plugins, why each loaded or not, and the devices "
+        "they serve"};
     bool json = false;
     bool verbose = false;
     std::vector<std::string> folders;

@@ -7,6 +7,21 @@
 namespace kael {
 namespace detail {
 
+MemoryKind memory_kind(const kael_plugin* table) {
+    if (KAEL_HAS_FIELD(table, dlpack_device_type)) {
+        return {(table->memory_flags & KAEL_MEMORY_HOST_ADDRESSABLE) != 0,
+                table->dlpack_device_type};
+    }
+    const bool host = table->kind == KAEL_PLUGIN_KIND_CPU;
+    return {host, host ? 1 : 0};  // 1: DLPack's kDLCPU
+}
+
+Backend::Backend(const kael_plugin* table, std::size_t record_index)
+    : table_(table),
+      record_index_(record_index),
+      host_addressable_(memory_kind(table).host_addressable),
+      dlpack_device_type_(memory_kind(table).dlpack_device_type) {}
+
 void Backend::check(kael_status status, const char* what) const {
     if (status == KAEL_STATUS_OK) {
         return;
@@ -16,11 +31,11 @@ void Backend::check(kael_status status, const char* what) const {
         // The plugin's message names the user's op; a deferred check may surface here, later.
         throw IndexError(raw != nullptr ? raw : "index out of range");
     }
-    const std::string message = std::string(what) + " on plugin '" + name() + "' failed: " +
-                                (raw != nullptr ? raw : "no message");
+    const std::string message = std::string(what) + " on plugin '" + name() +
+                                "' failed: " + (raw != nullptr ? raw : "no message");
     switch (status) {
         case KAEL_STATUS_INVALID_ARGUMENT: throw ValueError(message);
-        case KAEL_STATUS_UNSUPPORTED: throw TypeError(message);
+        case KAEL_STATUS_UNSUPPORTED: throw UnsupportedByPlugin(message);
         case KAEL_STATUS_OUT_OF_MEMORY: throw OutOfMemoryError(message);
         case KAEL_STATUS_DEVICE_ERROR: throw DeviceError(message);
         default: throw Error(message);
@@ -30,6 +45,7 @@ void Backend::check(kael_status status, const char* what) const {
 void* Backend::allocate(int device, std::int64_t bytes) const {
     void* block = nullptr;
     check(table_->allocate(device, bytes, &block), "allocate");
+    allocated_.store(true, std::memory_order_relaxed);
     return block;
 }
 
@@ -45,13 +61,11 @@ void Backend::copy_to_device(int device, void* target, const void* source,
     check(table_->copy_to_device(device, target, source, bytes), "copy_to_device");
 }
 
-void Backend::copy_to_host(int device, void* target, const void* source,
-                           std::int64_t bytes) const {
+void Backend::copy_to_host(int device, void* target, const void* source, std::int64_t bytes) const {
     check(table_->copy_to_host(device, target, source, bytes), "copy_to_host");
 }
 
-void Backend::copy_within(int device, void* target, const void* source,
-                          std::int64_t bytes) const {
+void Backend::copy_within(int device, void* target, const void* source, std::int64_t bytes) const {
     check(table_->copy_within_device(device, target, source, bytes), "copy_within_device");
 }
 
@@ -78,31 +92,40 @@ std::string missing_reason(const RegistryState& registry, const std::string& typ
 
 const Backend& backend_for(const Device& device) {
     RegistryState& registry = discovered();
-    const auto type_index = static_cast<std::size_t>(device.type);
-    if (type_index < registry.serving_by_type.size()) {
-        const Backend* backend =
-            registry.serving_by_type[type_index].load(std::memory_order_acquire);
-        if (backend != nullptr && device.index >= 0 &&
-            device.index < registry.records[backend->record_index()].device_count) {
-            return *backend;
-        }
+    const Backend* backend =
+        registry.serving_by_type[static_cast<std::size_t>(device.type_id())].load(
+            std::memory_order_acquire);
+    if (backend != nullptr && device.index >= 0 &&
+        device.index < registry.records[backend->record_index()].device_count) {
+        return *backend;
     }
-    const std::string type = to_string(device.type);
+    const std::lock_guard lock(registry.mutex);
+    const std::string& type = device.type();
     const auto found = registry.serving.find(type);
     if (found == registry.serving.end()) {
-        throw DeviceError("device " + device.str() + " is not available: " +
-                          missing_reason(registry, type));
+        throw DeviceError("device " + device.str() +
+                          " is not available: " + missing_reason(registry, type));
     }
     const PluginRecord& record = registry.records[found->second->record_index()];
     if (device.index < 0 || device.index >= record.device_count) {
-        throw DeviceError("device " + device.str() + " is not available: plugin '" +
-                          record.name + "' has " + std::to_string(record.device_count) +
-                          " device(s)");
+        throw DeviceError("device " + device.str() + " is not available: plugin '" + record.name +
+                          "' has " + std::to_string(record.device_count) + " device(s)");
     }
     return *found->second;
 }
 
-const Backend& cpu_backend() { return backend_for(kCPU); }
+const Backend& cpu_backend() {
+    return backend_for(kCPU);
+}
+
+void throw_missing_on_cpu(const Backend& host, const char* slot) {
+    const PluginRecord& record = state().records[host.record_index()];
+    throw TypeError(std::string("'") + slot + "' is missing from the cpu plugin (" + record.name +
+                    " " + record.version + ", ABI " + std::to_string(record.abi_major) + "." +
+                    std::to_string(record.abi_minor) + ", " + record.path +
+                    "), the fallback for every device; the core has ABI " + core_abi_version() +
+                    ": install the cpu plugin built with this core");
+}
 
 void count_fallback(const Backend& backend, const char* slot) {
     RegistryState& registry = state();
@@ -143,7 +166,7 @@ std::vector<DeviceInfo> devices() {
     detail::RegistryState& registry = detail::discovered();
     const std::lock_guard lock(registry.mutex);
     std::vector<DeviceInfo> result;
-    for (const std::string type : {"cpu", "cuda"}) {
+    for (const std::string& type : detail::registered_types_locked(registry)) {
         const auto found = registry.serving.find(type);
         if (found == registry.serving.end()) {
             continue;
@@ -152,7 +175,7 @@ std::vector<DeviceInfo> devices() {
         const PluginRecord& record = registry.records[backend.record_index()];
         for (int index = 0; index < record.device_count; ++index) {
             DeviceInfo info;
-            info.device = Device(type == "cpu" ? DeviceType::CPU : DeviceType::CUDA, index);
+            info.device = Device(type, index);
             info.plugin = record.name;
             info.emulated = record.kind == "emulated";
             kael_device_properties properties{};
@@ -165,7 +188,8 @@ std::vector<DeviceInfo> devices() {
                 info.capability_major = properties.capability_major;
                 info.capability_minor = properties.capability_minor;
             } else {
-                info.name = "(properties unavailable: " + std::string(backend.table()->last_error()) + ")";
+                info.name =
+                    "(properties unavailable: " + std::string(backend.table()->last_error()) + ")";
             }
             result.push_back(info);
         }
@@ -182,13 +206,17 @@ bool is_available(const Device& device) {
     }
 }
 
-void require_device(const Device& device) { (void)detail::backend_for(device); }
+void require_device(const Device& device) {
+    (void)detail::backend_for(device);
+}
 
 std::string core_abi_version() {
     return std::to_string(KAEL_ABI_MAJOR) + "." + std::to_string(KAEL_ABI_MINOR);
 }
 
-std::string core_version() { return KAEL_VERSION; }
+std::string core_version() {
+    return KAEL_VERSION;
+}
 
 std::map<std::string, std::int64_t> fallback_counts() {
     detail::RegistryState& registry = detail::state();

@@ -5,25 +5,47 @@
 #include <cstddef>
 #include <string>
 
+#include "kael/error.h"
 #include "kael/plugin_api.h"
 #include "kael/registry.h"
 
 namespace kael::detail {
 
 // Plugin tables may be older (smaller) than ours: a slot past struct_size is absent.
-#define KAEL_HAS_SLOT(table, slot)                                                    \
+#define KAEL_HAS_SLOT(table, slot)                                                  \
     ((table)->struct_size >= offsetof(kael_plugin, slot) + sizeof((table)->slot) && \
      (table)->slot != nullptr)
+// A data field (not a slot) the table is large enough to hold.
+#define KAEL_HAS_FIELD(table, field) \
+    ((table)->struct_size >= offsetof(kael_plugin, field) + sizeof((table)->field))
+
+// What a table declares about its memory (ABI 1.5), or what an older table's kind implies.
+struct MemoryKind {
+    bool host_addressable = false;
+    int dlpack_device_type = 0;
+};
+MemoryKind memory_kind(const kael_plugin* table);
+
+// KAEL_STATUS_UNSUPPORTED from a plugin: a TypeError to the user, unless the call can fall back
+// to the cpu plugin (run() in kernel_run.h catches it there).
+class UnsupportedByPlugin : public TypeError {
+public:
+    using TypeError::TypeError;
+};
 
 class Backend {
 public:
-    Backend(const kael_plugin* table, std::size_t record_index)
-        : table_(table), record_index_(record_index) {}
+    Backend(const kael_plugin* table, std::size_t record_index);
 
     [[nodiscard]] const kael_plugin* table() const { return table_; }
     [[nodiscard]] std::string name() const { return table_->name; }
-    [[nodiscard]] bool host_addressable() const { return table_->kind == KAEL_PLUGIN_KIND_CPU; }
+    // KAEL_MEMORY_HOST_ADDRESSABLE, read from the table or inferred from an older one's kind.
+    [[nodiscard]] bool host_addressable() const { return host_addressable_; }
+    // The DLPack device type of its memory; 0 when it has none.
+    [[nodiscard]] int dlpack_device_type() const { return dlpack_device_type_; }
     [[nodiscard]] std::size_t record_index() const { return record_index_; }
+    // Whether anything was ever allocated on it: then another plugin may not take its type over.
+    [[nodiscard]] bool has_allocated() const { return allocated_.load(std::memory_order_relaxed); }
 
     // Throws the kael exception matching status, with the plugin's message and what.
     void check(kael_status status, const char* what) const;
@@ -38,12 +60,17 @@ public:
 private:
     const kael_plugin* table_;
     std::size_t record_index_;
+    bool host_addressable_;
+    int dlpack_device_type_;
+    mutable std::atomic<bool> allocated_{false};
 };
 
 // The backend serving a device; throws DeviceError with the reason when none does.
 const Backend& backend_for(const Device& device);
 // The cpu plugin's backend, used for host fallbacks.
 const Backend& cpu_backend();
+// TypeError for a slot the cpu plugin itself lacks, naming the plugin, the slot and versions.
+[[noreturn]] void throw_missing_on_cpu(const Backend& host, const char* slot);
 void count_fallback(const Backend& backend, const char* slot);
 
 }  // namespace kael::detail

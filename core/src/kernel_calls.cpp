@@ -40,11 +40,11 @@ void check_same_device(std::span<const Tensor> tensors, const char* op) {
             const Device& first = tensors.front().device();
             const Device& other = tensor.device();
             // Name types when they differ ("cpu and cuda"), indices when only they do.
-            const bool same_type = first.type == other.type;
+            const bool same_type = first.type_id() == other.type_id();
             throw DeviceError(std::string(op) +
                               ": expected all tensors to be on the same device, but found " +
-                              (same_type ? first.str() : to_string(first.type)) + " and " +
-                              (same_type ? other.str() : to_string(other.type)));
+                              (same_type ? first.str() : first.type()) + " and " +
+                              (same_type ? other.str() : other.type()));
         }
     }
 }
@@ -59,8 +59,11 @@ void transfer(void* target, const Device& target_device, const void* source,
     if (target_device == source_device) {
         to.copy_within(target_device.index, target, source, bytes);
     } else if (from.host_addressable()) {
+        // Host-addressable memory is read directly, once its own device's queued work is done.
+        from.synchronize(source_device.index);
         to.copy_to_device(target_device.index, target, source, bytes);
     } else if (to.host_addressable()) {
+        to.synchronize(target_device.index);
         from.copy_to_host(source_device.index, target, source, bytes);
     } else {
         std::vector<std::byte> staging(static_cast<std::size_t>(bytes));
@@ -329,12 +332,18 @@ void check_indices(const Tensor& index, std::int64_t low, std::int64_t high, std
     };
     const Backend& backend = backend_for(contiguous.device());
     if (KAEL_HAS_SLOT(backend.table(), check_indices)) {
-        call(backend, contiguous.device().index, contiguous);
-        return;
+        try {
+            call(backend, contiguous.device().index, contiguous);
+            return;
+        } catch (const UnsupportedByPlugin&) {
+            if (&backend == &cpu_backend()) {
+                throw;
+            }
+        }
     }
     const Backend& host = cpu_backend();
     if (!KAEL_HAS_SLOT(host.table(), check_indices)) {
-        throw TypeError("no plugin implements 'check_indices' (not even cpu)");
+        throw_missing_on_cpu(host, "check_indices");
     }
     count_fallback(backend, "check_indices");
     call(host, 0, contiguous.to(kCPU));

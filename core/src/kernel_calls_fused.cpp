@@ -221,11 +221,17 @@ void adam_many(const std::vector<AdamTensors>& entries) {
             sizes.push_back(e->param.numel());
             steps.push_back(&e->params);
         }
-        backend.check(backend.table()->adam_many(lead.device().index, abi(lead.dtype()),
-                                                 static_cast<std::int64_t>(group.size()),
-                                                 params.data(), ms.data(), vs.data(), grads.data(),
-                                                 sizes.data(), steps.data()),
-                      "adam_many");
+        try {
+            backend.check(backend.table()->adam_many(
+                              lead.device().index, abi(lead.dtype()),
+                              static_cast<std::int64_t>(group.size()), params.data(), ms.data(),
+                              vs.data(), grads.data(), sizes.data(), steps.data()),
+                          "adam_many");
+        } catch (const UnsupportedByPlugin&) {
+            for (const AdamTensors* e : group) {  // adam() per tensor, which may fall back too
+                adam(e->param, e->m, e->v, e->grad, e->params);
+            }
+        }
     }
 }
 

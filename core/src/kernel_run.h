@@ -3,8 +3,8 @@
 // plugin over host copies (counted) when that plugin lacks it, after unaliasing inputs that
 // share memory with an output.
 #include <initializer_list>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -38,8 +38,9 @@ std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> out
                                 Aliasing allowed);
 
 // Runs call(backend, device index, outputs, inputs) on the tensors' device, or on the cpu plugin
-// over host mirrors when the device's plugin lacks the slot; outputs are written back after a
-// fallback. A template, not std::function: this runs for every op, ~400 times per decoded token.
+// over host mirrors when the device's plugin lacks the slot or returns KAEL_STATUS_UNSUPPORTED;
+// outputs are written back after a fallback. A template, not std::function: this runs for every op,
+// ~400 times per decoded token.
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tensor> given_inputs,
          HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None) {
@@ -65,12 +66,20 @@ void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tens
         output.impl().storage->bump_version();
     }
     if (has_slot(backend.table())) {
-        call(backend, device.index, outputs, inputs);
-        return;
+        try {
+            call(backend, device.index, outputs, inputs);
+            return;
+        } catch (const UnsupportedByPlugin&) {
+            // The plugin has the slot but not this op, dtype or layout: the cpu plugin runs it,
+            // counted as a missing slot is (the slot must not have written anything).
+            if (&backend == &cpu_backend()) {
+                throw;
+            }
+        }
     }
     const Backend& host = cpu_backend();
     if (!has_slot(host.table())) {
-        throw TypeError(std::string("no plugin implements '") + slot + "' (not even cpu)");
+        throw_missing_on_cpu(host, slot);
     }
     HostMirrors mirrors;
     std::vector<Tensor> host_outputs;
@@ -94,9 +103,8 @@ void run(const char* slot, std::initializer_list<Tensor> outputs, std::span<cons
         allowed);
 }
 template <typename HasSlot, typename Call>
-void run(const char* slot, std::initializer_list<Tensor> outputs,
-         const std::vector<Tensor>& inputs, HasSlot has_slot, const Call& call,
-         Aliasing allowed = Aliasing::None) {
+void run(const char* slot, std::initializer_list<Tensor> outputs, const std::vector<Tensor>& inputs,
+         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None) {
     run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()),
         std::span<const Tensor>(inputs), has_slot, call, allowed);
 }

@@ -92,8 +92,9 @@ bool admit(const kael_plugin* table, PluginRecord& record) {
     record.name = table->name != nullptr ? table->name : "";
     if (record.name != file_name) {
         record.status = PluginStatus::LoadError;
-        record.reason = "the plugin calls itself '" + record.name + "' but its file is named for '" +
-                        file_name + "'; KAEL_PLUGINS and duplicate checks rely on them matching";
+        record.reason = "the plugin calls itself '" + record.name +
+                        "' but its file is named for '" + file_name +
+                        "'; KAEL_PLUGINS and duplicate checks rely on them matching";
         record.name = file_name;
         return false;
     }
@@ -102,6 +103,8 @@ bool admit(const kael_plugin* table, PluginRecord& record) {
     record.device_type = table->device_type != nullptr ? table->device_type : "";
     record.build_info = table->build_info != nullptr ? table->build_info : "";
     record.priority = table->priority;
+    record.host_addressable = memory_kind(table).host_addressable;
+    record.dlpack_device_type = memory_kind(table).dlpack_device_type;
     for (const auto* slot : {(const void*)table->probe, (const void*)table->device_properties,
                              (const void*)table->allocate, (const void*)table->release,
                              (const void*)table->copy_to_device, (const void*)table->copy_to_host,
@@ -113,9 +116,11 @@ bool admit(const kael_plugin* table, PluginRecord& record) {
             return false;
         }
     }
-    if (record.device_type != "cpu" && record.device_type != "cuda") {
+    try {
+        (void)Device(record.device_type, 0);  // registers the plugin's type name
+    } catch (const ValueError& error) {
         record.status = PluginStatus::LoadError;
-        record.reason = "unknown device type '" + record.device_type + "'";
+        record.reason = error.what();
         return false;
     }
     try {
@@ -134,14 +139,14 @@ bool admit(const kael_plugin* table, PluginRecord& record) {
         record.device_count = std::max(0, count);
         if (count <= 0) {
             record.status = PluginStatus::NoDevices;
-            record.reason = reason != nullptr && *reason != '\0' ? reason
-                                                                  : "the plugin found no devices";
+            record.reason =
+                reason != nullptr && *reason != '\0' ? reason : "the plugin found no devices";
             return true;
         }
     } catch (const std::exception& error) {
         record.status = PluginStatus::InitFailed;
-        record.reason = std::string("the plugin threw a C++ exception across the ABI: ") +
-                        error.what();
+        record.reason =
+            std::string("the plugin threw a C++ exception across the ABI: ") + error.what();
         return false;
     } catch (...) {
         record.status = PluginStatus::InitFailed;
@@ -166,8 +171,8 @@ void try_candidate(RegistryState& registry, const fs::path& file) {
         if (other.name == record.name && other.status != PluginStatus::Disabled &&
             other.status != PluginStatus::Duplicate) {
             record.status = PluginStatus::Duplicate;
-            record.reason = "a plugin named '" + record.name + "' was already found at " +
-                            other.path;
+            record.reason =
+                "a plugin named '" + record.name + "' was already found at " + other.path;
             registry.records.push_back(record);
             return;
         }
@@ -195,8 +200,8 @@ void try_candidate(RegistryState& registry, const fs::path& file) {
         registry.records.push_back(record);
         return;
     }
-    const auto query = library.get<const kael_plugin*(std::uint32_t, std::uint32_t)>(
-        KAEL_PLUGIN_ENTRY_NAME);
+    const auto query =
+        library.get<const kael_plugin*(std::uint32_t, std::uint32_t)>(KAEL_PLUGIN_ENTRY_NAME);
     registry.libraries->push_back(std::move(library));
     const kael_plugin* table = nullptr;
     try {
@@ -250,32 +255,6 @@ void scan_folder(RegistryState& registry, const std::string& folder, const std::
     registry.steps.push_back(step);
 }
 
-void select_backends(RegistryState& registry) {
-    registry.serving.clear();
-    for (PluginRecord& record : registry.records) {
-        record.selected = false;
-    }
-    for (Backend& backend : registry.backends) {
-        PluginRecord& record = registry.records[backend.record_index()];
-        if (record.device_count <= 0) {
-            continue;
-        }
-        auto found = registry.serving.find(record.device_type);
-        if (found == registry.serving.end() ||
-            registry.records[found->second->record_index()].priority < record.priority) {
-            registry.serving[record.device_type] = &backend;
-        }
-    }
-    for (const auto& [type, backend] : registry.serving) {
-        registry.records[backend->record_index()].selected = true;
-    }
-    for (std::size_t type = 0; type < registry.serving_by_type.size(); ++type) {
-        const auto found = registry.serving.find(to_string(static_cast<DeviceType>(type)));
-        registry.serving_by_type[type].store(
-            found == registry.serving.end() ? nullptr : found->second, std::memory_order_release);
-    }
-}
-
 void shutdown_plugins() {
     RegistryState& registry = state();
     const std::lock_guard lock(registry.mutex);
@@ -296,6 +275,62 @@ std::string default_plugin_folder() {
 }
 
 }  // namespace
+
+// Per device type: the plugin set_device_plugin or KAEL_DEVICE_PLUGIN chose when it has devices
+// for that type, else the highest priority among those with devices.
+void select_backends(RegistryState& registry) {
+    registry.serving.clear();
+    registry.serving_reason.clear();
+    for (PluginRecord& record : registry.records) {
+        record.selected = false;
+    }
+    const std::map<std::string, std::string> from_env = plugin_choices_from_env();
+    for (Backend& backend : registry.backends) {
+        const PluginRecord& record = registry.records[backend.record_index()];
+        auto found = registry.serving.find(record.device_type);
+        if (record.device_count > 0 &&
+            (found == registry.serving.end() ||
+             registry.records[found->second->record_index()].priority < record.priority)) {
+            registry.serving[record.device_type] = &backend;
+            registry.serving_reason[record.device_type] =
+                "highest priority with devices (" + std::to_string(record.priority) + ")";
+        }
+    }
+    for (const auto& [choices, origin] : {std::pair{from_env, "KAEL_DEVICE_PLUGIN"},
+                                          std::pair{registry.chosen, "set_device_plugin"}}) {
+        for (const auto& [type, plugin] : choices) {
+            bool honoured = false;
+            for (Backend& backend : registry.backends) {
+                const PluginRecord& record = registry.records[backend.record_index()];
+                if (record.name == plugin && record.device_type == type &&
+                    record.device_count > 0) {
+                    registry.serving[type] = &backend;
+                    registry.serving_reason[type] = std::string("chosen by ") + origin;
+                    honoured = true;
+                }
+            }
+            if (!honoured) {
+                const auto kept = registry.serving.find(type);
+                registry.serving_reason[type] =
+                    std::string(origin) + " names plugin '" + plugin + "' for '" + type +
+                    "', but no loaded plugin of that name has devices of that type; " +
+                    (kept == registry.serving.end() ? std::string("none serves it")
+                                                    : "'" + kept->second->name() + "' serves it");
+            }
+        }
+    }
+    for (const auto& [type, backend] : registry.serving) {
+        registry.records[backend->record_index()].selected = true;
+    }
+    // Each entry is stored once, so a concurrent backend_for never sees a type unserved.
+    std::array<Backend*, std::tuple_size_v<decltype(registry.serving_by_type)>> next{};
+    for (const auto& [type, backend] : registry.serving) {
+        next[static_cast<std::size_t>(Device(type, 0).type_id())] = backend;
+    }
+    for (std::size_t id = 0; id < next.size(); ++id) {
+        registry.serving_by_type[id].store(next[id], std::memory_order_release);
+    }
+}
 
 RegistryState& discovered() {
     RegistryState& registry = state();

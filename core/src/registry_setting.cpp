@@ -71,6 +71,17 @@ bool enabled_by_env(const std::string& name) {
     return !has_allow_list || allowed;
 }
 
+std::map<std::string, std::string> plugin_choices_from_env() {
+    std::map<std::string, std::string> choices;
+    for (const std::string& entry : split(env("KAEL_DEVICE_PLUGIN"), ',')) {
+        const std::size_t equals = entry.find('=');
+        if (equals != std::string::npos) {
+            choices[trimmed(entry.substr(0, equals))] = trimmed(entry.substr(equals + 1));
+        }
+    }
+    return choices;
+}
+
 // A name in KAEL_PLUGINS that matches no candidate file is most likely a typo: it gets a record.
 void add_not_found_records(RegistryState& registry) {
     for (const std::string& name : names_in_setting()) {

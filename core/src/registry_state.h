@@ -26,8 +26,10 @@ struct RegistryState {
         new std::vector<boost::dll::shared_library>();
     std::deque<Backend> backends;               // stable addresses
     std::map<std::string, Backend*> serving;    // device type -> selected backend
-    // serving by DeviceType value, for backend_for's lock-free fast path (every allocation).
-    std::array<std::atomic<Backend*>, 2> serving_by_type{};
+    std::map<std::string, std::string> serving_reason;  // device type -> why that backend
+    std::map<std::string, std::string> chosen;  // device type -> plugin, by set_device_plugin
+    // serving by Device::type_id(), for backend_for's lock-free fast path (every allocation).
+    std::array<std::atomic<Backend*>, 64> serving_by_type{};
     std::mutex fallback_mutex;
     std::map<std::string, std::int64_t> fallbacks;
 };
@@ -42,5 +44,10 @@ std::vector<std::string> split(const std::string& text, char separator);
 bool enabled_by_env(const std::string& name);
 void add_not_found_records(RegistryState& registry);
 void drop_not_found_records(RegistryState& registry);
+// KAEL_DEVICE_PLUGIN="cuda=emulated,toy=toy": device type -> plugin name.
+std::map<std::string, std::string> plugin_choices_from_env();
+void select_backends(RegistryState& registry);
+// registered_device_types() for a caller holding registry.mutex.
+std::vector<std::string> registered_types_locked(const RegistryState& registry);
 
 }  // namespace kael::detail

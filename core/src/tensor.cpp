@@ -82,7 +82,7 @@ void Tensor::check_on_host() const {
     if (!device().is_cpu()) {
         throw DeviceError(
             "this operation reads tensor memory directly, which is not possible on device " +
-            to_string(device().type) + "; call cpu() first");
+            device().str() + "; call cpu() first");
     }
 }
 

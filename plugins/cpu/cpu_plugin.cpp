@@ -1,15 +1,13 @@
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstring>
 #include <string>
 #include <thread>
 
 #include "blas_loader.h"
 #include "cpu_kernels.h"
-#include "vector_math.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/plugin_api.h"
+#include "vector_math.h"
 
 #ifndef KAEL_CPU_PLUGIN_VERSION
 #define KAEL_CPU_PLUGIN_VERSION "0.1.0"
@@ -18,22 +16,10 @@
 namespace kael::cpu {
 namespace {
 
-std::string compiler_description() {
-#if defined(__clang__)
-    return std::string("Clang ") + __clang_version__;
-#elif defined(__GNUC__)
-    return std::string("GCC ") + __VERSION__;
-#else
-    return "unknown";
-#endif
-}
-
-const std::string& build_info() {
-    static const std::string info =
-        "compiler=" + compiler_description() + "; blas=" + blas().description +
-        "; threads=" + std::to_string(worker_count()) +
-        "; vector math=libmvec " + vector_math::isa();
-    return info;
+std::string build_info() {
+    return "compiler=" + plugin::compiler_description() + "; blas=" + blas().description +
+           "; threads=" + std::to_string(worker_count()) + "; vector math=libmvec " +
+           vector_math::isa();
 }
 
 kael_status host_threads(int32_t requested, int32_t* current) {
@@ -42,18 +28,6 @@ kael_status host_threads(int32_t requested, int32_t* current) {
             plugin::invalid("host_threads: current is null or requested negative");
         }
         *current = requested > 0 ? set_worker_count(requested) : worker_count();
-    });
-}
-
-kael_status probe(int32_t* device_count, const char** reason) {
-    return plugin::guarded("cpu.probe", [&] {
-        if (device_count == nullptr) {
-            plugin::invalid("device_count is null");
-        }
-        *device_count = 1;
-        if (reason != nullptr) {
-            *reason = nullptr;
-        }
     });
 }
 
@@ -68,35 +42,27 @@ uint64_t pages_to_bytes(long pages) {
 kael_status device_properties(int32_t device, kael_device_properties* properties) {
     return plugin::guarded("cpu.device_properties", [&] {
         check_device(device);
-        if (properties == nullptr || properties->struct_size < sizeof(kael_device_properties)) {
-            plugin::invalid("kael_device_properties is null or its struct_size too small");
-        }
         const unsigned threads = std::thread::hardware_concurrency();
-        std::snprintf(properties->name, sizeof(properties->name), "host CPU (%u threads)",
-                      threads == 0 ? 1U : threads);
-        properties->memory_total = pages_to_bytes(sysconf(_SC_PHYS_PAGES));
-        properties->memory_free = pages_to_bytes(sysconf(_SC_AVPHYS_PAGES));
-        properties->capability_major = 0;
-        properties->capability_minor = 0;
+        const std::string name =
+            "host CPU (" + std::to_string(threads == 0 ? 1U : threads) + " threads)";
+        plugin::fill_device_properties(properties, name.c_str(),
+                                       pages_to_bytes(sysconf(_SC_PHYS_PAGES)),
+                                       pages_to_bytes(sysconf(_SC_AVPHYS_PAGES)));
     });
 }
 
 kael_plugin make_table() {
-    kael_plugin table{};
-    table.struct_size = sizeof(kael_plugin);
-    table.abi_major = KAEL_ABI_MAJOR;
-    table.abi_minor = KAEL_ABI_MINOR;
-    table.name = "cpu";
-    table.version = KAEL_CPU_PLUGIN_VERSION;
-    table.kind = KAEL_PLUGIN_KIND_CPU;
-    table.priority = 0;
-    table.device_type = "cpu";
-    table.build_info = build_info().c_str();
-    table.last_error = plugin::last_error;
-    table.init = nullptr;
-    table.probe = probe;
+    plugin::Description description;
+    description.name = "cpu";
+    description.version = KAEL_CPU_PLUGIN_VERSION;
+    description.kind = KAEL_PLUGIN_KIND_CPU;
+    description.priority = 0;
+    description.device_type = "cpu";
+    description.memory_flags = KAEL_MEMORY_HOST_ADDRESSABLE;
+    description.dlpack_device_type = 1;  // kDLCPU
+    description.build_info = build_info();
+    kael_plugin table = plugin::make_table(description);
     table.device_properties = device_properties;
-    table.shutdown = nullptr;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     table.host_threads = host_threads;
     return table;
@@ -105,12 +71,4 @@ kael_plugin make_table() {
 }  // namespace
 }  // namespace kael::cpu
 
-extern "C" KAEL_PLUGIN_EXPORT const kael_plugin* kael_plugin_query(uint32_t /*core_abi_major*/,
-                                                                   uint32_t /*core_abi_minor*/) {
-    try {
-        static const kael_plugin table = kael::cpu::make_table();
-        return &table;
-    } catch (...) {
-        return nullptr;
-    }
-}
+KAEL_PLUGIN_DEFINE_ENTRY(kael::cpu::make_table)

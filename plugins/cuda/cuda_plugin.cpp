@@ -23,14 +23,12 @@ namespace {
 
 // Fixed when the core loads the plugin, so cuBLAS (loaded at the first matmul) is described by
 // where it is looked for; KAEL_CUDA_MATMUL=cublas turns a failed load into an error with why.
-const std::string& build_info() {
-    static const std::string info = std::string("compiler=nvcc ") + KAEL_NVCC_VERSION +
-                                    "; cuda=" + std::to_string(CUDART_VERSION) +
-                                    " (cudart static); arch=" + KAEL_CUDA_ARCHITECTURES +
-                                    "; cublas=dlopen at first matmul (libcublas.so." +
-                                    std::to_string(CUDART_VERSION / 1000) +
-                                    ", else the tile kernel)";
-    return info;
+std::string build_info() {
+    return std::string("compiler=nvcc ") + KAEL_NVCC_VERSION +
+           "; cuda=" + std::to_string(CUDART_VERSION) +
+           " (cudart static); arch=" + KAEL_CUDA_ARCHITECTURES +
+           "; cublas=dlopen at first matmul (libcublas.so." +
+           std::to_string(CUDART_VERSION / 1000) + ", else the tile kernel)";
 }
 
 kael_status probe(int32_t* device_count, const char** reason) {
@@ -44,9 +42,6 @@ kael_status probe(int32_t* device_count, const char** reason) {
 
 kael_status device_properties(int32_t device, kael_device_properties* properties) {
     return plugin::guarded("cuda.device_properties", [&] {
-        if (properties == nullptr || properties->struct_size < sizeof(kael_device_properties)) {
-            plugin::invalid("kael_device_properties is null or its struct_size too small");
-        }
         use_device(device);
         cudaDeviceProp device_properties{};
         KAEL_CUDA_CHECK(cudaGetDeviceProperties(&device_properties, device));
@@ -63,31 +58,28 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
             KAEL_CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
             free_bytes += reserved > used ? reserved - used : 0;
         }
-        std::snprintf(properties->name, sizeof(properties->name), "%.*s",
-                      static_cast<int>(sizeof(properties->name) - 1), device_properties.name);
-        properties->memory_total = device_properties.totalGlobalMem;
-        properties->memory_free = free_bytes;
-        properties->capability_major = device_properties.major;
-        properties->capability_minor = device_properties.minor;
+        device_properties.name[sizeof(device_properties.name) - 1] = '\0';
+        plugin::fill_device_properties(properties, device_properties.name,
+                                       device_properties.totalGlobalMem, free_bytes,
+                                       device_properties.major, device_properties.minor);
     });
 }
 
 kael_plugin make_table() {
-    kael_plugin table{};
-    table.struct_size = sizeof(kael_plugin);
-    table.abi_major = KAEL_ABI_MAJOR;
-    table.abi_minor = KAEL_ABI_MINOR;
-    table.name = "cuda";
-    table.version = KAEL_CUDA_PLUGIN_VERSION;
-    table.kind = KAEL_PLUGIN_KIND_GPU;
-    table.priority = 100;  // outranks the emulated plugin (10) when it has devices
-    table.device_type = "cuda";
-    table.build_info = build_info().c_str();
-    table.last_error = plugin::last_error;
-    table.init = nullptr;  // nothing to resolve up front: cudart is static, cuBLAS comes later
-    table.probe = probe;
+    plugin::Description description;
+    description.name = "cuda";
+    description.version = KAEL_CUDA_PLUGIN_VERSION;
+    description.kind = KAEL_PLUGIN_KIND_GPU;
+    description.priority = 100;  // outranks the emulated plugin (10) when it has devices
+    description.device_type = "cuda";
+    description.memory_flags = 0;
+    description.dlpack_device_type = 2;  // kDLCUDA
+    description.build_info = build_info();
+    description.probe = probe;
+    // No init (cudart is static, cuBLAS comes later) and no shutdown (the driver reclaims
+    // everything; cuBLAS may be gone at exit).
+    kael_plugin table = plugin::make_table(description);
     table.device_properties = device_properties;
-    table.shutdown = nullptr;  // the driver reclaims everything; cuBLAS may be gone at exit
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     table.capture_begin = capture_begin;
     table.capture_end = capture_end;
@@ -100,12 +92,4 @@ kael_plugin make_table() {
 }  // namespace
 }  // namespace kael::cuda
 
-extern "C" KAEL_PLUGIN_EXPORT const kael_plugin* kael_plugin_query(uint32_t /*core_abi_major*/,
-                                                                   uint32_t /*core_abi_minor*/) {
-    try {
-        static const kael_plugin table = kael::cuda::make_table();
-        return &table;
-    } catch (...) {
-        return nullptr;
-    }
-}
+KAEL_PLUGIN_DEFINE_ENTRY(kael::cuda::make_table)

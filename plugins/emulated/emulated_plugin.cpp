@@ -1,4 +1,4 @@
-#include <cstdio>
+#include <cstdint>
 #include <string>
 
 #include "emulated_kernels.h"
@@ -12,67 +12,31 @@
 namespace kael::emulated {
 namespace {
 
-std::string compiler_description() {
-#if defined(__clang__)
-    return std::string("Clang ") + __clang_version__;
-#elif defined(__GNUC__)
-    return std::string("GCC ") + __VERSION__;
-#else
-    return "unknown";
-#endif
-}
-
-const std::string& build_info() {
-    static const std::string info =
-        "compiler=" + compiler_description() + "; tasks=host, one thread, backwards";
-    return info;
-}
-
-kael_status probe(int32_t* device_count, const char** reason) {
-    return plugin::guarded("emulated.probe", [&] {
-        if (device_count == nullptr) {
-            plugin::invalid("device_count is null");
-        }
-        *device_count = 1;
-        if (reason != nullptr) {
-            *reason = nullptr;
-        }
-    });
-}
-
 kael_status device_properties(int32_t device, kael_device_properties* properties) {
     return plugin::guarded("emulated.device_properties", [&] {
         check_device(device);
-        if (properties == nullptr || properties->struct_size < sizeof(kael_device_properties)) {
-            plugin::invalid("kael_device_properties is null or its struct_size too small");
-        }
-        std::snprintf(properties->name, sizeof(properties->name), "%s",
-                      "kael emulated CUDA device (host memory)");
         const std::uint64_t total = memory_total();
         const std::uint64_t in_use = bytes_in_use();
-        properties->memory_total = total;
-        properties->memory_free = total > in_use ? total - in_use : 0;
-        properties->capability_major = 0;
-        properties->capability_minor = 0;
+        plugin::fill_device_properties(properties, "kael emulated CUDA device (host memory)", total,
+                                       total > in_use ? total - in_use : 0);
     });
 }
 
 kael_plugin make_table() {
-    kael_plugin table{};
-    table.struct_size = sizeof(kael_plugin);
-    table.abi_major = KAEL_ABI_MAJOR;
-    table.abi_minor = KAEL_ABI_MINOR;
-    table.name = "emulated";
-    table.version = KAEL_EMULATED_PLUGIN_VERSION;
-    table.kind = KAEL_PLUGIN_KIND_EMULATED;
-    table.priority = 10;  // a real GPU plugin with devices (100) outranks it
-    table.device_type = "cuda";
-    table.build_info = build_info().c_str();
-    table.last_error = plugin::last_error;
-    table.init = nullptr;
-    table.probe = probe;
+    plugin::Description description;
+    description.name = "emulated";
+    description.version = KAEL_EMULATED_PLUGIN_VERSION;
+    description.kind = KAEL_PLUGIN_KIND_EMULATED;
+    description.priority = 10;  // a real GPU plugin with devices (100) outranks it
+    description.device_type = "cuda";
+    // Host memory posing as a device's: the core must not touch it, and no DLPack consumer
+    // could use it as either kind.
+    description.memory_flags = 0;
+    description.dlpack_device_type = 0;
+    description.build_info =
+        "compiler=" + plugin::compiler_description() + "; tasks=host, one thread, backwards";
+    kael_plugin table = plugin::make_table(description);
     table.device_properties = device_properties;
-    table.shutdown = nullptr;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     return table;
 }
@@ -80,12 +44,4 @@ kael_plugin make_table() {
 }  // namespace
 }  // namespace kael::emulated
 
-extern "C" KAEL_PLUGIN_EXPORT const kael_plugin* kael_plugin_query(uint32_t /*core_abi_major*/,
-                                                                   uint32_t /*core_abi_minor*/) {
-    try {
-        static const kael_plugin table = kael::emulated::make_table();
-        return &table;
-    } catch (...) {
-        return nullptr;
-    }
-}
+KAEL_PLUGIN_DEFINE_ENTRY(kael::emulated::make_table)

@@ -51,6 +51,8 @@ py::dict plugin_record_dict(const PluginRecord& record) {
     fields["device_count"] = record.device_count;
     fields["selected"] = record.selected;
     fields["build_info"] = record.build_info;
+    fields["host_addressable"] = record.host_addressable;
+    fields["dlpack_device_type"] = record.dlpack_device_type;
     return fields;
 }
 
@@ -105,12 +107,12 @@ void bind_dtype_and_device(py::module_& module) {
                  return Device(type + ":" + std::to_string(index));
              }),
              py::arg("type"), py::arg("index"))
-        .def_property_readonly("type", [](const Device& d) { return to_string(d.type); })
+        .def_property_readonly("type", [](const Device& d) { return d.type(); })
         .def_property_readonly("index", [](const Device& d) { return d.index; })
         .def("__str__", &Device::str)
         .def("__repr__",
              [](const Device& d) {
-                 return "device(type='" + to_string(d.type) + "', index=" +
+                 return "device(type='" + d.type() + "', index=" +
                         std::to_string(d.index) + ")";
              })
         .def("__eq__",
@@ -171,8 +173,26 @@ void bind_registry(py::module_& module) {
                py::arg("device"));
     module.def("require_device", [](py::handle d) { require_device(to_device(d)); },
                py::arg("device"));
-    module.def("cuda_is_available", []() { return is_available(Device(DeviceType::CUDA, 0)); },
+    module.def("cuda_is_available", []() { return is_available(Device("cuda", 0)); },
                "Whether a plugin serves cuda:0 (the emulated plugin counts)");
+    module.def("registered_device_types", &registered_device_types,
+               "The device types the loaded plugins declare, 'cpu' first");
+    module.def("device_type_servers", []() {
+        std::vector<py::dict> dicts;
+        for (const DeviceTypeServer& server : device_type_servers()) {
+            py::dict fields;
+            fields["device_type"] = server.device_type;
+            fields["plugin"] = server.plugin;
+            fields["reason"] = server.reason;
+            dicts.push_back(fields);
+        }
+        return as_records(dicts);
+    }, "Which plugin serves each device type, and why");
+    module.def("plugin_warnings", &plugin_warnings,
+               "What to fix though kael runs: a missing or older cpu plugin, a choice not honoured");
+    module.def("set_device_plugin", &set_device_plugin, py::arg("device_type"), py::arg("plugin"),
+               "Makes plugin serve device_type (as KAEL_DEVICE_PLUGIN='type=plugin' does), before "
+               "the first tensor on that type");
     module.def("core_version", &core_version);
     module.def("core_abi_version", &core_abi_version);
     module.def("fallback_counts", &fallback_counts,

@@ -12,27 +12,30 @@ namespace {
 constexpr const char* kCapsuleName = "dltensor";
 constexpr const char* kUsedCapsuleName = "used_dltensor";
 
-bool is_emulated(const Device& device) {
-    for (const DeviceInfo& info : devices()) {
-        if (info.device == device) return info.emulated;
-    }
-    return false;
-}
-
-// The emulated plugin's memory is host memory that pretends to be a CUDA device: no consumer
-// could use it as either, so it is refused rather than mislabeled.
-void refuse_emulated(const Device& device, const char* direction) {
-    if (is_emulated(device)) {
-        throw py::type_error(std::string("DLPack ") + direction + " is not possible on " +
-                             device.str() + ": it is served by the emulated plugin, whose "
-                             "memory is host memory, not a CUDA device; use .cpu() first");
-    }
-}
-
+// The DLPack device type comes from the serving plugin's declaration: a plugin whose memory no
+// DLPack consumer could use (the emulated plugin's host memory posing as a GPU's) declares none.
 DLDevice dl_device_of(const Device& device) {
-    if (device.is_cpu()) return {kDLCPU, 0};
-    refuse_emulated(device, "export");
-    return {kDLCUDA, device.index};
+    const int type = dlpack_device_type(device);
+    if (type == 0) {
+        std::string plugin;
+        for (const DeviceInfo& info : devices()) {
+            if (info.device == device) plugin = info.plugin;
+        }
+        throw py::type_error("DLPack export is not possible on " + device.str() + ": its plugin '" +
+                             plugin + "' declares no DLPack memory type; use .cpu() first");
+    }
+    return {static_cast<DLDeviceType>(type), type == kDLCPU ? 0 : device.index};
+}
+
+// The kael device serving DLPack memory (type, id), or a TypeError saying none does.
+Device device_of_dl(int type, int id) {
+    if (type == kDLCUDAHost) type = kDLCPU;  // pinned host memory reads as host memory
+    if (std::optional<Device> device = device_for_dlpack(type, type == kDLCPU ? 0 : id)) {
+        return *device;
+    }
+    throw py::type_error("kael.from_dlpack: no loaded plugin serves memory of DLPack device "
+                         "type " + std::to_string(type) + " (see kael-info for each plugin's "
+                         "dlpack_device_type)");
 }
 
 DLDataType dl_dtype_of(DType dtype) {
@@ -128,15 +131,7 @@ void release_import(DLManagedTensor* managed) {
 
 Tensor wrap_import(DLManagedTensor* managed) {
     const DLTensor& view = managed->dl_tensor;
-    Device device = kCPU;
-    if (view.device.device_type == kDLCUDA) {
-        device = Device(DeviceType::CUDA, view.device.device_id);
-        refuse_emulated(device, "import");
-    } else if (view.device.device_type != kDLCPU && view.device.device_type != kDLCUDAHost) {
-        throw py::type_error("kael.from_dlpack: memory on DLPack device type " +
-                             std::to_string(view.device.device_type) +
-                             " is not supported (kael takes cpu and cuda memory)");
-    }
+    const Device device = device_of_dl(view.device.device_type, view.device.device_id);
     const DType dtype = dtype_of_dl(view.dtype);
     const Shape shape(view.shape, view.shape + view.ndim);
     Shape strides(shape.size(), 1);
@@ -162,10 +157,9 @@ Tensor import_object(const py::object& source) {
         if (py::hasattr(source, "__dlpack_device__")) {
             device = source.attr("__dlpack_device__")().cast<std::pair<int, int>>();
         }
+        const Device kael_device = device_of_dl(device.first, device.second);
+        require_device(kael_device);
         if (device.first == kDLCUDA) {
-            const Device kael_device(DeviceType::CUDA, device.second);
-            require_device(kael_device);
-            refuse_emulated(kael_device, "import");
             // Stream 1 is CUDA's legacy default stream, the one kael's device work runs on.
             capsule = source.attr("__dlpack__")(py::arg("stream") = 1);
         } else {

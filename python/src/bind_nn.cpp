@@ -214,7 +214,7 @@ void bind_module_base(py::module_& nn_module) {
             return self;
         }, py::arg("device"), "Moves every parameter in place; optimizers keep working")
         .def("cuda", [](py::object self, int index) {
-            module_of(self).to(Device(DeviceType::CUDA, index));
+            module_of(self).to(Device("cuda", index));
             return self;
         }, py::arg("index") = 0)
         .def("cpu", [](py::object self) {

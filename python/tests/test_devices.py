@@ -8,7 +8,8 @@ import kael
 DEVICE_FIELDS = {"device", "name", "memory_total", "memory_free", "capability", "plugin",
                  "emulated"}
 PLUGIN_FIELDS = {"path", "name", "version", "kind", "device_type", "priority", "abi", "status",
-                 "reason", "device_count", "selected", "build_info"}
+                 "reason", "device_count", "selected", "build_info", "host_addressable",
+                 "dlpack_device_type"}
 
 
 def test_devices_and_plugins_have_kael_info_fields():

@@ -84,8 +84,8 @@ BOOST_AUTO_TEST_CASE(HostOnlyAccessFailsClearly) {
         BOOST_FAIL("data_ptr on a device tensor did not throw");
     } catch (const kael::Error& error) {
         BOOST_TEST(std::string(error.what()) ==
-                   "this operation reads tensor memory directly, which is not possible on device "
-                   "cuda; call cpu() first");
+                   "this operation reads tensor memory directly, which is not possible on device " +
+                       device.str() + "; call cpu() first");
     }
 }
 

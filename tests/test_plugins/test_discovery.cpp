@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(loading_a_folder_again_marks_every_plugin_duplicate) {
     BOOST_TEST(last_step.origin == "api");
     BOOST_TEST(last_step.folder == KAEL_TEST_BROKEN_DIR);
     check_status(records_named("no_devices").front(), PluginStatus::NoDevices);
-    BOOST_TEST(!kael::is_available(kael::Device("cuda")));
+    BOOST_TEST(!kael::is_available(kael::Device("cuda", 0)));
     check_core_still_works();
 }
 
@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(folders_added_before_first_use_are_scanned_first) {
     // no_devices has the higher priority but no device, so old_minor serves cuda.
     BOOST_TEST(old_minor.selected);
     BOOST_TEST(!require_record("no_devices").selected);
-    BOOST_TEST(kael::is_available(kael::Device("cuda")));
+    BOOST_TEST(kael::is_available(kael::Device("cuda", 0)));
     check_core_still_works();
 }
 

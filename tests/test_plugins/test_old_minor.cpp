@@ -13,7 +13,7 @@ using namespace kael_test;
 
 namespace {
 
-const kael::Device kCuda("cuda");
+const kael::Device kCuda("cuda", 0);
 
 std::int64_t fallbacks_for(const std::string& slot) {
     const auto counts = kael::fallback_counts();
@@ -50,7 +50,7 @@ BOOST_AUTO_TEST_CASE(loads_and_serves_cuda) {
         }
     }
     BOOST_TEST(cuda_listed);
-    BOOST_CHECK_THROW(kael::require_device(kael::Device("cuda:1")), kael::DeviceError);
+    BOOST_CHECK_THROW(kael::require_device(kael::Device("cuda", 1)), kael::DeviceError);
     check_core_still_works();
 }
 

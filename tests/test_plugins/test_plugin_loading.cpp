@@ -65,19 +65,19 @@ BOOST_AUTO_TEST_CASE(plugin_without_devices_is_listed_but_never_selected) {
     BOOST_TEST(record.version == "0.1.0");
     BOOST_TEST(record.device_count == 0);
     BOOST_TEST(!record.selected);
-    BOOST_TEST(!kael::is_available(kael::Device("cuda")));
-    BOOST_TEST(!device_listed(kael::Device("cuda")));
+    BOOST_TEST(!kael::is_available(kael::Device("cuda", 0)));
+    BOOST_TEST(!device_listed(kael::Device("cuda", 0)));
     check_core_still_works();
 }
 
 BOOST_AUTO_TEST_CASE(asking_for_cuda_explains_why_it_is_missing) {
     try {
-        kael::require_device(kael::Device("cuda"));
+        kael::require_device(kael::Device("cuda", 0));
         BOOST_ERROR("require_device(cuda) did not throw");
     } catch (const kael::DeviceError& error) {
         BOOST_CHECK_MESSAGE(contains(error.what(), "no simulated device present"), error.what());
     }
-    BOOST_CHECK_THROW((void)kael::zeros({3}, kael::DType::F32, kael::Device("cuda")),
+    BOOST_CHECK_THROW((void)kael::zeros({3}, kael::DType::F32, kael::Device("cuda", 0)),
                       kael::DeviceError);
     check_core_still_works();
 }

@@ -4,36 +4,58 @@
 #include "kael/device.h"
 #include "kael/dtype.h"
 #include "kael/error.h"
+#include "kael/registry.h"
 
 using kael::Device;
-using kael::DeviceType;
 
-BOOST_AUTO_TEST_CASE(parses_cpu_and_cuda_with_indices) {
-    BOOST_TEST((Device("cpu") == Device(DeviceType::CPU, 0)));
-    BOOST_TEST((Device("cpu:0") == Device(DeviceType::CPU, 0)));
-    BOOST_TEST((Device("cuda") == Device(DeviceType::CUDA, 0)));
-    BOOST_TEST((Device("cuda:0") == Device(DeviceType::CUDA, 0)));
-    BOOST_TEST((Device("cuda:1") == Device(DeviceType::CUDA, 1)));
+// The build tree always has the cpu plugin and the emulated one, which declares "cuda".
+BOOST_AUTO_TEST_CASE(parses_registered_types_with_indices) {
+    BOOST_TEST((Device("cpu") == Device("cpu", 0)));
+    BOOST_TEST((Device("cpu:0") == Device()));
+    BOOST_TEST((Device("cuda") == Device("cuda", 0)));
+    BOOST_TEST((Device("cuda:0") == Device("cuda", 0)));
+    BOOST_TEST((Device("cuda:1") == Device("cuda", 1)));
+    BOOST_TEST((Device("cuda:1") != Device("cuda", 0)));
+    BOOST_TEST((Device("cuda:0") != Device("cpu", 0)));
     BOOST_TEST((Device("cuda:12").index == 12));
+    BOOST_TEST(Device("cuda:12").type() == "cuda");
+    BOOST_TEST(Device("cpu").is_cpu());
+    BOOST_TEST(!Device("cuda").is_cpu());
+}
+
+BOOST_AUTO_TEST_CASE(registered_types_come_from_the_plugins) {
+    const auto types = kael::registered_device_types();
+    BOOST_REQUIRE(!types.empty());
+    BOOST_TEST(types.front() == "cpu");
+    BOOST_TEST((std::find(types.begin(), types.end(), "cuda") != types.end()));
 }
 
 BOOST_AUTO_TEST_CASE(prints_type_and_index) {
     BOOST_TEST(Device("cuda").str() == "cuda:0");
     BOOST_TEST(Device("cuda:3").str() == "cuda:3");
     BOOST_TEST(Device("cpu").str() == "cpu");
+    BOOST_TEST(Device("toy", 2).str() == "toy:2");  // any name can be built, parsed or not
 }
 
-BOOST_AUTO_TEST_CASE(rejects_anything_else_naming_the_text) {
-    for (const char* text : {"", "gpu", "CUDA", "cuda:", "cuda:-1", "cuda:x", "cuda:1x", "cpu:1",
-                             "cuda:+1", " cuda", "cuda:1:2", "tpu:0"}) {
+BOOST_AUTO_TEST_CASE(rejects_anything_else_naming_the_text_and_the_registered_types) {
+    for (const char* text : {"", "gpu", "CUDA", "cuda:", "cuda:-1", "cuda:x", "cuda:1x", "cuda:+1",
+                             " cuda", "cuda:1:2", "tpu:0", "toy:0"}) {
         try {
             (void)kael::parse_device(text);
             BOOST_FAIL(std::string("accepted '") + text + "'");
         } catch (const kael::ValueError& error) {
-            BOOST_TEST(std::string(error.what()).find(std::string("'") + text + "'") !=
-                       std::string::npos);
+            const std::string message = error.what();
+            BOOST_TEST(message.find(std::string("'") + text + "'") != std::string::npos);
+            BOOST_TEST(message.find("registered device types: 'cpu'") != std::string::npos,
+                       message);
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(type_names_are_checked_when_built) {
+    BOOST_CHECK_THROW(Device("Toy", 0), kael::ValueError);
+    BOOST_CHECK_THROW(Device("", 0), kael::ValueError);
+    BOOST_CHECK_THROW(Device("to y", 0), kael::ValueError);
 }
 
 BOOST_AUTO_TEST_CASE(dtypes_have_sizes_names_and_promotion) {

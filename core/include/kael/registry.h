@@ -3,6 +3,7 @@
 // kael-info, the C++ API and Python.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ struct PluginRecord {
     std::string name;          // from the table, or from the file name when it did not load
     std::string version;
     std::string kind;          // "cpu", "gpu", "emulated", or "" when unknown
-    std::string device_type;   // "cpu", "cuda", or ""
+    std::string device_type;   // the Device type it declares: "cpu", "cuda", "toy"...; or ""
     std::string build_info;
     int priority = 0;
     std::uint32_t abi_major = 0;  // the plugin's; 0 when unknown
@@ -37,7 +38,17 @@ struct PluginRecord {
     PluginStatus status = PluginStatus::LoadError;
     std::string reason;        // empty for Loaded
     int device_count = 0;
-    bool selected = false;     // serves its device type (highest priority with devices)
+    bool selected = false;     // serves its device type (see device_type_servers)
+    bool host_addressable = false;  // the core may touch its memory directly
+    int dlpack_device_type = 0;     // DLPack's DLDeviceType of its memory; 0 for none
+};
+
+// Which plugin serves a device type, and why: "highest priority with devices (100)", "chosen
+// by KAEL_DEVICE_PLUGIN", "chosen by set_device_plugin", or why a choice was not honoured.
+struct DeviceTypeServer {
+    std::string device_type;
+    std::string plugin;  // "" when none serves it
+    std::string reason;
 };
 
 struct DeviceInfo {
@@ -72,6 +83,18 @@ std::vector<PluginRecord> load_plugin_folder(const std::string& folder);
 [[nodiscard]] bool is_available(const Device& device);
 // Throws DeviceError with the reason when no plugin serves the device.
 void require_device(const Device& device);
+[[nodiscard]] std::vector<DeviceTypeServer> device_type_servers();
+// What a user should fix even though kael runs: no cpu plugin, a cpu plugin older than the core
+// (the fallback for every device then lacks the newer slots), a plugin choice not honoured.
+[[nodiscard]] std::vector<std::string> plugin_warnings();
+// Makes plugin serve device_type from now on, as KAEL_DEVICE_PLUGIN="type=plugin" does at
+// discovery. ValueError unless plugin is loaded, declares that type and has devices; Error when
+// the type's current plugin already allocated memory (its tensors would change plugin).
+void set_device_plugin(const std::string& device_type, const std::string& plugin);
+// DLPack: the DLDeviceType of a device's memory (0: none), and the device of a DLPack
+// (device_type, device_id) pair, when some serving plugin declares that memory type.
+[[nodiscard]] int dlpack_device_type(const Device& device);
+[[nodiscard]] std::optional<Device> device_for_dlpack(int dlpack_device_type, int device_id);
 [[nodiscard]] std::string core_abi_version();
 [[nodiscard]] std::string core_version();
 

@@ -137,7 +137,7 @@ public:
     [[nodiscard]] Tensor to(DType dtype) const;
     // Same device returns this same handle; otherwise a contiguous copy on the target.
     [[nodiscard]] Tensor to(const Device& device) const;
-    [[nodiscard]] Tensor cuda(int index = 0) const { return to(Device(DeviceType::CUDA, index)); }
+    [[nodiscard]] Tensor cuda(int index = 0) const { return to(Device("cuda", index)); }
     [[nodiscard]] Tensor cpu() const { return to(kCPU); }
     // Moves this tensor's storage to device in place: every handle to it and every view of it
     // (an optimizer's, a module's) sees the new device. The gradient, when defined, moves too.

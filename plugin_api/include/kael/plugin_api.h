@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 4
+#define KAEL_ABI_MINOR 5
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -446,7 +446,20 @@ typedef struct kael_plugin {
     kael_status (*adam_many)(int32_t device, kael_dtype dtype, int64_t count, void* const* params,
                              void* const* m, void* const* v, const void* const* grads,
                              const int64_t* sizes, const kael_adam_params* const* steps);
+
+    /* Since ABI 1.5: what allocate()'s memory is, so the core needs no code per device type.
+     * A table whose struct_size ends before these is read as: host-addressable and DLPack
+     * kDLCPU when kind is KAEL_PLUGIN_KIND_CPU, else neither. */
+    uint32_t memory_flags;      /* KAEL_MEMORY_* bits */
+    int32_t dlpack_device_type; /* DLPack's DLDeviceType of the memory (1 kDLCPU, 2 kDLCUDA, 10
+                                 * kDLROCM ...) for zero-copy exchange; 0: no DLPack exchange */
 } kael_plugin;
+
+/* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
+ * stores once the device's queued work is done (after synchronize()), and passes such blocks as
+ * the host side of another plugin's copies. Blocks of a plugin without it are only touched
+ * through this plugin's own slots. */
+#define KAEL_MEMORY_HOST_ADDRESSABLE 1u
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
  * table (even when the majors differ, so the core can report both), or NULL if it cannot serve. */
@@ -466,9 +479,9 @@ static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device proper
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 40 * 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 40 * 8 + 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 40 * 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 40 * 8 + 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */
