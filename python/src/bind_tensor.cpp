@@ -1,7 +1,10 @@
 // kael.Tensor: properties, host conversions, indexing, views, copies and Python operators.
+#include <algorithm>
+
 #include "bind_common.h"
 #include "kael/autograd.h"
 #include "kael/ops.h"
+#include "kael/registry.h"
 
 namespace kael::python {
 
@@ -52,10 +55,24 @@ Tensor convert(const Tensor& self, const py::args& args, const py::kwargs& kwarg
         } else if (py::isinstance<Device>(value)) {
             device = value.cast<Device>();
         } else if (py::isinstance<py::str>(value)) {
+            // A device when its type part is a type some plugin declares, else a dtype name.
             const std::string text = value.cast<std::string>();
-            const bool device_name = text.rfind("cpu", 0) == 0 || text.rfind("cuda", 0) == 0;
-            if (device_name) device = Device(text);
-            else dtype = to_dtype(value, "to");
+            const std::vector<std::string> types = registered_device_types();
+            if (std::find(types.begin(), types.end(), text.substr(0, text.find(':'))) !=
+                types.end()) {
+                device = Device(text);
+            } else {
+                try {
+                    dtype = to_dtype(value, "to");
+                } catch (const std::exception& error) {
+                    std::string names;
+                    for (const std::string& type : types) {
+                        names += (names.empty() ? "'" : ", '") + type + "'";
+                    }
+                    throw ValueError("to: '" + text + "' is neither a dtype (" + error.what() +
+                                     ") nor a registered device type (" + names + ")");
+                }
+            }
         } else {
             dtype = to_dtype(value, "to");
         }

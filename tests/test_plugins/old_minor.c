@@ -68,11 +68,34 @@ static kael_status poisoned_scatter_add(int32_t device, kael_dtype dtype, void* 
     return KAEL_STATUS_INTERNAL;
 }
 
-/* Built twice: as old_minor, and as fake_gpu (a "real GPU" plugin that must outrank emulated). */
+/* Since ABI 1.1: poisoned as well, so a core that reads any slot past struct_size aborts. */
+static kael_status poisoned_sort(int32_t device, kael_dtype dtype, void* values, int64_t* indices,
+                                 const void* data, int64_t chunk_size, int64_t row_count,
+                                 int32_t descending) {
+    (void)device, (void)dtype, (void)values, (void)indices, (void)data, (void)chunk_size;
+    (void)row_count, (void)descending;
+    called_past_struct_size("sort");
+    return KAEL_STATUS_INTERNAL;
+}
+
+static kael_status poisoned_cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
+                                   void* out, const void* data, int64_t chunk_size,
+                                   int64_t row_count) {
+    (void)device, (void)out_dtype, (void)in_dtype, (void)out, (void)data, (void)chunk_size;
+    (void)row_count;
+    called_past_struct_size("cumsum");
+    return KAEL_STATUS_INTERNAL;
+}
+
+/* Built three times: as old_minor; as fake_gpu (a "real GPU" plugin that must outrank
+ * emulated); as an old "cpu" plugin, whose missing slots the core must report. */
 #ifndef TEST_PLUGIN_NAME
 #define TEST_PLUGIN_NAME "old_minor"
 #define TEST_PLUGIN_KIND KAEL_PLUGIN_KIND_EMULATED
 #define TEST_PLUGIN_PRIORITY 1
+#endif
+#ifndef TEST_PLUGIN_DEVICE_TYPE
+#define TEST_PLUGIN_DEVICE_TYPE "cuda"
 #endif
 
 static kael_status probe_one_device(int32_t* device_count, const char** reason) {
@@ -89,7 +112,7 @@ static const kael_plugin table = {
     .version = "0.0.9",
     .kind = TEST_PLUGIN_KIND,
     .priority = TEST_PLUGIN_PRIORITY,
-    .device_type = "cuda",
+    .device_type = TEST_PLUGIN_DEVICE_TYPE,
     .build_info = "test plugin without kernel slots",
     .last_error = test_plugin_last_error,
     .probe = probe_one_device,
@@ -101,6 +124,8 @@ static const kael_plugin table = {
     .matmul = poisoned_matmul,
     .gather = poisoned_gather,
     .scatter_add = poisoned_scatter_add,
+    .sort = poisoned_sort,
+    .cumsum = poisoned_cumsum,
 };
 
 KAEL_PLUGIN_EXPORT const kael_plugin* KAEL_PLUGIN_ENTRY(uint32_t core_abi_major,

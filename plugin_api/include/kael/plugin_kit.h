@@ -9,8 +9,8 @@
 #ifndef KAEL_PLUGIN_KIT_H
 #define KAEL_PLUGIN_KIT_H
 
+#include <algorithm>
 #include <cstddef>
-#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -157,7 +157,9 @@ inline void fill_device_properties(kael_device_properties* properties, const cha
 #define KAEL_KIT_FITS(field) \
     (size >= offsetof(kael_device_properties, field) + sizeof(properties->field))
     if (KAEL_KIT_FITS(name)) {
-        std::snprintf(properties->name, sizeof(properties->name), "%s", name);
+        const std::size_t length = std::min(std::strlen(name), sizeof(properties->name) - 1);
+        std::memcpy(properties->name, name, length);  // cut to fit, always NUL-terminated
+        properties->name[length] = '\0';
     }
     if (KAEL_KIT_FITS(memory_total)) properties->memory_total = memory_total;
     if (KAEL_KIT_FITS(memory_free)) properties->memory_free = memory_free;
