@@ -342,7 +342,7 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
         if (count < 0) {
             plugin::invalid("negative fill count " + std::to_string(count));
         }
-        if (value == nullptr || value->struct_size < sizeof(kael_element_params)) {
+        if (value == nullptr || value->struct_size < KAEL_ELEMENT_PARAMS_SIZE_1_0) {
             plugin::invalid("fill value is null or its struct_size too small");
         }
         if (count > 0 && target == nullptr) {

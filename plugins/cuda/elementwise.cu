@@ -140,7 +140,7 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
     return plugin::guarded("cuda.fill", [&] {
         use_device(device);
         const bool valid = count > 0 && target != nullptr && kernels::valid_dtype(dtype) &&
-                           value != nullptr && value->struct_size >= sizeof(kael_element_params);
+                           value != nullptr && value->struct_size >= KAEL_ELEMENT_PARAMS_SIZE_1_0;
         if (valid && zero_bits(dtype, *value)) {
             KAEL_CUDA_CHECK(cudaMemsetAsync(target, 0,
                                             static_cast<size_t>(count * kernels::dtype_size(dtype)),

@@ -9,7 +9,7 @@ namespace kael::emulated {
 namespace {
 
 void check_operands_on_device(const kael_element_layout* layout) {
-    if (layout == nullptr || layout->struct_size < sizeof(kael_element_layout) ||
+    if (layout == nullptr || layout->struct_size < KAEL_ELEMENT_LAYOUT_SIZE_1_0 ||
         layout->count <= 0 || layout->operands > KAEL_MAX_OPERANDS) {
         return;  // the shared checks report these
     }

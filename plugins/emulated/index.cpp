@@ -11,7 +11,7 @@ namespace {
 // The operands are strided; element 0 of each is a real element.
 void check_on_device_if_used(const kael_index_layout* layout, const void* first, const void* second,
                              const int64_t* indices) {
-    if (layout == nullptr || layout->struct_size < offsetof(kael_index_layout, axis_size) ||
+    if (layout == nullptr || layout->struct_size < KAEL_INDEX_LAYOUT_SIZE_1_0 ||
         layout->count <= 0) {
         return;
     }

@@ -19,7 +19,7 @@ kael_status test_device_properties(int32_t device, kael_device_properties* prope
     if (!valid_device(device)) {
         return test_plugin_fail(KAEL_STATUS_INVALID_ARGUMENT, "no such device");
     }
-    if (properties == NULL || properties->struct_size < sizeof(kael_device_properties)) {
+    if (properties == NULL || properties->struct_size < KAEL_DEVICE_PROPERTIES_SIZE_1_0) {
         return test_plugin_fail(KAEL_STATUS_INVALID_ARGUMENT, "properties struct too small");
     }
     snprintf(properties->name, sizeof(properties->name), "kael test device (host memory)");

@@ -1,5 +1,5 @@
 #pragma once
-// Device work recorded once and replayed with one launch (CUDA graphs on the cuda plugin): for
+// Device work recorded once and replayed with one launch (a cudaGraph on the cuda plugin): for
 // a fixed sequence of small ops, such as one decoding step of a model, whose per-op launch cost
 // exceeds their work. Like torch.cuda.CUDAGraph.
 #include <functional>

@@ -124,7 +124,7 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
         if (in_dtype != KAEL_DTYPE_F32 || out_dtype != KAEL_DTYPE_F32) {
             unsupported("dtype " + std::to_string(in_dtype));
         }
-        if (layout == nullptr || layout->struct_size < sizeof(kael_element_layout) ||
+        if (layout == nullptr || layout->struct_size < KAEL_ELEMENT_LAYOUT_SIZE_1_0 ||
             layout->operands != (binary ? 3 : 2)) {
             invalid("elementwise: bad layout");
         }

@@ -1,6 +1,8 @@
 /* kael plugin ABI: the only door between libkael_core and a device backend.
+ * The guide for plugin authors, with a complete example, is docs/plugins.md; kael-dev ships
+ * kael/plugin_kit.h (C++ helpers), kael_add_plugin() (CMake) and kael-conformance.
  *
- * Rules (see ARCHITECTURE.md):
+ * Rules:
  *  - A plugin is a shared library named kael_plugin_<name>.so that exports exactly one symbol,
  *    KAEL_PLUGIN_ENTRY (kael_plugin_query). Everything else has hidden visibility.
  *  - ABI major must match exactly; a minor version only appends slots at the end of structs.
@@ -10,7 +12,36 @@
  *  - Loading and querying a plugin runs no device work; probe() counts devices and explains zero.
  *  - Plugins are never unloaded; shutdown() lets them release resources at exit.
  *  - Every device call carries the device index (0 .. device_count-1) within the plugin.
- *  - "owned by the plugin" pointers stay valid for the life of the process unless said otherwise.
+ *
+ * Contracts every slot keeps (docs/plugins.md explains each):
+ *  - Threads: the core calls a plugin from any thread, and several at once (on one device or on
+ *    several), except where a slot says otherwise; every slot must be thread-safe. Device graph
+ *    capture (capture_begin .. capture_end) records the calling thread only.
+ *  - Order: each device has one queue. A kernel slot, fill, convert and copy_within_device may
+ *    return before their work is done, but run in the order they were called on that device, so
+ *    a later call sees an earlier call's results. copy_to_device returns once the host source
+ *    may be reused; copy_to_host returns once the host target holds the bytes (after all earlier
+ *    work on the device); synchronize() returns once every queued call on the device is done.
+ *    A plugin whose calls finish before returning keeps all of this trivially.
+ *  - Memory: allocate() returns blocks aligned to at least 64 bytes. The core touches a block
+ *    only through this plugin's slots, unless memory_flags has KAEL_MEMORY_HOST_ADDRESSABLE.
+ *    release() may be called while queued work still reads or writes the block: the plugin
+ *    keeps it valid until that work is done (stream-ordered free).
+ *  - Ownership: the table, its strings and every string a slot returns are the plugin's and
+ *    live for the process. Every pointer the core passes (layouts, params, host buffers, device
+ *    blocks) is the caller's and valid during the call only, except that device blocks of queued
+ *    work stay valid as the order rule above says; a plugin keeps no pointer to a caller's
+ *    struct or host buffer after returning.
+ *  - Input structs: struct_size says which fields the caller wrote. A plugin accepts any
+ *    struct_size from the struct's first released size up (an older core sends a smaller struct;
+ *    fields past it take the defaults the field's comment gives), never requires its own
+ *    sizeof, and reads nothing past struct_size. For the struct a plugin fills
+ *    (kael_device_properties) it writes only the fields that fit in the caller's struct_size.
+ *  - Kinds: kind (KAEL_PLUGIN_KIND_*) is shown to users and never ranks; priority ranks plugins
+ *    of one device type; memory_flags and dlpack_device_type say what the memory is.
+ *  - KAEL_STATUS_UNSUPPORTED from any kernel slot, before it has written anything, makes the
+ *    core run that one call on the cpu plugin through copies (counted as a missing slot is):
+ *    a plugin implements what it can and declines the rest per call.
  * This header compiles as C99 and as C++. */
 #ifndef KAEL_PLUGIN_API_H
 #define KAEL_PLUGIN_API_H
@@ -55,7 +86,8 @@ typedef int32_t kael_dtype;
 #define KAEL_DTYPE_BOOL 3
 #define KAEL_DTYPE_COUNT 4
 
-/* What a plugin is; shown by kael-info and used to rank plugins serving one device type. */
+/* What a plugin is, shown by kael-info; it does not rank plugins (priority does) and, since
+ * ABI 1.5, says nothing about memory (memory_flags does; before, KIND_CPU meant host memory). */
 typedef int32_t kael_plugin_kind;
 #define KAEL_PLUGIN_KIND_CPU 0      /* host memory, host-addressable by the core */
 #define KAEL_PLUGIN_KIND_GPU 1      /* real accelerator memory */
@@ -240,7 +272,8 @@ typedef struct kael_device_properties {
 
 /* The table a plugin returns from kael_plugin_query. Static, owned by the plugin.
  * Memory and runtime slots are required; kernel slots may be NULL, in which case the core runs
- * that work on the cpu plugin through copies and counts it (kael::fallback_counts). */
+ * that work on the cpu plugin through copies and counts it (kael::fallback_counts), as it does
+ * for a call a slot declines with KAEL_STATUS_UNSUPPORTED. */
 typedef struct kael_plugin {
     size_t struct_size; /* sizeof(kael_plugin) as the plugin was built; later slots absent */
     uint32_t abi_major; /* KAEL_ABI_MAJOR the plugin was built with; must equal the core's */
@@ -249,8 +282,11 @@ typedef struct kael_plugin {
     const char* name;        /* "cpu", "cuda", "emulated"; matches the file name; not NULL */
     const char* version;     /* plugin version, "0.1.0"; not NULL */
     kael_plugin_kind kind;   /* KAEL_PLUGIN_KIND_* */
-    int32_t priority;        /* among plugins serving one device type, the highest with devices wins */
-    const char* device_type; /* "cpu" or "cuda": the Device type it serves; not NULL */
+    int32_t priority; /* among plugins serving one device type, the highest with devices wins,
+                       * unless KAEL_DEVICE_PLUGIN or kael::set_device_plugin chooses another */
+    const char* device_type; /* the Device type it serves ("cpu", "cuda", "toy"): lowercase
+                              * letters, digits and '_', starting with a letter, at most 32
+                              * characters; any name, the core keeps no list. Not NULL */
     const char* build_info;  /* "compiler=GCC 12.2; cuda=13.0"; not NULL, may be "" */
 
     /* Message of the last failed call on this thread; never NULL; owned by the plugin. */
@@ -266,17 +302,21 @@ typedef struct kael_plugin {
     /* Releases resources before exit; the plugin is never dlclosed. May be NULL. */
     void (*shutdown)(void);
 
-    /* Allocates bytes (> 0) on the device; *block receives a device address owned by the
-     * caller until release(). Not NULL. */
+    /* Allocates bytes (> 0) on the device; *block receives a device address aligned to at least
+     * 64 bytes, owned by the caller until release(). KAEL_STATUS_OUT_OF_MEMORY when the device
+     * is full (the core then frees its cached blocks and retries once). Not NULL. */
     kael_status (*allocate)(int32_t device, int64_t bytes, void** block);
-    /* Frees a block from allocate(); must not fail; NULL block is a no-op. Not NULL. */
+    /* Frees a block from allocate(), possibly while queued work still uses it (see Memory
+     * above); must not fail; NULL block is a no-op. Not NULL. */
     void (*release)(int32_t device, void* block);
-    /* Copies bytes from host memory (source, owned by caller) to device memory. Not NULL. */
+    /* Copies bytes from host memory (source, owned by caller) to device memory, in order after
+     * earlier work on the device; returns once source may be reused. Not NULL. */
     kael_status (*copy_to_device)(int32_t device, void* target, const void* source, int64_t bytes);
     /* Copies bytes from device memory to host memory (target, owned by caller); waits for
      * earlier work on the device. Not NULL. */
     kael_status (*copy_to_host)(int32_t device, void* target, const void* source, int64_t bytes);
-    /* Copies bytes between two blocks of the same device. Not NULL. */
+    /* Copies bytes between two ranges of the same device's memory, which may overlap (as
+     * memmove); queued in order. Not NULL. */
     kael_status (*copy_within_device)(int32_t device, void* target, const void* source,
                                       int64_t bytes);
     /* Waits until all queued work on the device is done. Not NULL. */
@@ -460,6 +500,17 @@ typedef struct kael_plugin {
  * the host side of another plugin's copies. Blocks of a plugin without it are only touched
  * through this plugin's own slots. */
 #define KAEL_MEMORY_HOST_ADDRESSABLE 1u
+
+/* The first released size of each struct that carries struct_size: the least struct_size a
+ * reader accepts (see "Input structs" above). Structs only grow, so these never change. */
+#define KAEL_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))
+#define KAEL_ELEMENT_LAYOUT_SIZE_1_0 KAEL_SIZE_THROUGH(kael_element_layout, base)
+#define KAEL_ELEMENT_PARAMS_SIZE_1_0 KAEL_SIZE_THROUGH(kael_element_params, integers)
+#define KAEL_INDEX_LAYOUT_SIZE_1_0 KAEL_SIZE_THROUGH(kael_index_layout, source_strides)
+#define KAEL_MATMUL_SIZES_SIZE_1_0 KAEL_SIZE_THROUGH(kael_matmul_sizes, b_transposed)
+#define KAEL_DEVICE_PROPERTIES_SIZE_1_0 KAEL_SIZE_THROUGH(kael_device_properties, capability_minor)
+#define KAEL_ATTENTION_LAYOUT_SIZE_1_2 KAEL_SIZE_THROUGH(kael_attention_layout, reserved)
+#define KAEL_ADAM_PARAMS_SIZE_1_2 KAEL_SIZE_THROUGH(kael_adam_params, reserved)
 
 /* The one exported symbol. The core passes its own ABI version; the plugin returns its static
  * table (even when the majors differ, so the core can report both), or NULL if it cannot serve. */

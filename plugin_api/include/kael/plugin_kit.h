@@ -150,7 +150,7 @@ inline kael_plugin make_table(const Description& description) {
 inline void fill_device_properties(kael_device_properties* properties, const char* name,
                                    uint64_t memory_total, uint64_t memory_free,
                                    int32_t capability_major = 0, int32_t capability_minor = 0) {
-    if (properties == nullptr || properties->struct_size < offsetof(kael_device_properties, name)) {
+    if (properties == nullptr || properties->struct_size < KAEL_DEVICE_PROPERTIES_SIZE_1_0) {
         invalid("kael_device_properties is null or its struct_size too small");
     }
     const std::size_t size = properties->struct_size;

@@ -11,7 +11,7 @@
 namespace kael::kernels {
 
 inline void check_element_layout(const kael_element_layout* layout) {
-    if (layout == nullptr || layout->struct_size < sizeof(kael_element_layout)) {
+    if (layout == nullptr || layout->struct_size < KAEL_ELEMENT_LAYOUT_SIZE_1_0) {
         plugin::invalid("kael_element_layout is null or its struct_size too small");
     }
     if (layout->dims < 0 || layout->dims > KAEL_MAX_DIMS) {
@@ -43,11 +43,12 @@ inline void check_element_layout(const kael_element_layout* layout) {
 // The bound of valid index values: axis_size, or no bound from a pre-1.2 core (which checked
 // every index on the host before the call).
 inline std::int64_t index_bound(const kael_index_layout& layout) {
-    return layout.struct_size >= sizeof(kael_index_layout) ? layout.axis_size : INT64_MAX;
+    return layout.struct_size >= KAEL_SIZE_THROUGH(kael_index_layout, axis_size) ? layout.axis_size
+                                                                                : INT64_MAX;
 }
 
 inline void check_index_layout(const kael_index_layout* layout, const char* entry) {
-    if (layout == nullptr || layout->struct_size < offsetof(kael_index_layout, axis_size)) {
+    if (layout == nullptr || layout->struct_size < KAEL_INDEX_LAYOUT_SIZE_1_0) {
         plugin::invalid(std::string(entry) + ": kael_index_layout is null or too small");
     }
     if (layout->dims < 1 || layout->dims > KAEL_MAX_DIMS) {
@@ -72,7 +73,7 @@ inline void check_index_layout(const kael_index_layout* layout, const char* entr
 }
 
 inline void check_matmul_sizes(const kael_matmul_sizes* sizes) {
-    if (sizes == nullptr || sizes->struct_size < sizeof(kael_matmul_sizes)) {
+    if (sizes == nullptr || sizes->struct_size < KAEL_MATMUL_SIZES_SIZE_1_0) {
         plugin::invalid("kael_matmul_sizes is null or its struct_size too small");
     }
     if (sizes->batches < 0 || sizes->rows < 0 || sizes->inner < 0 || sizes->columns < 0) {

@@ -249,7 +249,7 @@ inline AttentionShape attention_shape(const char* entry, kael_dtype dtype,
                                       const kael_attention_layout* layout) {
     const std::string name(entry);
     // A core of ABI 1.2 passes the layout without key_lengths.
-    if (layout == nullptr || layout->struct_size < offsetof(kael_attention_layout, key_lengths)) {
+    if (layout == nullptr || layout->struct_size < KAEL_ATTENTION_LAYOUT_SIZE_1_2) {
         plugin::invalid(name + ": null or short attention layout");
     }
     const kael_attention_layout& l = *layout;

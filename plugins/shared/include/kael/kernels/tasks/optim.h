@@ -66,7 +66,7 @@ AdamStep<T> adam_step(void* param, void* m, void* v, const void* grad,
 // Whether an adam call has work (false for count 0); plugin::invalid / unsupported otherwise.
 inline bool check_adam(kael_dtype dtype, const void* param, const void* m, const void* v,
                        const void* grad, std::int64_t count, const kael_adam_params* params) {
-    if (params == nullptr || params->struct_size < sizeof(kael_adam_params)) {
+    if (params == nullptr || params->struct_size < KAEL_ADAM_PARAMS_SIZE_1_2) {
         plugin::invalid("adam: kael_adam_params is null or its struct_size too small");
     }
     if (count < 0) {
