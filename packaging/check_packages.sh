@@ -6,7 +6,7 @@
 #   check_packages.sh <build-dir> <scratch> [check...]
 #
 # checks: build (cpack -G DEB into <scratch>/debs; every other check needs it), depends, core,
-# emulated, cuda, dev, python. Without checks: all of them, in that order. Exit 77 (skipped) when
+# emulated, cuda, dev, python, plugin. Without checks: all of them, in that order. Exit 77 (skipped) when
 # the one check asked for has nothing to test: no kael-cuda package (no nvcc at build time) or no
 # python3-kael package (no python install component). CPACK, CMAKE: the tools to use. Checks
 # other than build only need <scratch>/debs, so they also run where just the .deb files were
@@ -14,7 +14,7 @@
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then
-    echo "usage: $0 <build-dir> <scratch> [build|depends|core|emulated|cuda|dev|python ...]" >&2
+    echo "usage: $0 <build-dir> <scratch> [build|depends|core|emulated|cuda|dev|python|plugin ...]" >&2
     exit 64
 fi
 build_dir=$(cd "$1" && pwd -P)
@@ -23,7 +23,7 @@ scratch=$(cd "$2" && pwd -P)  # kael reports physical paths
 shift 2
 checks=("$@")
 if [[ ${#checks[@]} -eq 0 ]]; then
-    checks=(build depends core emulated cuda dev python)
+    checks=(build depends core emulated cuda dev python plugin)
 fi
 cpack_command=${CPACK:-cpack}
 cmake_command=${CMAKE:-cmake}
@@ -399,9 +399,56 @@ check_python() {
     echo "PASS python: import kael from the unpacked root lists its devices"
 }
 
+# A third party's plugin: the out-of-tree example (docs/examples/toy_plugin) built from the
+# unpacked kael-dev alone, found through KAEL_PLUGIN_PATH by the unpacked kael-core, used from
+# C++ (its demo) and Python (when python3-kael was built), and passing kael-conformance.
+check_plugin() {
+    local root="$scratch/plugin" usr packages=(kael-core kael-dev)
+    has_deb python3-kael && packages+=(python3-kael)
+    unpack "$root" "${packages[@]}"
+    usr="$root/usr"
+    local build="$root/toy-build" example="$source_dir/../docs/examples/toy_plugin"
+    clean "$cmake_command" -S "$example" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_PREFIX_PATH="$usr" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+        -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF >"$root/configure.log" 2>&1 ||
+        { cat "$root/configure.log" >&2; fail "toy plugin configure against the unpacked kael-dev"; }
+    clean "$cmake_command" --build "$build" >"$root/build.log" 2>&1 ||
+        { cat "$root/build.log" >&2; fail "toy plugin build"; }
+    [[ -f "$build/kael_plugin_toy.so" ]] || fail "no kael_plugin_toy.so in $build"
+    # Only the entry is exported, and no kael library is linked.
+    local exported
+    exported=$(nm -D --defined-only "$build/kael_plugin_toy.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}')
+    [[ "$exported" == "kael_plugin_query" ]] || fail "the toy plugin exports: $exported"
+    ! readelf -dW "$build/kael_plugin_toy.so" | grep -q 'libkael' || fail "the toy plugin links a kael library"
+    clean env KAEL_PLUGIN_PATH="$build" "$usr/bin/kael-info" | tee "$root/info.txt" ||
+        fail "kael-info with the toy plugin"
+    grep -qE '^  toy +loaded +ABI [0-9.]+  serves toy \(gpu, 2 devices, selected\)' "$root/info.txt" ||
+        fail "kael-info does not list the toy plugin serving toy"
+    grep -q '^  toy:1 ' "$root/info.txt" || fail "kael-info does not list toy:1"
+    clean env KAEL_PLUGIN_PATH="$build" "$build/toy_demo" | tee "$root/demo.txt" || fail "toy_demo"
+    grep -q "toy demo ok" "$root/demo.txt" || fail "toy_demo"
+    if [[ -x "$usr/bin/kael-conformance" ]]; then
+        clean env KAEL_PLUGIN_PATH="$build" "$usr/bin/kael-conformance" --device toy:0 \
+            >"$root/conformance.txt" 2>&1 || { tail -40 "$root/conformance.txt" >&2; fail "kael-conformance --device toy:0"; }
+        tail -5 "$root/conformance.txt"
+    else
+        fail "kael-dev lacks bin/kael-conformance"
+    fi
+    if has_deb python3-kael; then
+        (cd "$root" && clean env KAEL_PLUGIN_PATH="$build" \
+            PYTHONPATH="$usr/lib/python3/dist-packages" "$python" -c '
+import kael
+t = kael.arange(4, dtype=kael.float32).to("toy:1")
+print("python on", t.device, (t * t + t).cpu().tolist(), kael.fallback_counts())
+assert (t * t + t).cpu().tolist() == [0.0, 2.0, 6.0, 12.0]') | tee "$root/python.txt" ||
+            fail "the toy plugin from Python"
+    fi
+    echo "PASS plugin: an out-of-tree plugin built from kael-dev alone loads, computes and conforms"
+}
+
 for check in "${checks[@]}"; do
     case "$check" in
-        build | depends | core | emulated | cuda | dev | python) ;;
+        build | depends | core | emulated | cuda | dev | python | plugin) ;;
         *) fail "unknown check $check" ;;
     esac
 done
