@@ -184,10 +184,10 @@ void elementwise(kael_element_op op, const Tensor& out, std::span<const Tensor> 
         return;
     }
     split_for_layout(out, inputs, [&](const Tensor& piece, std::span<const Tensor> sources) {
-        // Ops appended in ABI 1.2 reach only plugins that know them; older ones fall back.
+        // An op reaches only plugins built since it arrived (gelu backward: 1.2); older ones
+        // fall back.
         const auto knows_op = [op](const kael_plugin* table) {
-            return KAEL_HAS_SLOT(table, elementwise) &&
-                   (op < KAEL_OP_GELU_EXACT_BACKWARD || table->abi_minor >= 2);
+            return KAEL_HAS_SLOT(table, elementwise) && table->abi_minor >= since_minor(op);
         };
         run("elementwise", std::span<const Tensor>(&piece, 1), sources, knows_op,
             [&](const Backend& backend, int device, const auto& outs, const auto& ins) {

@@ -2,6 +2,7 @@
 // How the kernel_calls*.cpp files reach a plugin: run() calls the device's slot, or the cpu
 // plugin over host copies (counted) when that plugin lacks it, after unaliasing inputs that
 // share memory with an output.
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -116,12 +117,33 @@ void run(const char* slot, std::span<const Tensor> outputs, const std::vector<Te
 
 #define KAEL_SLOT_CHECK(slot) [](const kael_plugin* table) { return KAEL_HAS_SLOT(table, slot); }
 
-// A plugin serves op when it has the slot and knows the op: variance arrived in ABI 1.2, so
-// older plugins fall back to the cpu plugin (counted) rather than receive an unknown value.
+// The ABI minor an op arrived in, from the op tables' since column; 0 for an invalid op, which
+// the plugin then refuses.
+inline std::uint32_t since_minor(kael_element_op op) {
+    switch (op) {
+#define KAEL_ELEMENT_OP_SINCE(op, value, name, inputs, in, out, params, since, functor) \
+    case KAEL_OP_##op: return since;
+        KAEL_ELEMENT_OPS(KAEL_ELEMENT_OP_SINCE)
+#undef KAEL_ELEMENT_OP_SINCE
+        default: return 0;
+    }
+}
+inline std::uint32_t reduce_since_minor(kael_reduce_op op) {
+    switch (op) {
+#define KAEL_REDUCE_OP_SINCE(op, value, name, in, out, empty, since) \
+    case KAEL_REDUCE_##op: return since;
+        KAEL_REDUCE_OPS(KAEL_REDUCE_OP_SINCE)
+#undef KAEL_REDUCE_OP_SINCE
+        default: return 0;
+    }
+}
+
+// A plugin serves op when it has the slot and knows the op: one built before the op arrived
+// (variance in ABI 1.2) falls back to the cpu plugin (counted) rather than get an unknown value.
 template <typename HasSlot>
 auto knows_reduce_op(kael_reduce_op op, HasSlot has_slot) {
     return [op, has_slot](const kael_plugin* table) {
-        return has_slot(table) && (op < KAEL_REDUCE_VARIANCE || table->abi_minor >= 2);
+        return has_slot(table) && table->abi_minor >= reduce_since_minor(op);
     };
 }
 

@@ -53,13 +53,20 @@ std::int64_t product(const std::vector<Run>& runs, std::size_t begin, std::size_
 
 }  // namespace
 
+// The out column of plugin_api.h's reduce op table.
 DType reduced_dtype(kael_reduce_op op, DType dtype) {
+    int writes = KAEL_REDUCE_WRITES_SAME;
     switch (op) {
-        case KAEL_REDUCE_SUM:
-        case KAEL_REDUCE_PROD: return is_floating(dtype) ? dtype : DType::I64;
-        case KAEL_REDUCE_ARGMAX:
-        case KAEL_REDUCE_ARGMIN: return DType::I64;
-        case KAEL_REDUCE_VARIANCE: return DType::F64;
+#define KAEL_REDUCE_OP_WRITES(op, value, name, in, out, empty, since) \
+    case KAEL_REDUCE_##op: writes = KAEL_REDUCE_WRITES_##out; break;
+        KAEL_REDUCE_OPS(KAEL_REDUCE_OP_WRITES)
+#undef KAEL_REDUCE_OP_WRITES
+        default: break;
+    }
+    switch (writes) {
+        case KAEL_REDUCE_WRITES_WIDE: return is_floating(dtype) ? dtype : DType::I64;
+        case KAEL_REDUCE_WRITES_I64: return DType::I64;
+        case KAEL_REDUCE_WRITES_F64: return DType::F64;
         default: return dtype;
     }
 }

@@ -1,8 +1,9 @@
 #pragma once
 // One definition of every element function, shared by the cpu, emulated and cuda plugins so they
 // cannot disagree on NaN propagation, integer overflow or rounding. One functor per
-// kael_element_op, templated on the compute type (bool for KAEL_DTYPE_BOOL); Convert serves the
-// convert slot. Valid in CUDA device code.
+// kael_element_op (the functor column of plugin_api.h's KAEL_ELEMENT_OPS), templated on the
+// compute type (bool for KAEL_DTYPE_BOOL); its call operator's parameters and result are the
+// op's operand types. Convert serves the convert slot. Valid in CUDA device code.
 #include <cstdint>
 #include <type_traits>
 
@@ -279,15 +280,22 @@ template <typename T>
 struct Where {
     KAEL_HD T operator()(bool condition, T a, T b) const { return condition ? a : b; }
 };
+// The functors of ops that read params (the op table's params column) are made by from().
 template <typename T>
 struct Clamp {
     T low;
     T high;
+    static Clamp from(const kael_element_params& params) {
+        return {element_param<T>(params, 0), element_param<T>(params, 1)};
+    }
     KAEL_HD T operator()(T x) const { return nan_aware_min(nan_aware_max(x, low), high); }
 };
 template <typename T>
 struct MaskedFill {
     T value;
+    static MaskedFill from(const kael_element_params& params) {
+        return {element_param<T>(params, 0)};
+    }
     KAEL_HD T operator()(T x, bool mask) const { return mask ? value : x; }
 };
 

@@ -270,20 +270,31 @@ void reduce_rows(void* results, const void* data, std::int64_t chunk_size, std::
     Launcher::for_each(row_count, StoreResult<R>{source, output, blocks});
 }
 
+// One row of plugin_api.h's reduce op table, KAEL_REDUCE_OPS; indexed by op (the header checks
+// that each row's value is its position).
+struct ReduceOpInfo {
+    const char* name;
+    int input_class;  // KAEL_OP_INPUTS_*
+    int writes;       // KAEL_REDUCE_WRITES_*
+    bool empty_has_value;
+};
+#define KAEL_REDUCE_OP_INFO(op, value, name, in, out, empty, since) \
+    {name, KAEL_OP_INPUTS_##in, KAEL_REDUCE_WRITES_##out, empty != 0},
+inline constexpr ReduceOpInfo kReduceOps[KAEL_REDUCE_COUNT] = {
+    KAEL_REDUCE_OPS(KAEL_REDUCE_OP_INFO)};
+#undef KAEL_REDUCE_OP_INFO
+
 inline const char* reduce_op_name(kael_reduce_op op) {
-    static constexpr const char* kNames[KAEL_REDUCE_COUNT] = {"sum",    "prod",   "max",     "min",
-                                                              "argmax", "argmin", "variance"};
-    return op >= 0 && op < KAEL_REDUCE_COUNT ? kNames[op] : "unknown reduction";
+    return op >= 0 && op < KAEL_REDUCE_COUNT ? kReduceOps[op].name : "unknown reduction";
 }
 
+// op must be valid.
 inline kael_dtype reduce_out_dtype(kael_reduce_op op, kael_dtype in_dtype) {
     const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
-    switch (op) {
-        case KAEL_REDUCE_SUM:
-        case KAEL_REDUCE_PROD: return floating ? in_dtype : KAEL_DTYPE_I64;
-        case KAEL_REDUCE_MAX:
-        case KAEL_REDUCE_MIN: return in_dtype;
-        case KAEL_REDUCE_VARIANCE: return KAEL_DTYPE_F64;
+    switch (kReduceOps[op].writes) {
+        case KAEL_REDUCE_WRITES_WIDE: return floating ? in_dtype : KAEL_DTYPE_I64;
+        case KAEL_REDUCE_WRITES_SAME: return in_dtype;
+        case KAEL_REDUCE_WRITES_F64: return KAEL_DTYPE_F64;
         default: return KAEL_DTYPE_I64;
     }
 }
@@ -300,7 +311,7 @@ inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtyp
     if (!valid_dtype(in_dtype) || !valid_dtype(out_dtype)) {
         plugin::invalid(name + ": invalid dtype");
     }
-    if (op == KAEL_REDUCE_VARIANCE && in_dtype != KAEL_DTYPE_F32 && in_dtype != KAEL_DTYPE_F64) {
+    if (!takes_dtype(kReduceOps[op].input_class, in_dtype)) {
         plugin::unsupported(name + " of " + plugin::dtype_name(in_dtype));
     }
     const kael_dtype expected = reduce_out_dtype(op, in_dtype);
@@ -312,8 +323,7 @@ inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtyp
     if (outputs > 0 && (results == nullptr || (size > 0 && data == nullptr))) {
         plugin::invalid(name + ": null results or data");
     }
-    if (outputs > 0 && size == 0 && op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD &&
-        op != KAEL_REDUCE_VARIANCE) {
+    if (outputs > 0 && size == 0 && !kReduceOps[op].empty_has_value) {
         plugin::invalid(name + " of an empty row has no value");
     }
 }

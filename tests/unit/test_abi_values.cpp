@@ -1,0 +1,194 @@
+// The released values of plugin_api.h, written out by hand as ABI 1.0-1.4 released them: a plugin
+// built against any of those headers passes these numbers, so they never change (new ones are
+// appended). Also the op tables' other columns against known facts, and the rules
+// element_dispatch.h generates from them.
+#define BOOST_TEST_MODULE abi_values
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/tasks/reduce.h"
+#include "kael/plugin_api.h"
+
+namespace {
+
+struct Released {
+    std::string name;  // the header's suffix, lower case: KAEL_OP_<NAME>, and the op's name
+    int value;
+    std::uint32_t since_minor;
+};
+
+// Every element op ever released, with the minor that released it.
+const std::vector<Released> kReleasedElementOps = {{"identity", 0, 0},
+                                                   {"negate", 1, 0},
+                                                   {"abs", 2, 0},
+                                                   {"sign", 3, 0},
+                                                   {"exp", 4, 0},
+                                                   {"log", 5, 0},
+                                                   {"sqrt", 6, 0},
+                                                   {"rsqrt", 7, 0},
+                                                   {"sin", 8, 0},
+                                                   {"cos", 9, 0},
+                                                   {"tanh", 10, 0},
+                                                   {"sigmoid", 11, 0},
+                                                   {"relu", 12, 0},
+                                                   {"gelu_exact", 13, 0},
+                                                   {"gelu_tanh", 14, 0},
+                                                   {"square", 15, 0},
+                                                   {"reciprocal", 16, 0},
+                                                   {"logical_not", 17, 0},
+                                                   {"plus", 18, 0},
+                                                   {"minus", 19, 0},
+                                                   {"multiply", 20, 0},
+                                                   {"divide", 21, 0},
+                                                   {"power", 22, 0},
+                                                   {"maximum", 23, 0},
+                                                   {"minimum", 24, 0},
+                                                   {"equal", 25, 0},
+                                                   {"not_equal", 26, 0},
+                                                   {"less", 27, 0},
+                                                   {"less_equal", 28, 0},
+                                                   {"greater", 29, 0},
+                                                   {"greater_equal", 30, 0},
+                                                   {"logical_and", 31, 0},
+                                                   {"logical_or", 32, 0},
+                                                   {"relu_backward", 33, 0},
+                                                   {"sigmoid_backward", 34, 0},
+                                                   {"where", 35, 0},
+                                                   {"clamp", 36, 0},
+                                                   {"masked_fill", 37, 0},
+                                                   {"gelu_exact_backward", 38, 2},
+                                                   {"gelu_tanh_backward", 39, 2}};
+
+const std::vector<Released> kReleasedReduceOps = {
+    {"sum", 0, 0},    {"prod", 1, 0},   {"max", 2, 0},     {"min", 3, 0},
+    {"argmax", 4, 0}, {"argmin", 5, 0}, {"variance", 6, 2}};
+
+std::string lower(std::string text) {
+    for (char& c : text) {
+        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    return text;
+}
+
+// The header's rows as (suffix in lower case, value, since), in row order.
+std::vector<Released> header_element_ops() {
+#define KAEL_TEST_ROW(op, value, name, inputs, in, out, params, since, functor) \
+    {lower(#op), KAEL_OP_##op, since},
+    return {KAEL_ELEMENT_OPS(KAEL_TEST_ROW)};
+#undef KAEL_TEST_ROW
+}
+
+std::vector<Released> header_reduce_ops() {
+#define KAEL_TEST_ROW(op, value, name, in, out, empty, since) {lower(#op), KAEL_REDUCE_##op, since},
+    return {KAEL_REDUCE_OPS(KAEL_TEST_ROW)};
+#undef KAEL_TEST_ROW
+}
+
+// Each released op keeps its value and since in the header (KAEL_OP_<NAME>); new rows may follow.
+void check_released(const std::vector<Released>& released, const std::vector<Released>& header,
+                    int count) {
+    BOOST_TEST(count == static_cast<int>(header.size()));
+    BOOST_TEST(header.size() >= released.size());
+    for (const Released& op : released) {
+        BOOST_TEST_CONTEXT(op.name) {
+            const auto row = std::find_if(header.begin(), header.end(),
+                                          [&](const Released& row) { return row.name == op.name; });
+            BOOST_TEST_REQUIRE((row != header.end()), "released op " << op.name << " is gone");
+            BOOST_TEST(row->value == op.value);
+            BOOST_TEST(row->since_minor == op.since_minor);
+        }
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(element_op_values_are_as_released) {
+    check_released(kReleasedElementOps, header_element_ops(), KAEL_OP_COUNT);
+    for (const Released& op : kReleasedElementOps) {
+        BOOST_TEST(kael::kernels::element_op_name(op.value) == op.name);
+        BOOST_TEST(kael::kernels::kElementOps[op.value].since_minor == op.since_minor);
+    }
+    BOOST_TEST(kael::kernels::element_op_name(-1) == std::string("unknown op"));
+    BOOST_TEST(kael::kernels::element_op_name(KAEL_OP_COUNT) == std::string("unknown op"));
+}
+
+BOOST_AUTO_TEST_CASE(reduce_op_values_are_as_released) {
+    check_released(kReleasedReduceOps, header_reduce_ops(), KAEL_REDUCE_COUNT);
+    for (const Released& op : kReleasedReduceOps) {
+        BOOST_TEST(kael::kernels::tasks::reduce_op_name(op.value) == op.name);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(dtype_status_and_kind_values_are_as_released) {
+    BOOST_TEST(KAEL_DTYPE_F32 == 0);
+    BOOST_TEST(KAEL_DTYPE_F64 == 1);
+    BOOST_TEST(KAEL_DTYPE_I64 == 2);
+    BOOST_TEST(KAEL_DTYPE_BOOL == 3);
+    BOOST_TEST(KAEL_DTYPE_COUNT >= 4);
+    BOOST_TEST(KAEL_STATUS_OK == 0);
+    BOOST_TEST(KAEL_STATUS_INVALID_ARGUMENT == 1);
+    BOOST_TEST(KAEL_STATUS_UNSUPPORTED == 2);
+    BOOST_TEST(KAEL_STATUS_OUT_OF_MEMORY == 3);
+    BOOST_TEST(KAEL_STATUS_DEVICE_ERROR == 4);
+    BOOST_TEST(KAEL_STATUS_INTERNAL == 5);
+    BOOST_TEST(KAEL_STATUS_INDEX_ERROR == 6);  // since 1.2
+    BOOST_TEST(KAEL_PLUGIN_KIND_CPU == 0);
+    BOOST_TEST(KAEL_PLUGIN_KIND_GPU == 1);
+    BOOST_TEST(KAEL_PLUGIN_KIND_EMULATED == 2);
+    BOOST_TEST(KAEL_ABI_MAJOR == 1);
+    BOOST_TEST(KAEL_ABI_MINOR >= 4);
+}
+
+BOOST_AUTO_TEST_CASE(element_op_columns_match_known_facts) {
+    using namespace kael::kernels;
+    struct Facts {
+        kael_element_op op;
+        int inputs;
+        int input_class;
+        bool writes_bool;
+        bool uses_params;
+    };
+    const Facts facts[] = {
+        {KAEL_OP_WHERE, 3, KAEL_OP_INPUTS_ANY, false, false},  // (condition, a, b) -> a's dtype
+        {KAEL_OP_EQUAL, 2, KAEL_OP_INPUTS_ANY, true, false},
+        {KAEL_OP_LOGICAL_NOT, 1, KAEL_OP_INPUTS_ANY, true, false},
+        {KAEL_OP_PLUS, 2, KAEL_OP_INPUTS_ANY, false, false},
+        {KAEL_OP_ABS, 1, KAEL_OP_INPUTS_ANY, false, false},
+        {KAEL_OP_EXP, 1, KAEL_OP_INPUTS_FLOATING, false, false},
+        {KAEL_OP_DIVIDE, 2, KAEL_OP_INPUTS_NUMERIC, false, false},
+        {KAEL_OP_CLAMP, 1, KAEL_OP_INPUTS_ANY, false, true},
+        {KAEL_OP_MASKED_FILL, 2, KAEL_OP_INPUTS_ANY, false, true},
+        {KAEL_OP_GELU_TANH_BACKWARD, 2, KAEL_OP_INPUTS_FLOATING, false, false},
+    };
+    for (const Facts& fact : facts) {
+        BOOST_TEST_CONTEXT(element_op_name(fact.op)) {
+            BOOST_TEST(element_input_count(fact.op) == fact.inputs);
+            BOOST_TEST(element_op_info(fact.op).input_class == fact.input_class);
+            BOOST_TEST(writes_bool(fact.op) == fact.writes_bool);
+            BOOST_TEST(uses_params(fact.op) == fact.uses_params);
+        }
+    }
+    int bool_writers = 0;
+    for (const ElementOpInfo& info : kElementOps) {
+        bool_writers += info.writes == KAEL_OP_WRITES_BOOL;
+    }
+    BOOST_TEST(bool_writers == 9);  // logical_not, six comparisons, logical_and, logical_or
+}
+
+BOOST_AUTO_TEST_CASE(reduce_op_columns_match_known_facts) {
+    using kael::kernels::tasks::reduce_out_dtype;
+    BOOST_TEST(reduce_out_dtype(KAEL_REDUCE_SUM, KAEL_DTYPE_F32) == KAEL_DTYPE_F32);
+    BOOST_TEST(reduce_out_dtype(KAEL_REDUCE_SUM, KAEL_DTYPE_BOOL) == KAEL_DTYPE_I64);
+    BOOST_TEST(reduce_out_dtype(KAEL_REDUCE_PROD, KAEL_DTYPE_I64) == KAEL_DTYPE_I64);
+    BOOST_TEST(reduce_out_dtype(KAEL_REDUCE_MAX, KAEL_DTYPE_BOOL) == KAEL_DTYPE_BOOL);
+    BOOST_TEST(reduce_out_dtype(KAEL_REDUCE_ARGMIN, KAEL_DTYPE_F64) == KAEL_DTYPE_I64);
+    BOOST_TEST(reduce_out_dtype(KAEL_REDUCE_VARIANCE, KAEL_DTYPE_F32) == KAEL_DTYPE_F64);
+    const auto& variance = kael::kernels::tasks::kReduceOps[KAEL_REDUCE_VARIANCE];
+    BOOST_TEST(variance.input_class == KAEL_OP_INPUTS_FLOATING);
+    BOOST_TEST(variance.empty_has_value);
+    BOOST_TEST(!kael::kernels::tasks::kReduceOps[KAEL_REDUCE_MAX].empty_has_value);
+}
