@@ -140,7 +140,26 @@ BOOST_AUTO_TEST_CASE(dtype_status_and_kind_values_are_as_released) {
     BOOST_TEST(KAEL_PLUGIN_KIND_GPU == 1);
     BOOST_TEST(KAEL_PLUGIN_KIND_EMULATED == 2);
     BOOST_TEST(KAEL_ABI_MAJOR == 1);
-    BOOST_TEST(KAEL_ABI_MINOR >= 4);
+    BOOST_TEST(KAEL_ABI_MINOR >= 5);
+    BOOST_TEST(KAEL_MEMORY_HOST_ADDRESSABLE == 1U);  // since 1.5
+}
+
+// Where each table slot and field sits: a released offset never moves (slots only append).
+BOOST_AUTO_TEST_CASE(table_offsets_are_as_released) {
+    BOOST_TEST(offsetof(kael_plugin, fill) == 144U);                    // 1.0's kernel slots
+    BOOST_TEST(offsetof(kael_plugin, sort) == 200U);                    // 1.1
+    BOOST_TEST(offsetof(kael_plugin, softmax) == 216U);                 // 1.2
+    BOOST_TEST(offsetof(kael_plugin, capture_begin) == 320U);           // 1.3
+    BOOST_TEST(offsetof(kael_plugin, adam_many) == 368U);               // 1.4
+    BOOST_TEST(offsetof(kael_plugin, memory_flags) == 376U);            // 1.5
+    BOOST_TEST(offsetof(kael_plugin, dlpack_device_type) == 380U);
+    BOOST_TEST(KAEL_ELEMENT_LAYOUT_SIZE_1_0 == 376U);
+    BOOST_TEST(KAEL_ELEMENT_PARAMS_SIZE_1_0 == 40U);
+    BOOST_TEST(KAEL_INDEX_LAYOUT_SIZE_1_0 == 280U);
+    BOOST_TEST(KAEL_MATMUL_SIZES_SIZE_1_0 == 64U);
+    BOOST_TEST(KAEL_DEVICE_PROPERTIES_SIZE_1_0 == 160U);
+    BOOST_TEST(KAEL_ATTENTION_LAYOUT_SIZE_1_2 == 160U);
+    BOOST_TEST(KAEL_ADAM_PARAMS_SIZE_1_2 == 72U);
 }
 
 BOOST_AUTO_TEST_CASE(element_op_columns_match_known_facts) {

@@ -135,7 +135,7 @@ inline void check_elementwise_call(kael_element_op op, kael_dtype out_dtype, kae
     if (uses_params(op) && params == nullptr) {
         plugin::invalid(std::string(element_op_name(op)) + " needs params");
     }
-    if (params != nullptr && params->struct_size < sizeof(kael_element_params)) {
+    if (params != nullptr && params->struct_size < KAEL_ELEMENT_PARAMS_SIZE_1_0) {
         plugin::invalid("kael_element_params.struct_size too small");
     }
 }
