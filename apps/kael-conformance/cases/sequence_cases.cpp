@@ -1,7 +1,7 @@
-// Conformance, part three: the sequence family (sort, argsort, topk, cumsum) on the device
-// against cpu, on every layout and on rows of each length a device may treat differently (one
-// block, several blocks, few long rows, many short ones), with NaN of both signs, zeros of both
-// signs and many ties; then stability against positions known in advance.
+// Conformance of the sequence family (sort, argsort, topk, cumsum) on the device against cpu, on
+// every layout and dim and on rows of each length a device may treat differently (one block,
+// several blocks, few long rows, many short ones), with NaN of both signs, zeros of both signs
+// and many ties; then stability against positions known in advance.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(topk_every_dtype_layout_dim_and_k) {
     for (const DType dtype : kAllDTypes) {
         for (const Layout& layout : layouts) {
             const Tensor base = tie_heavy(dtype, layout.base(0));
-            const Operand input{base, [&layout](const Tensor& t) { return layout.view(t, 0); }};
+            const Operand input = laid_out(layout, base);
             const Tensor view = layout.view(base, 0);
             for (std::int64_t dim = -1; dim < std::max<std::int64_t>(view.dim(), 1); ++dim) {
                 const std::int64_t size = view.dim() == 0 ? 1 : view.size(dim);
@@ -91,6 +91,42 @@ BOOST_AUTO_TEST_CASE(topk_every_dtype_layout_dim_and_k) {
                             });
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(sort_and_cumsum_every_dim) {
+    kael::manual_seed(24);
+    std::vector<Layout> layouts = element_layouts();
+    layouts.push_back(reduce_layouts().back());  // rows of 12289 elements
+    for (const DType dtype : kAllDTypes) {
+        for (const Layout& layout : layouts) {
+            // Few distinct values, so stability decides the indices.
+            Tensor base = values(dtype, layout.base(0));
+            if (dtype != DType::Bool) {
+                base = kael::where(kael::bernoulli_mask(base.shape(), 0.3),
+                                   kael::randint(0, 3, base.shape()).to(dtype), base);
+            }
+            const Operand input = laid_out(layout, base);
+            const auto rank = layout.view(base, 0).dim();
+            for (std::int64_t dim = -1; dim < std::max<std::int64_t>(rank, 1); ++dim) {
+                for (const bool descending : {false, true}) {
+                    BOOST_TEST_CONTEXT("op sort, dtype " << dtype_name(dtype) << ", layout "
+                                                         << layout.name << ", dim " << dim
+                                                         << ", descending " << descending) {
+                        run_and_compare({input}, [&](const Tensors& x) {
+                            const auto [sorted, indices] = kael::sort(x[0], dim, descending);
+                            return Tensors{sorted, indices};
+                        });
+                    }
+                }
+                BOOST_TEST_CONTEXT("op cumsum, dtype " << dtype_name(dtype) << ", layout "
+                                                       << layout.name << ", dim " << dim) {
+                    run_and_compare(
+                        {input}, [&](const Tensors& x) { return Tensors{kael::cumsum(x[0], dim)}; },
+                        {1.0, false});
                 }
             }
         }

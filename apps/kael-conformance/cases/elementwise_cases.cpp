@@ -1,7 +1,5 @@
-// Conformance, part one: fill, convert and every elementwise op, each in every dtype over every
-// layout, on the device against cpu. Part two (reductions, matmul, indexing, sort, cumsum) is in
-// test_conformance_ops.cpp.
-#define BOOST_TEST_MODULE conformance
+// Conformance of fill, convert and every elementwise op, each in every dtype over every layout,
+// on the device against cpu.
 #include <cmath>
 #include <limits>
 
@@ -102,10 +100,12 @@ std::vector<ElementCase> binary_cases() {
                              return f(x[0], x[1]);
                          }});
     }
-    cases.push_back({"gelu_backward", {Role::First, Role::Second},
+    cases.push_back({"gelu_backward",
+                     {Role::First, Role::Second},
                      [](const Tensors& x) { return kael::gelu_backward(x[0], x[1]); },
                      kCancelling});
-    cases.push_back({"gelu_tanh_backward", {Role::First, Role::Second},
+    cases.push_back({"gelu_tanh_backward",
+                     {Role::First, Role::Second},
                      [](const Tensors& x) { return kael::gelu_backward(x[0], x[1], true); },
                      kCancelling});
     cases.push_back({"where", {Role::Mask, Role::First, Role::Second}, [](const Tensors& x) {
@@ -148,8 +148,8 @@ void run_element_case(const ElementCase& c, DType first, DType second) {
                 };
                 operands.push_back({values(dtype, layout.base(i)), view});
             }
-            run_and_compare(operands, [&](const Tensors& x) { return Tensors{c.op(x)}; },
-                            c.tolerance);
+            run_and_compare(
+                operands, [&](const Tensors& x) { return Tensors{c.op(x)}; }, c.tolerance);
         }
     }
 }
@@ -159,8 +159,7 @@ void run_element_case(const ElementCase& c, DType first, DType second) {
 BOOST_AUTO_TEST_CASE(fill_factories) {
     const std::vector<Shape> shapes = {{}, {0}, {7}, {3, 4}, {2, 3, 5}, {1000}};
     const std::vector<double> reals = {0.0, -0.0, 2.5, -3.0, kNaN, kInf, -kInf, 1e30};
-    const std::vector<std::int64_t> integers = {kI64Min, kI64Max, (std::int64_t{1} << 53) + 1,
-                                                -1,      0,       2};
+    const std::vector<std::int64_t> integers = {kI64Min, kI64Max, (std::int64_t{1} << 53) + 1, -1, 0, 2};
     for (const DType dtype : kAllDTypes) {
         for (const Shape& shape : shapes) {
             BOOST_TEST_CONTEXT("op fill, dtype " << dtype_name(dtype) << ", shape "

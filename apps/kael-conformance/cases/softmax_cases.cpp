@@ -11,12 +11,6 @@ using namespace conformance;
 
 namespace {
 
-struct View {
-    std::string name;
-    Shape base;
-    std::function<Tensor(const Tensor&)> view = [](const Tensor& t) { return t; };
-};
-
 const std::vector<View>& softmax_views() {
     static const std::vector<View> views = {
         {"contiguous", {3, 4, 5}},

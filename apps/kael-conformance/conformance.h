@@ -1,7 +1,8 @@
 #pragma once
-// Cross-backend conformance: every op of the plugin ABI computed on the device named by
-// KAEL_TEST_DEVICE (default "cuda") and on cpu from the same host inputs, then compared.
-// Ops are described in tables (name, dtypes, operand roles, a lambda) and run over layouts.
+// Cross-backend conformance: every op of the plugin ABI computed on the device under test and on
+// cpu from the same host inputs, then compared. Ops are described in tables (name, dtypes,
+// operand roles, a lambda) and run over layouts. The cases are Boost.Test cases of the
+// kael-conformance program (main.cpp), which picks the device.
 #include <boost/test/unit_test.hpp>
 #include <cstdint>
 #include <functional>
@@ -18,8 +19,18 @@ using kael::Shape;
 using kael::Tensor;
 using Tensors = std::vector<Tensor>;
 
+// The device under test; set once by main before any case runs.
 [[nodiscard]] const kael::Device& device();
+void set_device(const kael::Device& device);
 [[nodiscard]] std::string dtype_name(DType dtype);
+
+// Device-vs-cpu comparisons made so far (run_and_compare and compare_factory calls), and how
+// many of them compared errors (both sides threw).
+struct Comparisons {
+    std::int64_t total = 0;
+    std::int64_t of_errors = 0;
+};
+[[nodiscard]] Comparisons comparisons();
 
 // Device result vs cpu result: rtol 1e-4 (f32) or 1e-10 (f64), plus rtol * scale absolute
 // (for sums whose result may cancel to near zero). Zero signs must agree when zero_sign is set.
@@ -32,6 +43,13 @@ struct Tolerance {
 // run view(base copied to the device), so both see the same strides and the same values.
 struct Operand {
     Tensor base;
+    std::function<Tensor(const Tensor&)> view = [](const Tensor& t) { return t; };
+};
+
+// A view on top of a base, built by a lambda; also the base shape it needs.
+struct View {
+    std::string name;
+    Shape base;
     std::function<Tensor(const Tensor&)> view = [](const Tensor& t) { return t; };
 };
 
@@ -67,6 +85,8 @@ struct Layout {
 // Logical shape {3, 4, 5}: contiguous, transposed, strided, broadcast, permuted,
 // permuted_strided, wide ({2, 3, 300}), empty, scalar; then long_rows ({3, 12289}, transposed).
 [[nodiscard]] const std::vector<Layout>& reduce_layouts();
+// base read through operand `operand`'s view of layout (which must outlive the Operand).
+[[nodiscard]] Operand laid_out(const Layout& layout, Tensor base, std::size_t operand = 0);
 
 inline const std::vector<DType> kAllDTypes = {DType::F32, DType::F64, DType::I64, DType::Bool};
 inline const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::I64};

@@ -1,0 +1,133 @@
+// Conformance of the reductions (sum, prod, max, min, argmax, argmin, over one dim, several or
+// all, and those composed of them: mean, var, std, logsumexp, any, all), each in every
+// dtype over every reduce layout, on the device against cpu.
+#include <optional>
+
+#include "conformance.h"
+
+using namespace conformance;
+
+namespace {
+
+using Dim = std::optional<std::int64_t>;
+using ReduceFn = Tensor (*)(const Tensor&, Dim, bool);
+
+Tensor sum_of(const Tensor& a, Dim dim, bool keepdim) {
+    if (!dim) {
+        const Tensor total = kael::sum(a);
+        return keepdim ? total.view(Shape(a.shape().size(), 1)) : total;
+    }
+    return kael::sum(a, *dim, keepdim);
+}
+
+// Every way of reducing a tensor of rank dims: all elements, then each dimension, +-keepdim.
+std::vector<std::pair<Dim, bool>> reductions(std::int64_t dims) {
+    std::vector<std::pair<Dim, bool>> all = {{std::nullopt, false}, {std::nullopt, true}};
+    for (std::int64_t d = -1; d < std::max<std::int64_t>(dims, 1); ++d) {
+        for (const bool keepdim : {false, true}) {
+            all.emplace_back(d, keepdim);
+        }
+    }
+    return all;
+}
+
+std::string dim_name(Dim dim) {
+    return dim ? std::to_string(*dim) : "all";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(reduce_every_op_dtype_layout_dim) {
+    kael::manual_seed(21);
+    const std::pair<const char*, ReduceFn> ops[] = {
+        {"sum", sum_of},    {"prod", kael::prod},     {"max", kael::max},
+        {"min", kael::min}, {"argmax", kael::argmax}, {"argmin", kael::argmin}};
+    for (const auto& [name, op] : ops) {
+        // Sums may be reordered by a device; their result can cancel to near zero.
+        const bool sums = std::string(name) == "sum" || std::string(name) == "prod";
+        const Tolerance tolerance{sums ? 1.0 : 0.0, !sums};
+        for (const DType dtype : kAllDTypes) {
+            for (const Layout& layout : reduce_layouts()) {
+                const Operand input = laid_out(layout, values(dtype, layout.base(0)));
+                const auto rank = static_cast<std::int64_t>(layout.view(input.base, 0).dim());
+                for (const auto& [dim, keepdim] : reductions(rank)) {
+                    BOOST_TEST_CONTEXT("op " << name << ", dtype " << dtype_name(dtype)
+                                             << ", layout " << layout.name << ", dim "
+                                             << dim_name(dim) << ", keepdim " << keepdim) {
+                        run_and_compare(
+                            {input},
+                            [&, op = op, dim = dim, keepdim = keepdim](const Tensors& x) {
+                                return Tensors{op(x[0], dim, keepdim)};
+                            },
+                            tolerance);
+                    }
+                }
+            }
+        }
+    }
+}
+
+namespace {
+
+// Sets of dims of a rank-`rank` tensor: adjacent, apart, unordered, all, and the empty list.
+std::vector<Shape> dim_sets(std::int64_t rank) {
+    if (rank == 0) {
+        return {{}, {0}};
+    }
+    if (rank == 2) {
+        return {{}, {0, 1}, {1, 0}, {-1}};
+    }
+    return {{}, {0, 1}, {1, 2}, {0, 2}, {2, 0}, {0, 1, 2}, {-1, 0}};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(reduce_several_dims_and_composed_reductions_every_layout) {
+    kael::manual_seed(23);
+    using DimsFn = Tensor (*)(const Tensor&, const Shape&, bool);
+    const std::pair<const char*, DimsFn> dims_ops[] = {{"sum", kael::sum}, {"mean", kael::mean}};
+    using DimFn = std::function<Tensor(const Tensor&, std::int64_t, bool)>;
+    const std::pair<const char*, DimFn> composed[] = {
+        {"var", [](const Tensor& t, std::int64_t d, bool k) { return kael::var(t, d, 1, k); }},
+        {"std", [](const Tensor& t, std::int64_t d, bool k) { return kael::stddev(t, d, 0, k); }},
+        {"logsumexp",
+         [](const Tensor& t, std::int64_t d, bool k) { return kael::logsumexp(t, d, k); }},
+        {"any", [](const Tensor& t, std::int64_t d, bool k) { return kael::any(t, d, k); }},
+        {"all", [](const Tensor& t, std::int64_t d, bool k) { return kael::all(t, d, k); }},
+    };
+    for (const DType dtype : kAllDTypes) {
+        for (const Layout& layout : reduce_layouts()) {
+            const Operand input = laid_out(layout, values(dtype, layout.base(0)));
+            const auto rank = static_cast<std::int64_t>(layout.view(input.base, 0).dim());
+            for (const bool keepdim : {false, true}) {
+                for (const auto& [name, op] : dims_ops) {
+                    for (const Shape& dims : dim_sets(rank)) {
+                        BOOST_TEST_CONTEXT("op " << name << ", dtype " << dtype_name(dtype)
+                                                 << ", layout " << layout.name << ", dims "
+                                                 << kael::to_string(dims) << ", keepdim "
+                                                 << keepdim) {
+                            run_and_compare({input},
+                                            [&, op = op, dims = dims](const Tensors& x) {
+                                                return Tensors{op(x[0], dims, keepdim)};
+                                            },
+                                            {1.0, false});
+                        }
+                    }
+                }
+                for (const auto& [name, op] : composed) {
+                    for (std::int64_t d = -1; d < std::max<std::int64_t>(rank, 1); ++d) {
+                        BOOST_TEST_CONTEXT("op " << name << ", dtype " << dtype_name(dtype)
+                                                 << ", layout " << layout.name << ", dim " << d
+                                                 << ", keepdim " << keepdim) {
+                            run_and_compare({input},
+                                            [&, op = op, d = d](const Tensors& x) {
+                                                return Tensors{op(x[0], d, keepdim)};
+                                            },
+                                            {1.0, false});
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
