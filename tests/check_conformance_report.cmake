@@ -26,15 +26,18 @@ function(expect_status wanted)
   endif()
 endfunction()
 
-# Two cases with fallbacks of their own slots; counts are reset between cases, so neither lists
-# the other's.
-set(cases matmul_shapes_layouts_dtypes:cumsum_of_few_long_rows)
+# Three cases: one whose calls all stay on the plugin (random values are drawn on the host) and
+# two with fallbacks of their own slots; counts are reset between cases, so neither lists the
+# other's.
+set(cases random_factories_follow_the_seed:matmul_shapes_layouts_dtypes:cumsum_of_few_long_rows)
 conformance(cpu,old_minor --device cuda:0 --plugin-path ${OLD_MINOR} --run_test=${cases}
             --json ${SCRATCH}/old_minor.json)
 expect_status(0 "on old_minor")
+string(REGEX MATCH "ok +random_factories_follow_the_seed [^\n]* all on the plugin\n" on_plugin "${out}")
+expect("random_factories is not all on the plugin" on_plugin)
 string(REGEX MATCH "ok +cumsum_of_few_long_rows [^\n]* cpu fallback: cumsum x12\n" cumsum "${out}")
 expect("cumsum_of_few_long_rows does not list cumsum x12 alone" cumsum)
-string(REGEX MATCH "2 cases on cuda:0 \\(plugin old_minor 0\\.0\\.9\\): 0 ran on the plugin, 2 used the cpu fallback for: [^\n]*; 0 failed"
+string(REGEX MATCH "3 cases on cuda:0 \\(plugin old_minor 0\\.0\\.9\\): 1 ran on the plugin, 2 used the cpu fallback for: [^\n]*; 0 failed"
        summary "${out}")
 expect("no summary line naming the fallbacks" summary)
 
@@ -43,7 +46,7 @@ string(JSON plugin GET "${json}" plugin name)
 string(JSON abi GET "${json}" plugin abi)
 string(JSON case_count LENGTH "${json}" cases)
 expect("JSON names plugin '${plugin}' ABI ${abi}, ${case_count} cases"
-       plugin STREQUAL old_minor AND abi STREQUAL 1.0 AND case_count EQUAL 2)
+       plugin STREQUAL old_minor AND abi STREQUAL 1.0 AND case_count EQUAL 3)
 set(matmul_calls 0)
 math(EXPR last "${case_count} - 1")
 foreach(i RANGE ${last})
@@ -80,7 +83,7 @@ string(JSON on_plugin GET "${json}" summary on_plugin)
 string(JSON with_fallback GET "${json}" summary used_fallback)
 string(JSON total_matmul GET "${json}" summary fallback matmul)
 expect("JSON summary: ${on_plugin} on the plugin, ${with_fallback} with fallback, matmul x${total_matmul} (the case: ${matmul_calls})"
-       on_plugin EQUAL 0 AND with_fallback EQUAL 2 AND total_matmul EQUAL matmul_calls AND matmul_calls GREATER 0)
+       on_plugin EQUAL 1 AND with_fallback EQUAL 2 AND total_matmul EQUAL matmul_calls AND matmul_calls GREATER 0)
 
 # The cpu device: everything runs on its own plugin.
 conformance(cpu --device cpu --filter cumsum_of_few_long_rows)

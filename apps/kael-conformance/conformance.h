@@ -77,7 +77,8 @@ struct Layout {
 };
 // Logical shape {4, 6} (or others): contiguous, transposed, strided, broadcast, permuted_3d,
 // permuted_strided_3d, scalar, empty, large_transposed, mixed (each operand a different kind, one
-// implicitly broadcast from rank 1); then one or two per path of the cuda elementwise kernels:
+// implicitly broadcast from rank 1), implicit_scalar (a 0-d partner), implicit_outer ({4, 1}
+// with {6}); then one or two per path of the cuda elementwise kernels:
 // odd_contiguous, misaligned_flat, row_broadcast(_odd), row_slices, misaligned_rows,
 // half_transposed, batched_transposed. KAEL_CUDA_INDEX32_LIMIT=0 sends them all to the cuda
 // plugin's 64-bit kernels instead.

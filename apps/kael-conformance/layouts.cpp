@@ -61,6 +61,9 @@ const std::vector<Layout>& element_layouts() {
         const auto alternate = [](Shape even, Shape odd) {
             return [even, odd](std::size_t i) { return i % 2 == 0 ? even : odd; };
         };
+        // Operands the op broadcasts itself: against a 0-d tensor, and a column against a row.
+        all.push_back({"implicit_scalar", alternate({4, 6}, {}), same});
+        all.push_back({"implicit_outer", alternate({4, 1}, {6}), same});
         // Layouts for each path of a device's elementwise kernels (plugins/cuda/elementwise.cu):
         // sizes that are no multiple of a pack (8) or a tile (32), and views that defeat each
         // fast path so the next one must be right too.

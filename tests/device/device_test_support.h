@@ -1,6 +1,7 @@
 #pragma once
-// The device suite runs on the device named by KAEL_TEST_DEVICE (default "cuda") and compares
-// every result with the cpu. A missing device fails every test: it never counts as a pass.
+// The device suite (device rules, autograd, device graphs; the op checks are kael-conformance's)
+// runs on the device named by KAEL_TEST_DEVICE (default "cuda") and compares every result with
+// the cpu. A missing device fails every test: it never counts as a pass.
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <string>
@@ -46,12 +47,6 @@ inline void expect_matches_cpu(const kael::Tensor& on_device, const kael::Tensor
     const double tolerance = on_cpu.dtype() == kael::DType::F64 ? 1e-10 : 1e-4;
     BOOST_TEST(kael::allclose(on_device.cpu(), on_cpu, tolerance, tolerance, /*equal_nan=*/true),
                "device " << on_device.cpu() << " vs cpu " << on_cpu);
-}
-
-template <typename Function>
-void expect_same_on_both(const kael::Tensor& host_input, Function function) {
-    const kael::Tensor device_input = host_input.to(test_device());
-    expect_matches_cpu(function(device_input), function(host_input));
 }
 
 }  // namespace device_test

@@ -51,16 +51,15 @@ BOOST_AUTO_TEST_CASE(CopyBetweenDevicesWorks) {
 }
 
 BOOST_AUTO_TEST_CASE(FactoriesCreateOnTheDevice) {
-    for (const Tensor& t : {kael::zeros({2, 2}, DType::F32, device),
-                            kael::ones({3}, DType::I64, device),
-                            kael::full({2}, 2.5, DType::F64, device),
-                            kael::empty({0, 4}, DType::Bool, device),
-                            kael::arange(0, 4, 1, DType::F32, device),
-                            kael::rand({3}, DType::F32, device)}) {
+    for (const Tensor& t :
+         {kael::zeros({2, 2}, DType::F32, device), kael::ones({3}, DType::I64, device),
+          kael::full({2}, 2.5, DType::F64, device), kael::empty({0, 4}, DType::Bool, device),
+          kael::arange(0, 4, 1, DType::F32, device), kael::rand({3}, DType::F32, device)}) {
         BOOST_TEST((t.device() == device));
     }
     BOOST_TEST(kael::full({2}, 2.5, DType::F64, device).cpu().to_vector<double>() ==
-                   (std::vector<double>{2.5, 2.5}), tt::per_element());
+                   (std::vector<double>{2.5, 2.5}),
+               tt::per_element());
     kael::manual_seed(7);
     const Tensor on_device = kael::randn({5}, DType::F32, device);
     kael::manual_seed(7);
@@ -103,12 +102,15 @@ BOOST_AUTO_TEST_CASE(MixedDevicesAreRejected) {
         (void)(here + there);
         BOOST_FAIL("mixing devices did not throw");
     } catch (const kael::DeviceError& error) {
-        BOOST_TEST(std::string(error.what()).find(
-                       "expected all tensors to be on the same device, but found cpu and cuda") !=
-                   std::string::npos);
+        BOOST_TEST(
+            std::string(error.what())
+                .find("expected all tensors to be on the same device, but found cpu and cuda") !=
+            std::string::npos);
     }
     BOOST_CHECK_THROW((void)kael::matmul(here.view({1, 2}), there.view({2, 1})), kael::DeviceError);
-    BOOST_CHECK_THROW((void)kael::gather(there, 0, kael::zeros({1}, DType::I64)), kael::DeviceError);
+    BOOST_CHECK_THROW((void)kael::gather(there, 0, kael::zeros({1}, DType::I64)),
+                      kael::DeviceError);
+    BOOST_CHECK_THROW((void)kael::cat({there, here}, 0), kael::DeviceError);
 }
 
 BOOST_AUTO_TEST_CASE(DeviceBlocksAreCached) {

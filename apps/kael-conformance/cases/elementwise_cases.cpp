@@ -1,5 +1,5 @@
-// Conformance of fill, convert and every elementwise op, each in every dtype over every layout,
-// on the device against cpu.
+// Conformance of fill, the random factories, convert and every elementwise op, each in every
+// dtype over every layout, on the device against cpu.
 #include <cmath>
 #include <limits>
 
@@ -11,6 +11,8 @@ namespace {
 
 constexpr std::int64_t kI64Max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kI64Min = std::numeric_limits<std::int64_t>::min();
+// The first integer a double cannot hold: an i64 path through double would lose its last bit.
+constexpr std::int64_t kPastDouble = (std::int64_t{1} << 53) + 1;
 const double kNaN = std::nan("");
 const double kInf = std::numeric_limits<double>::infinity();
 
@@ -65,6 +67,9 @@ std::vector<ElementCase> unary_cases() {
                      }});
     cases.push_back({"clamp_int_extremes", {Role::First}, [](const Tensors& x) {
                          return kael::clamp_int(x[0], kI64Min + 1, 0);
+                     }});
+    cases.push_back({"clamp_int_past_double", {Role::First}, [](const Tensors& x) {
+                         return kael::clamp_int(x[0], 7, kPastDouble);  // every bit of the bound
                      }});
     cases.push_back({"add_scalar", {Role::First}, [](const Tensors& x) { return x[0] + 2.5; }});
     cases.push_back({"scalar_times", {Role::First}, [](const Tensors& x) { return -3.0 * x[0]; }});
@@ -128,6 +133,9 @@ std::vector<ElementCase> masked_cases() {
         {"masked_fill_int_min",
          {Role::First, Role::Mask},
          [](const Tensors& x) { return kael::masked_fill_int(x[0], x[1], kI64Min); }},
+        {"masked_fill_int_past_double",
+         {Role::First, Role::Mask},
+         [](const Tensors& x) { return kael::masked_fill_int(x[0], x[1], kPastDouble); }},
     };
 }
 
@@ -159,7 +167,7 @@ void run_element_case(const ElementCase& c, DType first, DType second) {
 BOOST_AUTO_TEST_CASE(fill_factories) {
     const std::vector<Shape> shapes = {{}, {0}, {7}, {3, 4}, {2, 3, 5}, {1000}};
     const std::vector<double> reals = {0.0, -0.0, 2.5, -3.0, kNaN, kInf, -kInf, 1e30};
-    const std::vector<std::int64_t> integers = {kI64Min, kI64Max, (std::int64_t{1} << 53) + 1, -1, 0, 2};
+    const std::vector<std::int64_t> integers = {kI64Min, kI64Max, kPastDouble, -1, 0, 2};
     for (const DType dtype : kAllDTypes) {
         for (const Shape& shape : shapes) {
             BOOST_TEST_CONTEXT("op fill, dtype " << dtype_name(dtype) << ", shape "
@@ -199,6 +207,26 @@ BOOST_AUTO_TEST_CASE(fill_factories) {
     }
 }
 
+// A seed gives the same values on every device: the core draws them on the host.
+BOOST_AUTO_TEST_CASE(random_factories_follow_the_seed) {
+    const Shape shape{3, 50};
+    for (const DType dtype : {DType::F32, DType::F64}) {
+        BOOST_TEST_CONTEXT("op rand and randn, dtype " << dtype_name(dtype)) {
+            compare_factory([&](const kael::Device& where) {
+                kael::manual_seed(21);
+                return Tensors{kael::rand(shape, dtype, where), kael::randn(shape, dtype, where)};
+            });
+        }
+    }
+    BOOST_TEST_CONTEXT("op randint and bernoulli_mask") {
+        compare_factory([&](const kael::Device& where) {
+            kael::manual_seed(22);
+            return Tensors{kael::randint(-5, 5, shape, where),
+                           kael::bernoulli_mask(shape, 0.3, where)};
+        });
+    }
+}
+
 BOOST_AUTO_TEST_CASE(convert_every_dtype_pair) {
     kael::manual_seed(11);
     const std::vector<double> reals = {kNaN,
@@ -228,7 +256,7 @@ BOOST_AUTO_TEST_CASE(convert_every_dtype_pair) {
                                                 0,
                                                 -1,
                                                 1,
-                                                (std::int64_t{1} << 53) + 1,
+                                                kPastDouble,
                                                 -(std::int64_t{1} << 53) - 1,
                                                 (std::int64_t{1} << 24) + 1,
                                                 256};

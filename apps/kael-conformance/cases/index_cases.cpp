@@ -34,6 +34,8 @@ BOOST_AUTO_TEST_CASE(gather_scatter_index_select) {
                     {"broadcast", index_shape(9, 1),
                      [&](const Tensor& t) { return t.expand(index_shape(9, across)); }},
                     {"empty", index_shape(0, across)},
+                    {"stepped", index_shape(9, 2 * across),
+                     [&](const Tensor& t) { return t.slice(axis == 0 ? 1 : 0, 0, 2 * across, 2); }},
                 };
                 for (const View& index : index_views) {
                     BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", data " << data.name

@@ -41,6 +41,14 @@ BOOST_AUTO_TEST_CASE(matmul_shapes_layouts_dtypes) {
         {{"empty_batch", {0, 3, 4}}, {"plain", {4, 5}}},
         {{"large", {33, 65}}, {"large_transposed", {17, 65}, T}},
         {{"mismatched", {3, 4}}, {"mismatched", {5, 4}}},
+        // The seed device suite's shapes (rows x inner x columns): clipped edge tiles, inner 1.
+        {{"plain", {1, 1}}, {"plain", {1, 1}}},
+        {{"plain", {4, 4}}, {"plain", {4, 4}}},
+        {{"plain", {5, 3}}, {"plain", {3, 9}}},
+        {{"plain", {8, 16}}, {"plain", {16, 7}}},
+        {{"plain", {33, 20}}, {"plain", {20, 65}}},
+        {{"plain", {64, 1}}, {"plain", {1, 64}}},
+        {{"plain", {1, 64}}, {"plain", {64, 1}}},
     };
     for (const auto& [a, b] : cases) {
         for (const DType dtype : kAllDTypes) {

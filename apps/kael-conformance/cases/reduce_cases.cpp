@@ -1,5 +1,5 @@
 // Conformance of the reductions (sum, prod, max, min, argmax, argmin, over one dim, several or
-// all, and those composed of them: mean, var, std, logsumexp, any, all), each in every
+// all, and those composed of them: mean, var, std, logsumexp, any, all, norm), each in every
 // dtype over every reduce layout, on the device against cpu.
 #include <optional>
 
@@ -99,6 +99,11 @@ BOOST_AUTO_TEST_CASE(reduce_several_dims_and_composed_reductions_every_layout) {
         for (const Layout& layout : reduce_layouts()) {
             const Operand input = laid_out(layout, values(dtype, layout.base(0)));
             const auto rank = static_cast<std::int64_t>(layout.view(input.base, 0).dim());
+            BOOST_TEST_CONTEXT("op norm, dtype " << dtype_name(dtype) << ", layout "
+                                                 << layout.name) {
+                run_and_compare({input}, [](const Tensors& x) { return Tensors{kael::norm(x[0])}; },
+                                {1.0, false});
+            }
             for (const bool keepdim : {false, true}) {
                 for (const auto& [name, op] : dims_ops) {
                     for (const Shape& dims : dim_sets(rank)) {
