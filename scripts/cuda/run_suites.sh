@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On a GPU machine, from a build tree made elsewhere with the cuda plugin (Boost.Test's shared
-# library copied into its lib/): the whole CTest, the core's unit and device suites on the real
-# cuda:0 with the emulated plugin disabled, and the pytest suite with the Python module built
-# there for that machine's Python. Output: $OUT/run_suites.txt when OUT is set.
+# library copied into its lib/): the whole CTest, the core's unit and device suites and
+# kael-conformance on the real cuda:0 with the emulated plugin disabled, and the pytest suite
+# with the Python module built there for that machine's Python. Output: $OUT/run_suites.txt
+# when OUT is set.
 # Usage: scripts/cuda/run_suites.sh <build dir> [python with pybind11 and numpy]
 set -uo pipefail
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,8 +22,9 @@ done
 echo "== ctest (packages and the Fashion-MNIST example need the build machine)"
 (cd "$build_dir" && timeout 900 ctest -j8 --timeout 600 -E "shipping|install|example_mlp" |
     grep -E "tests passed|Failed|Not Run|Skipped")
-echo "== unit and device suites on the real cuda:0"
-# run_suite SUITE [VAR=VALUE...]: its verdict line, and its first errors when it fails.
+echo "== unit and device suites and kael-conformance on the real cuda:0"
+# run_suite SUITE [VAR=VALUE...]: its verdict line (kael-conformance: its summary, the cases that
+# used the cpu fallback and the slots), and its first errors when it fails.
 run_suite() {
     local suite=$1 log
     shift
@@ -30,20 +32,21 @@ run_suite() {
     printf '%s: %s\n' "$(basename "$suite")" "$(echo "$log" | grep -v '^$' | tail -1)"
     echo "$log" | grep -m 6 -A 3 'error:' | cut -c1-400
 }
-for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite "$build_dir"/tests/test_conformance; do
+conformance="$build_dir/bin/kael-conformance"  # on cuda (KAEL_TEST_DEVICE unset): cuda:0
+for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite "$conformance"; do
     run_suite "$suite"
 done
 echo "== the same without cuBLAS (KAEL_CUDA_MATMUL=tile: kael's tile kernel for every matmul)"
 for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/unit_attention "$build_dir"/tests/device_suite \
-    "$build_dir"/tests/test_conformance; do
+    "$conformance"; do
     [[ -x $suite ]] && run_suite "$suite" KAEL_CUDA_MATMUL=tile
 done
 echo "== the same with cuBLAS alone (KAEL_CUDA_CUBLASLT=0: fill + cublasSgemm for every product)"
-for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/device_suite "$build_dir"/tests/test_conformance; do
+for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/device_suite "$conformance"; do
     [[ -x $suite ]] && run_suite "$suite" KAEL_CUDA_CUBLASLT=0
 done
 echo "== the same with every cuBLASLt shape tuned (KAEL_CUDA_GEMM_TUNE=all: the fastest of eight algorithms)"
-for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/device_suite "$build_dir"/tests/test_conformance; do
+for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/device_suite "$conformance"; do
     [[ -x $suite ]] && run_suite "$suite" KAEL_CUDA_GEMM_TUNE=all
 done
 echo "== pytest on cuda, module built for $($py --version)"

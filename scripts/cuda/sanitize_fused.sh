@@ -5,22 +5,22 @@
 # share memory. Prints each run's summary and the test cases it finished.
 # Usage: scripts/cuda/sanitize_fused.sh <build dir> [limit]
 set -uo pipefail
-tests=$(cd "${1:?build dir}" && pwd)/tests
+build=$(cd "${1:?build dir}" && pwd)
 limit=${2:-150}
 shared='softmax_*,cross_entropy_*,layer_norm_*,attention_*,topk_*,sequence_ops_*,sort_and_*'
 shared+=',var_and_std_*,reduce_*,elementwise_every_op_dtype_layout'
-sanitize() {  # TOOL BINARY [test filter]
+sanitize() {  # TOOL PROGRAM (below the build tree) [test filter]
     local tool=$1 binary=$2 log
     shift 2
     log=$(KAEL_PLUGINS=cpu,cuda KAEL_TEST_DEVICE=cuda KAEL_NO_CACHING_ALLOCATOR=1 \
         timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-        "$tests/$binary" --color_output=no --log_level=test_suite "$@" 2>&1)
+        "$build/$binary" --color_output=no --log_level=test_suite "$@" 2>&1)
     echo "== $tool $binary $* (exit $?)"
     echo "$log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race|hazard|error:|failure" |
         sort | uniq -c | sort -rn | head -12
     echo "finished cases: $(echo "$log" | grep -c 'Leaving test case')"
 }
-sanitize memcheck unit_index_check
-sanitize memcheck unit_indexing
-sanitize memcheck test_conformance
-sanitize racecheck test_conformance "--run_test=$shared"
+sanitize memcheck tests/unit_index_check
+sanitize memcheck tests/unit_indexing
+sanitize memcheck bin/kael-conformance
+sanitize racecheck bin/kael-conformance "--run_test=$shared"

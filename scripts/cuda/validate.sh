@@ -190,7 +190,7 @@ TESTS="$BUILD_DIR/tests"
 
 check_build_dir() {
     local missing=()
-    for file in "$BIN/kael-info" "$TESTS/device_suite" "$BUILD_DIR/CTestTestfile.cmake"; do
+    for file in "$BIN/kael-info" "$BIN/kael-conformance" "$TESTS/device_suite" "$BUILD_DIR/CTestTestfile.cmake"; do
         [[ -e "$file" ]] || missing+=("${file#"$BUILD_DIR"/}")
     done
     if [[ ! -d "$BUILD_DIR" ]]; then
@@ -447,25 +447,28 @@ PYEOF
     fi
 }
 
-# device_run STEP BINARY MATMUL: a device suite on cuda through the cuda plugin alone.
+# device_run STEP PROGRAM MATMUL: a device suite (PROGRAM below the build tree: tests/device_suite,
+# bin/kael-conformance) on cuda through the cuda plugin alone.
 device_run() {
-    local step="$1" binary="$2" matmul="$3" log
+    local step="$1" program="$BUILD_DIR/$2" matmul="$3" log
     log="$(log_of "$step")"
-    if [[ ! -x "$TESTS/$binary" ]]; then
-        record FAIL "$step" "$TESTS/$binary is missing"
+    if [[ ! -x "$program" ]]; then
+        record FAIL "$step" "$program is missing"
         return
     fi
     run_logged "$log" "$LIMIT_SUITE" KAEL_PLUGINS=cpu,cuda KAEL_TEST_DEVICE=cuda \
         CUDA_LAUNCH_BLOCKING=1 KAEL_CUDA_MATMUL="$matmul" \
-        "$TESTS/$binary" --log_level=message --report_level=short --color_output=no
+        "$program" --log_level=message --report_level=short --color_output=no
     local status=$?
     local counts served fallback
     counts="$(boost_counts "$log")"
-    served="$(grep -Eo "served by plugin '[^']*'" "$log" | head -n 1)"
-    fallback="$(grep -Eo 'host fallback: .*' "$log" | head -n 1)"
+    # kael-conformance's summary: "N cases on cuda:0 (plugin P V): A ran on the plugin, B used
+    # the cpu fallback[ for: ...]; F failed".
+    served="$(sed -nE "s/^[0-9]+ cases? on cuda:[0-9]+ \(plugin ([^ ]+) .*/served by plugin '\1'/p" "$log" | tail -n 1)"
+    fallback="$(grep -Eo '[0-9]+ ran on the plugin, [0-9]+ used the cpu fallback[^;]*' "$log" | tail -n 1)"
     local detail="${counts:-no Boost.Test totals}${served:+; $served}${fallback:+; $fallback}"
     detail="$detail; KAEL_CUDA_MATMUL=$matmul"
-    if grep -q 'no plugin serves' "$log"; then
+    if grep -Eq 'no plugin serves|nothing was compared' "$log"; then
         record FAIL "$step" "no plugin serves cuda (KAEL_PLUGINS=cpu,cuda): $(status_text "$status" "$LIMIT_SUITE"); $detail"
     elif ((status != 0)); then
         record FAIL "$step" "$(status_text "$status" "$LIMIT_SUITE"): $detail"
@@ -494,14 +497,15 @@ step_reference_on_cuda() {
     fi
 }
 
-# sanitizer_run LOG TOOL MATMUL BINARY ARGS...: one compute-sanitizer run, appended to LOG.
+# sanitizer_run LOG TOOL MATMUL PROGRAM ARGS...: one compute-sanitizer run (PROGRAM below the
+# build tree), appended to LOG.
 sanitizer_run() {
-    local log="$1" tool="$2" matmul="$3" binary="$4"
+    local log="$1" tool="$2" matmul="$3" program="$BUILD_DIR/$4"
     shift 4
     run_logged "$log" "$LIMIT_LONG" KAEL_PLUGINS=cpu,cuda KAEL_TEST_DEVICE=cuda \
         KAEL_CUDA_MATMUL="$matmul" KAEL_NO_CACHING_ALLOCATOR=1 \
         compute-sanitizer --tool "$tool" --error-exitcode 9 \
-        "$TESTS/$binary" --color_output=no --report_level=short "$@"
+        "$program" --color_output=no --report_level=short "$@"
 }
 
 # sanitizer_verdict STEP LOG STATUSES...: one summary line from the runs' exit statuses.
@@ -518,7 +522,7 @@ sanitizer_verdict() {
     local detail="$errors errors in $runs runs"
     [[ "$step" == *racecheck ]] && detail="$detail, $hazards hazards"
     detail="$detail; tests: $(boost_counts "$log")"
-    if grep -q 'no plugin serves' "$log"; then
+    if grep -Eq 'no plugin serves|nothing was compared' "$log"; then
         record FAIL "$step" "no plugin serves cuda (KAEL_PLUGINS=cpu,cuda); $detail"
     elif grep -q 'Device not supported' "$log"; then
         record SKIP "$step" "compute-sanitizer does not support this device or runtime (see log)"
@@ -541,15 +545,14 @@ step_memcheck() {
         return
     fi
     # Boost.Test: a comma list continues the same suite path; a colon starts another filter.
-    local device_tests='Cuda/BackwardMatchesCpuAndStaysOnTheDevice,IndexingMatchesCpu,LongSumsMatchCpuAndAreDeterministic:CudaMatmul'
     local s1 s2 s3
-    sanitizer_run "$log" memcheck cublas device_suite "--run_test=$device_tests"
+    sanitizer_run "$log" memcheck cublas tests/device_suite \
+        '--run_test=Cuda/BackwardMatchesCpuAndStaysOnTheDevice'
     s1=$?
-    sanitizer_run "$log" memcheck tile device_suite \
-        '--run_test=CudaMatmul:Cuda/MatmulBatchesVectorsAndIntegersMatchCpu'
+    sanitizer_run "$log" memcheck tile bin/kael-conformance '--run_test=matmul_shapes_layouts_dtypes'
     s2=$?
     # Every conformance case: each kernel family over every layout and dtype.
-    sanitizer_run "$log" memcheck cublas test_conformance
+    sanitizer_run "$log" memcheck cublas bin/kael-conformance
     s3=$?
     sanitizer_verdict "$step" "$log" "$s1" "$s2" "$s3"
 }
@@ -565,10 +568,10 @@ step_racecheck() {
     # the fused kernels that stage data in shared memory: row ops, column reductions, sorts
     # and scans, attention tiles, transposes.
     local s1 s2
-    sanitizer_run "$log" racecheck tile device_suite \
-        '--run_test=Cuda/LongSumsMatchCpuAndAreDeterministic,BoolReductionsMatchCpu:CudaMatmul'
+    sanitizer_run "$log" racecheck tile bin/kael-conformance \
+        '--run_test=long_sums_are_deterministic_and_match_cpu_bit_for_bit,matmul_shapes_layouts_dtypes'
     s1=$?
-    sanitizer_run "$log" racecheck cublas test_conformance "--run_test=$RACECHECK_CONFORMANCE"
+    sanitizer_run "$log" racecheck cublas bin/kael-conformance "--run_test=$RACECHECK_CONFORMANCE"
     s2=$?
     sanitizer_verdict "$step" "$log" "$s1" "$s2"
 }
@@ -746,10 +749,10 @@ main() {
     run_step environment step_environment
     run_step kael-info step_kael_info
     run_step ctest step_ctest
-    run_step device-suite-cublas device_run device-suite-cublas device_suite cublas
-    run_step device-suite-tile device_run device-suite-tile device_suite tile
-    run_step conformance-cublas device_run conformance-cublas test_conformance cublas
-    run_step conformance-tile device_run conformance-tile test_conformance tile
+    run_step device-suite-cublas device_run device-suite-cublas tests/device_suite cublas
+    run_step device-suite-tile device_run device-suite-tile tests/device_suite tile
+    run_step conformance-cublas device_run conformance-cublas bin/kael-conformance cublas
+    run_step conformance-tile device_run conformance-tile bin/kael-conformance tile
     run_step reference-on-cuda step_reference_on_cuda
     run_step compute-sanitizer-memcheck step_memcheck
     run_step compute-sanitizer-racecheck step_racecheck
