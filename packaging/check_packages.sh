@@ -341,11 +341,18 @@ check_dev() {
     usr="$root/usr"
     local lib="$usr/$libdir"
     local file
-    for file in include/kael/ops.h include/kael/plugin_api.h "$libdir/libkael_core.so" \
+    for file in include/kael/ops.h include/kael/plugin_api.h bin/kael-conformance "$libdir/libkael_core.so" \
         "$libdir/cmake/kael/kaelConfig.cmake" "$libdir/cmake/kael/kaelConfigVersion.cmake" \
         "$libdir/cmake/kael/kaelTargets.cmake" "$libdir/pkgconfig/kael.pc"; do
         [[ -e "$usr/$file" ]] || fail "core + dev lack usr/$file"
     done
+
+    # kael-conformance runs from the root (libkael_core through its $ORIGIN RPATH, Boost.Test
+    # linked in) and compares the cpu device with itself.
+    clean "$usr/bin/kael-conformance" --device cpu --filter long_sums | tee "$root/conformance.txt" ||
+        fail "kael-conformance --device cpu from the root"
+    grep -q "1 case on cpu (plugin cpu .*): 1 ran on the plugin" "$root/conformance.txt" ||
+        fail "kael-conformance printed no report"
 
     # CMake: find_package(kael CONFIG) from the unpacked root only (no package registries).
     local build="$root/consumer-build"
@@ -378,7 +385,7 @@ check_dev() {
     clean c++ -std=c++20 -O1 "$source_dir/consumer/main.cpp" -o "$root/consumer-pc" $flags \
         -Wl,-rpath,"$pc_libdir" || fail "building the consumer with pkg-config's flags"
     clean "$root/consumer-pc" | grep -q "kael consumer ok" || fail "the pkg-config consumer"
-    echo "PASS dev: find_package(kael) and pkg-config consumers build and run against the root"
+    echo "PASS dev: kael-conformance runs; find_package(kael) and pkg-config consumers build and run against the root"
 }
 
 check_python() {
