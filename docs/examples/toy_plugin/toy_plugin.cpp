@@ -6,6 +6,7 @@
 #include <kael/plugin_api.h>
 #include <kael/plugin_kit.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -106,7 +107,7 @@ float apply(kael_element_op op, float a, float b) {
         case KAEL_OP_MINUS: return a - b;
         case KAEL_OP_MULTIPLY: return a * b;
         case KAEL_OP_NEGATE: return -a;
-        case KAEL_OP_RELU: return a > 0 ? a : 0.0F;  // NaN stays NaN
+        case KAEL_OP_RELU: return a > 0 || std::isnan(a) ? a : 0.0F;  // NaN stays NaN
         default: return a;
     }
 }
