@@ -438,6 +438,9 @@ check_plugin() {
         clean env KAEL_PLUGIN_PATH="$build" "$usr/bin/kael-conformance" --device toy:0 \
             >"$root/conformance.txt" 2>&1 || { tail -40 "$root/conformance.txt" >&2; fail "kael-conformance --device toy:0"; }
         tail -5 "$root/conformance.txt"
+        # The toy plugin leaves most slots to the cpu plugin: the report must say so.
+        grep -qE '^[0-9]+ cases on toy:0 \(plugin toy [^)]*\): [0-9]+ ran on the plugin, [0-9]+ used the cpu fallback for: .*matmul x[0-9]+.*; 0 failed$' \
+            "$root/conformance.txt" || fail "kael-conformance on toy:0 does not name its fallbacks"
     else
         fail "kael-dev lacks bin/kael-conformance"
     fi
