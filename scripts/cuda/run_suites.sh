@@ -34,8 +34,11 @@ run_suite() {
 }
 conformance="$build_dir/bin/kael-conformance"  # on cuda (KAEL_TEST_DEVICE unset): cuda:0
 for suite in "$build_dir"/tests/unit_* "$build_dir"/tests/device_suite "$conformance"; do
-    run_suite "$suite"
+    # unit_toy_device needs the toy plugin's folder: CTest above runs it with that environment.
+    [[ $(basename "$suite") == unit_toy_device ]] || run_suite "$suite"
 done
+echo "== the toy example plugin beside the real cuda plugin: its conformance on toy:0"
+run_suite "$conformance" KAEL_TEST_DEVICE=toy:0 KAEL_PLUGIN_PATH="$build_dir/toy_plugin"
 echo "== the same without cuBLAS (KAEL_CUDA_MATMUL=tile: kael's tile kernel for every matmul)"
 for suite in "$build_dir"/tests/unit_nn "$build_dir"/tests/unit_attention "$build_dir"/tests/device_suite \
     "$conformance"; do
