@@ -341,7 +341,8 @@ check_dev() {
     usr="$root/usr"
     local lib="$usr/$libdir"
     local file
-    for file in include/kael/ops.h include/kael/plugin_api.h bin/kael-conformance "$libdir/libkael_core.so" \
+    for file in include/kael/ops.h include/kael/plugin_api.h include/kael/plugin_ops.h \
+        include/kael/plugin_kit.h bin/kael-conformance "$libdir/libkael_core.so" \
         "$libdir/cmake/kael/kaelConfig.cmake" "$libdir/cmake/kael/kaelConfigVersion.cmake" \
         "$libdir/cmake/kael/kaelTargets.cmake" "$libdir/pkgconfig/kael.pc"; do
         [[ -e "$usr/$file" ]] || fail "core + dev lack usr/$file"

@@ -1,0 +1,170 @@
+/* kael plugin ABI, part of plugin_api.h (include that): the element and reduce operations.
+ * Each list is written once, as an X-macro; the enums, and every name table, arity and dtype
+ * rule kael has, are generated from it. Values are released: rows are only appended.
+ * This header compiles as C99 and as C++. */
+#ifndef KAEL_PLUGIN_OPS_H
+#define KAEL_PLUGIN_OPS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Elementwise operations. Inputs are operands 1.. of the layout, the output is operand 0.
+ * KAEL_ELEMENT_OPS is their one list: kael generates every enum, name table, arity and dtype rule
+ * from it. A row is X(op, value, name, inputs, in, out, params, since, functor):
+ *   op, value  KAEL_OP_<op> = value, as released: never changed, rows are only appended
+ *   name       the op as messages and tools spell it
+ *   inputs     input operands, 1..3 (the layout holds one more, the output)
+ *   in         the in_dtypes it takes, KAEL_OP_INPUTS_<in>; a plugin refuses others (UNSUPPORTED)
+ *   out        the out_dtype it writes, KAEL_OP_WRITES_<out>
+ *   params     1 if it reads kael_element_params (which must then be given)
+ *   since      the ABI minor it arrived in; the core sends it only to plugins of that minor on
+ *   functor    kael's own functor template (plugins/shared, element_functions.h); other plugins
+ *              may ignore it
+ * Paste in and out (KAEL_OP_INPUTS_##in) rather than use them bare: a bare word such as BOOL may
+ * be someone's macro. */
+#define KAEL_OP_INPUTS_ANY 0      /* all four dtypes */
+#define KAEL_OP_INPUTS_NUMERIC 1  /* all but bool */
+#define KAEL_OP_INPUTS_FLOATING 2 /* f32 and f64 */
+#define KAEL_OP_WRITES_SAME 0     /* the inputs' dtype, in_dtype */
+#define KAEL_OP_WRITES_BOOL 1
+
+/* clang-format off */
+#define KAEL_ELEMENT_OPS(X)                                                                        \
+    /* copy (convert uses it with out_dtype != in_dtype) */                                        \
+    X(IDENTITY,             0, "identity",            1, ANY,      SAME, 0, 0, Identity)           \
+    X(NEGATE,               1, "negate",              1, NUMERIC,  SAME, 0, 0, Negate)             \
+    X(ABS,                  2, "abs",                 1, ANY,      SAME, 0, 0, Abs)                \
+    X(SIGN,                 3, "sign",                1, ANY,      SAME, 0, 0, Sign)               \
+    X(EXP,                  4, "exp",                 1, FLOATING, SAME, 0, 0, Exp)                \
+    X(LOG,                  5, "log",                 1, FLOATING, SAME, 0, 0, Log)                \
+    X(SQRT,                 6, "sqrt",                1, FLOATING, SAME, 0, 0, Sqrt)               \
+    X(RSQRT,                7, "rsqrt",               1, FLOATING, SAME, 0, 0, Rsqrt)              \
+    X(SIN,                  8, "sin",                 1, FLOATING, SAME, 0, 0, Sin)                \
+    X(COS,                  9, "cos",                 1, FLOATING, SAME, 0, 0, Cos)                \
+    X(TANH,                10, "tanh",                1, FLOATING, SAME, 0, 0, Tanh)               \
+    X(SIGMOID,             11, "sigmoid",             1, FLOATING, SAME, 0, 0, Sigmoid)            \
+    X(RELU,                12, "relu",                1, ANY,      SAME, 0, 0, Relu)               \
+    X(GELU_EXACT,          13, "gelu_exact",          1, FLOATING, SAME, 0, 0, GeluExact)          \
+    X(GELU_TANH,           14, "gelu_tanh",           1, FLOATING, SAME, 0, 0, GeluTanh)           \
+    X(SQUARE,              15, "square",              1, ANY,      SAME, 0, 0, Square)             \
+    X(RECIPROCAL,          16, "reciprocal",          1, FLOATING, SAME, 0, 0, Reciprocal)         \
+    X(LOGICAL_NOT,         17, "logical_not",         1, ANY,      BOOL, 0, 0, LogicalNot)         \
+    X(PLUS,                18, "plus",                2, ANY,      SAME, 0, 0, Plus)               \
+    X(MINUS,               19, "minus",               2, NUMERIC,  SAME, 0, 0, Minus)              \
+    X(MULTIPLY,            20, "multiply",            2, ANY,      SAME, 0, 0, Multiply)           \
+    /* integer division truncates toward zero; division by zero gives 0 */                         \
+    X(DIVIDE,              21, "divide",              2, NUMERIC,  SAME, 0, 0, Divide)             \
+    X(POWER,               22, "power",               2, NUMERIC,  SAME, 0, 0, Power)              \
+    /* maximum and minimum: NaN propagates */                                                      \
+    X(MAXIMUM,             23, "maximum",             2, ANY,      SAME, 0, 0, Maximum)            \
+    X(MINIMUM,             24, "minimum",             2, ANY,      SAME, 0, 0, Minimum)            \
+    /* comparisons and logical ops write bool */                                                   \
+    X(EQUAL,               25, "equal",               2, ANY,      BOOL, 0, 0, Equal)              \
+    X(NOT_EQUAL,           26, "not_equal",           2, ANY,      BOOL, 0, 0, NotEqual)           \
+    X(LESS,                27, "less",                2, ANY,      BOOL, 0, 0, Less)               \
+    X(LESS_EQUAL,          28, "less_equal",          2, ANY,      BOOL, 0, 0, LessEqual)          \
+    X(GREATER,             29, "greater",             2, ANY,      BOOL, 0, 0, Greater)            \
+    X(GREATER_EQUAL,       30, "greater_equal",       2, ANY,      BOOL, 0, 0, GreaterEqual)       \
+    X(LOGICAL_AND,         31, "logical_and",         2, ANY,      BOOL, 0, 0, LogicalAnd)         \
+    X(LOGICAL_OR,          32, "logical_or",          2, ANY,      BOOL, 0, 0, LogicalOr)          \
+    /* (input, grad): grad where input > 0 else 0 */                                               \
+    X(RELU_BACKWARD,       33, "relu_backward",       2, NUMERIC,  SAME, 0, 0, ReluBackward)       \
+    /* (input, grad): grad * s * (1 - s), s = sigmoid(input) */                                    \
+    X(SIGMOID_BACKWARD,    34, "sigmoid_backward",    2, FLOATING, SAME, 0, 0, SigmoidBackward)    \
+    /* (bool condition, a, b): a where condition else b; in_dtype is that of a and b */            \
+    X(WHERE,               35, "where",               3, ANY,      SAME, 0, 0, Where)              \
+    /* params: [0] low, [1] high */                                                                \
+    X(CLAMP,               36, "clamp",               1, ANY,      SAME, 1, 0, Clamp)              \
+    /* (input, bool mask): params[0] where mask else input */                                      \
+    X(MASKED_FILL,         37, "masked_fill",         2, ANY,      SAME, 1, 0, MaskedFill)         \
+    X(GELU_EXACT_BACKWARD, 38, "gelu_exact_backward", 2, FLOATING, SAME, 0, 2, GeluExactBackward)  \
+    X(GELU_TANH_BACKWARD,  39, "gelu_tanh_backward",  2, FLOATING, SAME, 0, 2, GeluTanhBackward)
+/* clang-format on */
+
+typedef int32_t kael_element_op;
+#define KAEL_OP_ENUMERATOR_(op, value, name, inputs, in, out, params, since, functor) \
+    KAEL_OP_##op = value,
+enum {
+    KAEL_ELEMENT_OPS(KAEL_OP_ENUMERATOR_)
+    /* the number of rows: raise it with each row appended (checked at the end) */
+    KAEL_OP_COUNT = 40
+};
+/* Each row's position, for the check at the end that the values are 0.. in row order. */
+#define KAEL_OP_POSITION_(op, value, name, inputs, in, out, params, since, functor) \
+    kael_op_position_##op##_,
+enum { KAEL_ELEMENT_OPS(KAEL_OP_POSITION_) kael_op_rows_ };
+#undef KAEL_OP_ENUMERATOR_
+#undef KAEL_OP_POSITION_
+
+/* Reductions over contiguous rows. Sum accumulates in double for floats and wraps in int64 for
+ * integers; Max/Min propagate NaN; Argmax/Argmin write int64 (first occurrence, NaN wins).
+ * Variance (f32/f64 input only) writes the population variance M2 / n as f64, Welford/Chan
+ * states in double (f64 out: the variance of f32 data can exceed f32's range before a root);
+ * NaN propagates and n == 0 gives NaN.
+ * KAEL_REDUCE_OPS is their one list, as KAEL_ELEMENT_OPS is for elementwise operations. A row is
+ * X(op, value, name, in, out, empty, since): KAEL_REDUCE_<op> = value (as released, appended
+ * only), its name, the in_dtypes it takes (KAEL_OP_INPUTS_<in>), the out_dtype it writes
+ * (KAEL_REDUCE_WRITES_<out>), 1 if an empty row has a value (the identity: sum 0, prod 1,
+ * variance NaN) and the ABI minor it arrived in (the core sends it only to that minor or later). */
+#define KAEL_REDUCE_WRITES_WIDE 0 /* floats their own dtype, int64 and bool int64 */
+#define KAEL_REDUCE_WRITES_SAME 1 /* in_dtype */
+#define KAEL_REDUCE_WRITES_I64 2
+#define KAEL_REDUCE_WRITES_F64 3
+
+/* clang-format off */
+#define KAEL_REDUCE_OPS(X)                                                                         \
+    X(SUM,      0, "sum",      ANY,      WIDE, 1, 0)                                               \
+    X(PROD,     1, "prod",     ANY,      WIDE, 1, 0)                                               \
+    X(MAX,      2, "max",      ANY,      SAME, 0, 0)                                               \
+    X(MIN,      3, "min",      ANY,      SAME, 0, 0)                                               \
+    X(ARGMAX,   4, "argmax",   ANY,      I64,  0, 0)                                               \
+    X(ARGMIN,   5, "argmin",   ANY,      I64,  0, 0)                                               \
+    X(VARIANCE, 6, "variance", FLOATING, F64,  1, 2)
+/* clang-format on */
+
+typedef int32_t kael_reduce_op;
+#define KAEL_REDUCE_ENUMERATOR_(op, value, name, in, out, empty, since) KAEL_REDUCE_##op = value,
+enum {
+    KAEL_REDUCE_OPS(KAEL_REDUCE_ENUMERATOR_)
+    /* the number of rows: raise it with each row appended (checked at the end) */
+    KAEL_REDUCE_COUNT = 7
+};
+#define KAEL_REDUCE_POSITION_(op, value, name, in, out, empty, since) kael_reduce_position_##op##_,
+enum { KAEL_REDUCE_OPS(KAEL_REDUCE_POSITION_) kael_reduce_rows_ };
+#undef KAEL_REDUCE_ENUMERATOR_
+#undef KAEL_REDUCE_POSITION_
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* The op tables have as many rows as the counts say and each value at its row's position (0..,
+ * no gaps): a row appended without raising the count, or out of order, does not compile. The
+ * enums are distinct types, so their values are compared as ints (+ 0). */
+#if defined(__cplusplus)
+#define KAEL_STATIC_ASSERT_(condition, message) static_assert(condition, message);
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define KAEL_STATIC_ASSERT_(condition, message) _Static_assert(condition, message);
+#endif
+#ifdef KAEL_STATIC_ASSERT_
+KAEL_STATIC_ASSERT_(kael_op_rows_ + 0 == KAEL_OP_COUNT + 0,
+                    "KAEL_OP_COUNT is not the number of rows")
+KAEL_STATIC_ASSERT_(kael_reduce_rows_ + 0 == KAEL_REDUCE_COUNT + 0,
+                    "KAEL_REDUCE_COUNT is not the number of rows")
+#define KAEL_OP_IN_ORDER_(op, value, name, inputs, in, out, params, since, functor) \
+    KAEL_STATIC_ASSERT_(KAEL_OP_##op + 0 == kael_op_position_##op##_ + 0,           \
+                        "element op " name " misplaced")
+#define KAEL_REDUCE_IN_ORDER_(op, value, name, in, out, empty, since)             \
+    KAEL_STATIC_ASSERT_(KAEL_REDUCE_##op + 0 == kael_reduce_position_##op##_ + 0, \
+                        "reduce op " name " misplaced")
+KAEL_ELEMENT_OPS(KAEL_OP_IN_ORDER_)
+KAEL_REDUCE_OPS(KAEL_REDUCE_IN_ORDER_)
+#undef KAEL_OP_IN_ORDER_
+#undef KAEL_REDUCE_IN_ORDER_
+#undef KAEL_STATIC_ASSERT_
+#endif
+
+#endif /* KAEL_PLUGIN_OPS_H */
