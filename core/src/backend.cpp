@@ -19,8 +19,7 @@ MemoryKind memory_kind(const kael_plugin* table) {
 Backend::Backend(const kael_plugin* table, std::size_t record_index)
     : table_(table),
       record_index_(record_index),
-      host_addressable_(memory_kind(table).host_addressable),
-      dlpack_device_type_(memory_kind(table).dlpack_device_type) {}
+      memory_(memory_kind(table)) {}
 
 void Backend::check(kael_status status, const char* what) const {
     if (status == KAEL_STATUS_OK) {

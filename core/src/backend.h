@@ -40,9 +40,9 @@ public:
     [[nodiscard]] const kael_plugin* table() const { return table_; }
     [[nodiscard]] std::string name() const { return table_->name; }
     // KAEL_MEMORY_HOST_ADDRESSABLE, read from the table or inferred from an older one's kind.
-    [[nodiscard]] bool host_addressable() const { return host_addressable_; }
+    [[nodiscard]] bool host_addressable() const { return memory_.host_addressable; }
     // The DLPack device type of its memory; 0 when it has none.
-    [[nodiscard]] int dlpack_device_type() const { return dlpack_device_type_; }
+    [[nodiscard]] int dlpack_device_type() const { return memory_.dlpack_device_type; }
     [[nodiscard]] std::size_t record_index() const { return record_index_; }
     // Whether anything was ever allocated on it: then another plugin may not take its type over.
     [[nodiscard]] bool has_allocated() const { return allocated_.load(std::memory_order_relaxed); }
@@ -60,8 +60,7 @@ public:
 private:
     const kael_plugin* table_;
     std::size_t record_index_;
-    bool host_addressable_;
-    int dlpack_device_type_;
+    MemoryKind memory_;
     mutable std::atomic<bool> allocated_{false};
 };
 

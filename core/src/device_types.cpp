@@ -70,11 +70,8 @@ std::vector<std::string> plugin_warnings() {
                                "built with this core");
         }
     }
-    for (const auto& [type, reason] : registry.serving_reason) {
-        if (reason.find(" names plugin '") != std::string::npos) {
-            warnings.push_back(reason);
-        }
-    }
+    warnings.insert(warnings.end(), registry.choice_warnings.begin(),
+                    registry.choice_warnings.end());
     return warnings;
 }
 

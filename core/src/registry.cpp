@@ -103,8 +103,9 @@ bool admit(const kael_plugin* table, PluginRecord& record) {
     record.device_type = table->device_type != nullptr ? table->device_type : "";
     record.build_info = table->build_info != nullptr ? table->build_info : "";
     record.priority = table->priority;
-    record.host_addressable = memory_kind(table).host_addressable;
-    record.dlpack_device_type = memory_kind(table).dlpack_device_type;
+    const MemoryKind memory = memory_kind(table);
+    record.host_addressable = memory.host_addressable;
+    record.dlpack_device_type = memory.dlpack_device_type;
     for (const auto* slot : {(const void*)table->probe, (const void*)table->device_properties,
                              (const void*)table->allocate, (const void*)table->release,
                              (const void*)table->copy_to_device, (const void*)table->copy_to_host,
@@ -281,6 +282,7 @@ std::string default_plugin_folder() {
 void select_backends(RegistryState& registry) {
     registry.serving.clear();
     registry.serving_reason.clear();
+    registry.choice_warnings.clear();
     for (PluginRecord& record : registry.records) {
         record.selected = false;
     }
@@ -316,6 +318,7 @@ void select_backends(RegistryState& registry) {
                     "', but no loaded plugin of that name has devices of that type; " +
                     (kept == registry.serving.end() ? std::string("none serves it")
                                                     : "'" + kept->second->name() + "' serves it");
+                registry.choice_warnings.push_back(registry.serving_reason[type]);
             }
         }
     }

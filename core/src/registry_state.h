@@ -27,6 +27,7 @@ struct RegistryState {
     std::deque<Backend> backends;               // stable addresses
     std::map<std::string, Backend*> serving;    // device type -> selected backend
     std::map<std::string, std::string> serving_reason;  // device type -> why that backend
+    std::vector<std::string> choice_warnings;  // choices select_backends could not honour
     std::map<std::string, std::string> chosen;  // device type -> plugin, by set_device_plugin
     // serving by Device::type_id(), for backend_for's lock-free fast path (every allocation).
     std::array<std::atomic<Backend*>, 64> serving_by_type{};
