@@ -27,9 +27,16 @@ public:
                                   value.cast<Tensor>().requires_grad() &&
                                   value.cast<Tensor>().is_leaf();
         if (registered_.count(name) != 0) {
-            throw py::attribute_error("'" + name + "' is a registered parameter or submodule "
-                                      "and cannot be reassigned; delete it first, or update a "
-                                      "parameter in place with copy_");
+            if (parameters_.count(name) != 0 && py::isinstance<Tensor>(value)) {
+                // self.head.weight = self.embedding.weight: one tensor from now on (tying).
+                set_parameter(name, value.cast<Tensor>());
+                return py::cast(get_parameter(name));
+            }
+            throw py::attribute_error("'" + name + "' is a registered " +
+                                      (parameters_.count(name) != 0 ? "parameter" : "submodule") +
+                                      " and cannot be reassigned to a " +
+                                      std::string(py::str(py::type::handle_of(value).attr("__name__"))) +
+                                      "; delete it first");
         }
         if (!is_module && !is_parameter) {
             return value;
@@ -39,11 +46,13 @@ public:
             register_module(name, value.cast<std::shared_ptr<Module>>());
         } else {
             value = py::cast(register_parameter(name, value.cast<Tensor>()));
+            parameters_.insert(name);
         }
         registered_.insert(name);
         return value;
     }
     bool unregister_attribute(const std::string& name) {
+        parameters_.erase(name);
         return registered_.erase(name) != 0 && unregister(name);
     }
 
@@ -56,6 +65,7 @@ private:
         }
     }
     std::set<std::string> registered_;
+    std::set<std::string> parameters_;  // the registered names that are parameters
 };
 
 using ModuleClass = py::class_<Module, PythonModule, std::shared_ptr<Module>>;
@@ -141,9 +151,10 @@ void unregister_child(py::object self, const std::string& name) {
     }
 }
 
+// Every name of a tied tensor, as PyTorch's state_dict lists them.
 py::dict state_dict(const Module& module) {
     py::dict state;
-    for (const auto& [name, parameter] : module.named_parameters()) {
+    for (const auto& [name, parameter] : module.named_parameters(false)) {
         state[py::str(name)] = parameter;
     }
     return state;
@@ -176,11 +187,6 @@ py::object load_state_dict(Module& module, py::handle state, bool strict) {
         .attr("IncompatibleKeys")(result.missing_keys, result.unexpected_keys);
 }
 
-// str, bytes or os.PathLike (pathlib.Path), as the bytes the OS sees.
-std::string path_argument(py::handle path) {
-    return py::module_::import("os").attr("fsencode")(path).cast<std::string>();
-}
-
 // Every method reaches the C++ module through module_of, so none runs on an unconstructed one.
 void bind_module_base(py::module_& nn_module) {
     using Named = std::vector<std::pair<std::string, Tensor>>;
@@ -198,9 +204,23 @@ void bind_module_base(py::module_& nn_module) {
         .def("_register_child", &register_child)
         .def("_unregister_child", &unregister_child)
         .def("parameters", [](py::handle self) { return module_of(self).parameters(); })
-        .def("named_parameters", [](py::handle self) -> Named {
-            return module_of(self).named_parameters();
-        })
+        .def("named_parameters", [](py::handle self, bool remove_duplicate) -> Named {
+            return module_of(self).named_parameters(remove_duplicate);
+        }, py::arg("remove_duplicate") = true,
+             "(name, tensor) pairs; a tied tensor once, under its first name, unless "
+             "remove_duplicate is False")
+        .def("get_submodule", [](py::handle self, const std::string& target) {
+            return module_of(self).get_submodule(target);
+        }, py::arg("target"), "The submodule at a dotted path ('blocks.0.attention')")
+        .def("get_parameter", [](py::handle self, const std::string& target) {
+            return module_of(self).get_parameter(target);
+        }, py::arg("target"), "The parameter at a dotted path ('head.weight')")
+        .def("set_parameter", [](py::handle self, const std::string& target, const Tensor& value) {
+            module_of(self).set_parameter(target, value);
+        }, py::arg("target"), py::arg("value"),
+             "Makes the parameter at a dotted path the tensor value: "
+             "model.set_parameter('head.weight', model.get_parameter('embedding.weight')) "
+             "ties the two")
         .def("parameter_count", [](py::handle self) { return module_of(self).parameter_count(); })
         .def("state_dict", [](py::handle self) { return state_dict(module_of(self)); })
         .def("load_state_dict", [](py::handle self, py::handle state, bool strict) {
@@ -240,6 +260,10 @@ void bind_module_base(py::module_& nn_module) {
 }
 
 }  // namespace
+
+std::string path_argument(py::handle path) {
+    return py::module_::import("os").attr("fsencode")(path).cast<std::string>();
+}
 
 void bind_nn(py::module_& module) {
     py::module_ nn_module = module.def_submodule("_nn", "kael.nn internals");

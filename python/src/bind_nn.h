@@ -1,9 +1,12 @@
 #pragma once
 // The kael.nn and kael.optim registrations, split over bind_nn.cpp (Module) and
-// bind_nn_layers.cpp (layers, GPT, optimizers).
+// bind_nn_layers.cpp (layers, optimizers) and bind_gpt.cpp (GPT, its loading and generation).
 #include "bind_common.h"
 
 namespace kael::python {
+
+// str, bytes or os.PathLike (pathlib.Path), as the bytes the OS sees.
+[[nodiscard]] std::string path_argument(py::handle path);
 
 void bind_layers(py::module_& nn_module);
 void bind_gpt(py::module_& nn_module);

@@ -1,4 +1,4 @@
-// kael.nn layers and GPT, kael.optim optimizers.
+// kael.nn layers, kael.optim optimizers.
 #include "bind_nn.h"
 #include "kael/gpt.h"
 #include "kael/optim.h"
@@ -7,6 +7,14 @@ namespace kael::python {
 
 using nn::Module;
 
+namespace {
+
+// layer.weight = other.weight makes them one tensor (weight tying), as in PyTorch.
+void set_weight(Module& layer, const Tensor& value) { layer.set_parameter("weight", value); }
+void set_bias(Module& layer, const Tensor& value) { layer.set_parameter("bias", value); }
+
+}  // namespace
+
 void bind_layers(py::module_& nn_module) {
     py::class_<nn::Linear, Module, std::shared_ptr<nn::Linear>>(nn_module, "Linear")
         .def(py::init([](std::int64_t in, std::int64_t out, bool bias, py::handle device) {
@@ -14,23 +22,24 @@ void bind_layers(py::module_& nn_module) {
              }),
              py::arg("in_features"), py::arg("out_features"), py::arg("bias") = true,
              py::kw_only(), py::arg("device") = py::none())
-        .def_property_readonly("weight", [](const nn::Linear& m) { return m.weight; })
-        .def_property_readonly("bias", [](const nn::Linear& m) { return tensor_or_none(m.bias); });
+        .def_property("weight", [](const nn::Linear& m) { return m.weight; }, set_weight)
+        .def_property("bias", [](const nn::Linear& m) { return tensor_or_none(m.bias); },
+                      set_bias);
     py::class_<nn::Embedding, Module, std::shared_ptr<nn::Embedding>>(nn_module, "Embedding")
         .def(py::init([](std::int64_t count, std::int64_t dim, py::handle device) {
                  return std::make_shared<nn::Embedding>(count, dim, to_device(device));
              }),
              py::arg("num_embeddings"), py::arg("embedding_dim"), py::kw_only(),
              py::arg("device") = py::none())
-        .def_property_readonly("weight", [](const nn::Embedding& m) { return m.weight; });
+        .def_property("weight", [](const nn::Embedding& m) { return m.weight; }, set_weight);
     py::class_<nn::LayerNorm, Module, std::shared_ptr<nn::LayerNorm>>(nn_module, "LayerNorm")
         .def(py::init([](std::int64_t dim, double eps, py::handle device) {
                  return std::make_shared<nn::LayerNorm>(dim, eps, to_device(device));
              }),
              py::arg("normalized_shape"), py::arg("eps") = 1e-5, py::kw_only(),
              py::arg("device") = py::none())
-        .def_property_readonly("weight", [](const nn::LayerNorm& m) { return m.weight; })
-        .def_property_readonly("bias", [](const nn::LayerNorm& m) { return m.bias; })
+        .def_property("weight", [](const nn::LayerNorm& m) { return m.weight; }, set_weight)
+        .def_property("bias", [](const nn::LayerNorm& m) { return m.bias; }, set_bias)
         .def_readonly("eps", &nn::LayerNorm::eps);
     py::class_<nn::ReLU, Module, std::shared_ptr<nn::ReLU>>(nn_module, "ReLU").def(py::init<>());
     py::class_<nn::Sigmoid, Module, std::shared_ptr<nn::Sigmoid>>(nn_module, "Sigmoid")
@@ -47,42 +56,6 @@ void bind_layers(py::module_& nn_module) {
              py::arg("approximate") = "none");
     py::class_<nn::Dropout, Module, std::shared_ptr<nn::Dropout>>(nn_module, "Dropout")
         .def(py::init<double>(), py::arg("p") = 0.5);
-}
-
-void bind_gpt(py::module_& nn_module) {
-    py::class_<nn::GPTConfig>(nn_module, "GPTConfig")
-        .def(py::init([](std::int64_t vocab_size, std::int64_t block_size, std::int64_t layers,
-                         std::int64_t heads, std::int64_t embed, double dropout) {
-                 return nn::GPTConfig{vocab_size, block_size, layers, heads, embed, dropout};
-             }),
-             py::kw_only(), py::arg("vocab_size") = 256, py::arg("block_size") = 64,
-             py::arg("layers") = 2, py::arg("heads") = 2, py::arg("embed") = 64,
-             py::arg("dropout") = 0.0)
-        .def_readwrite("vocab_size", &nn::GPTConfig::vocab_size)
-        .def_readwrite("block_size", &nn::GPTConfig::block_size)
-        .def_readwrite("layers", &nn::GPTConfig::layers)
-        .def_readwrite("heads", &nn::GPTConfig::heads)
-        .def_readwrite("embed", &nn::GPTConfig::embed)
-        .def_readwrite("dropout", &nn::GPTConfig::dropout)
-        .def("__repr__", [](const nn::GPTConfig& c) {
-            return "GPTConfig(vocab_size=" + std::to_string(c.vocab_size) +
-                   ", block_size=" + std::to_string(c.block_size) +
-                   ", layers=" + std::to_string(c.layers) + ", heads=" +
-                   std::to_string(c.heads) + ", embed=" + std::to_string(c.embed) +
-                   ", dropout=" + std::to_string(c.dropout) + ")";
-        });
-    py::class_<nn::GPT, Module, std::shared_ptr<nn::GPT>>(nn_module, "GPT")
-        .def(py::init([](const nn::GPTConfig& config, py::handle device) {
-                 return std::make_shared<nn::GPT>(config, to_device(device));
-             }),
-             py::arg("config"), py::kw_only(), py::arg("device") = py::none())
-        .def("forward", [](nn::GPT& m, const Tensor& tokens) { return m.forward(tokens); },
-             py::arg("tokens"), "int64 tokens [B, T] -> logits [B, T, vocab]")
-        .def("loss", &nn::GPT::loss, py::arg("tokens"), py::arg("targets"))
-        .def("generate", &nn::GPT::generate, py::arg("prompt"), py::arg("new_tokens"),
-             py::arg("temperature") = 0.0, "Greedy (0) or sampled continuation of a token list")
-        .def_property_readonly("config", &nn::GPT::config)
-        .def_property_readonly("device", &nn::GPT::device);
 }
 
 namespace {

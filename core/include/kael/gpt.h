@@ -1,7 +1,11 @@
 #pragma once
 // A GPT decoder: token and position embeddings, pre-norm causal self-attention blocks, a KV
 // cache for generation.
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "kael/nn.h"
@@ -15,6 +19,12 @@ struct GPTConfig {
     std::int64_t heads = 2;
     std::int64_t embed = 64;       // divisible by heads
     double dropout = 0.0;
+    double layer_norm_eps = 1e-5;
+    // The MLP's activation, by its Hugging Face name: "gelu_new" (GPT-2's tanh approximation;
+    // also "gelu_pytorch_tanh"), "gelu" (exact, erf) or "relu".
+    std::string activation = "gelu_new";
+    std::int64_t inner = 0;            // the MLP's width; 0: 4 * embed
+    bool tie_embeddings = false;       // the head uses the token embedding's tensor
 };
 
 // Keys and values of every layer for the tokens seen so far, [B, H, T, head_dim] each.
@@ -41,6 +51,14 @@ struct DevicePosition {
     Tensor lengths;
     Tensor write_index;
 };
+
+enum class MlpActivation { GeluTanh, Gelu, Relu };
+// config.activation as an MlpActivation; ValueError naming who and the name otherwise.
+[[nodiscard]] MlpActivation mlp_activation(const GPTConfig& config, const char* who);
+
+// config.json of a GPT-2 checkpoint as a GPTConfig (transformers' GPT2Config defaults for
+// absent fields); ValueError naming the file and field for what GPT cannot run.
+[[nodiscard]] GPTConfig gpt2_config_from_json(const std::string& path);
 
 class CausalSelfAttention : public Module {
 public:
@@ -69,11 +87,30 @@ public:
 
 private:
     double dropout_;
+    MlpActivation activation_;
     std::shared_ptr<LayerNorm> norm1_;
     std::shared_ptr<CausalSelfAttention> attention_;
     std::shared_ptr<LayerNorm> norm2_;
     std::shared_ptr<Linear> expand_;
     std::shared_ptr<Linear> contract_;
+};
+
+// How GPT::generate continues prompts (the names of transformers' GenerationConfig).
+struct GenerationConfig {
+    std::int64_t max_new_tokens = 32;
+    // 0: greedy (the most likely token). Otherwise sampled from softmax(logits / temperature),
+    // among the top_k most likely tokens (0: all), then among the fewest whose probabilities
+    // sum to at least top_p (1: all), as transformers orders these steps.
+    double temperature = 0;
+    std::int64_t top_k = 0;
+    double top_p = 1.0;
+    // Sampling draws from a generator seeded with it, so a seed gives the same text on every
+    // device; without one, the seed comes from kael's generator (kael::manual_seed).
+    std::optional<std::uint64_t> seed;
+    // A row stops after producing this token (GPT-2's <|endoftext|> is 50256).
+    std::optional<std::int64_t> eos_token_id;
+    // Called with each new token of each row, in order; returning false stops that row.
+    std::function<bool(std::size_t row, std::int64_t token)> on_token;
 };
 
 class GPT : public Module {
@@ -84,18 +121,32 @@ public:
     Tensor forward(const Tensor& tokens, KVCache* cache);
     // Mean cross entropy of next-token predictions.
     Tensor loss(const Tensor& tokens, const Tensor& targets);
-    // Greedy (temperature 0) or sampled continuation of prompt, using the KV cache.
+    // The new tokens of each prompt (prompts may differ in length; each row continues as it
+    // would alone). One preallocated KV cache of n_positions slots per row; when a row fills
+    // it, every row restarts from its latest 3/4 of n_positions tokens (sliding). Greedy steps
+    // are replayed as one recorded device graph each where the device records.
+    std::vector<std::vector<std::int64_t>> generate(
+        const std::vector<std::vector<std::int64_t>>& prompts, const GenerationConfig& options);
+    // The prompt followed by new_tokens greedy (temperature 0) or sampled tokens.
     std::vector<std::int64_t> generate(const std::vector<std::int64_t>& prompt,
                                        std::int64_t new_tokens, double temperature = 0);
     [[nodiscard]] const GPTConfig& config() const { return config_; }
+
+    // GPT-2 from a folder as transformers' save_pretrained writes it (config.json and
+    // model.safetensors; F32, F16 or BF16), in eval mode on device. A missing, extra or
+    // mis-shaped tensor is a ValueError naming it (gpt_pretrained.cpp has the name mapping).
+    static std::shared_ptr<GPT> from_pretrained(const std::string& folder,
+                                                Device device = kCPU);
+    // The inverse: config.json and model.safetensors (F32) that transformers reads.
+    void save_pretrained(const std::string& folder) const;
     [[nodiscard]] Device device() const { return token_embedding_->weight.device(); }
 
 private:
-    // Greedy steps from a cache filled by an eager step, replayed as one recorded device graph
-    // each, until new_tokens or the context is full (gpt_generate.cpp). Returns how many.
+    friend class Decoder;  // gpt_generate.cpp
+    // The final norm's output [B, T, C], before the head.
+    Tensor features(const Tensor& tokens, KVCache* cache);
+    // A step of one token per row over a fixed cache (KVCache::position i64 [B]).
     Tensor forward_fixed(const Tensor& tokens, KVCache& cache);
-    std::int64_t decode_recorded(KVCache& cache, Tensor& step, std::int64_t new_tokens,
-                                 std::vector<Tensor>& pending, Tensor& largest_magnitude);
 
     GPTConfig config_;
     std::shared_ptr<Embedding> token_embedding_;

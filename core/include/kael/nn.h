@@ -1,5 +1,6 @@
 #pragma once
 // Modules own named parameters (leaf tensors that require grad) and child modules.
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,11 +27,22 @@ public:
     virtual Tensor forward(const Tensor& input);
     Tensor operator()(const Tensor& input) { return forward(input); }
 
-    // Names are dotted paths ("blocks.0.attention.query.weight"), in registration order.
-    [[nodiscard]] std::vector<std::pair<std::string, Tensor>> named_parameters() const;
+    // Names are dotted paths ("blocks.0.attention.query.weight"), in registration order. A
+    // tensor registered under several names (tied weights) is listed once, under its first
+    // name, unless remove_duplicate is false (as in PyTorch).
+    [[nodiscard]] std::vector<std::pair<std::string, Tensor>> named_parameters(
+        bool remove_duplicate = true) const;
     [[nodiscard]] std::vector<Tensor> parameters() const;
     [[nodiscard]] std::int64_t parameter_count() const;
     void zero_grad();
+    // The parameter or submodule at a dotted path; ValueError naming the path when absent.
+    [[nodiscard]] Tensor get_parameter(const std::string& path) const;
+    [[nodiscard]] std::shared_ptr<Module> get_submodule(const std::string& path) const;
+    // Makes the parameter at path the tensor value (a leaf that requires grad is used as it is,
+    // anything else detached first), e.g. head.weight = embedding.weight ties the two: they
+    // are then one tensor, trained and saved once. A layer's member (Linear::weight) follows,
+    // and assigning the member directly in C++ does the same.
+    void set_parameter(const std::string& path, const Tensor& value);
     // Moves every parameter (and its gradient) in place, so optimizers keep working.
     void to(const Device& device);
     void train(bool training = true);
@@ -53,7 +65,10 @@ public:
     void load(const std::string& path);
 
 protected:
+    // A parameter the module keeps (Python attributes); the reference stays valid.
     Tensor& register_parameter(const std::string& name, const Tensor& value);
+    // A parameter held in a member of the layer (slot), which is what the module reads.
+    void register_parameter(const std::string& name, Tensor& slot, const Tensor& value);
     template <typename M> std::shared_ptr<M> register_module(const std::string& name,
                                                              std::shared_ptr<M> module) {
         children_.emplace_back(name, module);
@@ -63,7 +78,10 @@ protected:
     bool unregister(const std::string& name);
 
 private:
-    std::vector<std::pair<std::string, Tensor>> parameters_;
+    // Where each parameter lives: a member of the layer or an element of owned_ (a deque, so
+    // the addresses stay put), so rebinding the member rebinds the parameter.
+    std::vector<std::pair<std::string, Tensor*>> parameters_;
+    std::deque<Tensor> owned_;
     std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
     bool training_ = true;
 };

@@ -12,6 +12,20 @@
 
 namespace kael::nn {
 
+MlpActivation mlp_activation(const GPTConfig& config, const char* who) {
+    if (config.activation == "gelu_new" || config.activation == "gelu_pytorch_tanh") {
+        return MlpActivation::GeluTanh;
+    }
+    if (config.activation == "gelu") {
+        return MlpActivation::Gelu;
+    }
+    if (config.activation == "relu") {
+        return MlpActivation::Relu;
+    }
+    throw ValueError(std::string(who) + ": activation " + detail::printable_name(config.activation) +
+                     " is not supported (gelu_new, gelu_pytorch_tanh, gelu, relu)");
+}
+
 namespace {
 
 // Every size positive, embed divisible by heads, dropout in [0, 1); who names the constructor.
@@ -26,6 +40,15 @@ void check_config(const GPTConfig& config, const char* who) {
                          " is not divisible by heads " + std::to_string(config.heads));
     }
     detail::require_probability(config.dropout, who, "dropout");
+    if (config.inner < 0) {
+        throw ValueError(std::string(who) + ": inner must be 0 (4 * embed) or positive, got " +
+                         std::to_string(config.inner));
+    }
+    if (!(config.layer_norm_eps >= 0 && std::isfinite(config.layer_norm_eps))) {
+        throw ValueError(std::string(who) + ": layer_norm_eps must be non-negative and finite, got " +
+                         detail::format_number(config.layer_norm_eps));
+    }
+    (void)mlp_activation(config, who);
 }
 
 // The keys and values of the cache after this step, without grad. Both are [B, H, T, D] views of
@@ -176,16 +199,19 @@ Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
     return projection_->forward(mixed, Activation::None, residual);
 }
 
-Block::Block(const GPTConfig& config, Device device) : dropout_(config.dropout) {
+Block::Block(const GPTConfig& config, Device device)
+    : dropout_(config.dropout), activation_(mlp_activation(config, "Block")) {
     check_config(config, "Block");
-    norm1_ = register_module("norm1", std::make_shared<LayerNorm>(config.embed, 1e-5, device));
+    const std::int64_t inner = config.inner > 0 ? config.inner : 4 * config.embed;
+    const double eps = config.layer_norm_eps;
+    norm1_ = register_module("norm1", std::make_shared<LayerNorm>(config.embed, eps, device));
     attention_ =
         register_module("attention", std::make_shared<CausalSelfAttention>(config, device));
-    norm2_ = register_module("norm2", std::make_shared<LayerNorm>(config.embed, 1e-5, device));
+    norm2_ = register_module("norm2", std::make_shared<LayerNorm>(config.embed, eps, device));
     expand_ = register_module("expand",
-                              std::make_shared<Linear>(config.embed, 4 * config.embed, true, device));
-    contract_ = register_module(
-        "contract", std::make_shared<Linear>(4 * config.embed, config.embed, true, device));
+                              std::make_shared<Linear>(config.embed, inner, true, device));
+    contract_ =
+        register_module("contract", std::make_shared<Linear>(inner, config.embed, true, device));
 }
 
 Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values,
@@ -193,7 +219,11 @@ Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cache
     // The residual adds and gelu ride in the products' epilogues where the device fuses them.
     const Tensor attended =
         attention_->forward_cached(norm1_->forward(x), cached_keys, cached_values, at, x);
-    const Tensor hidden = expand_->forward(norm2_->forward(attended), Activation::GeluTanh);
+    const Tensor normed = norm2_->forward(attended);
+    const Tensor hidden = activation_ == MlpActivation::GeluTanh
+                              ? expand_->forward(normed, Activation::GeluTanh)
+                          : activation_ == MlpActivation::Gelu ? gelu(expand_->forward(normed), false)
+                                                               : relu(expand_->forward(normed));
     if (dropout_ == 0 || !is_training()) {
         return contract_->forward(hidden, Activation::None, attended);
     }
@@ -210,21 +240,28 @@ GPT::GPT(const GPTConfig& config, Device device) : config_(config) {
         blocks_.push_back(register_module("blocks." + std::to_string(i),
                                           std::make_shared<Block>(config, device)));
     }
-    final_norm_ = register_module("final_norm",
-                                  std::make_shared<LayerNorm>(config.embed, 1e-5, device));
+    final_norm_ = register_module(
+        "final_norm", std::make_shared<LayerNorm>(config.embed, config.layer_norm_eps, device));
     head_ = register_module("head",
                             std::make_shared<Linear>(config.embed, config.vocab_size, false, device));
+    if (config.tie_embeddings) {  // one tensor: the head's own initial weight is dropped
+        head_->weight = token_embedding_->weight;
+    }
 }
 
 Tensor GPT::forward(const Tensor& tokens) { return forward(tokens, nullptr); }
 
 Tensor GPT::forward(const Tensor& tokens, KVCache* cache) {
+    if (cache != nullptr && cache->position.defined()) {
+        return forward_fixed(tokens, *cache);
+    }
+    return head_->forward(features(tokens, cache));
+}
+
+Tensor GPT::features(const Tensor& tokens, KVCache* cache) {
     if (tokens.dim() != 2 || tokens.dtype() != DType::I64) {
         throw ValueError("GPT: expected i64 tokens [B, T], got " + to_string(tokens.dtype()) + " " +
                          to_string(tokens.shape()));
-    }
-    if (cache != nullptr && cache->position.defined()) {
-        return forward_fixed(tokens, *cache);
     }
     const std::int64_t past = cache != nullptr ? cache->length() : 0;
     const std::int64_t steps = tokens.size(1);
@@ -244,7 +281,7 @@ Tensor GPT::forward(const Tensor& tokens, KVCache* cache) {
         x = blocks_[i]->forward_cached(x, cache != nullptr ? &cache->keys[i] : nullptr,
                                        cache != nullptr ? &cache->values[i] : nullptr);
     }
-    return head_->forward(final_norm_->forward(x));
+    return final_norm_->forward(x);
 }
 
 // A step over a fixed cache: the position embedding is looked up at the device position.
@@ -255,16 +292,19 @@ Tensor GPT::forward_fixed(const Tensor& tokens, KVCache& cache) {
     }
     const Tensor& keys = cache.keys[0];
     const std::int64_t batch = tokens.size(0);
-    if (cache.position.dtype() != DType::I64 || cache.position.shape() != Shape{1}) {
-        throw ValueError("GPT: a fixed KV cache's position must be i64 [1]");
+    if (tokens.dtype() != DType::I64 || cache.position.dtype() != DType::I64 ||
+        cache.position.dim() != 1 || cache.position.size(0) != batch ||
+        keys.size(0) != batch) {
+        throw ValueError("GPT: a fixed KV cache's position must be i64 [B] for tokens [B, 1], got " +
+                         to_string(cache.position.shape()) + " for " + to_string(tokens.shape()));
     }
     // The step writes slot position of every layer: one check for all of them.
     kael::detail::check_indices(cache.position, 0, keys.size(2), 1, "GPT", "KV cache position");
     const DevicePosition at{
-        (cache.position + 1).expand({batch}).contiguous(),
-        cache.position.reshape({1, 1, 1}).expand({batch, 1, 2 * config_.embed}).contiguous()};
+        cache.position + 1,
+        cache.position.reshape({batch, 1, 1}).expand({batch, 1, 2 * config_.embed}).contiguous()};
     Tensor x = token_embedding_->forward(tokens) +
-               position_embedding_->forward(cache.position.reshape({1, 1}));
+               position_embedding_->forward(cache.position.reshape({batch, 1}));
     for (std::size_t i = 0; i < blocks_.size(); ++i) {
         x = blocks_[i]->forward_cached(x, &cache.keys[i], &cache.values[i], &at);
     }

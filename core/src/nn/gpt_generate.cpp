@@ -1,17 +1,20 @@
-// GPT::generate: an eager prefill of the prompt, then greedy steps that, where the device can
-// record (kael::DeviceGraph), are one recorded step replayed per token: a decoding step of a
-// small model is ~150 kernels of a few microseconds each, so launching them one by one from the
-// host, not the GPU, would set the pace.
+// GPT::generate: an eager prefill of every prompt into one preallocated KV cache, then steps of
+// one token per row over it. Where the device records (kael::DeviceGraph), a step is one
+// recorded graph replayed per token: a decoding step of a small model is ~150 kernels of a few
+// microseconds each, so launching them one by one from the host would set the pace.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
 
+#include "gpt_sampling.h"
 #include "kael/autograd.h"
 #include "kael/device_graph.h"
 #include "kael/gpt.h"
 #include "kael/ops_more.h"
+#include "kael/random.h"
 #include "nn_internal.h"
 
 namespace kael::nn {
@@ -26,6 +29,10 @@ bool record_decoding(const Device& device) {
     }();
     return allowed && DeviceGraph::supported(device);
 }
+
+// Greedy tokens of a recorded step are read back in chunks of this many steps: one wait per
+// chunk, not per token (eager steps wait anyway, so they hand each token over at once).
+constexpr std::int64_t kGreedyChunk = 16;
 
 }  // namespace
 
@@ -62,45 +69,272 @@ std::optional<KVCache> fixed_capacity(const KVCache& cache) {
     return fixed;
 }
 
-std::int64_t GPT::decode_recorded(KVCache& cache, Tensor& step, std::int64_t new_tokens,
-                                  std::vector<Tensor>& pending, Tensor& largest_magnitude) {
-    const std::int64_t past = cache.length();
-    const std::int64_t count = std::min(new_tokens, config_.block_size - past);
-    // One replay is no faster than one eager step, and a batch needs per-row positions.
-    if (count < 2 || cache.keys.empty() || step.size(0) != 1 || !largest_magnitude.defined() ||
-        !record_decoding(step.device())) {
-        return 0;
+// One generate call: the rows' tokens on the host, the cache and step buffers on the device.
+class Decoder {
+public:
+    Decoder(GPT& model, const std::vector<std::vector<std::int64_t>>& prompts,
+            const GenerationConfig& options)
+        : model_(model), options_(options), rows_(prompts.size()), context_(prompts),
+          produced_(rows_), done_(rows_, options.max_new_tokens == 0), position_(rows_, 0) {
+        const GPTConfig& config = model.config();
+        capacity_ = config.block_size;
+        keep_ = std::max<std::int64_t>(1, capacity_ - std::max<std::int64_t>(1, capacity_ / 4));
+        device_ = model.device();
+        const auto batch = static_cast<std::int64_t>(rows_);
+        const std::int64_t row = 2 * config.embed;
+        const std::int64_t head_dim = config.embed / config.heads;
+        for (std::size_t i = 0; i < model.blocks_.size(); ++i) {
+            const Tensor joint = zeros({batch, capacity_, row}, DType::F32, device_);
+            joints_.push_back(joint);
+            // [B, H, capacity, D] views of the keys and of the values (C further on).
+            const Shape whole{batch, config.heads, capacity_, head_dim};
+            const Shape strides{capacity_ * row, head_dim, row, 1};
+            fixed_.keys.push_back(joint.as_strided(whole, strides, joint.offset()));
+            fixed_.values.push_back(joint.as_strided(whole, strides, joint.offset() + config.embed));
+        }
+        fixed_.position = zeros({batch}, DType::I64, device_);
+        token_ = zeros({batch, 1}, DType::I64, device_);
+        ones_ = full({batch}, 1, DType::I64, device_);
+        if (options.temperature > 0) {
+            engine_.seed(options.seed ? *options.seed
+                                      : static_cast<std::uint64_t>(
+                                            rand({1}, DType::F64).item<double>() * 0x1.0p53));
+            logits_ = zeros({batch, config.vocab_size}, DType::F32, device_);
+        } else {
+            picked_ = zeros({batch, kGreedyChunk}, DType::I64, device_);
+            counter_ = zeros({1}, DType::I64, device_);
+            largest_ = zeros({}, DType::F32, device_);
+        }
     }
-    std::optional<KVCache> made = fixed_capacity(cache);
-    if (!made || made->keys.size() != blocks_.size() || made->keys[0].size(2) < past + count) {
-        return 0;
+
+    std::vector<std::vector<std::int64_t>> run() {
+        if (!finished()) {
+            choose(prefill(capacity_));
+        }
+        while (!finished()) {
+            const std::int64_t fullest = *std::max_element(position_.begin(), position_.end());
+            if (fullest >= capacity_) {
+                choose(prefill(keep_));  // sliding: every row restarts from its latest tokens
+                continue;
+            }
+            const std::int64_t room = capacity_ - fullest;
+            if (options_.temperature > 0) {
+                sampled_step();
+            } else {
+                const std::int64_t chunk = record_decoding(device_) ? kGreedyChunk : 1;
+                greedy_steps(std::min({chunk, room, longest_remaining()}));
+            }
+        }
+        return produced_;
     }
-    KVCache& fixed = *made;
-    const Device device = step.device();
-    // Everything the recorded step reads or rewrites: made first, alive until it is done.
-    Tensor token = step.reshape({1, 1}).clone();
-    Tensor picked = zeros({fixed.keys[0].size(2)}, DType::I64, device);  // by position
-    Tensor largest = largest_magnitude.clone();
-    const Tensor one = full({1}, 1, DType::I64, device);
-    const DeviceGraph graph = DeviceGraph::record(device, [&] {
-        const Tensor logits = forward(token, &fixed).select(1, -1).select(0, 0);
-        largest.copy_(maximum(largest, max(abs(logits))));
-        const Tensor next = argmax(logits).reshape({1});
-        scatter_add_(picked, 0, fixed.position, next);  // the slot was 0
-        token.copy_(next.reshape({1, 1}));
-        add_(fixed.position, one);
-    });
-    for (std::int64_t i = 0; i < count; ++i) {
-        graph.replay();
+
+private:
+    bool finished() const { return std::all_of(done_.begin(), done_.end(), [](bool d) { return d; }); }
+
+    std::int64_t longest_remaining() const {
+        std::int64_t most = 0;
+        for (std::size_t r = 0; r < rows_; ++r) {
+            if (!done_[r]) {
+                most = std::max(most, options_.max_new_tokens -
+                                          static_cast<std::int64_t>(produced_[r].size()));
+            }
+        }
+        return std::max<std::int64_t>(most, 1);
     }
-    pending.push_back(picked.slice(0, past, past + count));
-    largest_magnitude = largest;
-    for (std::size_t i = 0; i < cache.keys.size(); ++i) {  // the cache now holds past + count
-        cache.keys[i] = fixed.keys[i].slice(2, 0, past + count);
-        cache.values[i] = fixed.values[i].slice(2, 0, past + count);
+
+    // Takes row's next token; a finished row ignores it (it keeps stepping with the batch).
+    void accept(std::size_t row, std::int64_t token) {
+        if (done_[row]) {
+            return;
+        }
+        context_[row].push_back(token);
+        produced_[row].push_back(token);
+        const bool go_on = !options_.on_token || options_.on_token(row, token);
+        done_[row] = !go_on || (options_.eos_token_id && token == *options_.eos_token_id) ||
+                     static_cast<std::int64_t>(produced_[row].size()) >= options_.max_new_tokens;
     }
-    step = token;
-    return count;
+
+    // Runs each row's latest `window` tokens (right-padded to the longest) through the model
+    // into the cache's first slots; returns the logits after each row's last token, [B, V].
+    Tensor prefill(std::int64_t window) {
+        const auto batch = static_cast<std::int64_t>(rows_);
+        std::vector<std::int64_t> lengths(rows_);
+        std::int64_t longest = 0;
+        for (std::size_t r = 0; r < rows_; ++r) {
+            lengths[r] = std::min<std::int64_t>(window, static_cast<std::int64_t>(context_[r].size()));
+            longest = std::max(longest, lengths[r]);
+        }
+        std::vector<std::int64_t> padded(rows_ * static_cast<std::size_t>(longest), 0);
+        std::vector<std::int64_t> last(rows_);  // flat index of each row's last real token
+        for (std::size_t r = 0; r < rows_; ++r) {
+            const auto start = context_[r].end() - lengths[r];
+            std::copy(start, context_[r].end(), padded.begin() + static_cast<std::ptrdiff_t>(r * longest));
+            last[r] = static_cast<std::int64_t>(r) * longest + lengths[r] - 1;
+            position_[r] = lengths[r];
+        }
+        KVCache growing;  // empty views at the start of the preallocated buffers
+        for (std::size_t i = 0; i < fixed_.keys.size(); ++i) {
+            growing.keys.push_back(fixed_.keys[i].slice(2, 0, 0));
+            growing.values.push_back(fixed_.values[i].slice(2, 0, 0));
+        }
+        const Tensor features =
+            model_.features(tensor(padded, {batch, longest}, device_), &growing);
+        // A step adds its key and value into a zero slot (attend_fixed): zero every slot past
+        // each row's length, padding included.
+        const Tensor lengths_on_device = tensor(lengths, {batch}, device_);
+        const Tensor filled = lt(arange(0, static_cast<double>(capacity_), 1, DType::I64, device_)
+                                     .reshape({1, capacity_, 1}),
+                                 lengths_on_device.reshape({batch, 1, 1}));
+        for (Tensor& joint : joints_) {
+            joint.copy_(where(filled, joint, cached_scalar(0, joint.dtype(), device_)));
+        }
+        fixed_.position.copy_(lengths_on_device);
+        const Tensor rows = index_select(features.reshape({batch * longest, -1}), 0,
+                                         tensor(last, {batch}, device_));
+        return model_.head_->forward(rows);
+    }
+
+    // The first token after a prefill, from its logits [B, V].
+    void choose(const Tensor& logits) {
+        std::vector<std::int64_t> next(rows_);
+        if (options_.temperature > 0) {
+            sample_rows(logits, next);
+        } else {
+            if (!std::isfinite(max(abs(logits)).item<double>())) {
+                throw ValueError("generate: the model produced non-finite logits");
+            }
+            next = argmax(logits, 1).to_vector<std::int64_t>();
+        }
+        for (std::size_t r = 0; r < rows_; ++r) {
+            accept(r, next[r]);
+        }
+        token_.copy_(tensor(next, {static_cast<std::int64_t>(rows_), 1}, device_));
+    }
+
+    void sample_rows(const Tensor& logits, std::vector<std::int64_t>& next) {
+        const std::vector<float> host = logits.to_vector<float>();
+        const std::int64_t vocab = logits.size(1);
+        for (std::size_t r = 0; r < rows_; ++r) {
+            next[r] = done_[r] ? 0
+                               : detail::sample_token(host.data() + r * static_cast<std::size_t>(vocab),
+                                                      vocab, options_, engine_, scratch_);
+        }
+    }
+
+    // The work of one step, recorded once where the device can and replayed per token.
+    void step_work() {
+        const Tensor logits = model_.forward_fixed(token_, fixed_).select(1, 0);  // [B, V]
+        if (options_.temperature > 0) {
+            logits_.copy_(logits);
+        } else {
+            largest_.copy_(maximum(largest_, max(abs(logits))));
+            const Tensor next = argmax(logits, 1).reshape({static_cast<std::int64_t>(rows_), 1});
+            // The chunk's column counter_ was 0: adding is writing, at a device index.
+            scatter_add_(picked_, 1,
+                         counter_.reshape({1, 1}).expand({static_cast<std::int64_t>(rows_), 1}).contiguous(),
+                         next);
+            token_.copy_(next);
+            add_(counter_, ones_.slice(0, 0, 1));
+        }
+        add_(fixed_.position, ones_);
+    }
+
+    void step() {
+        if (!graph_ && record_decoding(device_)) {
+            graph_ = DeviceGraph::record(device_, [this] { step_work(); });
+        }
+        if (graph_) {
+            graph_->replay();
+        } else {
+            step_work();
+        }
+    }
+
+    void greedy_steps(std::int64_t count) {
+        picked_.fill_(0);
+        counter_.fill_(0);
+        for (std::int64_t i = 0; i < count; ++i) {
+            step();
+        }
+        for (std::int64_t& position : position_) {
+            position += count;
+        }
+        if (!std::isfinite(largest_.item<double>())) {  // NaN weights would pick one token forever
+            throw ValueError("generate: the model produced non-finite logits");
+        }
+        const std::vector<std::int64_t> tokens = picked_.to_vector<std::int64_t>();
+        for (std::int64_t i = 0; i < count; ++i) {
+            for (std::size_t r = 0; r < rows_; ++r) {
+                accept(r, tokens[r * kGreedyChunk + static_cast<std::size_t>(i)]);
+            }
+        }
+    }
+
+    void sampled_step() {
+        step();
+        for (std::int64_t& position : position_) {
+            ++position;
+        }
+        std::vector<std::int64_t> next(rows_);
+        sample_rows(logits_, next);
+        for (std::size_t r = 0; r < rows_; ++r) {
+            accept(r, next[r]);
+        }
+        token_.copy_(tensor(next, {static_cast<std::int64_t>(rows_), 1}, device_));
+    }
+
+    GPT& model_;
+    const GenerationConfig& options_;
+    std::size_t rows_;
+    std::vector<std::vector<std::int64_t>> context_;   // each row's tokens so far
+    std::vector<std::vector<std::int64_t>> produced_;  // each row's new tokens
+    std::vector<bool> done_;
+    std::vector<std::int64_t> position_;  // each row's filled slots (fixed_.position on the host)
+    std::int64_t capacity_ = 0;
+    std::int64_t keep_ = 0;  // tokens a row keeps when its cache is full
+    Device device_;
+    std::vector<Tensor> joints_;  // per layer [B, capacity, 2C]: a token's key, then its value
+    KVCache fixed_;
+    Tensor token_;    // [B, 1]: each row's latest token, the next step's input
+    Tensor ones_;     // [B] of 1
+    Tensor logits_;   // sampling: the step's logits [B, V]
+    Tensor picked_;   // greedy: [B, kGreedyChunk] tokens of the chunk so far
+    Tensor counter_;  // greedy: the chunk's next column, [1]
+    Tensor largest_;  // greedy: the largest |logit| so far; NaN once any logit was NaN
+    std::optional<DeviceGraph> graph_;
+    std::mt19937_64 engine_;
+    std::vector<std::pair<double, std::int64_t>> scratch_;
+};
+
+std::vector<std::vector<std::int64_t>> GPT::generate(
+    const std::vector<std::vector<std::int64_t>>& prompts, const GenerationConfig& options) {
+    detail::check_generation(options, config_.vocab_size);
+    if (prompts.empty()) {
+        throw ValueError("generate: no prompts");
+    }
+    for (std::size_t r = 0; r < prompts.size(); ++r) {
+        if (prompts[r].empty()) {
+            throw ValueError("generate: prompt " + std::to_string(r) + " is empty");
+        }
+        for (const std::int64_t token : prompts[r]) {
+            if (token < 0 || token >= config_.vocab_size) {
+                throw IndexError("generate: prompt " + std::to_string(r) + " holds token " +
+                                 std::to_string(token) + ", outside the vocabulary of " +
+                                 std::to_string(config_.vocab_size));
+            }
+        }
+    }
+    const NoGradGuard guard;
+    const bool was_training = is_training();
+    eval();  // generation never drops out
+    try {
+        auto result = Decoder(*this, prompts, options).run();
+        train(was_training);
+        return result;
+    } catch (...) {
+        train(was_training);
+        throw;
+    }
 }
 
 std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
@@ -112,67 +346,12 @@ std::vector<std::int64_t> GPT::generate(const std::vector<std::int64_t>& prompt,
         throw ValueError("generate: new_tokens must be non-negative, got " +
                          std::to_string(new_tokens));
     }
-    if (!(temperature >= 0 && std::isfinite(temperature))) {  // NaN fails too
-        throw ValueError("generate: temperature must be finite and non-negative, got " +
-                         detail::format_number(temperature));
-    }
-    const NoGradGuard guard;
-    const Device device = token_embedding_->weight.device();  // follows Module::to
+    GenerationConfig options;
+    options.max_new_tokens = new_tokens;
+    options.temperature = temperature;
     std::vector<std::int64_t> tokens = prompt;
-    KVCache cache;
-    Tensor step = tensor(prompt, {1, static_cast<std::int64_t>(prompt.size())}, device);
-    // Greedy tokens stay on the device, each feeding the next step, so the host never waits for
-    // the GPU inside the loop; they (and the finiteness check) reach the host in one copy.
-    std::vector<Tensor> pending;
-    Tensor largest_magnitude;  // the largest |logit| so far; NaN once any logit was NaN
-    const auto flush = [&] {
-        if (largest_magnitude.defined() && !std::isfinite(largest_magnitude.item<double>())) {
-            // Non-finite logits (NaN weights, say) would pick one fixed token forever.
-            throw ValueError("generate: the model produced non-finite logits");
-        }
-        if (!pending.empty()) {
-            const std::vector<std::int64_t> picked = cat(pending, 0).to_vector<std::int64_t>();
-            tokens.insert(tokens.end(), picked.begin(), picked.end());
-            pending.clear();
-        }
-    };
-    for (std::int64_t i = 0; i < new_tokens; ++i) {
-        if (cache.length() + step.size(1) > config_.block_size) {
-            // Context full: restart the cache from the last block_size - 1 tokens (at least one).
-            flush();
-            cache = KVCache();
-            const auto keep = std::min<std::size_t>(
-                tokens.size(), std::max<std::int64_t>(config_.block_size - 1, 1));
-            const std::vector<std::int64_t> window(tokens.end() - static_cast<std::ptrdiff_t>(keep),
-                                                   tokens.end());
-            step = tensor(window, {1, static_cast<std::int64_t>(keep)}, device);
-        }
-        const Tensor logits = forward(step, &cache).select(1, -1).select(0, 0);
-        const Tensor magnitude = max(abs(logits));
-        largest_magnitude =
-            largest_magnitude.defined() ? maximum(largest_magnitude, magnitude) : magnitude;
-        if (temperature == 0) {
-            step = argmax(logits).reshape({1, 1});
-            pending.push_back(step.reshape({1}));
-            i += decode_recorded(cache, step, new_tokens - i - 1, pending, largest_magnitude);
-            continue;
-        }
-        flush();
-        const std::vector<double> probabilities =
-            softmax(logits / temperature, 0).to_vector<double>();
-        double draw = rand({1}, DType::F64).item<double>();
-        std::int64_t next = 0;
-        for (std::size_t token = 0; token < probabilities.size(); ++token) {
-            draw -= probabilities[token];
-            next = static_cast<std::int64_t>(token);
-            if (draw <= 0) {
-                break;
-            }
-        }
-        tokens.push_back(next);
-        step = tensor(std::vector<std::int64_t>{next}, {1, 1}, device);
-    }
-    flush();
+    const std::vector<std::int64_t> produced = generate({prompt}, options)[0];
+    tokens.insert(tokens.end(), produced.begin(), produced.end());
     return tokens;
 }
 

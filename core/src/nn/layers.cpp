@@ -22,9 +22,9 @@ Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bi
     detail::require_positive(in_features, "Linear", "in_features");
     detail::require_positive(out_features, "Linear", "out_features");
     const double bound = 1.0 / std::sqrt(static_cast<double>(in_features));
-    weight = register_parameter("weight", uniform({out_features, in_features}, bound, device));
+    register_parameter("weight", weight, uniform({out_features, in_features}, bound, device));
     if (with_bias) {
-        bias = register_parameter("bias", uniform({out_features}, bound, device));
+        register_parameter("bias", bias, uniform({out_features}, bound, device));
     }
 }
 
@@ -38,7 +38,7 @@ Embedding::Embedding(std::int64_t count, std::int64_t dim, Device device) {
     detail::require_positive(count, "Embedding", "num_embeddings");
     detail::require_positive(dim, "Embedding", "embedding_dim");
     const NoGradGuard guard;
-    weight = register_parameter("weight", randn({count, dim}).to(device));
+    register_parameter("weight", weight, randn({count, dim}).to(device));
 }
 
 Tensor Embedding::forward(const Tensor& indices) { return embedding(weight, indices); }
@@ -49,8 +49,8 @@ LayerNorm::LayerNorm(std::int64_t dim, double epsilon, Device device) : eps(epsi
         throw ValueError("LayerNorm: eps must be non-negative and finite, got " +
                          detail::format_number(epsilon));
     }
-    weight = register_parameter("weight", ones({dim}, DType::F32, device));
-    bias = register_parameter("bias", zeros({dim}, DType::F32, device));
+    register_parameter("weight", weight, ones({dim}, DType::F32, device));
+    register_parameter("bias", bias, zeros({dim}, DType::F32, device));
 }
 
 Tensor LayerNorm::forward(const Tensor& input) { return layer_norm(input, weight, bias, eps); }

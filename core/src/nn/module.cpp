@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "kael/autograd.h"
@@ -69,29 +70,46 @@ IncompatibleKeys apply_state(Module& module,
             throw ValueError(op + ": parameter " + printable_name(name) + " appears twice");
         }
     }
-    const auto named = module.named_parameters();
+    // Tied parameters (one tensor under several names) form a group that any of its names
+    // fills; a group none of them fills is missing under its first name.
+    std::map<const void*, std::vector<std::string>> groups;
+    std::vector<std::pair<std::string, Tensor>> named;  // each tensor once, by first name
+    for (const auto& [name, parameter] : module.named_parameters(false)) {
+        auto& names = groups[&parameter.impl()];
+        if (names.empty()) {
+            named.emplace_back(name, parameter);
+        }
+        names.push_back(name);
+    }
     IncompatibleKeys result;
     // Everything is checked and converted first: a failure leaves the module unchanged.
     std::vector<std::pair<Tensor, Tensor>> writes;  // parameter, value on its device and dtype
-    for (const auto& [name, parameter] : named) {
-        const auto found = by_name.find(name);
-        if (found == by_name.end()) {
-            result.missing_keys.push_back(name);
-            continue;
+    for (const auto& [first, parameter] : named) {
+        bool filled = false;
+        for (const std::string& name : groups[&parameter.impl()]) {
+            const auto found = by_name.find(name);
+            if (found == by_name.end()) {
+                continue;
+            }
+            const Tensor& value = *found->second;
+            if (!value.defined()) {
+                throw TypeError(op + ": parameter " + printable_name(name) + " is not a tensor");
+            }
+            if (value.shape() != parameter.shape()) {
+                throw ValueError(op + ": size mismatch for " + printable_name(name) +
+                                 ": the state has shape " + to_string(value.shape()) +
+                                 ", the module's parameter has shape " +
+                                 to_string(parameter.shape()));
+            }
+            const NoGradGuard guard;
+            writes.emplace_back(parameter,
+                                value.detach().to(parameter.dtype()).to(parameter.device()));
+            by_name.erase(found);
+            filled = true;
         }
-        const Tensor& value = *found->second;
-        if (!value.defined()) {
-            throw TypeError(op + ": parameter " + printable_name(name) + " is not a tensor");
+        if (!filled) {
+            result.missing_keys.push_back(first);
         }
-        if (value.shape() != parameter.shape()) {
-            throw ValueError(op + ": size mismatch for " + printable_name(name) +
-                             ": the state has shape " + to_string(value.shape()) +
-                             ", the module's parameter has shape " +
-                             to_string(parameter.shape()));
-        }
-        const NoGradGuard guard;
-        writes.emplace_back(parameter, value.detach().to(parameter.dtype()).to(parameter.device()));
-        by_name.erase(found);
     }
     for (const auto& entry : state) {
         if (by_name.count(entry.first) != 0) {
@@ -122,14 +140,21 @@ Tensor Module::forward(const Tensor&) {
 }
 
 Tensor& Module::register_parameter(const std::string& name, const Tensor& value) {
-    parameters_.emplace_back(name, value.detach().set_requires_grad(true));
-    return parameters_.back().second;
+    Tensor& slot = owned_.emplace_back();
+    register_parameter(name, slot, value);
+    return slot;
+}
+
+void Module::register_parameter(const std::string& name, Tensor& slot, const Tensor& value) {
+    slot = value.detach().set_requires_grad(true);
+    parameters_.emplace_back(name, &slot);
 }
 
 bool Module::unregister(const std::string& name) {
     const auto parameter = std::find_if(parameters_.begin(), parameters_.end(),
                                         [&](const auto& entry) { return entry.first == name; });
     if (parameter != parameters_.end()) {
+        *parameter->second = Tensor();  // an owned slot is not reused; its memory goes now
         parameters_.erase(parameter);
         return true;
     }
@@ -142,14 +167,87 @@ bool Module::unregister(const std::string& name) {
     return false;
 }
 
-std::vector<std::pair<std::string, Tensor>> Module::named_parameters() const {
-    std::vector<std::pair<std::string, Tensor>> result = parameters_;
+std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool remove_duplicate) const {
+    std::vector<std::pair<std::string, Tensor>> result;
+    for (const auto& [name, slot] : parameters_) {
+        result.emplace_back(name, *slot);
+    }
     for (const auto& [prefix, child] : children_) {
-        for (const auto& [name, parameter] : child->named_parameters()) {
+        for (const auto& [name, parameter] : child->named_parameters(false)) {
             result.emplace_back(prefix + "." + name, parameter);
         }
     }
+    if (remove_duplicate) {
+        std::set<const void*> seen;
+        std::erase_if(result, [&](const auto& entry) {
+            return !seen.insert(&entry.second.impl()).second;
+        });
+    }
     return result;
+}
+
+namespace {
+
+// The module holding the last part of a dotted path, and that part.
+std::pair<const Module*, std::string> resolve_path(const Module& root, const std::string& path,
+                                                   const char* op) {
+    const auto dot = path.rfind('.');
+    if (dot == std::string::npos) {
+        return {&root, path};
+    }
+    const Module* owner = root.get_submodule(path.substr(0, dot)).get();
+    if (owner == nullptr) {
+        throw ValueError(std::string(op) + ": no module at " + detail::printable_name(path));
+    }
+    return {owner, path.substr(dot + 1)};
+}
+
+}  // namespace
+
+std::shared_ptr<Module> Module::get_submodule(const std::string& path) const {
+    const Module* module = this;
+    std::shared_ptr<Module> found;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t dot = std::min(path.find('.', start), path.size());
+        const std::string part = path.substr(start, dot - start);
+        const auto child = std::find_if(module->children_.begin(), module->children_.end(),
+                                        [&](const auto& entry) { return entry.first == part; });
+        if (child == module->children_.end()) {
+            throw ValueError("get_submodule: no submodule " + detail::printable_name(path) +
+                             " (no " + detail::printable_name(part) + " in it)");
+        }
+        found = child->second;
+        module = found.get();
+        start = dot + 1;
+    }
+    return found;
+}
+
+Tensor Module::get_parameter(const std::string& path) const {
+    const auto [owner, name] = resolve_path(*this, path, "get_parameter");
+    for (const auto& [own, slot] : owner->parameters_) {
+        if (own == name) {
+            return *slot;
+        }
+    }
+    throw ValueError("get_parameter: no parameter " + detail::printable_name(path));
+}
+
+void Module::set_parameter(const std::string& path, const Tensor& value) {
+    if (!value.defined()) {
+        throw ValueError("set_parameter: the value for " + detail::printable_name(path) +
+                         " is not a tensor");
+    }
+    const auto [owner, name] = resolve_path(*this, path, "set_parameter");
+    for (const auto& [own, slot] : owner->parameters_) {
+        if (own == name) {
+            *slot = value.is_leaf() && value.requires_grad() ? value
+                                                             : value.detach().set_requires_grad(true);
+            return;
+        }
+    }
+    throw ValueError("set_parameter: no parameter " + detail::printable_name(path));
 }
 
 std::vector<Tensor> Module::parameters() const {
