@@ -43,6 +43,7 @@ void bind_ops(py::module_& module);
 void bind_autograd(py::module_& module);
 void bind_nn(py::module_& module);
 void bind_dlpack(py::module_& module);
+void bind_safetensors(py::module_& module);
 // Last: two tensors' + - * / straight from the number slots (fast_operators.cpp).
 void bind_fast_operators(py::module_& module);
 
@@ -59,6 +60,9 @@ void bind_fast_operators(py::module_& module);
 [[nodiscard]] Shape sequence_to_shape(py::handle sequence, const char* op);
 // An int size or a sequence of them, as full(size, ...) and randint(..., size) take.
 [[nodiscard]] Shape size_argument(py::handle size, const char* op);
+
+// str, bytes or os.PathLike (pathlib.Path), as the bytes the OS sees (bind_nn.cpp).
+[[nodiscard]] std::string path_argument(py::handle path);
 
 [[nodiscard]] bool is_python_scalar(py::handle object);
 // A Python number as a 0-d tensor that joins an op with like the way PyTorch's "weak" scalars

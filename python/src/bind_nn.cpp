@@ -160,6 +160,12 @@ py::dict state_dict(const Module& module) {
     return state;
 }
 
+py::object incompatible_keys(const nn::IncompatibleKeys& result) {
+    return py::module_::import("kael._kael")
+        .attr("_nn")
+        .attr("IncompatibleKeys")(result.missing_keys, result.unexpected_keys);
+}
+
 py::object load_state_dict(Module& module, py::handle state, bool strict) {
     if (!py::hasattr(state, "items")) {
         throw py::type_error("load_state_dict: expected a dict of name -> tensor, got " +
@@ -181,10 +187,7 @@ py::object load_state_dict(Module& module, py::handle state, bool strict) {
         }
         entries.emplace_back(name, pair[1].cast<Tensor>());
     }
-    const nn::IncompatibleKeys result = module.load_state_dict(entries, strict);
-    return py::module_::import("kael._kael")
-        .attr("_nn")
-        .attr("IncompatibleKeys")(result.missing_keys, result.unexpected_keys);
+    return incompatible_keys(module.load_state_dict(entries, strict));
 }
 
 // Every method reaches the C++ module through module_of, so none runs on an unconstructed one.
@@ -256,7 +259,15 @@ void bind_module_base(py::module_& nn_module) {
         }, py::arg("path"))
         .def("load", [](py::handle self, py::handle path) {
             module_of(self).load(path_argument(path));
-        }, py::arg("path"));
+        }, py::arg("path"))
+        .def("save_safetensors", [](py::handle self, py::handle path) {
+            module_of(self).save_safetensors(path_argument(path));
+        }, py::arg("path"), "Writes every named parameter to a safetensors file, atomically")
+        .def("load_safetensors", [](py::handle self, py::handle path, bool strict) {
+            return incompatible_keys(module_of(self).load_safetensors(path_argument(path), strict));
+        }, py::arg("path"), py::arg("strict") = true,
+             "Reads a safetensors file into the parameters as load_state_dict does (F16/BF16 "
+             "convert); a failure changes nothing");
 }
 
 }  // namespace

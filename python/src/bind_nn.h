@@ -5,9 +5,6 @@
 
 namespace kael::python {
 
-// str, bytes or os.PathLike (pathlib.Path), as the bytes the OS sees.
-[[nodiscard]] std::string path_argument(py::handle path);
-
 void bind_layers(py::module_& nn_module);
 void bind_gpt(py::module_& nn_module);
 void bind_optim(py::module_& optim_module);

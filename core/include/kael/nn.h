@@ -63,6 +63,11 @@ public:
     // (ValueError); only regular files are read.
     void save(const std::string& path) const;
     void load(const std::string& path);
+    // Every named parameter as a safetensors file (kael/safetensors.h), written atomically as
+    // save is; load_safetensors reads one back as load_state_dict(strict) does (F16/BF16 and
+    // narrower integers convert to the parameters' dtypes), so a failure changes nothing.
+    void save_safetensors(const std::string& path) const;
+    IncompatibleKeys load_safetensors(const std::string& path, bool strict = true);
 
 protected:
     // A parameter the module keeps (Python attributes); the reference stays valid.
