@@ -1,3 +1,4 @@
+#define BOOST_TEST_MODULE gpt2_checkpoint
 // GPT::from_pretrained on the checkpoint python/tests/gpt2_reference.py writes (a CTest fixture:
 // KAEL_GPT2_CHECKPOINT names its folder), against the numpy forward pass's logits stored beside
 // it; weight tying in C++; batched generation; save_pretrained.

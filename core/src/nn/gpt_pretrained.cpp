@@ -307,7 +307,7 @@ void GPT::save_pretrained(const std::string& folder) const {
                         config_.layers);
         tensors.emplace_back(theirs, to && to->conv1d ? parameter.transpose(0, 1) : parameter);
     }
-    save_safetensors((root / "model.safetensors").string(), tensors, {{"format", "pt"}});
+    kael::save_safetensors((root / "model.safetensors").string(), tensors, {{"format", "pt"}});
     const std::string text = config.dump(2) + "\n";
     std::ofstream out(root / "config.json", std::ios::trunc);
     out << text;
