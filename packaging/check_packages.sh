@@ -190,6 +190,7 @@ check_depends() {
                     libstdc++.so.6) provider=libstdc++6 ;;
                     libgcc_s.so.1) provider=libgcc-s1 ;;
                     libz.so.1) provider=zlib1g ;;
+                    libpcre2-8.so.0) provider=libpcre2-8-0 ;;
                     *) fail "$package: ${elf#"$unpacked"} needs $soname, which no Depends covers" ;;
                 esac
                 if [[ "$provider" != "$package" && ", $depends" != *", $provider "* ]]; then

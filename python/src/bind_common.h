@@ -44,6 +44,7 @@ void bind_autograd(py::module_& module);
 void bind_nn(py::module_& module);
 void bind_dlpack(py::module_& module);
 void bind_safetensors(py::module_& module);
+void bind_tokenizer(py::module_& module);
 // Last: two tensors' + - * / straight from the number slots (fast_operators.cpp).
 void bind_fast_operators(py::module_& module);
 

@@ -140,5 +140,6 @@ PYBIND11_MODULE(_kael, module) {
     kael::python::bind_nn(module);
     kael::python::bind_dlpack(module);
     kael::python::bind_safetensors(module);
+    kael::python::bind_tokenizer(module);
     kael::python::bind_fast_operators(module);
 }
