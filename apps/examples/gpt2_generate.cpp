@@ -21,7 +21,7 @@ double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-constexpr const char* kWhereToGetOne = R"(gpt2_generate needs a GPT-2 checkpoint folder (config.json and model.safetensors,
+constexpr const char* kWhereToGetOne = R"help(gpt2_generate needs a GPT-2 checkpoint folder (config.json and model.safetensors,
 as transformers' save_pretrained writes them). To get GPT-2 small (124M parameters):
   git lfs install && git clone https://huggingface.co/openai-community/gpt2
 or, where transformers is installed:
@@ -29,7 +29,7 @@ or, where transformers is installed:
 For a speed test without a download, a random-init checkpoint of GPT-2 small's shape:
   /usr/bin/python3 python/tests/gpt2_reference.py gpt2-random --gpt2-small
 then: gpt2_generate --checkpoint gpt2-random --prompt "Hello" --tokens 128 --device cuda
-)";
+)help";
 
 }  // namespace
 

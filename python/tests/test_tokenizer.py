@@ -158,8 +158,11 @@ def test_missing_files(tokenizer, tmp_path):
     merges = tokenizer.source.split(" and ")[1]
     with pytest.raises(FileNotFoundError, match="missing.json"):
         kael.GPT2Tokenizer.from_files(tmp_path / "missing.json", merges)
-    with pytest.raises(ValueError, match="holds neither vocab.json"):
-        kael.GPT2Tokenizer.from_pretrained(tmp_path)
+    # A folder without vocabulary files uses the installed copy; a folder that is not there
+    # is an error.
+    assert kael.GPT2Tokenizer.from_pretrained(tmp_path).source == tokenizer.source
+    with pytest.raises(ValueError, match="is not a folder"):
+        kael.GPT2Tokenizer.from_pretrained(tmp_path / "absent")
 
 
 def test_out_of_range_ids_are_value_errors(tokenizer):

@@ -20,8 +20,8 @@ public:
     // vocab: encoder.json / vocab.json (token string -> id); merges: vocab.bpe / merges.txt.
     static GPT2Tokenizer from_files(const std::string& vocab_path, const std::string& merges_path);
     // A folder holding vocab.json + merges.txt (what Hugging Face saves) or encoder.json +
-    // vocab.bpe. An empty string means the installed copy; a folder holding neither pair is an
-    // error naming the files looked for.
+    // vocab.bpe; a folder holding neither pair (or an empty string) means the installed copy.
+    // ValueError when folder is not a folder.
     static GPT2Tokenizer from_folder(const std::string& folder);
     // The copy found beside the library: $KAEL_GPT2_VOCAB_DIR, <libdir>/../share/kael/gpt2, the
     // build tree's copy, the install prefix's; the error names every place looked.

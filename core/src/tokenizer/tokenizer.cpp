@@ -1,4 +1,5 @@
 // GPT2Tokenizer and TokenTextStream: special tokens, ids to bytes, and the parts put together.
+#include <filesystem>
 #include "kael/tokenizer.h"
 
 #include "kael/error.h"
@@ -35,12 +36,13 @@ GPT2Tokenizer GPT2Tokenizer::from_files(const std::string& vocab_path,
 
 GPT2Tokenizer GPT2Tokenizer::from_folder(const std::string& folder) {
     if (folder.empty()) return installed();
-    const std::optional<tokenizer_detail::VocabularyFiles> files = tokenizer_detail::files_in(folder);
-    if (!files) {
-        throw ValueError("GPT2Tokenizer: " + folder +
-                         " holds neither vocab.json + merges.txt nor encoder.json + vocab.bpe");
+    if (!std::filesystem::is_directory(folder)) {  // a typo must not hide behind the installed copy
+        throw ValueError("GPT2Tokenizer: '" + folder + "' is not a folder");
     }
-    return from_files(files->vocab, files->merges);
+    const std::optional<tokenizer_detail::VocabularyFiles> files = tokenizer_detail::files_in(folder);
+    // A checkpoint folder without vocabulary files (kael's own, a bare save_pretrained) uses
+    // GPT-2's, installed with kael.
+    return files ? from_files(files->vocab, files->merges) : installed();
 }
 
 GPT2Tokenizer GPT2Tokenizer::installed() {
