@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# On the GPU machine (no apt): builds kael there, cuda plugin and Python module for its Python,
+# without the tests and kael-conformance (its Boost.Test library is missing there). Headers and
+# libraries that machine lacks (nlohmann-json, PCRE2, zlib) come from third_party/gpu_deps,
+# copied from a Debian machine. Usage: scripts/cuda/build_on_gpu.sh <build dir>
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:?build dir}
+deps=$root/third_party/gpu_deps
+py=${KAEL_PYTHON:-/opt/torch/.venv/bin/python3}
+export PKG_CONFIG_PATH=$deps/pkgconfig CPATH=$deps/include LIBRARY_PATH=$deps/lib
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAEL_BUILD_TESTS=OFF \
+    -DKAEL_BUILD_CONFORMANCE=OFF -DKAEL_BUILD_PYTHON=ON -DCMAKE_CUDA_ARCHITECTURES=90-real \
+    -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPython3_EXECUTABLE="$py" \
+    -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" \
+    -Dnlohmann_json_DIR="$deps/share/cmake/nlohmann_json" -DZLIB_ROOT="$deps" >/dev/null
+cmake --build "$build" -j16 2>&1 | grep -E "error|Error" -A3 | head -40 || true
