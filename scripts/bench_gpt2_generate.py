@@ -75,8 +75,12 @@ def main():
         script = os.path.join(os.path.dirname(__file__), "..", "python", "tests",
                               "gpt2_reference.py")
         subprocess.run([sys.executable, script, folder, "--gpt2-small"], check=True)
-    import kael
-    prompt_ids = kael.GPT2Tokenizer.from_pretrained(folder).encode(args.prompt)
+    # kael in a process of its own: this one imports torch, and the two are not loaded together.
+    encoded = subprocess.run(
+        [sys.executable, "-c", "import sys, kael; print(kael.GPT2Tokenizer.from_pretrained("
+         "sys.argv[1]).encode(sys.argv[2]))", folder, args.prompt],
+        capture_output=True, text=True, check=True)
+    prompt_ids = [int(t) for t in encoded.stdout.strip().strip("[]").split(",")]
     common = ["--checkpoint", folder, "--prompt", args.prompt, "--tokens", str(args.tokens),
               "--device", args.device, "--quiet"]
     cpp, cpp_line = run_example([args.example] + common, args.repeat)
