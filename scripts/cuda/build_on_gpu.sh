@@ -2,7 +2,7 @@
 # On the GPU machine (no apt): builds kael there, cuda plugin and Python module for its Python,
 # without the tests and kael-conformance (its Boost.Test library is missing there). Headers and
 # libraries that machine lacks (nlohmann-json, PCRE2, zlib) come from third_party/gpu_deps,
-# copied from a Debian machine. Usage: scripts/cuda/build_on_gpu.sh <build dir>
+# copied from a Debian machine by scripts/cuda/gpu_deps.sh. Usage: scripts/cuda/build_on_gpu.sh <build dir>
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:?build dir}
