@@ -205,6 +205,11 @@ private:
             }
             next = argmax(logits, 1).to_vector<std::int64_t>();
         }
+        feed(next);
+    }
+
+    // Takes each row's next token and makes it the next step's input.
+    void feed(const std::vector<std::int64_t>& next) {
         for (std::size_t r = 0; r < rows_; ++r) {
             accept(r, next[r]);
         }
@@ -277,10 +282,7 @@ private:
         }
         std::vector<std::int64_t> next(rows_);
         sample_rows(logits_, next);
-        for (std::size_t r = 0; r < rows_; ++r) {
-            accept(r, next[r]);
-        }
-        token_.copy_(tensor(next, {static_cast<std::int64_t>(rows_), 1}, device_));
+        feed(next);
     }
 
     GPT& model_;
