@@ -127,6 +127,10 @@ void translate_kael_errors(std::exception_ptr error) {
 }  // namespace
 
 PYBIND11_MODULE(_kael, module) {
+    // Docstrings open with a text signature, "name(input, dim=None)\n--\n\n", which Python
+    // reads as __text_signature__ (inspect.signature works); pybind11's typed lines would hide it.
+    py::options options;
+    options.disable_function_signatures();
     module.doc() = "kael: tensors, autograd and nn over plugin device backends";
     py::register_exception_translator(translate_kael_errors);
     module.attr("_MAX_RANK") = kael::kMaxRank;
