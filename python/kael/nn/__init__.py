@@ -16,7 +16,7 @@ them:
 A plain list or dict of modules cannot be assigned (its modules would not be registered): use
 ModuleList or ModuleDict. `del module.name` unregisters a parameter or submodule.
 """
-from ._kael import _nn
+from .._kael import _nn
 
 Module = _nn.Module
 Linear = _nn.Linear

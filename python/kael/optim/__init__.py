@@ -1,5 +1,5 @@
 """kael.optim: optimizers that update parameters in place (SGD, Adam, AdamW)."""
-from ._kael import _optim
+from .._kael import _optim
 
 Optimizer = _optim.Optimizer
 SGD = _optim.SGD
