@@ -36,6 +36,7 @@ public:
 
 // One registration function per binding file, called in this order by module.cpp.
 void bind_devices(py::module_& module);
+void bind_docstrings(py::module_& module);
 void bind_tensor(py::module_& module);
 // After bind_tensor, so that signatures in errors say kael._kael.Tensor, not kael::Tensor.
 void bind_factories(py::module_& module);

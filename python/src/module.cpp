@@ -1,6 +1,7 @@
 // The kael._kael extension module: error mapping, then one registration per binding file.
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <new>
 #include <stdexcept>
 #include <string_view>
@@ -129,8 +130,9 @@ void translate_kael_errors(std::exception_ptr error) {
 PYBIND11_MODULE(_kael, module) {
     // Docstrings open with a text signature, "name(input, dim=None)\n--\n\n", which Python
     // reads as __text_signature__ (inspect.signature works); pybind11's typed lines would hide it.
+    // KAEL_PYBIND_SIGNATURES=1 keeps them, for python/tools/generate_stubs.py only.
     py::options options;
-    options.disable_function_signatures();
+    if (std::getenv("KAEL_PYBIND_SIGNATURES") == nullptr) options.disable_function_signatures();
     module.doc() = "kael: tensors, autograd and nn over plugin device backends";
     py::register_exception_translator(translate_kael_errors);
     module.attr("_MAX_RANK") = kael::kMaxRank;
@@ -146,4 +148,5 @@ PYBIND11_MODULE(_kael, module) {
     kael::python::bind_safetensors(module);
     kael::python::bind_tokenizer(module);
     kael::python::bind_fast_operators(module);
+    kael::python::bind_docstrings(module);
 }
