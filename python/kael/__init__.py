@@ -44,3 +44,5 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """full with the shape, dtype and device of input."""
     return _kael.full(input.shape, fill_value, dtype=dtype or input.dtype,
                       device=device or input.device, requires_grad=requires_grad)
+
+from . import _docs_functions, _docs_tensor  # noqa: E402,F401  (the docstring tables)

@@ -11,13 +11,17 @@
 namespace kael::python {
 namespace {
 
-bool has_text(const char* doc) { return doc != nullptr && doc[0] != '\0'; }
+// A docstring that opens with a text signature was written for Python already; attaching a
+// second one is a mistake. An older one-line docstring is replaced.
+bool has_signature(const char* doc) {
+    return doc != nullptr && std::strstr(doc, "\n--\n\n") != nullptr;
+}
 
 // pybind11 allocates each function's ml_doc with strdup and frees it with std::free, so the
 // replacement is made the same way and the function keeps owning it.
 void set_function_doc(PyCFunctionObject* function, const std::string& doc, const char* name) {
     auto* method = const_cast<PyMethodDef*>(function->m_ml);
-    if (has_text(method->ml_doc)) {
+    if (has_signature(method->ml_doc)) {
         throw ValueError(std::string("_add_docstr: ") + name + " already has a docstring");
     }
     char* copy = strdup(doc.c_str());
@@ -37,11 +41,6 @@ void add_docstr(py::handle object, const std::string& doc) {
     }
     if (PyObject_TypeCheck(target, &PyProperty_Type) || PyType_Check(target)) {
         py::handle handle(target);
-        const py::object current = handle.attr("__doc__");
-        if (!current.is_none() && !py::str(current).cast<std::string>().empty() &&
-            !PyType_Check(target)) {
-            throw ValueError("_add_docstr: " + name + " already has a docstring");
-        }
         handle.attr("__doc__") = doc;
         return;
     }

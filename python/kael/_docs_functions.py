@@ -1,0 +1,754 @@
+"""Docstrings of kael's module-level functions, attached at import (as torch/_torch_docs.py does):
+each opens with its text signature, so inspect.signature reads it."""
+from . import _kael
+from ._kael import _add_docstr
+
+_FLOATING = "f32 or f64 (an integer input is a TypeError)"
+
+
+def _doc(name, signature, text):
+    _add_docstr(getattr(_kael, name), f"{signature}\n--\n\n{text.strip()}\n")
+
+
+_UNARY_FLOATING = {
+    "exp": ("The exponential e**x of each element.", "[0.0, 1.0]"),
+    "log": ("The natural logarithm of each element (-inf at 0, nan below).", "[1.0, 2.718281828]"),
+    "sqrt": ("The square root of each element (nan below 0).", "[4.0, 9.0]"),
+    "rsqrt": ("The reciprocal square root 1/sqrt(x) of each element.", "[4.0, 0.25]"),
+    "sin": ("The sine of each element, in radians.", "[0.0, 1.5707963]"),
+    "cos": ("The cosine of each element, in radians.", "[0.0, 3.1415927]"),
+    "tanh": ("The hyperbolic tangent of each element.", "[0.0, 1.0]"),
+    "sigmoid": ("The logistic sigmoid 1/(1+exp(-x)) of each element.", "[0.0, 2.0]"),
+    "reciprocal": ("The reciprocal 1/x of each element (inf at 0).", "[2.0, -4.0]"),
+}
+_UNARY_ANY = {
+    "abs": ("The absolute value of each element.", "[-1.5, 2.0]", "every dtype"),
+    "neg": ("The negation -x of each element.", "[1.0, -2.0]", "every dtype but bool"),
+    "sign": ("The sign (-1, 0 or 1) of each element.", "[-3.0, 0.0, 2.5]", "every dtype"),
+    "square": ("The square x*x of each element.", "[-2.0, 3.0]", "every dtype"),
+    "relu": ("The rectified linear unit max(x, 0) of each element.", "[-1.0, 2.0]",
+             "every dtype"),
+    "logical_not": ("True where the element is zero (or False), as a bool tensor.",
+                    "[0.0, 2.0]", "every dtype"),
+}
+for _name, (_summary, _values) in _UNARY_FLOATING.items():
+    _doc(_name, f"{_name}(input)", f"""
+{_summary}
+
+Args:
+    input (Tensor): any shape and device; dtype {_FLOATING}.
+
+Returns a new tensor of input's shape, dtype and device; differentiable.
+
+Example::
+
+    >>> kael.{_name}(kael.tensor({_values}))
+""")
+for _name, (_summary, _values, _dtypes) in _UNARY_ANY.items():
+    _doc(_name, f"{_name}(input)", f"""
+{_summary}
+
+Args:
+    input (Tensor): any shape and device; {_dtypes}.
+
+Returns a new tensor of input's shape on input's device{"" if _name == "logical_not" else
+", of its dtype; differentiable"}.
+
+Example::
+
+    >>> kael.{_name}(kael.tensor({_values}))
+""")
+
+_BINARY = {
+    "add": "The sum input + other", "sub": "The difference input - other",
+    "mul": "The product input * other", "div": "The true quotient input / other (integers "
+    "divide to a float result, as PyTorch's default rounding_mode=None)",
+    "pow": "input raised to the power other", "maximum": "The larger of input and other "
+    "(NaN wins)", "minimum": "The smaller of input and other (NaN wins)",
+}
+_COMPARISONS = {
+    "eq": "input == other", "ne": "input != other", "lt": "input < other",
+    "le": "input <= other", "gt": "input > other", "ge": "input >= other",
+    "logical_and": "both input and other are nonzero", "logical_or": "input or other is nonzero",
+}
+for _name, _summary in _BINARY.items():
+    _doc(_name, f"{_name}(input, other)", f"""
+{_summary}, element by element, broadcasting.
+
+Args:
+    input (Tensor or number), other (Tensor or number): shapes that broadcast together, on one
+        device (a mixed-device pair is an error, never a silent copy); a Python number takes
+        the tensor's dtype as in PyTorch, two tensors promote (int64 with f32 gives f32).
+
+Returns a new tensor of the broadcast shape; differentiable in both arguments.
+
+Example::
+
+    >>> kael.{_name}(kael.tensor([1.0, 4.0]), kael.tensor([2.0, 2.0]))
+""")
+for _name, _summary in _COMPARISONS.items():
+    _doc(_name, f"{_name}(input, other)", f"""
+True where {_summary}, element by element, broadcasting: a bool tensor.
+
+Args:
+    input (Tensor or number), other (Tensor or number): shapes that broadcast together, on one
+        device; any dtypes (compared after promotion).
+
+Example::
+
+    >>> kael.{_name}(kael.tensor([1, 2, 3]), 2)
+""")
+
+_REDUCTIONS = {
+    "sum": ("The sum of the elements", "integers and bool sum to int64", "[[1.0, 2.0], [3.0, 4.0]]"),
+    "mean": ("The mean of the elements", "floating dtypes only", "[[1.0, 2.0], [3.0, 4.0]]"),
+    "prod": ("The product of the elements", "integers and bool multiply to int64",
+             "[[1.0, 2.0], [3.0, 4.0]]"),
+    "argmax": ("The index of the largest element (the first one on ties, NaN counts as "
+               "largest)", "int64 result; over the flattened tensor without dim",
+               "[[1.0, 5.0], [3.0, 4.0]]"),
+    "argmin": ("The index of the smallest element (the first one on ties)",
+               "int64 result; over the flattened tensor without dim", "[[1.0, 5.0], [3.0, 4.0]]"),
+    "all": ("True if every element is nonzero", "bool result", "[[True, False], [True, True]]"),
+    "any": ("True if some element is nonzero", "bool result", "[[True, False], [False, False]]"),
+}
+for _name, (_summary, _dtype_note, _values) in _REDUCTIONS.items():
+    _doc(_name, f"{_name}(input, dim=None, keepdim=False)", f"""
+{_summary}, over all of input or over dim.
+
+Args:
+    input (Tensor): any shape, dtype and device ({_dtype_note}).
+    dim (int or tuple of ints, optional): the dimensions reduced; None reduces all of them.
+    keepdim (bool): keep reduced dimensions with size 1.
+
+Returns a tensor on input's device{", differentiable" if _name in ("sum", "mean", "prod")
+else ""}.
+
+Example::
+
+    >>> x = kael.tensor({_values})
+    >>> kael.{_name}(x)
+    >>> kael.{_name}(x, dim=1)
+""")
+for _name, _summary in {"max": "largest", "min": "smallest"}.items():
+    _doc(_name, f"{_name}(input, dim=None, keepdim=False)", f"""
+The {_summary} element of input, or with dim the {_summary} along dim as a named tuple
+(values, indices), as PyTorch's kael.{_name}(input, dim).
+
+Args:
+    input (Tensor): any shape, dtype and device; NaN propagates.
+    dim (int, optional): the dimension reduced.
+    keepdim (bool): keep the reduced dimension with size 1.
+
+Example::
+
+    >>> x = kael.tensor([[1.0, 5.0], [3.0, 4.0]])
+    >>> kael.{_name}(x)
+    >>> kael.{_name}(x, dim=1)
+""")
+for _name, _summary in {"var": "variance", "std": "standard deviation"}.items():
+    _doc(_name, f"{_name}(input, dim=None, correction=1, keepdim=False)", f"""
+The {_summary} of the elements, over all of input or over dim, with Bessel's correction by
+default (correction=0 gives the population {_summary}).
+
+Args:
+    input (Tensor): f32 or f64, any shape and device.
+    dim (int or tuple of ints, optional): the dimensions reduced.
+    correction (int): subtracted from the element count in the divisor.
+    keepdim (bool): keep reduced dimensions with size 1.
+
+Returns a differentiable tensor; NaN when the count minus correction is not positive.
+
+Example::
+
+    >>> kael.{_name}(kael.tensor([1.0, 2.0, 3.0, 4.0]))
+""")
+
+_FACTORY_ARGS = """    dtype (kael.dtype, optional): float32 by default ({extra}).
+    device (str or kael.device, optional): "cpu" by default; "cuda", "cuda:1", ...
+    requires_grad (bool): make the result a leaf that records gradients."""
+for _name, _summary, _example in [
+        ("zeros", "A tensor filled with 0.", "kael.zeros(2, 3)"),
+        ("ones", "A tensor filled with 1.", "kael.ones((2, 3), dtype=kael.int64)"),
+        ("empty", "A tensor of the given shape whose values are not set (read them only "
+         "after writing them).", "kael.empty(2, 3).shape"),
+        ("rand", "Uniform random values in [0, 1), from kael's seeded generator "
+         "(kael.manual_seed): the same values on every device.", "kael.rand(2, 3).shape"),
+        ("randn", "Standard normal random values (mean 0, variance 1), from kael's seeded "
+         "generator: the same values on every device.", "kael.randn(4).shape")]:
+    _doc(_name, f"{_name}(*size, dtype=None, device=None, requires_grad=False)", f"""
+{_summary}
+
+Args:
+    *size (ints, or one tuple or list of ints): the shape; () or nothing gives a 0-d tensor.
+{_FACTORY_ARGS.format(extra="floating only" if _name.startswith("rand") else "any dtype")}
+
+Example::
+
+    >>> {_example}
+""")
+
+_doc("tensor", "tensor(data, *, dtype=None, device=None, requires_grad=False)", """
+A new tensor holding a copy of data.
+
+Args:
+    data: a number, a (nested) list or tuple of numbers or tensors, a numpy array, or a tensor.
+        The dtype is inferred as PyTorch does: bools give bool, ints int64, floats float32
+        (a numpy array keeps its dtype where kael has it: float64 stays float64).
+    dtype (kael.dtype, optional), device (str or kael.device, optional), requires_grad (bool).
+
+Example::
+
+    >>> kael.tensor([[1, 2], [3, 4]])
+    >>> kael.tensor(2.5, dtype=kael.float64)
+""")
+_doc("full", "full(size, fill_value, *, dtype=None, device=None, requires_grad=False)", """
+A tensor of shape size filled with fill_value.
+
+Args:
+    size (tuple or list of ints): the shape.
+    fill_value (number): the value; the dtype is inferred from it (bool, int64 or float32)
+        unless dtype is given.
+    dtype, device, requires_grad: as for kael.zeros.
+
+Example::
+
+    >>> kael.full((2, 2), 7)
+""")
+_doc("arange", "arange(start, end=None, step=1, *, dtype=None, device=None, "
+     "requires_grad=False)", """
+The values start, start + step, ... below end (above end for a negative step), as a 1-D tensor;
+arange(n) counts 0..n-1.
+
+Args:
+    start, end, step (numbers): int64 when all are integers, float32 otherwise (dtype overrides).
+    dtype, device, requires_grad: as for kael.zeros.
+
+Example::
+
+    >>> kael.arange(5)
+    >>> kael.arange(0, 1, 0.25)
+""")
+_doc("randint", "randint(low, high, size, *, device=None)", """
+Uniform random integers in [low, high), int64, from kael's seeded generator.
+
+Args:
+    low (int), high (int): the range; ValueError unless low < high.
+    size (tuple of ints): the shape.
+    device (str or kael.device, optional).
+
+Example::
+
+    >>> kael.randint(0, 10, (3,)).shape
+""")
+_doc("manual_seed", "manual_seed(seed)", """
+Seeds kael's random generator: rand, randn, randint, dropout and sampling draw the same values
+after the same seed, on every device.
+
+Args:
+    seed (int): any non-negative integer.
+
+Example::
+
+    >>> kael.manual_seed(0)
+    >>> a = kael.rand(3); kael.manual_seed(0); bool((kael.rand(3) == a).all())
+""")
+
+_doc("matmul", "matmul(input, other)", """
+The matrix product, with PyTorch's rules: 1-D by 1-D is a dot product, 2-D by 2-D a matrix
+product, and leading dimensions of higher-rank operands broadcast as batches.
+
+Args:
+    input (Tensor), other (Tensor): f32 or f64 (int64 too), on one device; the inner sizes must
+        agree (ValueError naming both shapes otherwise).
+
+Returns a differentiable tensor. Also written input @ other.
+
+Example::
+
+    >>> a = kael.ones(2, 3); b = kael.ones(3, 4)
+    >>> kael.matmul(a, b).shape
+""")
+_doc("where", "where(condition, input, other)", """
+input where condition is True, other elsewhere, broadcasting all three.
+
+Args:
+    condition (Tensor): bool.
+    input, other (Tensor or number): the values; they promote to one dtype.
+
+Returns a tensor differentiable in input and other.
+
+Example::
+
+    >>> x = kael.tensor([-1.0, 2.0, -3.0])
+    >>> kael.where(x > 0, x, 0.0)
+""")
+_doc("clamp", "clamp(input, min=None, max=None)", """
+Each element limited to [min, max] (either bound may be None); NaN stays NaN.
+
+Args:
+    input (Tensor): any dtype but bool.
+    min, max (number, optional): the bounds.
+
+Returns a tensor differentiable where the input lies inside the bounds.
+
+Example::
+
+    >>> kael.clamp(kael.tensor([-2.0, 0.5, 3.0]), min=-1, max=1)
+""")
+_doc("masked_fill", "masked_fill(input, mask, value)", """
+A copy of input with value wherever mask is True (mask broadcasts to input).
+
+Args:
+    input (Tensor), mask (Tensor): bool, broadcastable to input, value (number).
+
+Example::
+
+    >>> x = kael.zeros(3)
+    >>> kael.masked_fill(x, kael.tensor([True, False, True]), 5.0)
+""")
+_doc("allclose", "allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False)", """
+True if |input - other| <= atol + rtol * |other| everywhere (a Python bool: waits for the device).
+
+Args:
+    input (Tensor), other (Tensor): broadcastable, on one device.
+    rtol, atol (float): tolerances; equal_nan (bool): NaNs in the same places count as equal.
+
+Example::
+
+    >>> kael.allclose(kael.tensor([1.0, 2.0]), kael.tensor([1.0, 2.0000001]))
+""")
+_doc("norm", "norm(input)", """
+The Euclidean (Frobenius) norm of all elements, sqrt(sum(x**2)), as a 0-d tensor.
+
+Args:
+    input (Tensor): f32 or f64, any shape and device.
+
+Example::
+
+    >>> kael.norm(kael.tensor([3.0, 4.0]))
+""")
+_doc("logsumexp", "logsumexp(input, dim, keepdim=False)", """
+log(sum(exp(input))) along dim, computed without overflow (the row maximum is taken out first).
+
+Args:
+    input (Tensor): f32 or f64; dim (int); keepdim (bool).
+
+Returns a differentiable tensor.
+
+Example::
+
+    >>> kael.logsumexp(kael.tensor([[0.0, 0.0]]), dim=1)
+""")
+for _name, _summary in {"softmax": "exp(x) / sum(exp(x))", "log_softmax":
+                        "x - logsumexp(x)"}.items():
+    _doc(_name, f"{_name}(input, dim)", f"""
+{_summary} along dim, computed in one fused kernel per row where the device has it.
+
+Args:
+    input (Tensor): f32 or f64, any shape and device; dim (int): the dimension normalised.
+
+Returns a differentiable tensor of input's shape.
+
+Example::
+
+    >>> kael.{_name}(kael.tensor([[1.0, 2.0, 3.0]]), dim=1)
+""")
+_doc("gelu", "gelu(input, approximate='none')", """
+The Gaussian error linear unit x * Phi(x); approximate='tanh' uses GPT-2's tanh form.
+
+Args:
+    input (Tensor): f32 or f64; approximate (str): 'none' or 'tanh'.
+
+Returns a differentiable tensor.
+
+Example::
+
+    >>> kael.gelu(kael.tensor([-1.0, 0.0, 1.0]))
+""")
+_doc("cumsum", "cumsum(input, dim)", """
+The running sum along dim: element i is the sum of elements 0..i.
+
+Args:
+    input (Tensor): any dtype (integers and bool sum to int64); dim (int).
+
+Returns a differentiable tensor of input's shape.
+
+Example::
+
+    >>> kael.cumsum(kael.tensor([1, 2, 3, 4]), dim=0)
+""")
+_doc("sort", "sort(input, dim=-1, descending=False)", """
+input sorted along dim (stably: equal elements keep their order), as the named tuple
+(values, indices).
+
+Args:
+    input (Tensor): any dtype; NaN sorts last (first when descending), as PyTorch.
+    dim (int), descending (bool).
+
+Example::
+
+    >>> values, indices = kael.sort(kael.tensor([3.0, 1.0, 2.0]))
+    >>> values, indices
+""")
+_doc("argsort", "argsort(input, dim=-1, descending=False)", """
+The indices that sort input along dim (stably), int64.
+
+Args:
+    input (Tensor), dim (int), descending (bool).
+
+Example::
+
+    >>> kael.argsort(kael.tensor([3.0, 1.0, 2.0]))
+""")
+_doc("topk", "topk(input, k, dim=-1, largest=True)", """
+The k largest (or smallest) elements along dim, as the named tuple (values, indices), sorted.
+
+Args:
+    input (Tensor), k (int): 0 <= k <= input.size(dim), dim (int), largest (bool).
+
+Example::
+
+    >>> kael.topk(kael.tensor([1.0, 5.0, 3.0, 4.0]), 2)
+""")
+for _name, _summary in {"cat": "joined end to end along the existing dimension dim",
+                        "stack": "stacked along a new dimension dim"}.items():
+    _doc(_name, f"{_name}(tensors, dim=0)", f"""
+The tensors {_summary}.
+
+Args:
+    tensors (sequence of Tensor): one dtype and device; shapes equal except{
+        " along dim" if _name == "cat" else ""}.
+    dim (int): the dimension.
+
+Returns a differentiable tensor.
+
+Example::
+
+    >>> a = kael.tensor([1, 2]); b = kael.tensor([3, 4])
+    >>> kael.{_name}([a, b])
+""")
+_doc("split", "split(tensor, split_size_or_sections, dim=0)", """
+Views of tensor in pieces along dim: of split_size each (the last may be smaller), or of the
+given list of sizes.
+
+Args:
+    tensor (Tensor); split_size_or_sections (int or list of ints); dim (int).
+
+Returns a tuple of views.
+
+Example::
+
+    >>> kael.split(kael.arange(5), 2)
+""")
+_doc("chunk", "chunk(input, chunks, dim=0)", """
+input split into at most chunks views of equal size along dim (the last may be smaller).
+
+Args:
+    input (Tensor), chunks (int) > 0, dim (int).
+
+Example::
+
+    >>> kael.chunk(kael.arange(6), 3)
+""")
+_doc("gather", "gather(input, dim, index)", """
+out[i][j] = input[index[i][j]][j] for dim 0 (and likewise for other dims): values picked along
+dim by an int64 index of input's rank.
+
+Args:
+    input (Tensor), dim (int), index (Tensor): int64, each entry in [0, input.size(dim)).
+
+Returns a tensor of index's shape, differentiable in input.
+
+Example::
+
+    >>> x = kael.tensor([[1, 2], [3, 4]])
+    >>> kael.gather(x, 1, kael.tensor([[1], [0]]))
+""")
+_doc("index_select", "index_select(input, dim, index)", """
+The slices of input along dim at the positions of a 1-D int64 index.
+
+Args:
+    input (Tensor), dim (int), index (Tensor): 1-D int64 in [0, input.size(dim)).
+
+Returns a new, differentiable tensor.
+
+Example::
+
+    >>> kael.index_select(kael.tensor([[1, 2], [3, 4], [5, 6]]), 0, kael.tensor([2, 0]))
+""")
+for _name, _inplace in {"scatter_add": False, "scatter_add_": True}.items():
+    _doc(_name, f"{_name}(input, dim, index, src)", f"""
+{"Adds, in place," if _inplace else "A copy of input with"} src's values {
+"" if _inplace else "added "}at the positions index gives along dim (duplicates accumulate).
+
+Args:
+    input (Tensor), dim (int), index (Tensor): int64 of src's shape, src (Tensor).
+
+Example::
+
+    >>> kael.{_name}(kael.zeros(3), 0, kael.tensor([0, 0, 2]), kael.tensor([1.0, 2.0, 3.0]))
+""")
+
+_doc("cross_entropy", "cross_entropy(input, target, reduction='mean')", """
+The cross entropy between logits input [N, C] and class indices target [N] (int64), in one
+fused kernel per row (log_softmax and the pick of the target's entry together).
+
+Args:
+    input (Tensor): f32 or f64 logits, [N, C]; target (Tensor): int64 in [0, C), [N].
+    reduction (str): 'mean', 'sum' or 'none'.
+
+kael.nn.functional.cross_entropy adds PyTorch's weight, ignore_index and label_smoothing.
+
+Example::
+
+    >>> kael.cross_entropy(kael.zeros(2, 4), kael.tensor([0, 3]))
+""")
+_doc("layer_norm", "layer_norm(input, weight=None, bias=None, eps=1e-05)", """
+Layer normalisation over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias, in
+one fused kernel per row.
+
+Args:
+    input (Tensor): f32 or f64, [..., C]; weight, bias (Tensor, optional): [C]; eps (float).
+
+Returns a differentiable tensor. kael.nn.functional.layer_norm takes PyTorch's arguments.
+
+Example::
+
+    >>> kael.layer_norm(kael.tensor([[1.0, 2.0, 3.0]]))
+""")
+_doc("embedding", "embedding(weight, indices)", """
+The rows of weight [V, C] at int64 indices of any shape: [*indices.shape, C]. Note the order:
+kael.nn.functional.embedding(input, weight) takes PyTorch's.
+
+Example::
+
+    >>> kael.embedding(kael.eye(3), kael.tensor([2, 0])) if hasattr(kael, "eye") else None
+""")
+_doc("dropout", "dropout(input, p=0.5, training=True)", """
+Zeroes each element with probability p and scales the rest by 1/(1-p) while training; the
+identity otherwise. The mask comes from kael's seeded generator.
+
+Args:
+    input (Tensor): floating; p (float) in [0, 1); training (bool).
+
+Example::
+
+    >>> kael.dropout(kael.ones(4), p=0.5, training=False)
+""")
+_doc("linear", "linear(input, weight, bias=None)", """
+input @ weight.T + bias, in one matmul with the bias fused where the device can.
+
+Args:
+    input (Tensor): [..., in]; weight (Tensor): [out, in]; bias (Tensor, optional): [out].
+
+Example::
+
+    >>> kael.linear(kael.ones(2, 3), kael.ones(4, 3)).shape
+""")
+_doc("scaled_dot_product_attention",
+     "scaled_dot_product_attention(query, key, value, is_causal=False, scale=None)", """
+softmax(query @ key.T * scale [+ causal mask]) @ value in one fused kernel where the device has
+it; scale defaults to 1/sqrt(head size).
+
+Args:
+    query (Tensor): [..., L, E]; key (Tensor): [..., S, E]; value (Tensor): [..., S, Ev];
+        is_causal (bool): position i attends to 0..i only; scale (float, optional).
+
+Returns a differentiable tensor [..., L, Ev].
+
+Example::
+
+    >>> q = kael.rand(1, 2, 4, 8)
+    >>> kael.scaled_dot_product_attention(q, q, q, is_causal=True).shape
+""")
+_doc("from_dlpack", "from_dlpack(source)", """
+A tensor sharing the memory of any DLPack producer (numpy arrays, PyTorch tensors, ...), zero
+copy; the producer's device must be one kael has a plugin for.
+
+Example::
+
+    >>> import numpy as np
+    >>> kael.from_dlpack(np.arange(3.0))
+""")
+_doc("promote_types", "promote_types(type1, type2)", """
+The dtype two tensors of these dtypes promote to in an operation, as PyTorch's table.
+
+Example::
+
+    >>> kael.promote_types(kael.int64, kael.float32)
+""")
+
+# Devices, plugins and the allocator.
+_doc("devices", "devices()", """
+Every device the loaded plugins serve, as records (device name, plugin, kind, memory, whether
+emulated), in the order kael prefers them.
+
+Example::
+
+    >>> [record.device for record in kael.devices()][0]
+""")
+_doc("plugins", "plugins()", """
+A status record for every plugin candidate kael found: name, path, status ('loaded',
+'no devices', 'incompatible ABI', 'load error', 'disabled', ...) and the reason, as kael-info
+shows them.
+
+Example::
+
+    >>> "cpu" in [plugin.name for plugin in kael.plugins()]
+""")
+_doc("is_available", "is_available(device)", """
+True if device ("cpu", "cuda", "cuda:1", a kael.device) is served by a loaded plugin.
+
+Example::
+
+    >>> kael.is_available("cpu")
+""")
+_doc("require_device", "require_device(device)", """
+Returns if device is usable, else raises RuntimeError with the reason (the plugin's status and
+the driver's message), as an explicit request for a missing device does.
+
+Example::
+
+    >>> kael.require_device("cpu")
+""")
+_doc("cuda_is_available", "cuda_is_available()", """
+True if some plugin serves a cuda device (the emulated plugin counts; kael.devices() says which).
+
+Example::
+
+    >>> isinstance(kael.cuda_is_available(), bool)
+""")
+_doc("synchronize", "synchronize(device=None)", """
+Waits until all work queued on device (every device when None) has finished, and raises the
+first asynchronous error a kernel recorded, naming its op.
+
+Example::
+
+    >>> kael.synchronize("cpu")
+""")
+_doc("add_plugin_folder", "add_plugin_folder(folder)", """
+Searches folder for plugins before the default places, for the next discovery (call it before
+the first use of a device, or follow with kael.load_plugin_folder).
+
+Example::
+
+    >>> kael.add_plugin_folder("/opt/vendor/kael-plugins")
+""")
+_doc("load_plugin_folder", "load_plugin_folder(folder)", """
+Loads the plugins of folder now and returns their status records (a third party's device
+appears without restarting).
+
+Example::
+
+    >>> kael.load_plugin_folder("/nonexistent")
+""")
+_doc("set_device_plugin", "set_device_plugin(device_type, plugin)", """
+Makes plugin (by name) serve device_type, over the ranking kael chose (say, the emulated plugin
+for cuda on a machine with a GPU).
+
+Example::
+
+    >>> kael.set_device_plugin("cpu", "cpu")
+""")
+_doc("registered_device_types", "registered_device_types()", """
+The device-type names the loaded plugins brought ("cpu", "cuda", a third party's "toy", ...).
+
+Example::
+
+    >>> "cpu" in kael.registered_device_types()
+""")
+_doc("device_type_servers", "device_type_servers()", """
+For each device type, the plugins that can serve it in rank order and the one chosen.
+
+Example::
+
+    >>> isinstance(kael.device_type_servers(), list)
+""")
+_doc("discovery_steps", "discovery_steps()", """
+The folders plugin discovery searched, in order, with where each came from (the API,
+KAEL_PLUGIN_PATH, the folder beside libkael_core), as kael-info --verbose shows.
+
+Example::
+
+    >>> isinstance(kael.discovery_steps(), list)
+""")
+_doc("plugin_warnings", "plugin_warnings()", """
+Warnings discovery produced (a plugin that failed to load, a duplicate), as strings.
+
+Example::
+
+    >>> isinstance(kael.plugin_warnings(), list)
+""")
+_doc("fallback_counts", "fallback_counts()", """
+How many calls each op made through the cpu fallback (a plugin that answered UNSUPPORTED runs
+the call on cpu through copies), keyed by op name: a fast path that is not taken shows here.
+
+Example::
+
+    >>> isinstance(kael.fallback_counts(), dict)
+""")
+_doc("reset_fallback_counts", "reset_fallback_counts()", """
+Sets every count of kael.fallback_counts() back to zero.
+
+Example::
+
+    >>> kael.reset_fallback_counts()
+""")
+_doc("allocator_stats", "allocator_stats(device='cpu')", """
+The caching allocator's figures for device: bytes in use and reserved, peaks, allocations,
+cache hits, as a dict.
+
+Example::
+
+    >>> "allocated_bytes" in kael.allocator_stats() or True
+""")
+_doc("empty_cache", "empty_cache(device='cpu')", """
+Returns the caching allocator's unused blocks on device to the device (memory in use stays).
+
+Example::
+
+    >>> kael.empty_cache()
+""")
+_doc("caching_allocator_enabled", "caching_allocator_enabled()", """
+True unless KAEL_CACHING_ALLOCATOR=0 turned the caching allocator off for this process.
+
+Example::
+
+    >>> isinstance(kael.caching_allocator_enabled(), bool)
+""")
+_doc("get_num_threads", "get_num_threads()", """
+The number of threads of the cpu plugin's pool (KAEL_NUM_THREADS, else the machine's cores).
+
+Example::
+
+    >>> kael.get_num_threads() >= 1
+""")
+_doc("set_num_threads", "set_num_threads(count)", """
+Resizes the cpu plugin's thread pool (and tells OpenBLAS to match) at run time.
+
+Example::
+
+    >>> kael.set_num_threads(kael.get_num_threads())
+""")
+_doc("core_version", "core_version()", """
+The version of libkael_core, as kael.__version__.
+
+Example::
+
+    >>> kael.core_version() == kael.__version__
+""")
+_doc("core_abi_version", "core_abi_version()", """
+The plugin ABI version the core was built with, "major.minor"; a plugin must match the major.
+
+Example::
+
+    >>> kael.core_abi_version().count(".")
+""")
+_doc("is_grad_enabled", "is_grad_enabled()", """
+True unless inside kael.no_grad() (or set_grad_enabled(False)): whether ops record autograd.
+
+Example::
+
+    >>> kael.is_grad_enabled()
+""")

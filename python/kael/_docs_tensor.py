@@ -1,0 +1,143 @@
+"""Docstrings of kael.Tensor's methods and properties, attached at import (as
+torch/_tensor_docs.py does). Methods that mirror a module-level function point to it."""
+from ._kael import Tensor, _add_docstr
+
+
+def _doc(name, signature, text):
+    member = Tensor.__dict__[name]
+    if isinstance(member, property):
+        _add_docstr(member, text.strip() + "\n")
+    else:
+        _add_docstr(member, f"{signature}\n--\n\n{text.strip()}\n")
+
+
+_add_docstr(Tensor, """
+A multi-dimensional array of one dtype (float32, float64, int64, bool) on one device, with
+views (reshape, transpose, slicing share memory), autograd (requires_grad, backward, grad) and
+the operations of kael's module functions as methods.
+
+Example::
+
+    >>> x = kael.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> (x @ x.T).sum().backward()
+    >>> x.grad
+""".strip() + "\n")
+
+# Methods that are the module function of the same name with self as its input.
+_MIRRORS = {
+    "abs": "()", "neg": "()", "sign": "()", "exp": "()", "log": "()", "sqrt": "()",
+    "rsqrt": "()", "sin": "()", "cos": "()", "tanh": "()", "sigmoid": "()", "relu": "()",
+    "square": "()", "reciprocal": "()", "logical_not": "()", "gelu": "(approximate='none')",
+    "add": "(other)", "sub": "(other)", "mul": "(other)", "div": "(other)", "pow": "(other)",
+    "maximum": "(other)", "minimum": "(other)", "eq": "(other)", "ne": "(other)",
+    "lt": "(other)", "le": "(other)", "gt": "(other)", "ge": "(other)",
+    "logical_and": "(other)", "logical_or": "(other)", "matmul": "(other)",
+    "sum": "(dim=None, keepdim=False)", "mean": "(dim=None, keepdim=False)",
+    "prod": "(dim=None, keepdim=False)", "max": "(dim=None, keepdim=False)",
+    "min": "(dim=None, keepdim=False)", "argmax": "(dim=None, keepdim=False)",
+    "argmin": "(dim=None, keepdim=False)", "all": "(dim=None, keepdim=False)",
+    "any": "(dim=None, keepdim=False)", "var": "(dim=None, correction=1, keepdim=False)",
+    "std": "(dim=None, correction=1, keepdim=False)", "norm": "()",
+    "logsumexp": "(dim, keepdim=False)", "softmax": "(dim)", "log_softmax": "(dim)",
+    "cumsum": "(dim)", "sort": "(dim=-1, descending=False)",
+    "argsort": "(dim=-1, descending=False)", "topk": "(k, dim=-1, largest=True)",
+    "clamp": "(min=None, max=None)", "masked_fill": "(mask, value)",
+    "gather": "(dim, index)", "index_select": "(dim, index)",
+    "scatter_add": "(dim, index, src)", "scatter_add_": "(dim, index, src)",
+    "split": "(split_size_or_sections, dim=0)", "chunk": "(chunks, dim=0)",
+    "allclose": "(other, rtol=1e-05, atol=1e-08, equal_nan=False)",
+}
+for _name, _parameters in _MIRRORS.items():
+    _inner = _parameters[1:-1]
+    _doc(_name, f"{_name}(self{', ' if _inner else ''}{_inner})",
+         f"kael.{_name}(self{', ' if _inner else ''}{_inner}): see kael.{_name}.")
+
+_METHODS = {
+    "__init__": ("__init__(self, data, *, dtype=None, device=None)",
+                 "kael.Tensor(data) is kael.tensor(data): a copy of data as a new tensor."),
+    "item": ("item(self)", "The value of a one-element tensor as a Python number (waits for "
+             "the device); ValueError for more elements."),
+    "tolist": ("tolist(self)", "The values as nested Python lists (a number for a 0-d tensor)."),
+    "numpy": ("numpy(self)", "A numpy array of a cpu tensor, sharing its memory (through "
+              "DLPack); call .cpu() first for another device; a tensor that requires grad "
+              "needs .detach() first, as PyTorch."),
+    "clone": ("clone(self)", "A copy with its own memory, contiguous; differentiable."),
+    "contiguous": ("contiguous(self)", "self if its elements are laid out in row-major order, "
+                   "else a contiguous copy."),
+    "is_contiguous": ("is_contiguous(self)", "True if the elements are in row-major order."),
+    "detach": ("detach(self)", "A view of the same memory that records no autograd "
+               "history (requires_grad False)."),
+    "requires_grad_": ("requires_grad_(self, requires_grad=True)", "Makes this leaf record "
+                       "gradients (or stop), in place; returns self."),
+    "backward": ("backward(self, gradient=None, retain_graph=False)", "Computes the "
+                 "gradients of self with respect to the leaves that require grad and adds "
+                 "them to their .grad. gradient is d(loss)/d(self), needed unless self has "
+                 "one element; retain_graph keeps the graph for another backward."),
+    "zero_grad": ("zero_grad(self)", "Sets .grad to None."),
+    "cpu": ("cpu(self)", "self on the cpu (self when it is there), as self.to('cpu')."),
+    "cuda": ("cuda(self, index=0)", "self on cuda:index, as self.to('cuda:index'); a "
+             "RuntimeError with the plugin's reason when that device is missing."),
+    "to": ("to(self, *args, **kwargs)", "self converted: to(device), to(dtype), "
+           "to(device, dtype), to(other) or keywords device=, dtype=; self when nothing "
+           "changes; differentiable."),
+    "move_to_": ("move_to_(self, device)", "Moves this tensor's storage to device in place: "
+                 "every view of it follows; returns self."),
+    "float": ("float(self)", "self as float32."),
+    "double": ("double(self)", "self as float64."),
+    "long": ("long(self)", "self as int64."),
+    "bool": ("bool(self)", "self as bool (nonzero is True)."),
+    "dim": ("dim(self)", "The number of dimensions (self.ndim)."),
+    "numel": ("numel(self)", "The number of elements."),
+    "size": ("size(self, dim=None)", "The shape as a tuple, or the size of dim."),
+    "stride": ("stride(self)", "The stride of each dimension in elements, as a tuple."),
+    "storage_offset": ("storage_offset(self)", "Where the first element is in the storage, "
+                       "in elements."),
+    "data_ptr": ("data_ptr(self)", "The address of the first element (a device address on a "
+                 "GPU)."),
+    "view": ("view(self, *shape)", "A view with another shape and the same elements (one "
+             "size may be -1); ValueError when the strides do not allow it (use reshape)."),
+    "reshape": ("reshape(self, *shape)", "self with another shape: a view when the layout "
+                "allows, else a copy (one size may be -1)."),
+    "permute": ("permute(self, *dims)", "A view with the dimensions reordered."),
+    "transpose": ("transpose(self, dim0, dim1)", "A view with dim0 and dim1 swapped."),
+    "t": ("t(self)", "The transpose of a tensor of at most 2 dimensions (a view)."),
+    "expand": ("expand(self, *sizes)", "A view broadcast to sizes (-1 keeps a size) without "
+               "copying: expanded dimensions have stride 0."),
+    "squeeze": ("squeeze(self, dim=None)", "A view without dimensions of size 1 (only dim "
+                "when given)."),
+    "unsqueeze": ("unsqueeze(self, dim)", "A view with a new dimension of size 1 at dim."),
+    "select": ("select(self, dim, index)", "The slice at index along dim, without that "
+               "dimension (a view): x.select(0, i) is x[i]."),
+    "slice": ("slice(self, dim, start, stop, step=1)", "A view of start:stop:step along dim."),
+    "as_strided": ("as_strided(self, size, stride, storage_offset=0)", "A view with the given "
+                   "sizes and strides over self's storage (bounds checked)."),
+    "flatten": ("flatten(self, start_dim=0, end_dim=-1)", "self with dimensions start_dim.."
+                "end_dim merged into one (a view when possible)."),
+    "copy_": ("copy_(self, source)", "Copies source (a tensor, broadcast, of any dtype and "
+              "device, or a number) into self in place; returns self."),
+    "fill_": ("fill_(self, value)", "Sets every element to value in place; returns self."),
+    "zero_": ("zero_(self)", "Sets every element to 0 in place; returns self."),
+    "masked_fill_": ("masked_fill_(self, mask, value)", "In place: value where mask is True."),
+}
+for _name, (_signature, _text) in _METHODS.items():
+    if _name in Tensor.__dict__:
+        _doc(_name, _signature, _text)
+
+_PROPERTIES = {
+    "shape": "The size of each dimension, a tuple of ints.",
+    "dtype": "The element type: kael.float32, float64, int64 or bool.",
+    "device": "The device the elements live on (kael.device('cpu'), device('cuda:0'), ...).",
+    "ndim": "The number of dimensions.",
+    "T": "The tensor with its dimensions reversed (a view).",
+    "grad": "The gradient backward accumulated for this leaf, or None.",
+    "grad_fn": "The autograd node that made this tensor, or None for a leaf.",
+    "requires_grad": "True if autograd records operations on this tensor.",
+    "is_leaf": "True for a tensor not made by a recorded operation (gradients accumulate here).",
+    "is_cpu": "True if the tensor lives on the cpu.",
+    "is_cuda": "True if the tensor lives on a cuda device (emulated or real).",
+    "itemsize": "The size of one element in bytes.",
+    "nbytes": "The size of all elements in bytes.",
+}
+for _name, _text in _PROPERTIES.items():
+    if _name in Tensor.__dict__:
+        _doc(_name, "", _text)
