@@ -45,4 +45,4 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return _kael.full(input.shape, fill_value, dtype=dtype or input.dtype,
                       device=device or input.device, requires_grad=requires_grad)
 
-from . import _docs_functions, _docs_tensor  # noqa: E402,F401  (the docstring tables)
+from . import _docs_functions, _docs_tensor, _docs_classes  # noqa: E402,F401  (the docstring tables)

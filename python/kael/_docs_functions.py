@@ -428,12 +428,12 @@ Example::
     >>> a = kael.tensor([1, 2]); b = kael.tensor([3, 4])
     >>> kael.{_name}([a, b])
 """)
-_doc("split", "split(tensor, split_size_or_sections, dim=0)", """
-Views of tensor in pieces along dim: of split_size each (the last may be smaller), or of the
+_doc("split", "split(input, split_size_or_sections, dim=0)", """
+Views of input in pieces along dim: of split_size each (the last may be smaller), or of the
 given list of sizes.
 
 Args:
-    tensor (Tensor); split_size_or_sections (int or list of ints); dim (int).
+    input (Tensor); split_size_or_sections (int or list of ints); dim (int).
 
 Returns a tuple of views.
 

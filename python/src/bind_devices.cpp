@@ -97,9 +97,10 @@ void bind_dtype_and_device(py::module_& module) {
     module.attr("float") = DType::F32;
     module.attr("double") = DType::F64;
     module.attr("long") = DType::I64;
-    module.def("promote_types", [](py::handle a, py::handle b) {
-        return promote(to_dtype(a), to_dtype(b));
-    });
+    module.def(
+        "promote_types",
+        [](py::handle a, py::handle b) { return promote(to_dtype(a), to_dtype(b)); },
+        py::arg("type1"), py::arg("type2"));
 
     py::class_<Device>(module, "device", "A device: kael.device('cuda:0'), kael.device('cuda', 1)")
         .def(py::init([](py::handle spec) { return to_device(spec); }), py::arg("spec"))

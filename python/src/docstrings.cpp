@@ -19,12 +19,17 @@ bool has_signature(const char* doc) {
 
 // pybind11 allocates each function's ml_doc with strdup and frees it with std::free, so the
 // replacement is made the same way and the function keeps owning it.
+// With KAEL_PYBIND_SIGNATURES set (python/tools/generate_stubs.py), pybind11's typed lines are
+// kept and the docstring follows them.
 void set_function_doc(PyCFunctionObject* function, const std::string& doc, const char* name) {
     auto* method = const_cast<PyMethodDef*>(function->m_ml);
-    if (has_signature(method->ml_doc)) {
+    std::string text = doc;
+    if (std::getenv("KAEL_PYBIND_SIGNATURES") != nullptr && method->ml_doc != nullptr) {
+        text = std::string(method->ml_doc) + "\n" + doc;
+    } else if (has_signature(method->ml_doc)) {
         throw ValueError(std::string("_add_docstr: ") + name + " already has a docstring");
     }
-    char* copy = strdup(doc.c_str());
+    char* copy = strdup(text.c_str());
     if (copy == nullptr) throw std::bad_alloc();
     std::free(const_cast<char*>(method->ml_doc));
     method->ml_doc = copy;
@@ -39,9 +44,16 @@ void add_docstr(py::handle object, const std::string& doc) {
         set_function_doc(reinterpret_cast<PyCFunctionObject*>(target), doc, name.c_str());
         return;
     }
-    if (PyObject_TypeCheck(target, &PyProperty_Type) || PyType_Check(target)) {
-        py::handle handle(target);
-        handle.attr("__doc__") = doc;
+    if (PyType_Check(target)) {  // a heap type's __doc__ is read from its dict
+        auto* type = reinterpret_cast<PyTypeObject*>(target);
+        if (PyDict_SetItemString(type->tp_dict, "__doc__", py::str(doc).ptr()) != 0) {
+            throw py::error_already_set();
+        }
+        PyType_Modified(type);
+        return;
+    }
+    if (PyObject_TypeCheck(target, &PyProperty_Type)) {
+        py::handle(target).attr("__doc__") = doc;
         return;
     }
     throw TypeError("_add_docstr: " + name + " is not a kael builtin, property or class");

@@ -149,3 +149,13 @@ def test_docstring_examples_run():
                             env={**os.environ, "PYTHONPATH": os.pathsep.join(
                                 [here, os.environ.get("PYTHONPATH", "")])})
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+
+
+def test_documented_parameter_names_are_the_bindings():
+    here = os.path.dirname(os.path.abspath(__file__))
+    result = subprocess.run([sys.executable, os.path.join(here, "doc_signatures.py")],
+                            capture_output=True, text=True, cwd=here, timeout=300,
+                            env={**os.environ, "KAEL_PYBIND_SIGNATURES": "1",
+                                 "PYTHONPATH": os.pathsep.join(
+                                     [here, os.environ.get("PYTHONPATH", "")])})
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]

@@ -82,7 +82,10 @@ def stub_parameters(text):
 def typed_signatures(doc, name):
     """[(parameters, return type)] from the signature lines pybind11 writes for name."""
     found = []
-    for line in (doc or "").splitlines():
+    lines = (doc or "").splitlines()
+    for number, line in enumerate(lines):
+        if number + 1 < len(lines) and lines[number + 1] == "--":
+            continue  # kael's own text signature, untyped
         match = SIGNATURE_LINE.match(line.strip())
         if match and match.group(1) == name and match.group(2) != "*args, **kwargs":
             found.append((stub_parameters(match.group(2)), python_type(match.group(3) or "None")))
