@@ -120,7 +120,11 @@ def main():
     parser.add_argument("--eval-batches", type=int, default=8)
     parser.add_argument("--save-every", type=int, default=100)
     parser.add_argument("--checkpoint", default="char_transformer.kael")
-    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue from --checkpoint at the step it was saved")
+    parser.add_argument("--stop-after", type=int, default=0,
+                        help="stop after this step as if interrupted (a checkpoint is saved)")
+    parser.add_argument("--sample-tokens", type=int, default=200)
     parser.add_argument("--metrics", help="append 'step,loss,lr' lines to this CSV file")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -162,7 +166,7 @@ def main():
     print(f"{parameters / 1e6:.2f}M parameters, {len(chars)} characters, on {device}")
 
     stream = batches(train_data, args.block_size, args.batch_size, sampler, device)
-    metrics = open(args.metrics, "a") if args.metrics else None
+    metrics = open(args.metrics, "a", buffering=1) if args.metrics else None
     start = time.perf_counter()
     while step < args.steps:
         inputs, targets = next(stream)
@@ -180,14 +184,18 @@ def main():
             print(f"step {step}: train loss {loss.item():.4f}, validation loss "
                   f"{validation_loss(model, val_data, args, device):.4f}, {rate:.1f} steps/s",
                   flush=True)
-        if step % args.save_every == 0 or step == args.steps:
+        stopping = step == args.stop_after
+        if step % args.save_every == 0 or step == args.steps or stopping:
             kael.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                        "scheduler": scheduler.state_dict(), "sampler": sampler.get_state(),
                        "rng": kael.get_rng_state(), "step": step}, args.checkpoint)
+        if stopping:
+            print(f"stopped after step {step}; --resume continues")
+            return 0
     if metrics:
         metrics.close()
     prompt = kael.tensor([[stoi["\n"]]], device=device)
-    sample = model.generate(prompt, 200, kael.Generator().manual_seed(args.seed))
+    sample = model.generate(prompt, args.sample_tokens, kael.Generator().manual_seed(args.seed))
     print("".join(chars[i] for i in sample[0].tolist()))
     return 0
 

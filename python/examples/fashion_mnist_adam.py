@@ -115,7 +115,7 @@ def main():
         first_epoch = state["epoch"] + 1
         print(f"resumed from {args.checkpoint} after epoch {state['epoch']}")
     print(model)
-    metrics = open(args.metrics, "a") if args.metrics else None
+    metrics = open(args.metrics, "a", buffering=1) if args.metrics else None
 
     for epoch in range(first_epoch, args.epochs + 1):
         start = time.perf_counter()

@@ -1,0 +1,73 @@
+"""The example programs of python/examples run on every device, and a run stopped and resumed
+from its checkpoint logs exactly the losses of the uninterrupted run."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
+FASHION_MNIST = os.environ.get("KAEL_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
+TEXT = "/usr/share/common-licenses/GPL-3"
+
+
+def run_example(name, *arguments):
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *arguments],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, f"{name} {arguments}:\n{result.stdout[-3000:]}\n" \
+                                   f"{result.stderr[-3000:]}"
+    return result.stdout
+
+
+def read_lines(path):
+    with open(path, encoding="utf-8") as file:
+        return file.read().splitlines()
+
+
+def test_fashion_mnist_resumes_exactly(device, tmp_path):
+    common = ["--device", device, "--data", FASHION_MNIST, "--max-steps", "12",
+              "--batch-size", "64"]
+    whole = run_example("fashion_mnist_adam.py", *common, "--epochs", "2",
+                        "--checkpoint", str(tmp_path / "whole.kael"),
+                        "--metrics", str(tmp_path / "whole.csv"))
+    assert "test accuracy" in whole and "Sequential(" in whole
+    run_example("fashion_mnist_adam.py", *common, "--epochs", "1",
+                "--checkpoint", str(tmp_path / "parts.kael"), "--metrics", str(tmp_path / "parts.csv"))
+    resumed = run_example("fashion_mnist_adam.py", *common, "--epochs", "2", "--resume",
+                          "--checkpoint", str(tmp_path / "parts.kael"),
+                          "--metrics", str(tmp_path / "parts.csv"))
+    assert "resumed from" in resumed
+    expected = read_lines(tmp_path / "whole.csv")
+    assert len(expected) == 24
+    assert read_lines(tmp_path / "parts.csv") == expected
+
+
+def test_char_transformer_resumes_exactly(device, tmp_path):
+    common = ["--device", device, "--text", TEXT, "--steps", "12", "--warmup", "3",
+              "--eval-every", "6", "--eval-batches", "2", "--save-every", "100", "--layers", "2",
+              "--d-model", "32", "--block-size", "16", "--batch-size", "8",
+              "--sample-tokens", "20"]
+    whole = run_example("char_transformer.py", *common, "--checkpoint", str(tmp_path / "w.kael"),
+                        "--metrics", str(tmp_path / "whole.csv"))
+    assert "validation loss" in whole
+    run_example("char_transformer.py", *common, "--checkpoint", str(tmp_path / "p.kael"),
+                "--metrics", str(tmp_path / "parts.csv"), "--stop-after", "5")
+    resumed = run_example("char_transformer.py", *common, "--checkpoint", str(tmp_path / "p.kael"),
+                          "--metrics", str(tmp_path / "parts.csv"), "--resume")
+    assert "resumed from" in resumed and "at step 5" in resumed
+    expected = read_lines(tmp_path / "whole.csv")
+    assert len(expected) == 12
+    assert read_lines(tmp_path / "parts.csv") == expected
+    losses = [float(line.split(",")[1]) for line in expected]
+    assert losses[-1] < losses[0]
+
+
+def test_numerics_agree_with_numpy(device):
+    output = run_example("numerics.py", "--device", device)
+    assert "all results agree with numpy" in output, output
+
+
+@pytest.mark.parametrize("name", ["fashion_mnist_adam.py", "char_transformer.py",
+                                  "numerics.py"])
+def test_examples_explain_their_options(name):
+    assert "--device" in run_example(name, "--help")
