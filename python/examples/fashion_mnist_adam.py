@@ -18,7 +18,7 @@ import numpy as np
 import kael
 import kael.nn.functional as F
 from kael import nn
-from kael.utils.data import DataLoader, TensorDataset
+from kael.utils.data import DataLoader, Subset, TensorDataset
 
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"  # Debian's dataset-fashion-mnist
 
@@ -84,6 +84,8 @@ def main():
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--max-steps", type=int, default=0,
                         help="steps per epoch at most (0: the whole epoch)")
+    parser.add_argument("--test-size", type=int, default=0,
+                        help="evaluate on this many test images (0: all 10000)")
     parser.add_argument("--checkpoint", default="fashion_mnist_adam.kael")
     parser.add_argument("--resume", action="store_true",
                         help="continue from --checkpoint after its last epoch")
@@ -95,6 +97,8 @@ def main():
     kael.manual_seed(args.seed)
     train_set = fashion_mnist(args.data, "train")
     test_set = fashion_mnist(args.data, "t10k")
+    if args.test_size:
+        test_set = Subset(test_set, range(args.test_size))
     shuffle = kael.Generator().manual_seed(args.seed)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
                               generator=shuffle, drop_last=True)

@@ -25,7 +25,7 @@ def read_lines(path):
 
 
 def test_fashion_mnist_resumes_exactly(device, tmp_path):
-    common = ["--device", device, "--data", FASHION_MNIST, "--max-steps", "12",
+    common = ["--device", device, "--data", FASHION_MNIST, "--max-steps", "12", "--test-size", "500",
               "--batch-size", "64"]
     whole = run_example("fashion_mnist_adam.py", *common, "--epochs", "2",
                         "--checkpoint", str(tmp_path / "whole.kael"),
