@@ -28,10 +28,6 @@ Tensor& write_into(Tensor& target, const Tensor& value, const char* op) {
     return target;
 }
 
-}  // namespace detail
-
-namespace {
-
 // PyTorch's rule for in-place results: no float into an integer tensor, nothing but bool into
 // a bool one.
 void check_castable(DType result, const Tensor& target, const char* op) {
@@ -44,6 +40,12 @@ void check_castable(DType result, const Tensor& target, const char* op) {
                         to_string(target.dtype()));
     }
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::check_castable;
 
 template <typename Op>
 Tensor& in_place(Tensor& target, const Tensor& other, const char* op, Op compute) {
