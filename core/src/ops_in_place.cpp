@@ -53,7 +53,10 @@ Tensor& in_place(Tensor& target, const Tensor& other, const char* op, Op compute
     // When other's gradient reads the target's old value (a *= w), compute from a copy of it,
     // as PyTorch saves original_self: the write below would otherwise invalidate what was saved.
     const bool saves_target = is_grad_enabled() && other.requires_grad();
-    const Tensor result = compute(saves_target ? target.clone() : target, other);
+    // other may be the target itself (a.mul_(a)): its saved copy must not see the write either.
+    const bool aliased = saves_target && other.impl().storage == target.impl().storage;
+    const Tensor result =
+        compute(saves_target ? target.clone() : target, aliased ? other.clone() : other);
     check_castable(result.dtype(), target, op);
     return detail::write_into(target, result, op);
 }

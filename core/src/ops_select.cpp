@@ -167,20 +167,19 @@ Tensor logspace(double start, double end, std::int64_t steps, double base, DType
 }
 
 Tensor nonzero(const Tensor& input) {
-    const Tensor flat = input.reshape({-1});
     const Tensor mask = input.dtype() == DType::Bool
-                            ? flat
-                            : ne(flat, zeros({}, input.dtype(), input.device()));
-    Tensor position = true_positions(mask);
-    std::vector<Tensor> coordinates(static_cast<std::size_t>(input.dim()));
-    for (std::int64_t d = input.dim() - 1; d >= 0; --d) {
-        const Tensor size = i64_scalar(input.size(d), input.device());
-        const Tensor quotient = position / size;
-        coordinates[static_cast<std::size_t>(d)] = position - quotient * size;
-        position = quotient;
+                            ? input
+                            : ne(input, zeros({}, input.dtype(), input.device()));
+    if (input.dim() == 0) {
+        return empty({sum(mask).item<std::int64_t>(), 0}, DType::I64, input.device());
     }
-    if (coordinates.empty()) {
-        return empty({position.numel(), 0}, DType::I64, input.device());
+    // Each dim's coordinate grid, read at the true positions of the mask.
+    std::vector<Tensor> coordinates;
+    for (std::int64_t d = 0; d < input.dim(); ++d) {
+        Shape along(static_cast<std::size_t>(input.dim()), 1);
+        along[static_cast<std::size_t>(d)] = input.size(d);
+        const Tensor grid = arange_int(0, input.size(d), 1, DType::I64, input.device());
+        coordinates.push_back(index(grid.view(along).expand(input.shape()), {mask}));
     }
     return stack(coordinates, 1);
 }
