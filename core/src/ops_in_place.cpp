@@ -28,10 +28,6 @@ Tensor& write_into(Tensor& target, const Tensor& value, const char* op) {
     return target;
 }
 
-}  // namespace detail
-
-namespace {
-
 // PyTorch's rule for in-place results: no float into an integer tensor, nothing but bool into
 // a bool one.
 void check_castable(DType result, const Tensor& target, const char* op) {
@@ -45,13 +41,22 @@ void check_castable(DType result, const Tensor& target, const char* op) {
     }
 }
 
+}  // namespace detail
+
+namespace {
+
+using detail::check_castable;
+
 template <typename Op>
 Tensor& in_place(Tensor& target, const Tensor& other, const char* op, Op compute) {
     detail::check_no_internal_overlap(target, op);
     // When other's gradient reads the target's old value (a *= w), compute from a copy of it,
     // as PyTorch saves original_self: the write below would otherwise invalidate what was saved.
     const bool saves_target = is_grad_enabled() && other.requires_grad();
-    const Tensor result = compute(saves_target ? target.clone() : target, other);
+    // other may be the target itself (a.mul_(a)): its saved copy must not see the write either.
+    const bool aliased = saves_target && other.impl().storage == target.impl().storage;
+    const Tensor result =
+        compute(saves_target ? target.clone() : target, aliased ? other.clone() : other);
     check_castable(result.dtype(), target, op);
     return detail::write_into(target, result, op);
 }

@@ -9,6 +9,7 @@ from ._kael import *  # noqa: F401,F403  (every public binding: Tensor, ops, fac
 from ._kael import Tensor, from_dlpack, values_indices  # noqa: F401
 from ._kael import GPT2Tokenizer, TokenTextStream  # noqa: F401
 from . import autograd, nn, optim, safetensors  # noqa: F401
+from . import linalg  # noqa: F401
 from ._format import format_tensor
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: F401
 

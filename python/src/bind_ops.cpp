@@ -96,14 +96,6 @@ Tensor masked_fill_any(const Tensor& input, const Tensor& mask, py::handle value
     return masked_fill(input, mask, to_double(value, "masked_fill", "value"));
 }
 
-// max(a, b) and min(a, b) with a tensor b are PyTorch's elementwise maximum and minimum.
-template <typename Reduce, typename Elementwise>
-Tensor reduce_or_elementwise(const Tensor& input, py::handle dim, bool keepdim, const char* op,
-                             Reduce reduce, Elementwise elementwise) {
-    if (py::isinstance<Tensor>(dim)) return elementwise(input, dim.cast<Tensor>());
-    return reduce(input, optional_dim(dim, op), keepdim);
-}
-
 void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     const auto binary = [&](const char* name, Tensor (*op)(const Tensor&, const Tensor&)) {
         def_function_and_method(module, cls, name, [op, name](py::handle a, py::handle b) {
@@ -194,29 +186,12 @@ void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
             return op(a, optional_dim(dim, name), keepdim);
         }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
     };
-    const auto or_elementwise = [&](const char* name, DimReduction op,
-                                    Tensor (*elementwise)(const Tensor&, const Tensor&)) {
-        def_function_and_method(module, cls, name, [op, name, elementwise](
-                                    const Tensor& a, py::handle dim, bool keepdim) {
-            return reduce_or_elementwise(a, dim, keepdim, name, op, elementwise);
-        }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
-    };
     by_dim("prod", &prod);
-    or_elementwise("max", &max, &maximum);
-    or_elementwise("min", &min, &minimum);
     by_dim("argmax", &argmax);
     by_dim("argmin", &argmin);
     by_dim("all", &all);
     by_dim("any", &any);
-    def_function_and_method(module, cls, "var", [](const Tensor& a, py::handle dim,
-                                                   std::int64_t correction, bool keepdim) {
-        return var(a, optional_dim(dim, "var"), correction, keepdim);
-    }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false);
-    def_function_and_method(module, cls, "std", [](const Tensor& a, py::handle dim,
-                                                   std::int64_t correction, bool keepdim) {
-        return stddev(a, optional_dim(dim, "std"), correction, keepdim);
-    }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false);
-    def_function_and_method(module, cls, "norm", &norm);
+    // max, min, var, std and norm: bind_ops_more.cpp (dims tuples, return_types).
     def_function_and_method(module, cls, "logsumexp", &logsumexp, py::arg("dim"),
                             py::arg("keepdim") = false);
 }

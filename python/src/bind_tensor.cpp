@@ -171,17 +171,12 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
         .def("reshape", [](const Tensor& t, const py::args& s) {
             return t.reshape(to_shape(s, "reshape"));
         })
-        .def("flatten", &Tensor::flatten)
         .def("transpose", &Tensor::transpose, py::arg("dim0"), py::arg("dim1"))
-        .def_property_readonly("T", &Tensor::T)
         .def("t", &Tensor::T)
         .def("permute", [](const Tensor& t, const py::args& s) {
             return t.permute(to_shape(s, "permute"));
         })
         .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
-        .def("squeeze", [](const Tensor& t, py::handle dim) {
-            return dim.is_none() ? t.squeeze() : t.squeeze(to_int64(dim, "squeeze", "dim"));
-        }, py::arg("dim") = py::none())
         .def("expand", [](const Tensor& t, const py::args& s) {
             return t.expand(expand_sizes(t, to_shape(s, "expand")));
         })

@@ -1,0 +1,217 @@
+// Reductions over sets of dims (amax/amin, norms, var/std), max/min with indices and cumprod,
+// from the reduce kernels, elementwise ops and views. amax/amin and the norms record their own
+// gradient (PyTorch's tie and zero rules); the rest are recorded through the ops they use.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "autograd/record.h"
+#include "dims.h"
+#include "kael/ops_common.h"
+#include "reduce_dims.h"
+
+namespace kael {
+
+namespace {
+
+// Flags for the reduced dims of input (empty: all), checked and wrapped.
+std::vector<bool> reduced_flags(const Tensor& input, const Shape& dims, const char* op) {
+    std::vector<bool> flags(input.shape().size(), dims.empty());
+    for (const std::int64_t d : dims) {
+        const std::int64_t w = detail::wrapped_dim(input, d, op);
+        if (input.dim() == 0) {
+            continue;
+        }
+        if (flags[static_cast<std::size_t>(w)]) {
+            throw ValueError(std::string(op) + ": dim " + std::to_string(w) +
+                             " appears multiple times in the list of dims");
+        }
+        flags[static_cast<std::size_t>(w)] = true;
+    }
+    return flags;
+}
+
+Shape kept_shape(const Tensor& input, const std::vector<bool>& flags) {
+    Shape shape = input.shape();
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        shape[i] = flags[i] ? 1 : shape[i];
+    }
+    return shape;
+}
+
+Shape flagged_dims(const std::vector<bool>& flags) {
+    Shape dims;
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+        if (flags[i]) {
+            dims.push_back(static_cast<std::int64_t>(i));
+        }
+    }
+    return dims;
+}
+
+Tensor extreme(const Tensor& input, const Shape& dims, bool keepdim, bool is_max,
+               const char* op) {
+    const std::vector<bool> flags = reduced_flags(input, dims, op);
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+        if (flags[i] && input.shape()[i] == 0) {
+            throw IndexError(std::string(op) + ": expected reduction dim " + std::to_string(i) +
+                             " to have non-zero size (shape " + to_string(input.shape()) + ")");
+        }
+    }
+    const autograd::Recording recording({input});
+    const Tensor reduced =
+        detail::reduce_over(is_max ? KAEL_REDUCE_MAX : KAEL_REDUCE_MIN, input, flags);
+    const Tensor kept = reduced.view(kept_shape(input, flags));
+    const Tensor out = keepdim ? kept : reduced;
+    // The gradient is shared evenly by the elements equal to the extreme.
+    return recording.finish(out, is_max ? "AmaxBackward" : "AminBackward",
+        [input_saved = autograd::saved(input), kept_saved = autograd::saved(kept),
+         dims = flagged_dims(flags)](const Tensor& g) {
+            const Tensor a = input_saved.unpack();
+            const Tensor chosen = eq(a, kept_saved.unpack());
+            const Tensor count = dims.empty() ? sum(chosen) : sum(chosen, dims, true);
+            const Tensor g_kept = g.reshape(kept_saved.unpack().shape());
+            return std::vector<Tensor>{where(chosen, g_kept / count, autograd::zero_scalar(g))};
+        });
+}
+
+// f32 sums of powers accumulate in f64, as PyTorch's accumulation type.
+Tensor widened(const Tensor& a) { return a.dtype() == DType::F32 ? a.to(DType::F64) : a; }
+
+Tensor norm_forward(const Tensor& x, double ord, const Shape& dims, bool keepdim) {
+    const Tensor magnitude = abs(x);
+    if (std::isinf(ord)) {
+        return ord > 0 ? amax(magnitude, dims, keepdim) : amin(magnitude, dims, keepdim);
+    }
+    const auto total = [&](const Tensor& t) {
+        return dims.empty() ? (keepdim ? sum(t).view(Shape(t.shape().size(), 1)) : sum(t))
+                            : sum(t, dims, keepdim);
+    };
+    if (ord == 0) {
+        return total(ne(x, zeros({}, x.dtype(), x.device()))).to(x.dtype());
+    }
+    const Tensor wide = widened(magnitude);
+    if (ord == 1) {
+        return total(wide).to(x.dtype());
+    }
+    if (ord == 2) {
+        return sqrt(total(square(wide))).to(x.dtype());
+    }
+    const Tensor p = full({}, ord, wide.dtype(), x.device());
+    return pow(total(pow(wide, p)), full({}, 1.0 / ord, wide.dtype(), x.device())).to(x.dtype());
+}
+
+}  // namespace
+
+Tensor amax(const Tensor& input, const Shape& dims, bool keepdim) {
+    return extreme(input, dims, keepdim, true, "amax");
+}
+Tensor amin(const Tensor& input, const Shape& dims, bool keepdim) {
+    return extreme(input, dims, keepdim, false, "amin");
+}
+
+std::pair<Tensor, Tensor> max_with_indices(const Tensor& input, std::int64_t dim, bool keepdim) {
+    return {max(input, dim, keepdim), argmax(input, dim, keepdim)};
+}
+std::pair<Tensor, Tensor> min_with_indices(const Tensor& input, std::int64_t dim, bool keepdim) {
+    return {min(input, dim, keepdim), argmin(input, dim, keepdim)};
+}
+
+Tensor vector_norm(const Tensor& input, double ord, std::optional<Shape> dims, bool keepdim) {
+    if (!is_floating(input.dtype())) {
+        throw TypeError("vector_norm: expected a floating dtype, got " +
+                        to_string(input.dtype()));
+    }
+    const Shape reduced = dims.value_or(Shape{});
+    (void)reduced_flags(input, reduced, "vector_norm");
+    if (ord < 0 && input.numel() == 0) {
+        throw ValueError("vector_norm: a negative ord needs a non-empty input");
+    }
+    if (std::isinf(ord)) {
+        return norm_forward(input, ord, reduced, keepdim);  // amax/amin record the gradient
+    }
+    const autograd::Recording recording({input});
+    const Tensor out = norm_forward(input, ord, reduced, keepdim);
+    if (ord == 0) {
+        return out;  // a count: no gradient, as PyTorch
+    }
+    // d |x|_p / dx = sign(x) |x|^(p-1) / |x|_p^(p-1), taken as 0 where the norm is 0.
+    return recording.finish(out, "NormBackward",
+        [x_saved = autograd::saved(input), out_saved = autograd::saved(out), ord,
+         flags = reduced_flags(input, reduced, "vector_norm"), keepdim](const Tensor& g) {
+            const Tensor x = x_saved.unpack();
+            Tensor norm_kept = out_saved.unpack();
+            Tensor g_kept = g;
+            if (!keepdim) {
+                norm_kept = norm_kept.reshape(kept_shape(x, flags));
+                g_kept = g.reshape(kept_shape(x, flags));
+            }
+            const Tensor zero = autograd::zero_scalar(x);
+            Tensor ratio;
+            if (ord == 1) {
+                ratio = sign(x);
+            } else {
+                const Tensor p_minus_1 = full({}, ord - 1, x.dtype(), x.device());
+                ratio = sign(x) * pow(abs(x), p_minus_1) / pow(norm_kept, p_minus_1);
+            }
+            return std::vector<Tensor>{where(eq(norm_kept, zero), zero, g_kept * ratio)};
+        });
+}
+
+Tensor norm(const Tensor& input, double p, std::optional<Shape> dims, bool keepdim) {
+    if (!is_floating(input.dtype())) {
+        throw TypeError("norm: expected a floating dtype, got " + to_string(input.dtype()));
+    }
+    return vector_norm(input, p, std::move(dims), keepdim);
+}
+
+Tensor var(const Tensor& input, const Shape& dims, std::int64_t correction, bool keepdim) {
+    if (dims.size() == 1) {
+        return var(input, dims.front(), correction, keepdim);
+    }
+    const std::vector<bool> flags = reduced_flags(input, dims, "var");
+    const Shape reduced = flagged_dims(flags);
+    Shape kept_dims;
+    Shape kept_sizes;
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+        if (!flags[i]) {
+            kept_dims.push_back(static_cast<std::int64_t>(i));
+            kept_sizes.push_back(input.shape()[i]);
+        }
+    }
+    // The reduced dims moved last and merged into one make it a one-dim variance.
+    Shape order = kept_dims;
+    order.insert(order.end(), reduced.begin(), reduced.end());
+    kept_sizes.push_back(-1);
+    const Tensor merged = input.dim() == 0 ? input : input.permute(order).reshape(kept_sizes);
+    const Tensor out = var(merged, input.dim() == 0 ? std::nullopt : std::optional(-1),
+                           correction, false);
+    return keepdim ? out.reshape(kept_shape(input, flags)) : out;
+}
+
+Tensor stddev(const Tensor& input, const Shape& dims, std::int64_t correction, bool keepdim) {
+    if (dims.size() == 1) {
+        return stddev(input, dims.front(), correction, keepdim);
+    }
+    return sqrt(var(input, dims, correction, keepdim));
+}
+
+Tensor cumprod(const Tensor& input, std::int64_t dim) {
+    const std::int64_t d = detail::wrapped_dim(input, dim, "cumprod");
+    Tensor out = is_floating(input.dtype()) ? input.clone() : input.to(DType::I64);
+    if (input.dim() == 0) {
+        return out;
+    }
+    // Hillis-Steele scan: after the round with shift s, element i holds the product of the
+    // min(2s, i + 1) elements ending at i.
+    const std::int64_t n = input.size(d);
+    for (std::int64_t shift = 1; shift < n; shift *= 2) {
+        out = cat({out.slice(d, 0, shift), out.slice(d, shift, n) * out.slice(d, 0, n - shift)},
+                  d);
+    }
+    return out;
+}
+
+}  // namespace kael
