@@ -12,7 +12,7 @@ def _doc(owner, name, signature, text):
 _add_docstr(_kael.device, """
 A device: a type name that a plugin brought ("cpu", "cuda", a third party's "toy") and an index.
 
-Example::
+Example:
 
     >>> kael.device("cuda:1")
     >>> kael.device("cuda", 1).index
@@ -26,7 +26,7 @@ _add_docstr(_kael.dtype, """
 An element type: kael.float32 (kael.float), kael.float64 (kael.double), kael.int64
 (kael.long) or kael.bool.
 
-Example::
+Example:
 
     >>> kael.ones(2, dtype=kael.float64).dtype
     >>> kael.float32.is_floating_point
@@ -43,7 +43,7 @@ Device work recorded once and replayed with one launch (CUDA graphs on the cuda 
 replayed list of calls elsewhere), like torch.cuda.CUDAGraph: record a function of tensors
 whose shapes stay fixed, then replay it after writing new values into its inputs.
 
-Example::
+Example:
 
     >>> x = kael.ones(4)
     >>> graph = kael.DeviceGraph.record("cpu", lambda: x.mul(2.0)) if kael.DeviceGraph.supported("cpu") else None
@@ -60,7 +60,7 @@ _add_docstr(_kael.Record, """
 A status record of a plugin or a device (the fields of kael-info --json), read as attributes
 (record.name, record.status, record.reason) or as a dict.
 
-Example::
+Example:
 
     >>> record = kael.plugins()[0]
     >>> sorted(record.keys())[:3]
@@ -71,7 +71,7 @@ _doc(_kael.Record, "to_dict", "to_dict(self)", "The record as a dict of its fiel
 _tokenizer = _kael.GPT2Tokenizer
 _add_docstr(_tokenizer, (_tokenizer.__doc__ or "") + """
 
-Example::
+Example:
 
     >>> tokenizer = kael.GPT2Tokenizer.from_pretrained()
     >>> tokenizer.encode("Hello world")
@@ -99,7 +99,7 @@ _doc(_stream, "finish", "finish(self)",
      "What is held back (an unfinished character as U+FFFD); the stream starts afresh.")
 _add_docstr(_stream, (_stream.__doc__ or "") + """
 
-Example::
+Example:
 
     >>> stream = kael.TokenTextStream(kael.GPT2Tokenizer.from_pretrained())
     >>> [stream.push(i) for i in [15496, 995]]
@@ -120,7 +120,7 @@ _doc(None, _kael._autograd.backward, "backward(tensor, gradient=None, retain_gra
 Computes the gradients of tensor with respect to the leaves that require grad and adds them to
 their .grad, as tensor.backward(gradient).
 
-Example::
+Example:
 
     >>> x = kael.tensor([1.0, 2.0], requires_grad=True)
     >>> kael.autograd.backward((x * x).sum())
@@ -131,7 +131,7 @@ _doc(None, _kael._autograd.gradcheck,
 Compares backward's gradients of function at inputs (f64 tensors) with central finite differences;
 returns True, or raises ValueError naming the worst element (False without raise_exception).
 
-Example::
+Example:
 
     >>> x = kael.rand(3, dtype=kael.float64, requires_grad=True)
     >>> kael.autograd.gradcheck(lambda t: (t * t).sum(), [x])

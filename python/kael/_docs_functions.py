@@ -7,7 +7,10 @@ _FLOATING = "f32 or f64 (an integer input is a TypeError)"
 
 
 def _doc(name, signature, text):
-    _add_docstr(getattr(_kael, name), f"{signature}\n--\n\n{text.strip()}\n")
+    function = getattr(_kael, name)
+    if function.__text_signature__ is not None:
+        raise RuntimeError(f"kael.{name} is documented twice")  # the binding carries one
+    _add_docstr(function, f"{signature}\n--\n\n{text.strip()}\n")
 
 
 _UNARY_FLOATING = {
@@ -40,7 +43,7 @@ Args:
 
 Returns a new tensor of input's shape, dtype and device; differentiable.
 
-Example::
+Example:
 
     >>> kael.{_name}(kael.tensor({_values}))
 """)
@@ -54,7 +57,7 @@ Args:
 Returns a new tensor of input's shape on input's device{"" if _name == "logical_not" else
 ", of its dtype; differentiable"}.
 
-Example::
+Example:
 
     >>> kael.{_name}(kael.tensor({_values}))
 """)
@@ -82,7 +85,7 @@ Args:
 
 Returns a new tensor of the broadcast shape; differentiable in both arguments.
 
-Example::
+Example:
 
     >>> kael.{_name}(kael.tensor([1.0, 4.0]), kael.tensor([2.0, 2.0]))
 """)
@@ -94,7 +97,7 @@ Args:
     input (Tensor or number), other (Tensor or number): shapes that broadcast together, on one
         device; any dtypes (compared after promotion).
 
-Example::
+Example:
 
     >>> kael.{_name}(kael.tensor([1, 2, 3]), 2)
 """)
@@ -124,44 +127,11 @@ Args:
 Returns a tensor on input's device{", differentiable" if _name in ("sum", "mean", "prod")
 else ""}.
 
-Example::
+Example:
 
     >>> x = kael.tensor({_values})
     >>> kael.{_name}(x)
     >>> kael.{_name}(x, dim=1)
-""")
-for _name, _summary in {"max": "largest", "min": "smallest"}.items():
-    _doc(_name, f"{_name}(input, dim=None, keepdim=False)", f"""
-The {_summary} element of input, or with dim the {_summary} along dim as a named tuple
-(values, indices), as PyTorch's kael.{_name}(input, dim).
-
-Args:
-    input (Tensor): any shape, dtype and device; NaN propagates.
-    dim (int, optional): the dimension reduced.
-    keepdim (bool): keep the reduced dimension with size 1.
-
-Example::
-
-    >>> x = kael.tensor([[1.0, 5.0], [3.0, 4.0]])
-    >>> kael.{_name}(x)
-    >>> kael.{_name}(x, dim=1)
-""")
-for _name, _summary in {"var": "variance", "std": "standard deviation"}.items():
-    _doc(_name, f"{_name}(input, dim=None, correction=1, keepdim=False)", f"""
-The {_summary} of the elements, over all of input or over dim, with Bessel's correction by
-default (correction=0 gives the population {_summary}).
-
-Args:
-    input (Tensor): f32 or f64, any shape and device.
-    dim (int or tuple of ints, optional): the dimensions reduced.
-    correction (int): subtracted from the element count in the divisor.
-    keepdim (bool): keep reduced dimensions with size 1.
-
-Returns a differentiable tensor; NaN when the count minus correction is not positive.
-
-Example::
-
-    >>> kael.{_name}(kael.tensor([1.0, 2.0, 3.0, 4.0]))
 """)
 
 _FACTORY_ARGS = """    dtype (kael.dtype, optional): float32 by default ({extra}).
@@ -183,7 +153,7 @@ Args:
     *size (ints, or one tuple or list of ints): the shape; () or nothing gives a 0-d tensor.
 {_FACTORY_ARGS.format(extra="floating only" if _name.startswith("rand") else "any dtype")}
 
-Example::
+Example:
 
     >>> {_example}
 """)
@@ -197,7 +167,7 @@ Args:
         (a numpy array keeps its dtype where kael has it: float64 stays float64).
     dtype (kael.dtype, optional), device (str or kael.device, optional), requires_grad (bool).
 
-Example::
+Example:
 
     >>> kael.tensor([[1, 2], [3, 4]])
     >>> kael.tensor(2.5, dtype=kael.float64)
@@ -211,7 +181,7 @@ Args:
         unless dtype is given.
     dtype, device, requires_grad: as for kael.zeros.
 
-Example::
+Example:
 
     >>> kael.full((2, 2), 7)
 """)
@@ -224,7 +194,7 @@ Args:
     start, end, step (numbers): int64 when all are integers, float32 otherwise (dtype overrides).
     dtype, device, requires_grad: as for kael.zeros.
 
-Example::
+Example:
 
     >>> kael.arange(5)
     >>> kael.arange(0, 1, 0.25)
@@ -237,7 +207,7 @@ Args:
     size (tuple of ints): the shape.
     device (str or kael.device, optional).
 
-Example::
+Example:
 
     >>> kael.randint(0, 10, (3,)).shape
 """)
@@ -248,7 +218,7 @@ after the same seed, on every device.
 Args:
     seed (int): any non-negative integer.
 
-Example::
+Example:
 
     >>> kael.manual_seed(0)
     >>> a = kael.rand(3); kael.manual_seed(0); bool((kael.rand(3) == a).all())
@@ -264,7 +234,7 @@ Args:
 
 Returns a differentiable tensor. Also written input @ other.
 
-Example::
+Example:
 
     >>> a = kael.ones(2, 3); b = kael.ones(3, 4)
     >>> kael.matmul(a, b).shape
@@ -278,7 +248,7 @@ Args:
 
 Returns a tensor differentiable in input and other.
 
-Example::
+Example:
 
     >>> x = kael.tensor([-1.0, 2.0, -3.0])
     >>> kael.where(x > 0, x, 0.0)
@@ -292,7 +262,7 @@ Args:
 
 Returns a tensor differentiable where the input lies inside the bounds.
 
-Example::
+Example:
 
     >>> kael.clamp(kael.tensor([-2.0, 0.5, 3.0]), min=-1, max=1)
 """)
@@ -302,7 +272,7 @@ A copy of input with value wherever mask is True (mask broadcasts to input).
 Args:
     input (Tensor), mask (Tensor): bool, broadcastable to input, value (number).
 
-Example::
+Example:
 
     >>> x = kael.zeros(3)
     >>> kael.masked_fill(x, kael.tensor([True, False, True]), 5.0)
@@ -314,19 +284,9 @@ Args:
     input (Tensor), other (Tensor): broadcastable, on one device.
     rtol, atol (float): tolerances; equal_nan (bool): NaNs in the same places count as equal.
 
-Example::
+Example:
 
     >>> kael.allclose(kael.tensor([1.0, 2.0]), kael.tensor([1.0, 2.0000001]))
-""")
-_doc("norm", "norm(input)", """
-The Euclidean (Frobenius) norm of all elements, sqrt(sum(x**2)), as a 0-d tensor.
-
-Args:
-    input (Tensor): f32 or f64, any shape and device.
-
-Example::
-
-    >>> kael.norm(kael.tensor([3.0, 4.0]))
 """)
 _doc("logsumexp", "logsumexp(input, dim, keepdim=False)", """
 log(sum(exp(input))) along dim, computed without overflow (the row maximum is taken out first).
@@ -336,7 +296,7 @@ Args:
 
 Returns a differentiable tensor.
 
-Example::
+Example:
 
     >>> kael.logsumexp(kael.tensor([[0.0, 0.0]]), dim=1)
 """)
@@ -350,7 +310,7 @@ Args:
 
 Returns a differentiable tensor of input's shape.
 
-Example::
+Example:
 
     >>> kael.{_name}(kael.tensor([[1.0, 2.0, 3.0]]), dim=1)
 """)
@@ -362,7 +322,7 @@ Args:
 
 Returns a differentiable tensor.
 
-Example::
+Example:
 
     >>> kael.gelu(kael.tensor([-1.0, 0.0, 1.0]))
 """)
@@ -374,7 +334,7 @@ Args:
 
 Returns a differentiable tensor of input's shape.
 
-Example::
+Example:
 
     >>> kael.cumsum(kael.tensor([1, 2, 3, 4]), dim=0)
 """)
@@ -386,7 +346,7 @@ Args:
     input (Tensor): any dtype; NaN sorts last (first when descending), as PyTorch.
     dim (int), descending (bool).
 
-Example::
+Example:
 
     >>> values, indices = kael.sort(kael.tensor([3.0, 1.0, 2.0]))
     >>> values, indices
@@ -397,7 +357,7 @@ The indices that sort input along dim (stably), int64.
 Args:
     input (Tensor), dim (int), descending (bool).
 
-Example::
+Example:
 
     >>> kael.argsort(kael.tensor([3.0, 1.0, 2.0]))
 """)
@@ -407,7 +367,7 @@ The k largest (or smallest) elements along dim, as the named tuple (values, indi
 Args:
     input (Tensor), k (int): 0 <= k <= input.size(dim), dim (int), largest (bool).
 
-Example::
+Example:
 
     >>> kael.topk(kael.tensor([1.0, 5.0, 3.0, 4.0]), 2)
 """)
@@ -423,7 +383,7 @@ Args:
 
 Returns a differentiable tensor.
 
-Example::
+Example:
 
     >>> a = kael.tensor([1, 2]); b = kael.tensor([3, 4])
     >>> kael.{_name}([a, b])
@@ -437,7 +397,7 @@ Args:
 
 Returns a tuple of views.
 
-Example::
+Example:
 
     >>> kael.split(kael.arange(5), 2)
 """)
@@ -447,7 +407,7 @@ input split into at most chunks views of equal size along dim (the last may be s
 Args:
     input (Tensor), chunks (int) > 0, dim (int).
 
-Example::
+Example:
 
     >>> kael.chunk(kael.arange(6), 3)
 """)
@@ -460,7 +420,7 @@ Args:
 
 Returns a tensor of index's shape, differentiable in input.
 
-Example::
+Example:
 
     >>> x = kael.tensor([[1, 2], [3, 4]])
     >>> kael.gather(x, 1, kael.tensor([[1], [0]]))
@@ -473,7 +433,7 @@ Args:
 
 Returns a new, differentiable tensor.
 
-Example::
+Example:
 
     >>> kael.index_select(kael.tensor([[1, 2], [3, 4], [5, 6]]), 0, kael.tensor([2, 0]))
 """)
@@ -485,7 +445,7 @@ for _name, _inplace in {"scatter_add": False, "scatter_add_": True}.items():
 Args:
     input (Tensor), dim (int), index (Tensor): int64 of src's shape, src (Tensor).
 
-Example::
+Example:
 
     >>> kael.{_name}(kael.zeros(3), 0, kael.tensor([0, 0, 2]), kael.tensor([1.0, 2.0, 3.0]))
 """)
@@ -500,7 +460,7 @@ Args:
 
 kael.nn.functional.cross_entropy adds PyTorch's weight, ignore_index and label_smoothing.
 
-Example::
+Example:
 
     >>> kael.cross_entropy(kael.zeros(2, 4), kael.tensor([0, 3]))
 """)
@@ -513,7 +473,7 @@ Args:
 
 Returns a differentiable tensor. kael.nn.functional.layer_norm takes PyTorch's arguments.
 
-Example::
+Example:
 
     >>> kael.layer_norm(kael.tensor([[1.0, 2.0, 3.0]]))
 """)
@@ -521,7 +481,7 @@ _doc("embedding", "embedding(weight, indices)", """
 The rows of weight [V, C] at int64 indices of any shape: [*indices.shape, C]. Note the order:
 kael.nn.functional.embedding(input, weight) takes PyTorch's.
 
-Example::
+Example:
 
     >>> kael.embedding(kael.eye(3), kael.tensor([2, 0])) if hasattr(kael, "eye") else None
 """)
@@ -532,7 +492,7 @@ identity otherwise. The mask comes from kael's seeded generator.
 Args:
     input (Tensor): floating; p (float) in [0, 1); training (bool).
 
-Example::
+Example:
 
     >>> kael.dropout(kael.ones(4), p=0.5, training=False)
 """)
@@ -542,7 +502,7 @@ input @ weight.T + bias, in one matmul with the bias fused where the device can.
 Args:
     input (Tensor): [..., in]; weight (Tensor): [out, in]; bias (Tensor, optional): [out].
 
-Example::
+Example:
 
     >>> kael.linear(kael.ones(2, 3), kael.ones(4, 3)).shape
 """)
@@ -557,7 +517,7 @@ Args:
 
 Returns a differentiable tensor [..., L, Ev].
 
-Example::
+Example:
 
     >>> q = kael.rand(1, 2, 4, 8)
     >>> kael.scaled_dot_product_attention(q, q, q, is_causal=True).shape
@@ -566,7 +526,7 @@ _doc("from_dlpack", "from_dlpack(source)", """
 A tensor sharing the memory of any DLPack producer (numpy arrays, PyTorch tensors, ...), zero
 copy; the producer's device must be one kael has a plugin for.
 
-Example::
+Example:
 
     >>> import numpy as np
     >>> kael.from_dlpack(np.arange(3.0))
@@ -574,7 +534,7 @@ Example::
 _doc("promote_types", "promote_types(type1, type2)", """
 The dtype two tensors of these dtypes promote to in an operation, as PyTorch's table.
 
-Example::
+Example:
 
     >>> kael.promote_types(kael.int64, kael.float32)
 """)
@@ -584,7 +544,7 @@ _doc("devices", "devices()", """
 Every device the loaded plugins serve, as records (device name, plugin, kind, memory, whether
 emulated), in the order kael prefers them.
 
-Example::
+Example:
 
     >>> [record.device for record in kael.devices()][0]
 """)
@@ -593,14 +553,14 @@ A status record for every plugin candidate kael found: name, path, status ('load
 'no devices', 'incompatible ABI', 'load error', 'disabled', ...) and the reason, as kael-info
 shows them.
 
-Example::
+Example:
 
     >>> "cpu" in [plugin.name for plugin in kael.plugins()]
 """)
 _doc("is_available", "is_available(device)", """
 True if device ("cpu", "cuda", "cuda:1", a kael.device) is served by a loaded plugin.
 
-Example::
+Example:
 
     >>> kael.is_available("cpu")
 """)
@@ -608,14 +568,14 @@ _doc("require_device", "require_device(device)", """
 Returns if device is usable, else raises RuntimeError with the reason (the plugin's status and
 the driver's message), as an explicit request for a missing device does.
 
-Example::
+Example:
 
     >>> kael.require_device("cpu")
 """)
 _doc("cuda_is_available", "cuda_is_available()", """
 True if some plugin serves a cuda device (the emulated plugin counts; kael.devices() says which).
 
-Example::
+Example:
 
     >>> isinstance(kael.cuda_is_available(), bool)
 """)
@@ -623,7 +583,7 @@ _doc("synchronize", "synchronize(device=None)", """
 Waits until all work queued on device (every device when None) has finished, and raises the
 first asynchronous error a kernel recorded, naming its op.
 
-Example::
+Example:
 
     >>> kael.synchronize("cpu")
 """)
@@ -631,7 +591,7 @@ _doc("add_plugin_folder", "add_plugin_folder(folder)", """
 Searches folder for plugins before the default places, for the next discovery (call it before
 the first use of a device, or follow with kael.load_plugin_folder).
 
-Example::
+Example:
 
     >>> kael.add_plugin_folder("/opt/vendor/kael-plugins")
 """)
@@ -639,7 +599,7 @@ _doc("load_plugin_folder", "load_plugin_folder(folder)", """
 Loads the plugins of folder now and returns their status records (a third party's device
 appears without restarting).
 
-Example::
+Example:
 
     >>> kael.load_plugin_folder("/nonexistent")
 """)
@@ -647,21 +607,21 @@ _doc("set_device_plugin", "set_device_plugin(device_type, plugin)", """
 Makes plugin (by name) serve device_type, over the ranking kael chose (say, the emulated plugin
 for cuda on a machine with a GPU).
 
-Example::
+Example:
 
     >>> kael.set_device_plugin("cpu", "cpu")
 """)
 _doc("registered_device_types", "registered_device_types()", """
 The device-type names the loaded plugins brought ("cpu", "cuda", a third party's "toy", ...).
 
-Example::
+Example:
 
     >>> "cpu" in kael.registered_device_types()
 """)
 _doc("device_type_servers", "device_type_servers()", """
 For each device type, the plugins that can serve it in rank order and the one chosen.
 
-Example::
+Example:
 
     >>> isinstance(kael.device_type_servers(), list)
 """)
@@ -669,14 +629,14 @@ _doc("discovery_steps", "discovery_steps()", """
 The folders plugin discovery searched, in order, with where each came from (the API,
 KAEL_PLUGIN_PATH, the folder beside libkael_core), as kael-info --verbose shows.
 
-Example::
+Example:
 
     >>> isinstance(kael.discovery_steps(), list)
 """)
 _doc("plugin_warnings", "plugin_warnings()", """
 Warnings discovery produced (a plugin that failed to load, a duplicate), as strings.
 
-Example::
+Example:
 
     >>> isinstance(kael.plugin_warnings(), list)
 """)
@@ -684,14 +644,14 @@ _doc("fallback_counts", "fallback_counts()", """
 How many calls each op made through the cpu fallback (a plugin that answered UNSUPPORTED runs
 the call on cpu through copies), keyed by op name: a fast path that is not taken shows here.
 
-Example::
+Example:
 
     >>> isinstance(kael.fallback_counts(), dict)
 """)
 _doc("reset_fallback_counts", "reset_fallback_counts()", """
 Sets every count of kael.fallback_counts() back to zero.
 
-Example::
+Example:
 
     >>> kael.reset_fallback_counts()
 """)
@@ -699,56 +659,56 @@ _doc("allocator_stats", "allocator_stats(device='cpu')", """
 The caching allocator's figures for device: bytes in use and reserved, peaks, allocations,
 cache hits, as a dict.
 
-Example::
+Example:
 
     >>> "allocated_bytes" in kael.allocator_stats() or True
 """)
 _doc("empty_cache", "empty_cache(device='cpu')", """
 Returns the caching allocator's unused blocks on device to the device (memory in use stays).
 
-Example::
+Example:
 
     >>> kael.empty_cache()
 """)
 _doc("caching_allocator_enabled", "caching_allocator_enabled()", """
 True unless KAEL_CACHING_ALLOCATOR=0 turned the caching allocator off for this process.
 
-Example::
+Example:
 
     >>> isinstance(kael.caching_allocator_enabled(), bool)
 """)
 _doc("get_num_threads", "get_num_threads()", """
 The number of threads of the cpu plugin's pool (KAEL_NUM_THREADS, else the machine's cores).
 
-Example::
+Example:
 
     >>> kael.get_num_threads() >= 1
 """)
 _doc("set_num_threads", "set_num_threads(count)", """
 Resizes the cpu plugin's thread pool (and tells OpenBLAS to match) at run time.
 
-Example::
+Example:
 
     >>> kael.set_num_threads(kael.get_num_threads())
 """)
 _doc("core_version", "core_version()", """
 The version of libkael_core, as kael.__version__.
 
-Example::
+Example:
 
     >>> kael.core_version() == kael.__version__
 """)
 _doc("core_abi_version", "core_abi_version()", """
 The plugin ABI version the core was built with, "major.minor"; a plugin must match the major.
 
-Example::
+Example:
 
     >>> kael.core_abi_version().count(".")
 """)
 _doc("is_grad_enabled", "is_grad_enabled()", """
 True unless inside kael.no_grad() (or set_grad_enabled(False)): whether ops record autograd.
 
-Example::
+Example:
 
     >>> kael.is_grad_enabled()
 """)

@@ -16,7 +16,7 @@ A multi-dimensional array of one dtype (float32, float64, int64, bool) on one de
 views (reshape, transpose, slicing share memory), autograd (requires_grad, backward, grad) and
 the operations of kael's module functions as methods.
 
-Example::
+Example:
 
     >>> x = kael.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     >>> (x @ x.T).sum().backward()
@@ -33,11 +33,9 @@ _MIRRORS = {
     "lt": "(other)", "le": "(other)", "gt": "(other)", "ge": "(other)",
     "logical_and": "(other)", "logical_or": "(other)", "matmul": "(other)",
     "sum": "(dim=None, keepdim=False)", "mean": "(dim=None, keepdim=False)",
-    "prod": "(dim=None, keepdim=False)", "max": "(dim=None, keepdim=False)",
-    "min": "(dim=None, keepdim=False)", "argmax": "(dim=None, keepdim=False)",
+    "prod": "(dim=None, keepdim=False)", "argmax": "(dim=None, keepdim=False)",
     "argmin": "(dim=None, keepdim=False)", "all": "(dim=None, keepdim=False)",
-    "any": "(dim=None, keepdim=False)", "var": "(dim=None, correction=1, keepdim=False)",
-    "std": "(dim=None, correction=1, keepdim=False)", "norm": "()",
+    "any": "(dim=None, keepdim=False)",
     "logsumexp": "(dim, keepdim=False)", "softmax": "(dim)", "log_softmax": "(dim)",
     "cumsum": "(dim)", "sort": "(dim=-1, descending=False)",
     "argsort": "(dim=-1, descending=False)", "topk": "(k, dim=-1, largest=True)",
@@ -103,16 +101,12 @@ _METHODS = {
     "t": ("t(self)", "The transpose of a tensor of at most 2 dimensions (a view)."),
     "expand": ("expand(self, *sizes)", "A view broadcast to sizes (-1 keeps a size) without "
                "copying: expanded dimensions have stride 0."),
-    "squeeze": ("squeeze(self, dim=None)", "A view without dimensions of size 1 (only dim "
-                "when given)."),
     "unsqueeze": ("unsqueeze(self, dim)", "A view with a new dimension of size 1 at dim."),
     "select": ("select(self, dim, index)", "The slice at index along dim, without that "
                "dimension (a view): x.select(0, i) is x[i]."),
     "slice": ("slice(self, dim, start, stop, step=1)", "A view of start:stop:step along dim."),
     "as_strided": ("as_strided(self, size, stride, storage_offset=0)", "A view with the given "
                    "sizes and strides over self's storage (bounds checked)."),
-    "flatten": ("flatten(self, start_dim=0, end_dim=-1)", "self with dimensions start_dim.."
-                "end_dim merged into one (a view when possible)."),
     "copy_": ("copy_(self, source)", "Copies source (a tensor, broadcast, of any dtype and "
               "device, or a number) into self in place; returns self."),
     "fill_": ("fill_(self, value)", "Sets every element to value in place; returns self."),
@@ -128,7 +122,6 @@ _PROPERTIES = {
     "dtype": "The element type: kael.float32, float64, int64 or bool.",
     "device": "The device the elements live on (kael.device('cpu'), device('cuda:0'), ...).",
     "ndim": "The number of dimensions.",
-    "T": "The tensor with its dimensions reversed (a view).",
     "grad": "The gradient backward accumulated for this leaf, or None.",
     "grad_fn": "The autograd node that made this tensor, or None for a leaf.",
     "requires_grad": "True if autograd records operations on this tensor.",

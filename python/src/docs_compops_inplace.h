@@ -3,7 +3,7 @@
 // the op does, its arguments, its result and an example.
 namespace kael::python::docs {
 
-// The one-input in-place methods share their text; the binding puts "name_($self)" before it.
+// The one-input in-place methods share their text; the binding puts "name_(self)" before it.
 inline constexpr const char* unary_in_place = R"doc(self = name(self), written into self's elements
 (neg_, abs_, exp_, log_, sqrt_, sigmoid_, tanh_, relu_: the op of the method's name without _).
 
@@ -18,7 +18,7 @@ Example:
     >>> kael.tensor([-1., 2.]).abs_().tolist()
     [1.0, 2.0])doc";
 
-inline constexpr const char* add_ = R"doc(add_($self, other, *, alpha=1)
+inline constexpr const char* add_ = R"doc(add_(self, other, *, alpha=1)
 --
 
 self += alpha * other.
@@ -34,7 +34,7 @@ Example:
     >>> kael.tensor([1., 2.]).add_(1, alpha=2).tolist()
     [3.0, 4.0])doc";
 
-inline constexpr const char* sub_ = R"doc(sub_($self, other, *, alpha=1)
+inline constexpr const char* sub_ = R"doc(sub_(self, other, *, alpha=1)
 --
 
 self -= alpha * other.
@@ -50,7 +50,7 @@ Example:
     >>> kael.tensor([1., 2.]).sub_(1).tolist()
     [0.0, 1.0])doc";
 
-inline constexpr const char* mul_ = R"doc(mul_($self, other)
+inline constexpr const char* mul_ = R"doc(mul_(self, other)
 --
 
 self *= other.
@@ -65,7 +65,7 @@ Example:
     >>> kael.tensor([1., 2.]).mul_(3).tolist()
     [3.0, 6.0])doc";
 
-inline constexpr const char* div_ = R"doc(div_($self, other, *, rounding_mode=None)
+inline constexpr const char* div_ = R"doc(div_(self, other, *, rounding_mode=None)
 --
 
 self /= other (true division; 'trunc' for integer tensors).
@@ -81,7 +81,7 @@ Example:
     >>> kael.tensor([1., 2.]).div_(2).tolist()
     [0.5, 1.0])doc";
 
-inline constexpr const char* pow_ = R"doc(pow_($self, exponent)
+inline constexpr const char* pow_ = R"doc(pow_(self, exponent)
 --
 
 self = self ** exponent.
@@ -96,7 +96,7 @@ Example:
     >>> kael.tensor([2., 3.]).pow_(2).tolist()
     [4.0, 9.0])doc";
 
-inline constexpr const char* clamp_ = R"doc(clamp_($self, min=None, max=None)
+inline constexpr const char* clamp_ = R"doc(clamp_(self, min=None, max=None)
 --
 
 Clamps self into [min, max] in place (NaN stays NaN).
@@ -111,7 +111,7 @@ Example:
     >>> kael.tensor([-1., 5.]).clamp_(0, 1).tolist()
     [0.0, 1.0])doc";
 
-inline constexpr const char* index_add_ = R"doc(index_add_($self, dim, index, source, *, alpha=1)
+inline constexpr const char* index_add_ = R"doc(index_add_(self, dim, index, source, *, alpha=1)
 --
 
 Adds alpha * source[i] (along dim) to self at index[i] of dim; repeated indices add up.
@@ -129,7 +129,7 @@ Example:
     >>> kael.zeros(3).index_add_(0, kael.tensor([0, 0]), kael.tensor([1., 2.])).tolist()
     [3.0, 0.0, 0.0])doc";
 
-inline constexpr const char* index_fill_ = R"doc(index_fill_($self, dim, index, value)
+inline constexpr const char* index_fill_ = R"doc(index_fill_(self, dim, index, value)
 --
 
 Writes value at the positions index along dim.
@@ -146,7 +146,7 @@ Example:
     >>> kael.zeros(3).index_fill_(0, kael.tensor([1]), 5).tolist()
     [0.0, 5.0, 0.0])doc";
 
-inline constexpr const char* scatter_ = R"doc(scatter_($self, dim, index, src=None, *, value=None, reduce=None)
+inline constexpr const char* scatter_ = R"doc(scatter_(self, dim, index, src=None, *, value=None, reduce=None)
 --
 
 self[index[i][j]][j] = src[i][j] (for dim 0); with reduce='add', adds instead.
@@ -164,7 +164,7 @@ Example:
     >>> kael.zeros(3).scatter_(0, kael.tensor([2]), kael.tensor([7.])).tolist()
     [0.0, 0.0, 7.0])doc";
 
-inline constexpr const char* lerp_ = R"doc(lerp_($self, end, weight)
+inline constexpr const char* lerp_ = R"doc(lerp_(self, end, weight)
 --
 
 self += weight * (end - self).
@@ -180,7 +180,7 @@ Example:
     >>> kael.zeros(2).lerp_(kael.ones(2), 0.25).tolist()
     [0.25, 0.25])doc";
 
-inline constexpr const char* addcmul_ = R"doc(addcmul_($self, tensor1, tensor2, *, value=1)
+inline constexpr const char* addcmul_ = R"doc(addcmul_(self, tensor1, tensor2, *, value=1)
 --
 
 self += value * tensor1 * tensor2.
@@ -196,7 +196,7 @@ Example:
     >>> kael.zeros(1).addcmul_(kael.tensor([2.]), kael.tensor([3.])).tolist()
     [6.0])doc";
 
-inline constexpr const char* addcdiv_ = R"doc(addcdiv_($self, tensor1, tensor2, *, value=1)
+inline constexpr const char* addcdiv_ = R"doc(addcdiv_(self, tensor1, tensor2, *, value=1)
 --
 
 self += value * tensor1 / tensor2.

@@ -109,7 +109,7 @@ Example:
     >>> a.tolist()
     [1, 3])doc";
 
-inline constexpr const char* view_as = R"doc(view_as($self, other)
+inline constexpr const char* view_as = R"doc(view_as(self, other)
 --
 
 self viewed with other's shape (as view).
@@ -124,7 +124,7 @@ Example:
     >>> kael.arange(4).view_as(kael.zeros(2, 2)).shape
     (2, 2))doc";
 
-inline constexpr const char* reshape_as = R"doc(reshape_as($self, other)
+inline constexpr const char* reshape_as = R"doc(reshape_as(self, other)
 --
 
 self reshaped to other's shape (a view when possible).
@@ -139,7 +139,7 @@ Example:
     >>> kael.arange(4).reshape_as(kael.zeros(2, 2)).shape
     (2, 2))doc";
 
-inline constexpr const char* expand_as = R"doc(expand_as($self, other)
+inline constexpr const char* expand_as = R"doc(expand_as(self, other)
 --
 
 self broadcast to other's shape without copying.
@@ -217,7 +217,7 @@ Example:
     >>> kael.tensor([1, 2, 3]).roll(1).tolist()
     [3, 1, 2])doc";
 
-inline constexpr const char* repeat = R"doc(repeat($self, *sizes)
+inline constexpr const char* repeat = R"doc(repeat(self, *sizes)
 --
 
 Tiles self sizes[i] times along each dim (leading sizes add dims).
