@@ -34,14 +34,14 @@ std::string body(const docs::ElementDoc& doc) {
 
 const char* function_doc(const docs::ElementDoc& doc) {
     return keep(std::string(doc.name) + "(input" + doc.arguments + ")\n--\n\n" + body(doc) +
-                "\n\nExample::\n\n    >>> kael." + doc.name + "(" + doc.example +
+                "\n\nExample:\n\n    >>> kael." + doc.name + "(" + doc.example +
                 doc.example_arguments + ")\n");
 }
 
 std::string method_example(const docs::ElementDoc& doc, const std::string& method) {
     std::string arguments = doc.example_arguments;
     if (arguments.starts_with(", ")) arguments.erase(0, 2);
-    return "\n\nExample::\n\n    >>> " + std::string(doc.example) + "." + method + "(" +
+    return "\n\nExample:\n\n    >>> " + std::string(doc.example) + "." + method + "(" +
            arguments + ")\n";
 }
 
