@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autograd/record.h"
+#include "elementwise_run.h"
 #include "kael/device_graph.h"
 #include "kael/ops.h"
 #include "kael/ops_more.h"
@@ -101,6 +102,16 @@ Tensor scalar_like(const Tensor& tensor, double value) {
 }
 
 }  // namespace
+
+Tensor detail::run_elementwise(kael_element_op op, const char* name, DType out_dtype,
+                               DType compute, std::span<const Tensor> inputs,
+                               const kael_element_params& params, std::size_t converted_from) {
+    return run(op, name, out_dtype, compute, inputs, params, converted_from);
+}
+
+Tensor detail::scalar_operand(const Tensor& tensor, double value) {
+    return scalar_like(tensor, value);
+}
 
 // Sixteen entries per thread, replaced in turn (kael/ops_more.h says why).
 Tensor cached_scalar(double value, DType dtype, const Device& device) {

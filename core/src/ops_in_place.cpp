@@ -63,6 +63,18 @@ Tensor& in_place(Tensor& target, const Tensor& other, const char* op, Op compute
 
 }  // namespace
 
+Tensor& detail::binary_in_place(Tensor& target, const Tensor& other, const char* op,
+                                Tensor (*compute)(const Tensor&, const Tensor&)) {
+    return in_place(target, other, op, compute);
+}
+
+Tensor& detail::unary_in_place(Tensor& target, const char* op, Tensor (*compute)(const Tensor&)) {
+    detail::check_no_internal_overlap(target, op);
+    const Tensor result = compute(target);
+    check_castable(result.dtype(), target, op);
+    return detail::write_into(target, result, op);
+}
+
 Tensor& add_(Tensor& a, const Tensor& b, const char* op) {
     return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return add(x, y); });
 }

@@ -14,7 +14,7 @@ namespace {
 
 constexpr int64_t kMinParallelElements = int64_t{1} << 16;
 
-// Contiguous f32 exp, log, tanh, sigmoid and gelu through glibc's vector math, in chunks that
+// Contiguous f32 exp, log, tanh, erf, erfc, sigmoid, silu and gelu through glibc's vector math, in chunks that
 // stay in L1; the element functions' formulas (tails and stable forms) are kept.
 constexpr int64_t kChunk = 1024;
 
@@ -29,10 +29,15 @@ void vector_chunk(kael_element_op op, const float* in, float* out, int64_t count
         case KAEL_OP_EXP: return vector_math::apply(Function::Exp, in, out, count);
         case KAEL_OP_LOG: return vector_math::apply(Function::Log, in, out, count);
         case KAEL_OP_TANH: return vector_math::apply(Function::Tanh, in, out, count);
+        case KAEL_OP_ERF: return vector_math::apply(Function::Erf, in, out, count);
+        case KAEL_OP_ERFC: return vector_math::apply(Function::Erfc, in, out, count);
         case KAEL_OP_SIGMOID:
+        case KAEL_OP_SILU:
         case KAEL_OP_GELU_TANH: {
-            // sigmoid(z) from e = exp(-|z|) as stable_sigmoid; gelu_tanh = x sigmoid(2u).
+            // sigmoid(z) from e = exp(-|z|) as stable_sigmoid; gelu_tanh = x sigmoid(2u),
+            // silu = x sigmoid(x).
             const bool gelu = op == KAEL_OP_GELU_TANH;
+            const bool times_x = gelu || op == KAEL_OP_SILU;
             float arguments[kChunk] = {};  // z, kept for its sign
             for (int64_t i = 0; i < count; ++i) {
                 const float x = in[i];
@@ -45,7 +50,7 @@ void vector_chunk(kael_element_op op, const float* in, float* out, int64_t count
                 const float e = scratch[i];
                 const float r = 1.0F / (1.0F + e);
                 const float s = arguments[i] >= 0.0F ? r : e * r;
-                out[i] = gelu ? in[i] * s : s;
+                out[i] = times_x ? in[i] * s : s;
             }
             return;
         }
@@ -81,7 +86,8 @@ bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dty
                      const kael_element_layout& layout) {
     const bool supported = op == KAEL_OP_EXP || op == KAEL_OP_LOG || op == KAEL_OP_TANH ||
                            op == KAEL_OP_SIGMOID || op == KAEL_OP_GELU_TANH ||
-                           op == KAEL_OP_GELU_EXACT;
+                           op == KAEL_OP_GELU_EXACT || op == KAEL_OP_ERF || op == KAEL_OP_ERFC ||
+                           op == KAEL_OP_SILU;
     if (!supported || out_dtype != KAEL_DTYPE_F32 || in_dtype != KAEL_DTYPE_F32 ||
         layout.operands != 2 || layout.dims != 1 || layout.strides[0][0] != 4 ||
         layout.strides[1][0] != 4) {

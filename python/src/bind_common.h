@@ -50,6 +50,7 @@ void bind_safetensors(py::module_& module);
 void bind_tokenizer(py::module_& module);
 // Last: two tensors' + - * / straight from the number slots (fast_operators.cpp).
 void bind_fast_operators(py::module_& module);
+void bind_elemops(py::module_& module);
 
 // kael.float32 (or any kael dtype), a name ('f32', 'float32', 'int64', 'bool', ...) or a numpy
 // dtype / scalar type (np.float32, float, bool).

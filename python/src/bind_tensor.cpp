@@ -33,14 +33,6 @@ py::object in_place(const py::object& self, py::handle other, const char* name, 
     return self;
 }
 
-Tensor bool_only(const Tensor& a, const char* op) {
-    if (a.dtype() != DType::Bool) {
-        throw py::type_error(std::string(op) + " is only defined for bool tensors (kael has no "
-                             "bitwise integer ops), got " + to_string(a.dtype()));
-    }
-    return a;
-}
-
 py::tuple shape_tuple(const Shape& shape) { return py::cast(shape); }
 
 // .to(dtype), .to(device), .to('cuda'), .to(device, dtype), .to(dtype=..., device=...).
@@ -233,19 +225,10 @@ void bind_operators(py::class_<Tensor>& cls) {
     def_binary("__le__", nullptr, [](const Tensor& a, const Tensor& b) { return le(a, b); });
     def_binary("__gt__", nullptr, [](const Tensor& a, const Tensor& b) { return gt(a, b); });
     def_binary("__ge__", nullptr, [](const Tensor& a, const Tensor& b) { return ge(a, b); });
-    def_binary("__and__", "__rand__", [](const Tensor& a, const Tensor& b) {
-        return logical_and(bool_only(a, "&"), bool_only(b, "&"));
-    });
-    def_binary("__or__", "__ror__", [](const Tensor& a, const Tensor& b) {
-        return logical_or(bool_only(a, "|"), bool_only(b, "|"));
-    });
-    def_binary("__xor__", "__rxor__", [](const Tensor& a, const Tensor& b) {
-        return ne(bool_only(a, "^"), bool_only(b, "^"));
-    });
     cls.def("__neg__", [](const Tensor& a) { return neg(a); })
         .def("__pos__", [](const Tensor& a) { return a; })
-        .def("__abs__", [](const Tensor& a) { return abs(a); })
-        .def("__invert__", [](const Tensor& a) { return logical_not(bool_only(a, "~")); });
+        .def("__abs__", [](const Tensor& a) { return abs(a); });
+    // & | ^ ~ << >> % // are bound with their ops (bind_elemops.cpp).
     // symbol names the operator in errors, as the core's in-place ops do.
     const auto def_in_place = [&cls](const char* name, const char* symbol, auto op) {
         cls.def(name, [op, symbol](const py::object& self, py::handle other) {

@@ -167,5 +167,8 @@ def softmax(x, dim):
 def build(cases, Input):
     import reference_cases_linalg  # pylint: disable=import-outside-toplevel
 
+    import reference_cases_elemops  # pylint: disable=import-outside-toplevel
+
     reduction_cases(cases, Input)
     reference_cases_linalg.build(cases, Input)
+    reference_cases_elemops.build(cases, Input)

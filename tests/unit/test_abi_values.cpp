@@ -1,4 +1,4 @@
-// The released values of plugin_api.h, written out by hand as ABI 1.0-1.4 released them: a plugin
+// The released values of plugin_api.h, written out by hand as ABI 1.0-1.6 released them: a plugin
 // built against any of those headers passes these numbers, so they never change (new ones are
 // appended). Also the op tables' other columns against known facts, and the rules
 // element_dispatch.h generates from them.
@@ -61,7 +61,35 @@ const std::vector<Released> kReleasedElementOps = {{"identity", 0, 0},
                                                    {"clamp", 36, 0},
                                                    {"masked_fill", 37, 0},
                                                    {"gelu_exact_backward", 38, 2},
-                                                   {"gelu_tanh_backward", 39, 2}};
+                                                   {"gelu_tanh_backward", 39, 2},
+                                                   {"floor", 40, 6},
+                                                   {"ceil", 41, 6},
+                                                   {"round", 42, 6},
+                                                   {"trunc", 43, 6},
+                                                   {"frac", 44, 6},
+                                                   {"fmod", 45, 6},
+                                                   {"remainder", 46, 6},
+                                                   {"floor_divide", 47, 6},
+                                                   {"isnan", 48, 6},
+                                                   {"isinf", 49, 6},
+                                                   {"isfinite", 50, 6},
+                                                   {"isposinf", 51, 6},
+                                                   {"isneginf", 52, 6},
+                                                   {"log1p", 53, 6},
+                                                   {"expm1", 54, 6},
+                                                   {"erf", 55, 6},
+                                                   {"erfc", 56, 6},
+                                                   {"log2", 57, 6},
+                                                   {"log10", 58, 6},
+                                                   {"exp2", 59, 6},
+                                                   {"silu", 60, 6},
+                                                   {"silu_backward", 61, 6},
+                                                   {"bitwise_and", 62, 6},
+                                                   {"bitwise_or", 63, 6},
+                                                   {"bitwise_xor", 64, 6},
+                                                   {"bitwise_not", 65, 6},
+                                                   {"left_shift", 66, 6},
+                                                   {"right_shift", 67, 6}};
 
 const std::vector<Released> kReleasedReduceOps = {
     {"sum", 0, 0},    {"prod", 1, 0},   {"max", 2, 0},     {"min", 3, 0},
@@ -140,7 +168,7 @@ BOOST_AUTO_TEST_CASE(dtype_status_and_kind_values_are_as_released) {
     BOOST_TEST(KAEL_PLUGIN_KIND_GPU == 1);
     BOOST_TEST(KAEL_PLUGIN_KIND_EMULATED == 2);
     BOOST_TEST(KAEL_ABI_MAJOR == 1);
-    BOOST_TEST(KAEL_ABI_MINOR >= 5);
+    BOOST_TEST(KAEL_ABI_MINOR >= 6);
     BOOST_TEST(KAEL_MEMORY_HOST_ADDRESSABLE == 1U);  // since 1.5
 }
 
@@ -182,6 +210,12 @@ BOOST_AUTO_TEST_CASE(element_op_columns_match_known_facts) {
         {KAEL_OP_CLAMP, 1, KAEL_OP_INPUTS_ANY, false, true},
         {KAEL_OP_MASKED_FILL, 2, KAEL_OP_INPUTS_ANY, false, true},
         {KAEL_OP_GELU_TANH_BACKWARD, 2, KAEL_OP_INPUTS_FLOATING, false, false},
+        {KAEL_OP_FLOOR, 1, KAEL_OP_INPUTS_FLOATING, false, false},  // since 1.6
+        {KAEL_OP_REMAINDER, 2, KAEL_OP_INPUTS_NUMERIC, false, false},
+        {KAEL_OP_ISFINITE, 1, KAEL_OP_INPUTS_FLOATING, true, false},
+        {KAEL_OP_SILU_BACKWARD, 2, KAEL_OP_INPUTS_FLOATING, false, false},
+        {KAEL_OP_BITWISE_NOT, 1, KAEL_OP_INPUTS_INTEGER, false, false},
+        {KAEL_OP_RIGHT_SHIFT, 2, KAEL_OP_INPUTS_INTEGER, false, false},
     };
     for (const Facts& fact : facts) {
         BOOST_TEST_CONTEXT(element_op_name(fact.op)) {
@@ -195,7 +229,8 @@ BOOST_AUTO_TEST_CASE(element_op_columns_match_known_facts) {
     for (const ElementOpInfo& info : kElementOps) {
         bool_writers += info.writes == KAEL_OP_WRITES_BOOL;
     }
-    BOOST_TEST(bool_writers == 9);  // logical_not, six comparisons, logical_and, logical_or
+    // logical_not, six comparisons, logical_and, logical_or; since 1.6 the five isnan...
+    BOOST_TEST(bool_writers == 14);
 }
 
 BOOST_AUTO_TEST_CASE(reduce_op_columns_match_known_facts) {

@@ -3,6 +3,7 @@
 // Every op runs through a plugin kernel; nothing here touches tensor data on the host.
 #include <optional>
 
+#include "kael/ops_math.h"
 #include "kael/tensor.h"
 
 namespace kael {

@@ -45,7 +45,7 @@ const char* elementwise_name(kael_element_op op) {
         case KAEL_OP_WHERE: return "WhereBackward";
         case KAEL_OP_CLAMP: return "ClampBackward";
         case KAEL_OP_MASKED_FILL: return "MaskedFillBackward";
-        default: return "NotDifferentiable";
+        default: return elementwise_more_name(op);
     }
 }
 
@@ -155,7 +155,7 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
             return [mask = saved(second)](const Tensor& g) {
                 return Grads{masked_fill(g, mask.unpack(), 0.0), Tensor()};
             };
-        default: return nullptr;
+        default: return elementwise_more_backward(op, inputs, out);
     }
 }
 

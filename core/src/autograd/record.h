@@ -101,6 +101,11 @@ private:
                                                     const Tensor& out,
                                                     const kael_element_params& params);
 [[nodiscard]] const char* elementwise_name(kael_element_op op);
+// The same for ABI 1.6's ops (nodes_elementwise_more.cpp), which the two above defer to.
+[[nodiscard]] BackwardFunction elementwise_more_backward(kael_element_op op,
+                                                         const std::vector<Tensor>& inputs,
+                                                         const Tensor& out);
+[[nodiscard]] const char* elementwise_more_name(kael_element_op op);
 
 // Reductions over every element (dim empty) or one dimension; input is the forward input.
 [[nodiscard]] BackwardFunction sum_backward(const Tensor& input, std::optional<std::int64_t> dim,

@@ -28,6 +28,7 @@ extern "C" {
 #define KAEL_OP_INPUTS_ANY 0      /* all four dtypes */
 #define KAEL_OP_INPUTS_NUMERIC 1  /* all but bool */
 #define KAEL_OP_INPUTS_FLOATING 2 /* f32 and f64 */
+#define KAEL_OP_INPUTS_INTEGER 3  /* i64 only (since 1.6: bitwise ops; bool's are logical ops) */
 #define KAEL_OP_WRITES_SAME 0     /* the inputs' dtype, in_dtype */
 #define KAEL_OP_WRITES_BOOL 1
 
@@ -81,7 +82,42 @@ extern "C" {
     /* (input, bool mask): params[0] where mask else input */                                      \
     X(MASKED_FILL,         37, "masked_fill",         2, ANY,      SAME, 1, 0, MaskedFill)         \
     X(GELU_EXACT_BACKWARD, 38, "gelu_exact_backward", 2, FLOATING, SAME, 0, 2, GeluExactBackward)  \
-    X(GELU_TANH_BACKWARD,  39, "gelu_tanh_backward",  2, FLOATING, SAME, 0, 2, GeluTanhBackward)
+    X(GELU_TANH_BACKWARD,  39, "gelu_tanh_backward",  2, FLOATING, SAME, 0, 2, GeluTanhBackward)  \
+    /* since 1.6. Rounding: round is half to even; frac = x - trunc(x) */                          \
+    X(FLOOR,               40, "floor",               1, FLOATING, SAME, 0, 6, Floor)              \
+    X(CEIL,                41, "ceil",                1, FLOATING, SAME, 0, 6, Ceil)               \
+    X(ROUND,               42, "round",               1, FLOATING, SAME, 0, 6, Round)              \
+    X(TRUNC,               43, "trunc",               1, FLOATING, SAME, 0, 6, Trunc)              \
+    X(FRAC,                44, "frac",                1, FLOATING, SAME, 0, 6, Frac)               \
+    /* fmod takes the dividend's sign, remainder the divisor's; floor_divide floors. Integer   \
+     * division by zero gives 0, INT64_MIN by -1 wraps */                                         \
+    X(FMOD,                45, "fmod",                2, NUMERIC,  SAME, 0, 6, Fmod)               \
+    X(REMAINDER,           46, "remainder",           2, NUMERIC,  SAME, 0, 6, Remainder)          \
+    X(FLOOR_DIVIDE,        47, "floor_divide",        2, NUMERIC,  SAME, 0, 6, FloorDivide)        \
+    /* classification writes bool */                                                          \
+    X(ISNAN,               48, "isnan",               1, FLOATING, BOOL, 0, 6, IsNan)              \
+    X(ISINF,               49, "isinf",               1, FLOATING, BOOL, 0, 6, IsInf)              \
+    X(ISFINITE,            50, "isfinite",            1, FLOATING, BOOL, 0, 6, IsFinite)           \
+    X(ISPOSINF,            51, "isposinf",            1, FLOATING, BOOL, 0, 6, IsPosInf)           \
+    X(ISNEGINF,            52, "isneginf",            1, FLOATING, BOOL, 0, 6, IsNegInf)           \
+    X(LOG1P,               53, "log1p",               1, FLOATING, SAME, 0, 6, Log1p)              \
+    X(EXPM1,               54, "expm1",               1, FLOATING, SAME, 0, 6, Expm1)              \
+    X(ERF,                 55, "erf",                 1, FLOATING, SAME, 0, 6, Erf)                \
+    X(ERFC,                56, "erfc",                1, FLOATING, SAME, 0, 6, Erfc)               \
+    X(LOG2,                57, "log2",                1, FLOATING, SAME, 0, 6, Log2)               \
+    X(LOG10,               58, "log10",               1, FLOATING, SAME, 0, 6, Log10)              \
+    X(EXP2,                59, "exp2",                1, FLOATING, SAME, 0, 6, Exp2)               \
+    /* silu = x * sigmoid(x); (input, grad): grad * s * (1 + x * (1 - s)) */                      \
+    X(SILU,                60, "silu",                1, FLOATING, SAME, 0, 6, Silu)               \
+    X(SILU_BACKWARD,       61, "silu_backward",       2, FLOATING, SAME, 0, 6, SiluBackward)       \
+    /* bitwise ops on i64 (two's complement). A shift by a negative count or >= 64 gives 0      \
+     * (left) or the sign fill, a >> 63 (right), as PyTorch's cpu kernels */                      \
+    X(BITWISE_AND,         62, "bitwise_and",         2, INTEGER,  SAME, 0, 6, BitwiseAnd)         \
+    X(BITWISE_OR,          63, "bitwise_or",          2, INTEGER,  SAME, 0, 6, BitwiseOr)          \
+    X(BITWISE_XOR,         64, "bitwise_xor",         2, INTEGER,  SAME, 0, 6, BitwiseXor)         \
+    X(BITWISE_NOT,         65, "bitwise_not",         1, INTEGER,  SAME, 0, 6, BitwiseNot)         \
+    X(LEFT_SHIFT,          66, "left_shift",          2, INTEGER,  SAME, 0, 6, LeftShift)          \
+    X(RIGHT_SHIFT,         67, "right_shift",         2, INTEGER,  SAME, 0, 6, RightShift)
 /* clang-format on */
 
 typedef int32_t kael_element_op;
@@ -90,7 +126,7 @@ typedef int32_t kael_element_op;
 enum {
     KAEL_ELEMENT_OPS(KAEL_OP_ENUMERATOR_)
     /* the number of rows: raise it with each row appended (checked at the end) */
-    KAEL_OP_COUNT = 40
+    KAEL_OP_COUNT = 68
 };
 /* Each row's position, for the check at the end that the values are 0.. in row order. */
 #define KAEL_OP_POSITION_(op, value, name, inputs, in, out, params, since, functor) \

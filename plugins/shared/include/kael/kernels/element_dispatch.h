@@ -100,7 +100,8 @@ inline bool uses_params(kael_element_op op) {
 constexpr bool class_takes(int input_class, bool floating, bool boolean) {
     return input_class == KAEL_OP_INPUTS_ANY ||
            (input_class == KAEL_OP_INPUTS_NUMERIC && !boolean) ||
-           (input_class == KAEL_OP_INPUTS_FLOATING && floating);
+           (input_class == KAEL_OP_INPUTS_FLOATING && floating) ||
+           (input_class == KAEL_OP_INPUTS_INTEGER && !floating && !boolean);
 }
 template <typename T>
 constexpr bool takes_inputs(int input_class) {
@@ -208,6 +209,11 @@ bool run_op(kael_element_op op, const kael_element_params* params, Runner& runne
             return true;
         }
     }
+    if constexpr (takes_inputs<T>(KAEL_OP_INPUTS_INTEGER)) {
+        if (run_class<KAEL_OP_INPUTS_INTEGER, T>(op, params, runner)) {
+            return true;
+        }
+    }
     if constexpr (takes_inputs<T>(KAEL_OP_INPUTS_NUMERIC)) {
         if (run_class<KAEL_OP_INPUTS_NUMERIC, T>(op, params, runner)) {
             return true;
@@ -220,7 +226,8 @@ bool run_op(kael_element_op op, const kael_element_params* params, Runner& runne
 
 // Validates the call (see check_elementwise_call), then runs the op's functor through runner.
 // Throws StatusError: INVALID_ARGUMENT for a malformed call, UNSUPPORTED for an op whose input
-// class (KAEL_OP_INPUTS_*: floating ops on i64/bool, numeric ops on bool) lacks in_dtype.
+// class (KAEL_OP_INPUTS_*: floating ops on i64/bool, numeric ops on bool, integer ops on all
+// but i64) lacks in_dtype.
 template <typename Runner>
 void dispatch_elementwise(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                           int operands, const kael_element_params* params, Runner& runner) {

@@ -1,0 +1,195 @@
+#pragma once
+// The element functions of ABI 1.6 (rounding, the division family, classification, more math,
+// silu, bitwise ops), one functor per row of KAEL_ELEMENT_OPS as element_functions.h has them.
+// Their formulas are PyTorch's, so every plugin agrees with it on signs, NaN and ties.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kael/kernels/element_math.h"
+
+namespace kael::kernels {
+
+// math::name(x) calls ::namef for float and ::name for double, host and device alike (_2: of
+// two arguments).
+#define KAEL_MATH_SPELLING(name)                     \
+    template <typename T>                            \
+    KAEL_HD inline T name(T x) {                     \
+        if constexpr (std::is_same_v<T, float>) {    \
+            return ::name##f(x);                     \
+        } else {                                     \
+            return ::name(x);                        \
+        }                                            \
+    }
+#define KAEL_MATH_SPELLING_2(name)                   \
+    template <typename T>                            \
+    KAEL_HD inline T name(T a, T b) {                \
+        if constexpr (std::is_same_v<T, float>) {    \
+            return ::name##f(a, b);                  \
+        } else {                                     \
+            return ::name(a, b);                     \
+        }                                            \
+    }
+namespace math {
+KAEL_MATH_SPELLING(floor)
+KAEL_MATH_SPELLING(ceil)
+KAEL_MATH_SPELLING(rint)  // to nearest, ties to even (the default rounding mode)
+KAEL_MATH_SPELLING(trunc)
+KAEL_MATH_SPELLING(log1p)
+KAEL_MATH_SPELLING(expm1)
+KAEL_MATH_SPELLING(log2)
+KAEL_MATH_SPELLING(log10)
+KAEL_MATH_SPELLING(exp2)
+KAEL_MATH_SPELLING_2(fmod)
+KAEL_MATH_SPELLING_2(copysign)
+}  // namespace math
+#undef KAEL_MATH_SPELLING
+#undef KAEL_MATH_SPELLING_2
+
+// A functor applying math::function: the unary math rows differ only in that.
+#define KAEL_MATH_FUNCTOR(Name, function)                                \
+    template <typename T>                                                \
+    struct Name {                                                        \
+        KAEL_HD T operator()(T x) const { return math::function(x); }    \
+    };
+KAEL_MATH_FUNCTOR(Floor, floor)
+KAEL_MATH_FUNCTOR(Ceil, ceil)
+KAEL_MATH_FUNCTOR(Round, rint)
+KAEL_MATH_FUNCTOR(Trunc, trunc)
+KAEL_MATH_FUNCTOR(Log1p, log1p)
+KAEL_MATH_FUNCTOR(Expm1, expm1)
+KAEL_MATH_FUNCTOR(Erf, erf)
+KAEL_MATH_FUNCTOR(Erfc, erfc)
+KAEL_MATH_FUNCTOR(Log2, log2)
+KAEL_MATH_FUNCTOR(Log10, log10)
+KAEL_MATH_FUNCTOR(Exp2, exp2)
+#undef KAEL_MATH_FUNCTOR
+
+template <typename T>
+struct Frac {
+    KAEL_HD T operator()(T x) const { return x - math::trunc(x); }
+};
+
+// ---- Division family: integer division by zero gives 0, INT64_MIN by -1 wraps ---------------
+template <typename T>
+struct Fmod {
+    KAEL_HD T operator()(T a, T b) const {
+        if constexpr (is_floating_v<T>) {
+            return math::fmod(a, b);
+        } else {
+            return b == 0 || b == -1 ? T(0) : a % b;
+        }
+    }
+};
+// The divisor's sign: fmod moved by one divisor where the signs differ (PyTorch's formula).
+template <typename T>
+struct Remainder {
+    KAEL_HD T operator()(T a, T b) const {
+        const T mod = Fmod<T>{}(a, b);
+        return mod != T(0) && ((b < T(0)) != (mod < T(0))) ? mod + b : mod;
+    }
+};
+template <typename T>
+struct FloorDivide {
+    KAEL_HD T operator()(T a, T b) const {
+        if constexpr (is_floating_v<T>) {
+            // PyTorch's div_floor: the quotient of a - fmod(a, b), which is exact, floored; the
+            // sign of a zero result is that of a / b.
+            if (b == T(0)) {
+                return a / b;
+            }
+            const T mod = math::fmod(a, b);
+            T quotient = (a - mod) / b;
+            if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) {
+                quotient -= T(1);
+            }
+            if (quotient == T(0)) {
+                return math::copysign(T(0), a / b);
+            }
+            T floored = math::floor(quotient);
+            if (quotient - floored > T(0.5)) {
+                floored += T(1);
+            }
+            return floored;
+        } else {
+            if (b == 0) {
+                return 0;
+            }
+            if (b == -1) {
+                return wrapping_negate(a);
+            }
+            const T quotient = a / b;
+            return (a % b != 0 && ((a < 0) != (b < 0))) ? quotient - 1 : quotient;
+        }
+    }
+};
+
+// ---- Classification --------------------------------------------------------------------------
+template <typename T>
+struct IsNan {
+    KAEL_HD bool operator()(T x) const { return x != x; }
+};
+template <typename T>
+struct IsInf {
+    KAEL_HD bool operator()(T x) const { return math::fabs(x) == static_cast<T>(INFINITY); }
+};
+template <typename T>
+struct IsFinite {
+    KAEL_HD bool operator()(T x) const { return x - x == T(0); }  // NaN for inf and NaN
+};
+template <typename T>
+struct IsPosInf {
+    KAEL_HD bool operator()(T x) const { return x == static_cast<T>(INFINITY); }
+};
+template <typename T>
+struct IsNegInf {
+    KAEL_HD bool operator()(T x) const { return x == -static_cast<T>(INFINITY); }
+};
+
+// ---- silu ------------------------------------------------------------------------------------
+template <typename T>
+struct Silu {
+    KAEL_HD T operator()(T x) const { return x * stable_sigmoid(x); }
+};
+// d/dx of x * s = s + x * s * (1 - s) = s * (1 + x * (1 - s)).
+template <typename T>
+struct SiluBackward {
+    KAEL_HD T operator()(T x, T grad) const {
+        const T s = stable_sigmoid(x);
+        return grad * s * (T(1) + x * (T(1) - s));
+    }
+};
+
+// ---- Bitwise (i64) ---------------------------------------------------------------------------
+template <typename T>
+struct BitwiseAnd {
+    KAEL_HD T operator()(T a, T b) const { return a & b; }
+};
+template <typename T>
+struct BitwiseOr {
+    KAEL_HD T operator()(T a, T b) const { return a | b; }
+};
+template <typename T>
+struct BitwiseXor {
+    KAEL_HD T operator()(T a, T b) const { return a ^ b; }
+};
+template <typename T>
+struct BitwiseNot {
+    KAEL_HD T operator()(T a) const { return ~a; }
+};
+// Shifts of the bits as unsigned (no signed overflow); counts outside [0, 64) as PyTorch 2.
+template <typename T>
+struct LeftShift {
+    KAEL_HD T operator()(T a, T b) const {
+        if (b < 0 || b >= 64) {
+            return 0;
+        }
+        return static_cast<T>(static_cast<std::uint64_t>(a) << b);
+    }
+};
+template <typename T>
+struct RightShift {
+    KAEL_HD T operator()(T a, T b) const { return a >> (b < 0 || b >= 64 ? 63 : b); }
+};
+
+}  // namespace kael::kernels
