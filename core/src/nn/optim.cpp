@@ -62,7 +62,7 @@ void Optimizer::add_param_groups(std::vector<ParamGroup> groups) {
 }
 
 void Optimizer::add_param_group(ParamGroup group) {
-    std::set<const TensorImpl*> seen;
+    std::set<const TensorImpl*> seen;  // a parameter listed twice in one group is stepped twice
     for (const ParamGroup& existing : groups_) {
         for (const Tensor& parameter : existing.params) {
             seen.insert(parameter.impl_ptr().get());
@@ -75,7 +75,7 @@ void Optimizer::add_param_group(ParamGroup group) {
         if (!parameter.is_leaf()) {
             throw ValueError(name_ + ": can't optimize a non-leaf Tensor");
         }
-        if (!seen.insert(parameter.impl_ptr().get()).second) {
+        if (seen.count(parameter.impl_ptr().get()) != 0) {
             throw ValueError(name_ + ": some parameters appear in more than one parameter group");
         }
     }
