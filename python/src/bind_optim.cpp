@@ -51,6 +51,8 @@ void sgd_step(py::handle params, py::handle state, double lr, double momentum, d
     for (std::size_t i = 0; i < s.params.size() && momentum != 0; ++i) {
         if (s.states[i].contains("momentum_buffer") && !s.states[i]["momentum_buffer"].is_none()) {
             buffers[i] = buffer_on_device(s.states[i], "momentum_buffer", s.params[i], "SGD.step");
+            // The step holds the only reference, so the old buffer's memory is reused at once.
+            s.states[i]["momentum_buffer"] = py::none();
         }
     }
     optim::sgd_step(s.params, s.grads, buffers,

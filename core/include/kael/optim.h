@@ -44,7 +44,8 @@ struct StateDict {
 };
 
 // Functional steps over lists of one group's parameters (Python's optimizers call them too).
-// Buffers are updated in place; an undefined momentum buffer is created (the grad's copy).
+// Adam's moments are updated in place; SGD's momentum buffers are replaced by the new ones
+// (an undefined one is created as the grad's copy).
 struct SGDHyper {
     double lr = 0.01;
     double momentum = 0;

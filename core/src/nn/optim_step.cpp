@@ -53,7 +53,9 @@ void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grad
                                      buffer.device().str() + ", its parameter on " +
                                      parameter.device().str());
                 }
-                buffer.copy_(buffer * hyper.momentum + grad * (1 - hyper.dampening));
+                // A new buffer rather than copy_ into the old one: one pass fewer per step.
+                buffer = buffer * hyper.momentum +
+                         (hyper.dampening == 0 ? grad : grad * (1 - hyper.dampening));
             }
             grad = hyper.nesterov ? grad + buffer * hyper.momentum : buffer;
         }

@@ -72,8 +72,10 @@ class LRScheduler:
 
         Example:
             >>> optimizer = kael.optim.SGD([kael.ones(1, requires_grad=True)], lr=0.1)
-            >>> kael.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.5).get_lr()
-            [0.05]
+            >>> scheduler = kael.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 0.5 ** epoch)
+            >>> scheduler.last_epoch = 2
+            >>> scheduler.get_lr()
+            [0.025]
         """
         raise NotImplementedError(f"{type(self).__name__} does not implement get_lr()")
 
