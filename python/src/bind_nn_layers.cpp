@@ -1,7 +1,6 @@
-// kael.nn layers, kael.optim optimizers.
+// kael.nn layers.
 #include "bind_nn.h"
 #include "kael/gpt.h"
-#include "kael/optim.h"
 
 namespace kael::python {
 
@@ -56,46 +55,6 @@ void bind_layers(py::module_& nn_module) {
              py::arg("approximate") = "none");
     py::class_<nn::Dropout, Module, std::shared_ptr<nn::Dropout>>(nn_module, "Dropout")
         .def(py::init<double>(), py::arg("p") = 0.5);
-}
-
-namespace {
-
-std::vector<Tensor> parameter_list(py::handle parameters) {
-    return py::list(py::reinterpret_borrow<py::iterable>(parameters)).cast<std::vector<Tensor>>();
-}
-
-}  // namespace
-
-void bind_optim(py::module_& optim_module) {
-    using optim::Optimizer;
-    py::class_<Optimizer, std::shared_ptr<Optimizer>>(optim_module, "Optimizer")
-        .def("step", &Optimizer::step)
-        .def("zero_grad", &Optimizer::zero_grad)
-        .def_property_readonly("parameters", &Optimizer::parameters);
-    py::class_<optim::SGD, Optimizer, std::shared_ptr<optim::SGD>>(optim_module, "SGD")
-        .def(py::init([](py::handle params, double lr, double momentum, double weight_decay) {
-                 return std::make_shared<optim::SGD>(parameter_list(params), lr, momentum,
-                                                     weight_decay);
-             }),
-             py::arg("params"), py::arg("lr"), py::arg("momentum") = 0.0,
-             py::arg("weight_decay") = 0.0);
-    using Betas = std::pair<double, double>;
-    py::class_<optim::Adam, Optimizer, std::shared_ptr<optim::Adam>>(optim_module, "Adam")
-        .def(py::init([](py::handle params, double lr, Betas betas, double eps,
-                         double weight_decay) {
-                 return std::make_shared<optim::Adam>(parameter_list(params), lr, betas.first,
-                                                      betas.second, eps, weight_decay);
-             }),
-             py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = Betas{0.9, 0.999},
-             py::arg("eps") = 1e-8, py::arg("weight_decay") = 0.0);
-    py::class_<optim::AdamW, optim::Adam, std::shared_ptr<optim::AdamW>>(optim_module, "AdamW")
-        .def(py::init([](py::handle params, double lr, Betas betas, double eps,
-                         double weight_decay) {
-                 return std::make_shared<optim::AdamW>(parameter_list(params), lr, betas.first,
-                                                       betas.second, eps, weight_decay);
-             }),
-             py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = Betas{0.9, 0.999},
-             py::arg("eps") = 1e-8, py::arg("weight_decay") = 1e-2);
 }
 
 }  // namespace kael::python

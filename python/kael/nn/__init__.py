@@ -172,3 +172,5 @@ class ModuleDict(Module):
 
 __all__ = ["Module", "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "Sigmoid", "Tanh",
            "Dropout", "Sequential", "ModuleList", "ModuleDict", "Parameter", "GPT", "GPTConfig"]
+
+from . import utils  # noqa: E402,F401  (kael.nn.utils: gradient clipping)

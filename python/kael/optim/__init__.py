@@ -1,9 +1,15 @@
-"""kael.optim: optimizers that update parameters in place (SGD, Adam, AdamW)."""
-from .._kael import _optim
+"""kael.optim: optimizers that update parameters in place (SGD, Adam, AdamW), with parameter
+groups and state dicts as in PyTorch, the Optimizer base class to subclass, and lr_scheduler.
 
-Optimizer = _optim.Optimizer
-SGD = _optim.SGD
-Adam = _optim.Adam
-AdamW = _optim.AdamW
+Example:
+    >>> model = kael.nn.Linear(3, 1)
+    >>> optimizer = kael.optim.AdamW(model.parameters(), lr=1e-3)
+    >>> model(kael.ones(2, 3)).sum().backward()
+    >>> optimizer.step()
+    >>> optimizer.zero_grad()
+"""
+from . import lr_scheduler  # noqa: F401
+from ._optimizers import SGD, Adam, AdamW
+from .optimizer import Optimizer
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]

@@ -1,0 +1,115 @@
+// The functional optimizer steps: updates run under no-grad and write into each parameter's
+// (and buffer's) own storage, so every handle to them sees the step.
+#include <cmath>
+
+#include "kael/autograd.h"
+#include "kael/ops.h"
+#include "kael/optim.h"
+#include "../kernel_calls.h"
+
+namespace kael::optim {
+
+namespace {
+
+// The fused kernel takes contiguous float tensors of one dtype; anything else (a strided
+// parameter, a grad of another dtype) is composed.
+bool fused_step_applies(const Tensor& parameter, const Tensor& grad, const Tensor& m,
+                        const Tensor& v) {
+    const auto matches = [&](const Tensor& t) {
+        return t.dtype() == parameter.dtype() && t.shape() == parameter.shape() &&
+               t.is_contiguous() && t.device() == parameter.device();
+    };
+    return is_floating(parameter.dtype()) && parameter.is_contiguous() && matches(grad) &&
+           matches(m) && matches(v);
+}
+
+void check_lists(const char* op, std::size_t count, std::initializer_list<std::size_t> sizes) {
+    for (const std::size_t size : sizes) {
+        if (size != count) {
+            throw ValueError(std::string(op) + ": every list must have one entry per parameter");
+        }
+    }
+}
+
+}  // namespace
+
+void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+              std::vector<Tensor>& momentum_buffers, const SGDHyper& hyper) {
+    check_lists("sgd_step", params.size(), {grads.size(), momentum_buffers.size()});
+    const NoGradGuard guard;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        Tensor parameter = params[i];
+        Tensor grad = grads[i];
+        if (hyper.weight_decay != 0) {
+            grad = grad + parameter.detach() * hyper.weight_decay;
+        }
+        if (hyper.momentum != 0) {
+            Tensor& buffer = momentum_buffers[i];
+            if (!buffer.defined()) {
+                buffer = grad.clone();
+            } else {
+                if (buffer.device() != parameter.device()) {
+                    throw ValueError("sgd_step: a momentum buffer is on " +
+                                     buffer.device().str() + ", its parameter on " +
+                                     parameter.device().str());
+                }
+                // A new buffer rather than copy_ into the old one: one pass fewer per step.
+                buffer = buffer * hyper.momentum +
+                         (hyper.dampening == 0 ? grad : grad * (1 - hyper.dampening));
+            }
+            grad = hyper.nesterov ? grad + buffer * hyper.momentum : buffer;
+        }
+        parameter.copy_(parameter.detach() - grad * hyper.lr);
+    }
+}
+
+void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+               const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+               const std::vector<std::int64_t>& steps, const AdamHyper& hyper) {
+    check_lists("adam_step", params.size(),
+                {grads.size(), exp_avgs.size(), exp_avg_sqs.size(), steps.size()});
+    const NoGradGuard guard;
+    std::vector<detail::AdamTensors> fused;  // stepped together at the end: few launches
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        Tensor parameter = params[i];
+        Tensor grad = grads[i];
+        Tensor m = exp_avgs[i];
+        Tensor v = exp_avg_sqs[i];
+        if (!m.defined() || !v.defined() || m.shape() != parameter.shape() ||
+            v.shape() != parameter.shape() || m.device() != parameter.device() ||
+            v.device() != parameter.device()) {
+            throw ValueError("adam_step: exp_avg and exp_avg_sq must be tensors of each "
+                             "parameter's shape on its device");
+        }
+        const auto step = static_cast<double>(steps[i]);
+        const double first_correction = 1 - std::pow(hyper.beta1, step);
+        const double second_correction = 1 - std::pow(hyper.beta2, step);
+        if (fused_step_applies(parameter, grad, m, v)) {
+            kael_adam_params params{};
+            params.struct_size = sizeof(params);
+            params.lr = hyper.lr;
+            params.beta1 = hyper.beta1;
+            params.beta2 = hyper.beta2;
+            params.eps = hyper.eps;
+            params.weight_decay = hyper.weight_decay;
+            params.first_correction = first_correction;
+            params.second_correction = second_correction;
+            params.decoupled = hyper.decoupled ? 1 : 0;
+            fused.push_back({parameter, m, v, grad, params});
+            continue;
+        }
+        Tensor value = parameter.detach();
+        if (hyper.weight_decay != 0 && hyper.decoupled) {
+            value = value * (1 - hyper.lr * hyper.weight_decay);
+        } else if (hyper.weight_decay != 0) {
+            grad = grad + value * hyper.weight_decay;
+        }
+        m.copy_(m * hyper.beta1 + grad * (1 - hyper.beta1));
+        v.copy_(v * hyper.beta2 + square(grad) * (1 - hyper.beta2));
+        const Tensor update = (m / first_correction) / (sqrt(v / second_correction) + hyper.eps);
+        parameter.copy_(value - update * hyper.lr);
+    }
+    detail::adam_many(fused);
+}
+
+}  // namespace kael::optim
