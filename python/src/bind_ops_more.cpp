@@ -64,7 +64,7 @@ void bind_shape(py::module_& module, py::class_<Tensor>& cls) {
     };
     function_and_method(module, cls, "movedim", docs::movedim, move, py::arg("source"),
                         py::arg("destination"));
-    function_and_method(module, cls, "moveaxis", docs::movedim, move, py::arg("source"),
+    function_and_method(module, cls, "moveaxis", docs::moveaxis, move, py::arg("source"),
                         py::arg("destination"));
     function_and_method(module, cls, "flatten", docs::flatten,
                         [](const Tensor& a, std::int64_t start, std::int64_t end) {

@@ -42,6 +42,15 @@ Example:
     >>> kael.zeros(2, 3, 4).movedim(0, -1).shape
     (3, 4, 2))doc";
 
+inline constexpr const char* moveaxis = R"doc(moveaxis(input, source, destination)
+--
+
+numpy's name for kael.movedim: moves the dims source to the positions destination.
+
+Example:
+    >>> kael.zeros(2, 3, 4).moveaxis(0, -1).shape
+    (3, 4, 2))doc";
+
 inline constexpr const char* flatten = R"doc(flatten(input, start_dim=0, end_dim=-1)
 --
 
