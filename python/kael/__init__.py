@@ -47,3 +47,8 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
                       device=device or input.device, requires_grad=requires_grad)
 
 from . import _docs_functions, _docs_tensor, _docs_classes  # noqa: E402,F401  (the docstring tables)
+from . import utils  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
+from . import serialization as _serialization  # noqa: E402
+
+_serialization.install_tensor_copying()

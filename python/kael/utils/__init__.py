@@ -1,0 +1,2 @@
+"""kael.utils: data loading (kael.utils.data)."""
+from . import data  # noqa: F401
