@@ -6,22 +6,33 @@
 """
 from . import _kael
 from ._kael import *  # noqa: F401,F403  (every public binding: Tensor, ops, factories, ...)
-from ._kael import Tensor, from_dlpack, values_indices  # noqa: F401
+
+# Internals of the bindings stay in kael._kael, out of the public namespace (as torch._C).
+for _internal in ("relu_backward", "sigmoid_backward", "gelu_backward", "silu_backward",
+                  "Record", "values_indices"):
+    globals().pop(_internal, None)
+from ._kael import Tensor, from_dlpack  # noqa: F401
 from ._kael import GPT2Tokenizer, TokenTextStream  # noqa: F401
 from . import autograd, nn, optim, safetensors  # noqa: F401
 from . import linalg  # noqa: F401
-from ._format import format_tensor
+from ._format import format_tensor as _format_tensor
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: F401
 
 __version__ = _kael.core_version()
 
 # Printing is done in Python: numbers formatted with a common width, like PyTorch.
-Tensor.__repr__ = format_tensor
-Tensor.__str__ = format_tensor
+Tensor.__repr__ = _format_tensor
+Tensor.__str__ = _format_tensor
 
 
 def from_numpy(array):
-    """A tensor sharing the memory of a numpy array (zero-copy, through DLPack)."""
+    """A tensor sharing the memory of a numpy array (zero-copy, through DLPack).
+
+    Example:
+        >>> import numpy as np
+        >>> kael.from_numpy(np.array([1.0, 2.0])).dtype
+        kael.float64
+    """
     return from_dlpack(array)
 
 
@@ -30,7 +41,9 @@ def _like(factory):
         return factory(*args, input.shape, dtype=dtype or input.dtype,
                        device=device or input.device, requires_grad=requires_grad)
     like.__name__ = factory.__name__ + "_like"
-    like.__doc__ = f"{factory.__name__} with the shape, dtype and device of input"
+    like.__doc__ = (f"kael.{factory.__name__} with the shape, dtype and device of input (each "
+                    f"may be overridden).\n\nExample:\n    >>> x = kael.ones(2, 3)\n"
+                    f"    >>> kael.{like.__name__}(x).shape\n    (2, 3)\n")
     return like
 
 
@@ -42,7 +55,12 @@ randn_like = _like(_kael.randn)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
-    """full with the shape, dtype and device of input."""
+    """kael.full with the shape, dtype and device of input.
+
+    Example:
+        >>> kael.full_like(kael.zeros(2), 7.0).tolist()
+        [7.0, 7.0]
+    """
     return _kael.full(input.shape, fill_value, dtype=dtype or input.dtype,
                       device=device or input.device, requires_grad=requires_grad)
 

@@ -107,6 +107,17 @@ Example:
 """)
 
 _open = _kael._safetensors.safe_open
+_add_docstr(_open, """
+A safetensors file opened for reading single tensors (memory-mapped), as safetensors.safe_open.
+
+Example:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> kael.safetensors.save_file({"w": kael.ones(2)}, path)
+    >>> with kael.safetensors.safe_open(path) as f:
+    ...     f.keys()
+    ['w']
+""")
 _doc(_open, "__init__", "__init__(self, filename, device='cpu')",
      "Opens a safetensors file (memory-mapped; the header is checked whole first, a broken "
      "file is a ValueError) whose tensors get_tensor reads onto device.")

@@ -5,7 +5,7 @@ from . import _kael
 
 backward = _kael._autograd.backward
 gradcheck = _kael._autograd.gradcheck
-sum_to = _kael._autograd.sum_to
+_sum_to = _kael._autograd.sum_to  # reduces a gradient to a broadcast input's shape
 is_grad_enabled = _kael.is_grad_enabled
 
 
@@ -31,21 +31,46 @@ class _GradMode(contextlib.ContextDecorator):
 
 
 class no_grad(_GradMode):
-    """Nothing is recorded for backward inside; in-place updates of parameters are allowed."""
+    """Nothing is recorded for backward inside; in-place updates of parameters are allowed.
+
+    A context manager or a decorator, as torch.no_grad.
+
+    Example:
+        >>> x = kael.ones(2, requires_grad=True)
+        >>> with kael.no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
 
     def __init__(self):
         super().__init__(False)
 
 
 class enable_grad(_GradMode):
-    """Records operations again inside a no_grad block."""
+    """Records operations again inside a no_grad block (a context manager or a decorator).
+
+    Example:
+        >>> x = kael.ones(2, requires_grad=True)
+        >>> with kael.no_grad():
+        ...     with kael.enable_grad():
+        ...         y = x * 2
+        >>> y.requires_grad
+        True
+    """
 
     def __init__(self):
         super().__init__(True)
 
 
 class set_grad_enabled(_GradMode):
-    """Sets grad mode now (as a function) or for a with block (restored at its end)."""
+    """Sets grad mode now (as a function) or for a with block (restored at its end).
+
+    Example:
+        >>> with kael.set_grad_enabled(False):
+        ...     kael.is_grad_enabled()
+        False
+    """
 
     def __init__(self, mode):
         super().__init__(bool(mode))

@@ -21,6 +21,11 @@ def save_file(tensors, filename, metadata=None):
     filename is str, bytes or os.PathLike; metadata, a dict of str -> str, is stored as the
     file's __metadata__. The file is written beside filename and renamed over it once complete,
     so a failed save (OSError) leaves an old file whole. The data follow the dict's order.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+        >>> kael.safetensors.save_file({"w": kael.ones(2)}, path, metadata={"format": "pt"})
     """
     _safetensors.save_file(tensors, filename, metadata)
 
@@ -29,6 +34,13 @@ def load_file(filename, device="cpu"):
     """Every tensor of a safetensors file, as a dict of name -> Tensor on device.
 
     The dict follows the order of the data in the file.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+        >>> kael.safetensors.save_file({"w": kael.ones(2)}, path)
+        >>> kael.safetensors.load_file(path)["w"].tolist()
+        [1.0, 1.0]
     """
     with safe_open(filename, device=device) as f:
         return {name: f.get_tensor(name) for name in f.keys()}

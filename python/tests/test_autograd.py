@@ -88,7 +88,7 @@ def test_autograd_backward_function_and_sum_to():
     x = kael.ones(2, 3, requires_grad=True)
     kael.autograd.backward((x * 3).sum())
     assert x.grad.tolist() == [[3.0] * 3] * 2
-    assert kael.autograd.sum_to(kael.ones(4, 2, 3), (2, 3)).tolist() == [[4.0] * 3] * 2
+    assert kael.autograd._sum_to(kael.ones(4, 2, 3), (2, 3)).tolist() == [[4.0] * 3] * 2
 
 
 def test_grad_through_views_and_indexing():
