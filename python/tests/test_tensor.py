@@ -147,10 +147,10 @@ def test_to_dtype_and_device_conversions():
 
 def test_repr():
     assert repr(kael.tensor([[1., 2.]])) == "kael.tensor([[1., 2.]])"
-    assert repr(kael.tensor([1, 2])) == "kael.tensor([1, 2], dtype=kael.int64)"
+    assert repr(kael.tensor([1, 2])) == "kael.tensor([1, 2])"
     assert repr(kael.tensor([0.5, -1.25])) == "kael.tensor([ 0.5000, -1.2500])"
     assert repr(kael.tensor(3.0)) == "kael.tensor(3.)"
-    assert repr(kael.tensor([True])) == "kael.tensor([True], dtype=kael.bool_)"
+    assert repr(kael.tensor([True])) == "kael.tensor([True])"
     assert repr(kael.zeros(2, 2, dtype="f64")) == (
         "kael.tensor([[0., 0.],\n             [0., 0.]], dtype=kael.float64)")
     assert repr(kael.ones(2, requires_grad=True)) == "kael.tensor([1., 1.], requires_grad=True)"
