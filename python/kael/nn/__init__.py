@@ -17,6 +17,9 @@ A plain list or dict of modules cannot be assigned (its modules would not be reg
 ModuleList or ModuleDict. `del module.name` unregisters a parameter or submodule.
 """
 from .._kael import _nn
+from . import functional, init  # noqa: F401
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,  # noqa: F401
+                   NLLLoss)
 
 Module = _nn.Module
 Linear = _nn.Linear
@@ -27,12 +30,24 @@ GELU = _nn.GELU
 Sigmoid = _nn.Sigmoid
 Tanh = _nn.Tanh
 Dropout = _nn.Dropout
+SiLU = _nn.SiLU
+Identity = _nn.Identity
+Flatten = _nn.Flatten
+Unflatten = _nn.Unflatten
+Softmax = _nn.Softmax
+LogSoftmax = _nn.LogSoftmax
+MultiheadAttention = _nn.MultiheadAttention
 GPT = _nn.GPT
 GPTConfig = _nn.GPTConfig
 
 
 def Parameter(tensor):
-    """A leaf that requires grad, sharing tensor's memory: registered when assigned to a Module."""
+    """A leaf that requires grad, sharing tensor's memory: registered when assigned to a Module.
+
+    Example:
+        >>> kael.nn.Parameter(kael.zeros(3)).requires_grad
+        True
+    """
     return tensor.detach().requires_grad_(True)
 
 
@@ -171,4 +186,7 @@ class ModuleDict(Module):
 
 
 __all__ = ["Module", "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "Sigmoid", "Tanh",
-           "Dropout", "Sequential", "ModuleList", "ModuleDict", "Parameter", "GPT", "GPTConfig"]
+           "Dropout", "SiLU", "Identity", "Flatten", "Unflatten", "Softmax", "LogSoftmax",
+           "MultiheadAttention", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
+           "BCEWithLogitsLoss", "Sequential", "ModuleList", "ModuleDict", "Parameter", "GPT",
+           "GPTConfig"]
