@@ -162,7 +162,14 @@ void set_attribute(py::object self, const std::string& name, py::object value) {
 }
 
 void delete_attribute(py::object self, const std::string& name) {
-    if (auto* python_module = dynamic_cast<PythonModule*>(constructed_module(self))) {
+    Module* module = constructed_module(self);
+    if (module != nullptr && module->has_buffer(name)) {  // buffers live in C++ only
+        if (auto* python_module = dynamic_cast<PythonModule*>(module)) {
+            python_module->unregister_attribute(name);
+            return;
+        }
+    }
+    if (auto* python_module = dynamic_cast<PythonModule*>(module)) {
         python_module->unregister_attribute(name);
     }
     py::module_::import("builtins").attr("object").attr("__delattr__")(self, name);

@@ -98,15 +98,18 @@ Tensor pad(const Tensor& input, const Shape& pad, double value) {
         // Negative amounts crop (a view); positive ones join constant blocks.
         result = narrow(result, dim, std::max<std::int64_t>(-before, 0),
                         size + std::min<std::int64_t>(before, 0) + std::min<std::int64_t>(after, 0));
+        const auto block = [&](std::int64_t amount) {
+            Shape shape_of_block = result.shape();
+            shape_of_block[static_cast<std::size_t>(dim)] = amount;
+            return full(shape_of_block, value, result.dtype(), result.device());
+        };
         std::vector<Tensor> parts;
-        for (const std::int64_t amount : {before, std::int64_t{-1}, after}) {
-            if (amount == -1) {
-                parts.push_back(result);
-            } else if (amount > 0) {
-                Shape block = result.shape();
-                block[static_cast<std::size_t>(dim)] = amount;
-                parts.push_back(full(block, value, result.dtype(), result.device()));
-            }
+        if (before > 0) {
+            parts.push_back(block(before));
+        }
+        parts.push_back(result);
+        if (after > 0) {
+            parts.push_back(block(after));
         }
         if (parts.size() > 1) {
             result = cat(parts, dim);
