@@ -20,7 +20,7 @@ Example:
     ...         return kael.relu(self.hidden(x)) * self.scale
     >>> net = Net()
     >>> net(kael.ones(2, 4)).shape
-    [2, 8]
+    (2, 8)
     >>> net
     Net(
       (hidden): Linear(in_features=4, out_features=8, bias=True)

@@ -185,7 +185,7 @@ Returns:
 Example:
     >>> q = kael.randn(1, 2, 4, 8)
     >>> kael.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).shape
-    [1, 2, 4, 8])doc";
+    (1, 2, 4, 8))doc";
 
 inline constexpr const char* one_hot = R"doc(one_hot(tensor, num_classes=-1)
 --

@@ -8,7 +8,7 @@ uniform in +-1/sqrt(in_features)).
 Example:
     >>> layer = kael.nn.Linear(784, 256)
     >>> layer(kael.ones(2, 784)).shape
-    [2, 256]
+    (2, 256)
     >>> layer
     Linear(in_features=784, out_features=256, bias=True))doc";
 inline constexpr const char* Linear_init = R"doc(__init__(self, in_features, out_features, bias=True, *, device=None)
@@ -27,7 +27,7 @@ gradient).
 Example:
     >>> table = kael.nn.Embedding(10, 4, padding_idx=0)
     >>> table(kael.tensor([[1, 0, 3]])).shape
-    [1, 3, 4]
+    (1, 3, 4)
     >>> table
     Embedding(10, 4, padding_idx=0))doc";
 inline constexpr const char* Embedding_init = R"doc(__init__(self, num_embeddings, embedding_dim, padding_idx=None, *, device=None)
@@ -43,7 +43,7 @@ as torch.nn.LayerNorm with elementwise_affine=True.
 Example:
     >>> norm = kael.nn.LayerNorm(8)
     >>> norm(kael.randn(2, 8)).shape
-    [2, 8]
+    (2, 8)
     >>> norm
     LayerNorm((8,), eps=1e-05, elementwise_affine=True))doc";
 inline constexpr const char* LayerNorm_init = R"doc(__init__(self, normalized_shape, eps=1e-05, *, device=None)
@@ -133,7 +133,7 @@ inline constexpr const char* Flatten = R"doc(Merges dims start_dim..end_dim into
 
 Example:
     >>> kael.nn.Flatten()(kael.ones(2, 3, 4)).shape
-    [2, 12])doc";
+    (2, 12))doc";
 inline constexpr const char* Flatten_init = R"doc(__init__(self, start_dim=1, end_dim=-1)
 --
 
@@ -142,7 +142,7 @@ inline constexpr const char* Unflatten = R"doc(Splits dim into unflattened_size 
 
 Example:
     >>> kael.nn.Unflatten(1, (2, 5))(kael.ones(3, 10)).shape
-    [3, 2, 5])doc";
+    (3, 2, 5))doc";
 inline constexpr const char* Unflatten_init = R"doc(__init__(self, dim, unflattened_size)
 --
 
@@ -162,7 +162,7 @@ Example:
     >>> x = kael.randn(3, 5, 8)
     >>> output, weights = attention(x, x, x)
     >>> output.shape, weights.shape
-    ([3, 5, 8], [3, 5, 5]))doc";
+    ((3, 5, 8), (3, 5, 5)))doc";
 inline constexpr const char* MultiheadAttention_init = R"doc(__init__(self, embed_dim, num_heads, dropout=0.0, bias=True, batch_first=False, *, device=None)
 --
 
@@ -185,7 +185,7 @@ Returns:
     (Tensor, Tensor or None): output shaped like query, and the weights or None.)doc";
 inline constexpr const char* in_proj_weight = "The query, key and value projections stacked: [3E, E].";
 inline constexpr const char* in_proj_bias = "Their biases [3E], or None.";
-inline constexpr const char* out_proj = "The output projection (a Linear E -> E).";
+inline constexpr const char* out_proj = "The output projection (a Linear from E to E features).";
 inline constexpr const char* embed_dim = "E, the model's width.";
 inline constexpr const char* num_heads = "The number of heads.";
 inline constexpr const char* head_dim = "E / num_heads.";

@@ -52,7 +52,13 @@ def Parameter(tensor):
 
 
 class Sequential(Module):
-    """Runs its modules in order; their parameters are named "0.weight", "1.bias", ..."""
+    """Runs its modules in order; their parameters are named "0.weight", "1.bias", ...
+
+    Example:
+        >>> model = kael.nn.Sequential(kael.nn.Linear(4, 2), kael.nn.ReLU())
+        >>> model(kael.ones(3, 4)).shape
+        (3, 2)
+    """
 
     def __init__(self, *modules):
         super().__init__()
@@ -82,7 +88,13 @@ def _check_module(value, container):
 
 
 class ModuleList(Module):
-    """A list of registered modules; their parameters are named "0.weight", "1.bias", ..."""
+    """A list of registered modules; their parameters are named "0.weight", "1.bias", ...
+
+    Example:
+        >>> layers = kael.nn.ModuleList([kael.nn.Linear(2, 2) for _ in range(3)])
+        >>> len(layers.parameters())
+        6
+    """
 
     def __init__(self, modules=()):
         super().__init__()
@@ -90,11 +102,13 @@ class ModuleList(Module):
         self.extend(modules)
 
     def append(self, module):
+        """Adds module at the end (registered as str(len(self))); returns self."""
         self._register_child(str(len(self._items)), _check_module(module, "ModuleList"))
         self._items.append(module)
         return self
 
     def extend(self, modules):
+        """Appends every module of an iterable; returns self."""
         for module in modules:
             self.append(module)
         return self
@@ -134,7 +148,13 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """A dict of registered modules (insertion order); parameters are named "<key>.weight"."""
+    """A dict of registered modules (insertion order); parameters are named "<key>.weight".
+
+    Example:
+        >>> heads = kael.nn.ModuleDict({"a": kael.nn.Linear(2, 1)})
+        >>> [name for name, _ in heads.named_parameters()]
+        ['a.weight', 'a.bias']
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -159,6 +179,7 @@ class ModuleDict(Module):
         self._unregister_child(key)
 
     def update(self, modules):
+        """Adds (key, module) pairs from a dict or an iterable of pairs."""
         items = modules.items() if hasattr(modules, "items") else modules
         for key, module in items:
             self[key] = module
@@ -173,12 +194,15 @@ class ModuleDict(Module):
         return iter(self._items)
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._items.keys()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._items.values()
 
     def items(self):
+        """(key, module) pairs, in insertion order."""
         return self._items.items()
 
     def forward(self, input):
