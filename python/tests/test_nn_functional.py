@@ -205,3 +205,16 @@ def test_scaled_dot_product_attention_matches_torch(device, mask):
     theirs.square().sum().backward()
     close(x.grad, tq.grad)
     close(y.grad, tk.grad)
+
+
+def test_composite_layer_functions_pass_gradcheck():
+    def f64(shape, seed):
+        return kael.tensor(np.random.default_rng(seed).standard_normal(shape).tolist(),
+                           dtype=kael.float64, requires_grad=True)
+    x, w = f64((2, 3, 2), 1), f64((3, 2), 2)
+    assert kael.autograd.gradcheck(lambda a, b: F.layer_norm(a, (3, 2), weight=b), [x, w])
+    assert kael.autograd.gradcheck(lambda a: F.pad(a, (1, -1, 2, 0), value=0.5), [x])
+    q, key = f64((2, 3, 4), 3), f64((2, 5, 4), 4)
+    allowed = kael.tensor([[True, False, True, True, True]] * 3)
+    assert kael.autograd.gradcheck(
+        lambda a, b: F.scaled_dot_product_attention(a, b, b, attn_mask=allowed), [q, key])

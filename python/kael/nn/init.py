@@ -63,6 +63,11 @@ def _fan(tensor, mode, op):
     return fan_in if mode == "fan_in" else fan_out
 
 
+def _is_empty(tensor):
+    # PyTorch leaves zero-element tensors alone (their fans would divide by zero).
+    return tensor.numel() == 0
+
+
 def _write(tensor, values):
     # Drawn on the host generator (one seed gives one initialization on every device).
     with no_grad():
@@ -202,6 +207,8 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
         >>> bool((w.abs() <= (6 / 4) ** 0.5).all())
         True
     """
+    if _is_empty(tensor):
+        return tensor
     fan = _fan(tensor, mode, "kaiming_uniform_")
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return uniform_(tensor, -bound, bound)
@@ -216,5 +223,7 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
         >>> w.shape
         (8, 4)
     """
+    if _is_empty(tensor):
+        return tensor
     fan = _fan(tensor, mode, "kaiming_normal_")
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
