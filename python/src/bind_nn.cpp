@@ -2,6 +2,7 @@
 #include <set>
 
 #include "bind_nn.h"
+#include "docs_nn.h"
 #include "kael/autograd.h"
 #include "kael/gpt.h"
 
@@ -18,6 +19,17 @@ class PythonModule : public Module {
 public:
     Tensor forward(const Tensor& input) override {
         PYBIND11_OVERRIDE(Tensor, Module, forward, input);
+    }
+    // repr prints the Python class's name and its extra_repr, when it defines one.
+    std::string type_name() const override {
+        const py::gil_scoped_acquire gil;
+        const py::handle self = py::detail::get_object_handle(
+            static_cast<const Module*>(this), py::detail::get_type_info(typeid(Module)));
+        return self ? py::str(py::type::handle_of(self).attr("__name__")).cast<std::string>()
+                    : "Module";
+    }
+    std::string extra_repr() const override {
+        PYBIND11_OVERRIDE(std::string, Module, extra_repr, );
     }
     // Returns the object to store as the Python attribute (a registered parameter is a new
     // handle that shares the value's storage).
@@ -52,6 +64,9 @@ public:
         return value;
     }
     bool unregister_attribute(const std::string& name) {
+        if (has_buffer(name)) {
+            return unregister(name);
+        }
         parameters_.erase(name);
         return registered_.erase(name) != 0 && unregister(name);
     }
@@ -82,8 +97,8 @@ Module* constructed_module(py::handle self) {
     return &self.cast<Module&>();
 }
 
-// self's Module, or AttributeError while it is not constructed (a method called from a
-// subclass's __init__ before super().__init__()).
+}  // namespace
+
 Module& module_of(py::handle self) {
     Module* module = constructed_module(self);
     if (module == nullptr) {
@@ -93,6 +108,14 @@ Module& module_of(py::handle self) {
     }
     return *module;
 }
+
+std::string extra_repr_of(py::handle self) {
+    // A Python subclass's super().extra_repr() must not dispatch back to its own override.
+    Module& module = module_of(self);
+    return dynamic_cast<PythonModule*>(&module) ? module.Module::extra_repr() : module.extra_repr();
+}
+
+namespace {
 
 // A list, tuple or dict holding modules would be stored without registering them.
 void reject_module_containers(const std::string& name, py::handle value) {
@@ -117,6 +140,15 @@ void reject_module_containers(const std::string& name, py::handle value) {
 void set_attribute(py::object self, const std::string& name, py::object value) {
     reject_module_containers(name, value);
     Module* module = constructed_module(self);
+    if (module != nullptr && module->has_buffer(name)) {
+        if (!py::isinstance<Tensor>(value)) {
+            throw py::type_error("cannot assign a " +
+                                 std::string(py::str(py::type::handle_of(value).attr("__name__"))) +
+                                 " to buffer '" + name + "' (a tensor is expected)");
+        }
+        module->set_buffer(name, value.cast<Tensor>());  // read back through __getattr__
+        return;
+    }
     if (module == nullptr && (py::isinstance<Module>(value) || py::isinstance<Tensor>(value))) {
         throw py::attribute_error("cannot assign '" + name +
                                   "' before Module.__init__() call: call super().__init__() "
@@ -130,7 +162,14 @@ void set_attribute(py::object self, const std::string& name, py::object value) {
 }
 
 void delete_attribute(py::object self, const std::string& name) {
-    if (auto* python_module = dynamic_cast<PythonModule*>(constructed_module(self))) {
+    Module* module = constructed_module(self);
+    if (module != nullptr && module->has_buffer(name)) {  // buffers live in C++ only
+        if (auto* python_module = dynamic_cast<PythonModule*>(module)) {
+            python_module->unregister_attribute(name);
+            return;
+        }
+    }
+    if (auto* python_module = dynamic_cast<PythonModule*>(module)) {
         python_module->unregister_attribute(name);
     }
     py::module_::import("builtins").attr("object").attr("__delattr__")(self, name);
@@ -151,11 +190,11 @@ void unregister_child(py::object self, const std::string& name) {
     }
 }
 
-// Every name of a tied tensor, as PyTorch's state_dict lists them.
+// Every name of a tied tensor and the persistent buffers, detached, as PyTorch's state_dict.
 py::dict state_dict(const Module& module) {
     py::dict state;
-    for (const auto& [name, parameter] : module.named_parameters(false)) {
-        state[py::str(name)] = parameter;
+    for (const auto& [name, tensor] : module.state_dict()) {
+        state[py::str(name)] = tensor;
     }
     return state;
 }
@@ -193,81 +232,78 @@ py::object load_state_dict(Module& module, py::handle state, bool strict) {
 // Every method reaches the C++ module through module_of, so none runs on an unconstructed one.
 void bind_module_base(py::module_& nn_module) {
     using Named = std::vector<std::pair<std::string, Tensor>>;
-    ModuleClass(nn_module, "Module", "Base of every layer; subclass it and define forward")
-        .def(py::init<>())
+    ModuleClass(nn_module, "Module", docs::Module)
+        .def(py::init<>(), docs::module_init)
         .def("forward", [](py::handle self, const Tensor& input) {
             return module_of(self).forward(input);
-        })
+        }, py::arg("input"), docs::module_forward)
         .def("__call__", [](py::object self, const py::args& args, const py::kwargs& kwargs) {
             module_of(self);
             return self.attr("forward")(*args, **kwargs);
-        })
+        }, docs::module_call)
         .def("__setattr__", &set_attribute)
         .def("__delattr__", &delete_attribute)
         .def("_register_child", &register_child)
         .def("_unregister_child", &unregister_child)
-        .def("parameters", [](py::handle self) { return module_of(self).parameters(); })
+        .def("parameters", [](py::handle self) { return module_of(self).parameters(); },
+             docs::parameters)
         .def("named_parameters", [](py::handle self, bool remove_duplicate) -> Named {
             return module_of(self).named_parameters(remove_duplicate);
-        }, py::arg("remove_duplicate") = true,
-             "(name, tensor) pairs; a tied tensor once, under its first name, unless "
-             "remove_duplicate is False")
+        }, py::arg("remove_duplicate") = true, docs::named_parameters)
         .def("get_submodule", [](py::handle self, const std::string& target) {
             return module_of(self).get_submodule(target);
-        }, py::arg("target"), "The submodule at a dotted path ('blocks.0.attention')")
+        }, py::arg("target"), docs::get_submodule)
         .def("get_parameter", [](py::handle self, const std::string& target) {
             return module_of(self).get_parameter(target);
-        }, py::arg("target"), "The parameter at a dotted path ('head.weight')")
+        }, py::arg("target"), docs::get_parameter)
         .def("set_parameter", [](py::handle self, const std::string& target, const Tensor& value) {
             module_of(self).set_parameter(target, value);
-        }, py::arg("target"), py::arg("value"),
-             "Makes the parameter at a dotted path the tensor value: "
-             "model.set_parameter('head.weight', model.get_parameter('embedding.weight')) "
-             "ties the two")
-        .def("parameter_count", [](py::handle self) { return module_of(self).parameter_count(); })
-        .def("state_dict", [](py::handle self) { return state_dict(module_of(self)); })
+        }, py::arg("target"), py::arg("value"), docs::set_parameter)
+        .def("parameter_count", [](py::handle self) { return module_of(self).parameter_count(); },
+             docs::parameter_count)
+        .def("state_dict", [](py::handle self) { return state_dict(module_of(self)); },
+             docs::state_dict)
         .def("load_state_dict", [](py::handle self, py::handle state, bool strict) {
             return load_state_dict(module_of(self), state, strict);
-        }, py::arg("state_dict"), py::arg("strict") = true,
-             "Copies every parameter after checking them all; strict=False returns the "
-             "missing and unexpected names instead of raising")
-        .def("zero_grad", [](py::handle self) { module_of(self).zero_grad(); })
+        }, py::arg("state_dict"), py::arg("strict") = true, docs::load_state_dict)
+        .def("zero_grad", [](py::handle self) { module_of(self).zero_grad(); }, docs::zero_grad)
         .def("to", [](py::object self, py::handle device) {
             module_of(self).to(to_device(device));
             return self;
-        }, py::arg("device"), "Moves every parameter in place; optimizers keep working")
+        }, py::arg("device"), docs::module_to)
         .def("cuda", [](py::object self, int index) {
             module_of(self).to(Device("cuda", index));
             return self;
-        }, py::arg("index") = 0)
+        }, py::arg("index") = 0, docs::module_cuda)
         .def("cpu", [](py::object self) {
             module_of(self).to(kCPU);
             return self;
-        })
+        }, docs::module_cpu)
         .def("train", [](py::object self, bool mode) {
             module_of(self).train(mode);
             return self;
-        }, py::arg("mode") = true)
+        }, py::arg("mode") = true, docs::train)
         .def("eval", [](py::object self) {
             module_of(self).eval();
             return self;
-        })
-        .def_property_readonly("training",
-                               [](py::handle self) { return module_of(self).is_training(); })
+        }, docs::eval)
+        .def_property("training", [](py::handle self) { return module_of(self).is_training(); },
+                      [](py::handle self, bool mode) { module_of(self).set_training(mode); },
+                      docs::training)
+        .def("extra_repr", &extra_repr_of, docs::extra_repr)
+        .def("__repr__", [](py::handle self) { return module_of(self).repr(); }, docs::module_repr)
         .def("save", [](py::handle self, py::handle path) {
             module_of(self).save(path_argument(path));
-        }, py::arg("path"))
+        }, py::arg("path"), docs::module_save)
         .def("load", [](py::handle self, py::handle path) {
             module_of(self).load(path_argument(path));
-        }, py::arg("path"))
+        }, py::arg("path"), docs::module_load)
         .def("save_safetensors", [](py::handle self, py::handle path) {
             module_of(self).save_safetensors(path_argument(path));
-        }, py::arg("path"), "Writes every named parameter to a safetensors file, atomically")
+        }, py::arg("path"), docs::save_safetensors)
         .def("load_safetensors", [](py::handle self, py::handle path, bool strict) {
             return incompatible_keys(module_of(self).load_safetensors(path_argument(path), strict));
-        }, py::arg("path"), py::arg("strict") = true,
-             "Reads a safetensors file into the parameters as load_state_dict does (F16/BF16 "
-             "convert); a failure changes nothing");
+        }, py::arg("path"), py::arg("strict") = true, docs::load_safetensors);
 }
 
 }  // namespace
@@ -283,7 +319,10 @@ void bind_nn(py::module_& module) {
                                                                  "missing_keys unexpected_keys",
                                                                  py::arg("module") = "kael.nn");
     bind_module_base(nn_module);
+    bind_module_tree(nn_module.attr("Module"));
     bind_layers(nn_module);
+    bind_layers_more(nn_module);
+    bind_nn_functional(nn_module);
     bind_gpt(nn_module);
     py::module_ optim_module = module.def_submodule("_optim", "kael.optim internals");
     bind_optim(optim_module);

@@ -115,6 +115,7 @@ struct GenerationConfig {
 
 class GPT : public Module {
 public:
+    [[nodiscard]] std::string type_name() const override { return "GPT"; }
     explicit GPT(const GPTConfig& config, Device device = kCPU);
     // tokens i64 [B, T] -> logits [B, T, vocab]. With a cache, tokens are the new ones only.
     Tensor forward(const Tensor& tokens) override;

@@ -116,7 +116,7 @@ std::pair<std::string, Tensor> read_entry(CheckedReader& in) {
 
 void Module::save(const std::string& path) const {
     detail::AtomicWriter out(path, "save", true);
-    const auto named = named_parameters();
+    const auto named = named_state_tensors(true);
     out.write(kMagicV2, sizeof(kMagicV2));
     out.write_value<std::uint64_t>(named.size());
     for (const auto& [name, parameter] : named) {

@@ -4,6 +4,8 @@
 
 #include "kael/autograd.h"
 #include "kael/nn.h"
+#include "kael/nn_functional.h"
+#include "kael/ops_common.h"
 #include "nn_internal.h"
 
 namespace kael::nn {
@@ -30,18 +32,41 @@ Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bi
 
 Tensor Linear::forward(const Tensor& input) { return linear(input, weight, bias); }
 
+std::string Linear::extra_repr() const {
+    return "in_features=" + std::to_string(weight.size(1)) +
+           ", out_features=" + std::to_string(weight.size(0)) +
+           ", bias=" + (bias.defined() ? "True" : "False");
+}
+
 Tensor Linear::forward(const Tensor& input, Activation activation, const Tensor& residual) {
     return linear(input, weight, bias, activation, residual);
 }
 
-Embedding::Embedding(std::int64_t count, std::int64_t dim, Device device) {
+Embedding::Embedding(std::int64_t count, std::int64_t dim, Device device,
+                     std::optional<std::int64_t> padding) {
     detail::require_positive(count, "Embedding", "num_embeddings");
     detail::require_positive(dim, "Embedding", "embedding_dim");
+    if (padding && (*padding < -count || *padding >= count)) {
+        throw ValueError("Embedding: padding_idx must be within num_embeddings, got " +
+                         std::to_string(*padding));
+    }
     const NoGradGuard guard;
-    register_parameter("weight", weight, randn({count, dim}).to(device));
+    Tensor initial = randn({count, dim});
+    if (padding) {
+        padding_idx = *padding < 0 ? *padding + count : *padding;
+        initial.select(0, *padding_idx).fill_(0);
+    }
+    register_parameter("weight", weight, initial.to(device));
 }
 
-Tensor Embedding::forward(const Tensor& indices) { return embedding(weight, indices); }
+Tensor Embedding::forward(const Tensor& indices) {
+    return functional::embedding(indices, weight, padding_idx);
+}
+
+std::string Embedding::extra_repr() const {
+    std::string text = std::to_string(weight.size(0)) + ", " + std::to_string(weight.size(1));
+    return padding_idx ? text + ", padding_idx=" + std::to_string(*padding_idx) : text;
+}
 
 LayerNorm::LayerNorm(std::int64_t dim, double epsilon, Device device) : eps(epsilon) {
     detail::require_positive(dim, "LayerNorm", "normalized_shape");
@@ -55,7 +80,60 @@ LayerNorm::LayerNorm(std::int64_t dim, double epsilon, Device device) : eps(epsi
 
 Tensor LayerNorm::forward(const Tensor& input) { return layer_norm(input, weight, bias, eps); }
 
-Dropout::Dropout(double p) : p_(p) { detail::require_probability(p, "Dropout", "p"); }
+std::string LayerNorm::extra_repr() const {
+    std::string text = "(";  // built in steps: GCC 12 warns falsely on "(" + std::string
+    text += std::to_string(weight.size(0));
+    return text + ",), eps=" + detail::format_number(eps) + ", elementwise_affine=True";
+}
+
+std::string GELU::extra_repr() const {
+    return tanh_approximation_ ? "approximate='tanh'" : "approximate='none'";
+}
+
+Dropout::Dropout(double p, bool inplace) : p_(p), inplace_(inplace) {
+    detail::require_probability(p, "Dropout", "p");
+}
+
+Tensor Dropout::forward(const Tensor& input) {
+    Tensor result = dropout(input, p_, is_training());
+    if (!inplace_ || &result.impl() == &input.impl()) {
+        return result;
+    }
+    Tensor target = input;
+    target.copy_(result);  // PyTorch's inplace: the input holds the result
+    return target;
+}
+
+std::string Dropout::extra_repr() const {
+    return "p=" + detail::format_number(p_) + ", inplace=" + (inplace_ ? "True" : "False");
+}
+
+Tensor Softmax::forward(const Tensor& input) {
+    // PyTorch's legacy rule for a softmax built without a dim.
+    const std::int64_t chosen = dim.value_or(input.dim() == 0 || input.dim() == 1 || input.dim() == 3 ? 0 : 1);
+    return log_ ? log_softmax(input, chosen) : softmax(input, chosen);
+}
+
+std::string Softmax::extra_repr() const {
+    return "dim=" + (dim ? std::to_string(*dim) : std::string("None"));
+}
+
+Tensor Flatten::forward(const Tensor& input) { return flatten(input, start_dim, end_dim); }
+
+Tensor Unflatten::forward(const Tensor& input) { return unflatten(input, dim, sizes); }
+
+std::string Flatten::extra_repr() const {
+    return "start_dim=" + std::to_string(start_dim) + ", end_dim=" + std::to_string(end_dim);
+}
+
+std::string Unflatten::extra_repr() const {
+    std::string sizes_text;
+    for (const std::int64_t size : sizes) {
+        sizes_text += (sizes_text.empty() ? "" : ", ") + std::to_string(size);
+    }
+    return "dim=" + std::to_string(dim) + ", unflattened_size=(" + sizes_text +
+           (sizes.size() == 1 ? ",)" : ")");
+}
 
 Sequential::Sequential(std::vector<std::shared_ptr<Module>> modules)
     : modules_(std::move(modules)) {

@@ -74,7 +74,7 @@ IncompatibleKeys apply_state(Module& module,
     // fills; a group none of them fills is missing under its first name.
     std::map<const void*, std::vector<std::string>> groups;
     std::vector<std::pair<std::string, Tensor>> named;  // each tensor once, by first name
-    for (const auto& [name, parameter] : module.named_parameters(false)) {
+    for (const auto& [name, parameter] : module.named_state_tensors(false)) {
         auto& names = groups[&parameter.impl()];
         if (names.empty()) {
             named.emplace_back(name, parameter);
@@ -156,6 +156,13 @@ bool Module::unregister(const std::string& name) {
     if (parameter != parameters_.end()) {
         *parameter->second = Tensor();  // an owned slot is not reused; its memory goes now
         parameters_.erase(parameter);
+        return true;
+    }
+    const auto buffer = std::find_if(buffers_.begin(), buffers_.end(),
+                                     [&](const Buffer& entry) { return entry.name == name; });
+    if (buffer != buffers_.end()) {
+        *buffer->slot = Tensor();
+        buffers_.erase(buffer);
         return true;
     }
     const auto child = std::find_if(children_.begin(), children_.end(),
@@ -276,6 +283,9 @@ void Module::to(const Device& device) {
     const NoGradGuard guard;
     for (Tensor& parameter : parameters()) {
         parameter.move_to_(device);
+    }
+    for (Tensor& buffer : buffers()) {
+        buffer.move_to_(device);
     }
 }
 

@@ -6,7 +6,7 @@
 namespace kael::nn {
 
 void Module::save_safetensors(const std::string& path) const {
-    kael::save_safetensors(path, named_parameters());
+    kael::save_safetensors(path, named_state_tensors(true));
 }
 
 IncompatibleKeys Module::load_safetensors(const std::string& path, bool strict) {

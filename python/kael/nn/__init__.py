@@ -17,6 +17,9 @@ A plain list or dict of modules cannot be assigned (its modules would not be reg
 ModuleList or ModuleDict. `del module.name` unregisters a parameter or submodule.
 """
 from .._kael import _nn
+from . import functional, init  # noqa: F401
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,  # noqa: F401
+                   NLLLoss)
 
 Module = _nn.Module
 Linear = _nn.Linear
@@ -27,17 +30,35 @@ GELU = _nn.GELU
 Sigmoid = _nn.Sigmoid
 Tanh = _nn.Tanh
 Dropout = _nn.Dropout
+SiLU = _nn.SiLU
+Identity = _nn.Identity
+Flatten = _nn.Flatten
+Unflatten = _nn.Unflatten
+Softmax = _nn.Softmax
+LogSoftmax = _nn.LogSoftmax
+MultiheadAttention = _nn.MultiheadAttention
 GPT = _nn.GPT
 GPTConfig = _nn.GPTConfig
 
 
 def Parameter(tensor):
-    """A leaf that requires grad, sharing tensor's memory: registered when assigned to a Module."""
+    """A leaf that requires grad, sharing tensor's memory: registered when assigned to a Module.
+
+    Example:
+        >>> kael.nn.Parameter(kael.zeros(3)).requires_grad
+        True
+    """
     return tensor.detach().requires_grad_(True)
 
 
 class Sequential(Module):
-    """Runs its modules in order; their parameters are named "0.weight", "1.bias", ..."""
+    """Runs its modules in order; their parameters are named "0.weight", "1.bias", ...
+
+    Example:
+        >>> model = kael.nn.Sequential(kael.nn.Linear(4, 2), kael.nn.ReLU())
+        >>> model(kael.ones(3, 4)).shape
+        (3, 2)
+    """
 
     def __init__(self, *modules):
         super().__init__()
@@ -67,7 +88,13 @@ def _check_module(value, container):
 
 
 class ModuleList(Module):
-    """A list of registered modules; their parameters are named "0.weight", "1.bias", ..."""
+    """A list of registered modules; their parameters are named "0.weight", "1.bias", ...
+
+    Example:
+        >>> layers = kael.nn.ModuleList([kael.nn.Linear(2, 2) for _ in range(3)])
+        >>> len(layers.parameters())
+        6
+    """
 
     def __init__(self, modules=()):
         super().__init__()
@@ -75,11 +102,13 @@ class ModuleList(Module):
         self.extend(modules)
 
     def append(self, module):
+        """Adds module at the end (registered as str(len(self))); returns self."""
         self._register_child(str(len(self._items)), _check_module(module, "ModuleList"))
         self._items.append(module)
         return self
 
     def extend(self, modules):
+        """Appends every module of an iterable; returns self."""
         for module in modules:
             self.append(module)
         return self
@@ -119,7 +148,13 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """A dict of registered modules (insertion order); parameters are named "<key>.weight"."""
+    """A dict of registered modules (insertion order); parameters are named "<key>.weight".
+
+    Example:
+        >>> heads = kael.nn.ModuleDict({"a": kael.nn.Linear(2, 1)})
+        >>> [name for name, _ in heads.named_parameters()]
+        ['a.weight', 'a.bias']
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -144,6 +179,7 @@ class ModuleDict(Module):
         self._unregister_child(key)
 
     def update(self, modules):
+        """Adds (key, module) pairs from a dict or an iterable of pairs."""
         items = modules.items() if hasattr(modules, "items") else modules
         for key, module in items:
             self[key] = module
@@ -158,12 +194,15 @@ class ModuleDict(Module):
         return iter(self._items)
 
     def keys(self):
+        """The keys, in insertion order."""
         return self._items.keys()
 
     def values(self):
+        """The modules, in insertion order."""
         return self._items.values()
 
     def items(self):
+        """(key, module) pairs, in insertion order."""
         return self._items.items()
 
     def forward(self, input):
@@ -171,6 +210,9 @@ class ModuleDict(Module):
 
 
 __all__ = ["Module", "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "Sigmoid", "Tanh",
-           "Dropout", "Sequential", "ModuleList", "ModuleDict", "Parameter", "GPT", "GPTConfig"]
+           "Dropout", "SiLU", "Identity", "Flatten", "Unflatten", "Softmax", "LogSoftmax",
+           "MultiheadAttention", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
+           "BCEWithLogitsLoss", "Sequential", "ModuleList", "ModuleDict", "Parameter", "GPT",
+           "GPTConfig"]
 
 from . import utils  # noqa: E402,F401  (kael.nn.utils: gradient clipping)

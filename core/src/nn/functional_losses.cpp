@@ -1,0 +1,218 @@
+// The losses of kael/nn_functional.h, composed from ops so autograd differentiates them; the
+// fused cross_entropy kernel serves the default options.
+#include <cmath>
+
+#include "kael/nn_functional.h"
+#include "kael/ops_common.h"
+#include "nn_internal.h"
+
+namespace kael::nn::functional {
+
+Reduction parse_reduction(const std::string& reduction, const char* op) {
+    if (reduction == "mean") {
+        return Reduction::Mean;
+    }
+    if (reduction == "sum") {
+        return Reduction::Sum;
+    }
+    if (reduction == "none") {
+        return Reduction::None;
+    }
+    throw ValueError(std::string(op) + ": reduction must be 'none', 'mean' or 'sum', got '" +
+                     reduction + "'");
+}
+
+namespace {
+
+Tensor reduce(const Tensor& loss, Reduction reduction) {
+    switch (reduction) {
+    case Reduction::None: return loss;
+    case Reduction::Sum: return sum(loss);
+    case Reduction::Mean: break;
+    }
+    return mean(loss);
+}
+
+Tensor scalar(double value, const Tensor& like) {
+    return cached_scalar(value, like.dtype(), like.device());
+}
+
+void require_floating(const Tensor& input, const char* op, const char* what) {
+    if (!is_floating(input.dtype())) {
+        throw TypeError(std::string(op) + ": " + what + " must be floating, got " +
+                        to_string(input.dtype()));
+    }
+}
+
+// [N, C, d1, ...] (or [C]) as [M, C] rows, the class dim last.
+Tensor class_rows(const Tensor& scores) {
+    if (scores.dim() == 1) {
+        return scores.unsqueeze(0);
+    }
+    const std::int64_t classes = scores.size(1);
+    return movedim(scores, {1}, {-1}).reshape({-1, classes});
+}
+
+// The shape an index target of these scores has: scores' without the class dim.
+Shape target_shape(const Tensor& scores) {
+    Shape shape = scores.shape();
+    shape.erase(shape.begin() + (scores.dim() == 1 ? 0 : 1));
+    return shape;
+}
+
+// Negative log-likelihood of index targets, with label smoothing mixed in (PyTorch's formula:
+// the smoothed part has the same weights and the same denominator).
+Tensor indexed_nll(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& options,
+                   const char* op) {
+    if (target.dtype() != DType::I64) {
+        throw TypeError(std::string(op) + ": class-index targets must be int64, got " +
+                        to_string(target.dtype()));
+    }
+    if (target.shape() != target_shape(log_probs)) {
+        throw ValueError(std::string(op) + ": input of shape " + to_string(log_probs.shape()) +
+                         " needs a target of shape " + to_string(target_shape(log_probs)) +
+                         ", got " + to_string(target.shape()));
+    }
+    const Tensor rows = class_rows(log_probs);
+    const std::int64_t classes = rows.size(1);
+    const Tensor flat_target = target.reshape({-1});
+    const Tensor counted = ne(flat_target, scalar(static_cast<double>(options.ignore_index), flat_target));
+    const Tensor safe_target = where(counted, flat_target, scalar(0, flat_target));
+    if (safe_target.numel() > 0 &&
+        (min(safe_target).item<std::int64_t>() < 0 || max(safe_target).item<std::int64_t>() >= classes)) {
+        throw IndexError(std::string(op) + ": a target is outside [0, " + std::to_string(classes) +
+                         ") and is not ignore_index " + std::to_string(options.ignore_index));
+    }
+    Tensor weight = counted.to(rows.dtype());
+    Tensor class_weight;
+    if (options.weight.defined()) {
+        if (options.weight.shape() != Shape{classes}) {
+            throw ValueError(std::string(op) + ": weight must have shape [" +
+                             std::to_string(classes) + "], got " + to_string(options.weight.shape()));
+        }
+        class_weight = options.weight.to(rows.dtype());
+        weight = index_select(class_weight, 0, safe_target) * weight;
+    }
+    Tensor loss = -(gather(rows, 1, safe_target.unsqueeze(1)).squeeze(1) * weight);
+    if (options.label_smoothing > 0) {
+        const Tensor weighted = class_weight.defined() ? rows * class_weight.unsqueeze(0) : rows;
+        const Tensor smooth = -sum(weighted, 1) * counted.to(rows.dtype());
+        loss = loss * (1 - options.label_smoothing) +
+               smooth * (options.label_smoothing / static_cast<double>(classes));
+    }
+    switch (options.reduction) {
+    case Reduction::None: return loss.reshape(target.shape());
+    case Reduction::Sum: return sum(loss);
+    case Reduction::Mean: break;
+    }
+    return sum(loss) / sum(weight);  // 0 / 0 = NaN when every target is ignored, as PyTorch
+}
+
+// Class-probability targets: -sum over classes of target * log_probs (* weight).
+Tensor soft_nll(const Tensor& log_probs, const Tensor& target, const CrossEntropyOptions& options,
+                const char* op) {
+    if (target.shape() != log_probs.shape()) {
+        throw ValueError(std::string(op) + ": probability targets must have input's shape " +
+                         to_string(log_probs.shape()) + ", got " + to_string(target.shape()));
+    }
+    const std::int64_t class_dim = log_probs.dim() == 1 ? 0 : 1;
+    const std::int64_t classes = log_probs.size(class_dim);
+    Tensor probabilities = target.to(log_probs.dtype());
+    if (options.label_smoothing > 0) {
+        probabilities = probabilities * (1 - options.label_smoothing) +
+                        options.label_smoothing / static_cast<double>(classes);
+    }
+    Tensor terms = log_probs * probabilities;
+    if (options.weight.defined()) {
+        Shape weight_shape(static_cast<std::size_t>(log_probs.dim()), 1);
+        weight_shape[static_cast<std::size_t>(class_dim)] = classes;
+        terms = terms * options.weight.to(log_probs.dtype()).reshape(weight_shape);
+    }
+    return reduce(-sum(terms, class_dim), options.reduction);
+}
+
+void check_options(const Tensor& input, const CrossEntropyOptions& options, const char* op) {
+    require_floating(input, op, "input");
+    if (input.dim() < 1) {
+        throw ValueError(std::string(op) + ": input must have a class dimension, got a 0-d tensor");
+    }
+    if (!(options.label_smoothing >= 0 && options.label_smoothing <= 1)) {
+        throw ValueError(std::string(op) + ": label_smoothing must be in [0, 1], got " +
+                         detail::format_number(options.label_smoothing));
+    }
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options) {
+    constexpr const char* op = "cross_entropy";
+    check_options(input, options, op);
+    if (is_floating(target.dtype())) {
+        return soft_nll(log_softmax(input, input.dim() == 1 ? 0 : 1), target, options, op);
+    }
+    // The fused kernel serves PyTorch's defaults; one check finds targets to ignore.
+    const bool plain = input.dim() == 2 && target.dim() == 1 && !options.weight.defined() &&
+                       options.label_smoothing == 0 && target.dtype() == DType::I64 &&
+                       target.size(0) == input.size(0);
+    if (plain && !any(eq(target, scalar(static_cast<double>(options.ignore_index), target)))
+                       .item<bool>()) {
+        return kael::cross_entropy(input, target, options.reduction);
+    }
+    return indexed_nll(log_softmax(input, input.dim() == 1 ? 0 : 1), target, options, op);
+}
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options) {
+    check_options(input, options, "nll_loss");
+    CrossEntropyOptions plain = options;
+    plain.label_smoothing = 0;
+    return indexed_nll(input, target, plain, "nll_loss");
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+    require_floating(input, "mse_loss", "input");
+    return reduce(square(input - target), reduction);
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+    require_floating(input, "l1_loss", "input");
+    return reduce(abs(input - target), reduction);
+}
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            Reduction reduction) {
+    require_floating(input, "binary_cross_entropy", "input");
+    if (target.shape() != input.shape()) {
+        throw ValueError("binary_cross_entropy: target of shape " + to_string(target.shape()) +
+                         " must have input's shape " + to_string(input.shape()));
+    }
+    const Tensor log_p = clamp(log(input), -100, INFINITY);
+    const Tensor log_q = clamp(log(-input + 1.0), -100, INFINITY);
+    Tensor loss = -(target * log_p + (-target + 1.0) * log_q);
+    if (weight.defined()) {
+        loss = loss * weight;
+    }
+    return reduce(loss, reduction);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const Tensor& weight, const Tensor& pos_weight,
+                                        Reduction reduction) {
+    require_floating(input, "binary_cross_entropy_with_logits", "input");
+    if (target.shape() != input.shape()) {
+        throw ValueError("binary_cross_entropy_with_logits: target of shape " +
+                         to_string(target.shape()) + " must have input's shape " +
+                         to_string(input.shape()));
+    }
+    // softplus(-x) = log(1 + exp(-|x|)) + max(-x, 0) never exponentiates a positive number.
+    const Tensor softplus_negative = log(exp(-abs(input)) + 1.0) + relu(-input);
+    const Tensor positive_scale =
+        pos_weight.defined() ? (pos_weight - 1.0) * target + 1.0 : Tensor();
+    Tensor loss = (-target + 1.0) * input +
+                  (positive_scale.defined() ? positive_scale * softplus_negative : softplus_negative);
+    if (weight.defined()) {
+        loss = loss * weight;
+    }
+    return reduce(loss, reduction);
+}
+
+}  // namespace kael::nn::functional

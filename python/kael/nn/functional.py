@@ -1,0 +1,24 @@
+"""kael.nn.functional: torch.nn.functional's layer functions and losses, with PyTorch's
+argument names, orders and defaults (the math is in the C++ core, kael/nn_functional.h).
+
+    import kael.nn.functional as F
+    loss = F.cross_entropy(logits, targets, ignore_index=-100, label_smoothing=0.1)
+"""
+from .. import _kael
+from .._kael._nn._functional import (  # noqa: F401
+    binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, dropout, embedding,
+    l1_loss, layer_norm, linear, mse_loss, nll_loss, one_hot, pad, scaled_dot_product_attention,
+    silu)
+
+# The top-level ops already have PyTorch's signatures.
+relu = _kael.relu
+gelu = _kael.gelu
+sigmoid = _kael.sigmoid
+tanh = _kael.tanh
+softmax = _kael.softmax
+log_softmax = _kael.log_softmax
+
+__all__ = ["relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
+           "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "layer_norm", "dropout", "embedding", "linear",
+           "scaled_dot_product_attention", "one_hot", "pad"]
