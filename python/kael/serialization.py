@@ -174,7 +174,8 @@ def load(f, map_location=None, weights_only=True):
     A file that is not a kael.save file, or whose structure is broken, is a ValueError.
 
     Example:
-        >>>         >>> buffer = io.BytesIO()
+        >>> import io
+        >>> buffer = io.BytesIO()
         >>> kael.save([kael.arange(3), "note"], buffer)
         >>> kael.load(io.BytesIO(buffer.getvalue()), map_location="cpu")[1]
         'note'

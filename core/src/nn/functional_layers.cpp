@@ -5,11 +5,13 @@
 #include "kael/autograd.h"
 #include "kael/nn_functional.h"
 #include "kael/ops_common.h"
+#include "kael/ops_math.h"
 #include "nn_internal.h"
 
 namespace kael::nn::functional {
 
-Tensor silu(const Tensor& input) { return input * sigmoid(input); }
+// The fused silu row and its fused backward.
+Tensor silu(const Tensor& input) { return kael::silu(input); }
 
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {

@@ -233,6 +233,7 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self):
+        """How many indices one pass yields."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
@@ -284,7 +285,7 @@ def default_collate(batch):
 
     Example:
         >>> kael.utils.data.default_collate([(kael.ones(2), 1), (kael.zeros(2), 0)])[1]
-        kael.tensor([1, 0], dtype=kael.int64)
+        kael.tensor([1, 0])
     """
     first = batch[0]
     if isinstance(first, kael.Tensor):
