@@ -1,30 +1,119 @@
-// The process-wide generator. Only the raw 64-bit stream comes from the standard library; the
-// mappings to distributions are spelled out so every standard library gives the same values.
+// Generators and the random factories. Only the raw 64-bit stream comes from the standard
+// library; the mappings to distributions are spelled out so every standard library gives the
+// same values.
 #include "kael/random.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
-#include <mutex>
 #include <numbers>
-#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "random_draws.h"
 
 namespace kael {
 
 namespace {
 
-constexpr std::uint64_t kDefaultSeed = 67280421310721ULL;
+// A state's bytes: this tag, the initial seed, the word count, then the engine's words, each
+// 8 bytes little-endian. The words are the engine's standard textual state, so any conforming
+// library reads them back.
+constexpr char kStateTag[8] = {'K', 'A', 'E', 'L', 'M', 'T', '6', '4'};
 
-struct Generator {
-    std::mutex mutex;
-    std::mt19937_64 engine{kDefaultSeed};
-};
+void put_word(std::vector<std::uint8_t>& bytes, std::uint64_t word) {
+    for (int shift = 0; shift < 64; shift += 8) {
+        bytes.push_back(static_cast<std::uint8_t>(word >> shift));
+    }
+}
 
-Generator& generator() {
+std::uint64_t get_word(const std::vector<std::uint8_t>& bytes, std::size_t offset) {
+    std::uint64_t word = 0;
+    for (int i = 7; i >= 0; --i) {
+        word = (word << 8) | bytes[offset + static_cast<std::size_t>(i)];
+    }
+    return word;
+}
+
+}  // namespace
+
+Generator::Generator(std::uint64_t seed) : engine_(seed), initial_seed_(seed) {}
+
+Generator& Generator::manual_seed(std::uint64_t seed) {
+    const std::lock_guard lock(mutex_);
+    engine_.seed(seed);
+    initial_seed_ = seed;
+    return *this;
+}
+
+std::uint64_t Generator::seed() {
+    std::random_device device;
+    const std::uint64_t fresh = (static_cast<std::uint64_t>(device()) << 32) | device();
+    manual_seed(fresh);
+    return fresh;
+}
+
+std::uint64_t Generator::initial_seed() const {
+    const std::lock_guard lock(mutex_);
+    return initial_seed_;
+}
+
+std::vector<std::uint8_t> Generator::get_state() const {
+    std::ostringstream text;
+    {
+        const std::lock_guard lock(mutex_);
+        text << engine_;
+    }
+    std::vector<std::uint64_t> words;
+    std::istringstream reader(text.str());
+    for (std::uint64_t word = 0; reader >> word;) {
+        words.push_back(word);
+    }
+    std::vector<std::uint8_t> bytes(std::begin(kStateTag), std::end(kStateTag));
+    put_word(bytes, initial_seed());
+    put_word(bytes, words.size());
+    for (const std::uint64_t word : words) {
+        put_word(bytes, word);
+    }
+    return bytes;
+}
+
+void Generator::set_state(const std::vector<std::uint8_t>& state) {
+    const auto broken = [&state](const std::string& why) {
+        return ValueError("Generator.set_state: not a kael generator state (" + why + ", " +
+                          std::to_string(state.size()) + " bytes)");
+    };
+    if (state.size() < 24 || std::memcmp(state.data(), kStateTag, sizeof kStateTag) != 0) {
+        throw broken("no KAELMT64 tag");
+    }
+    const std::uint64_t count = get_word(state, 16);
+    if (count > 4096 || state.size() != 24 + count * 8) {
+        throw broken("the word count does not match the size");
+    }
+    std::ostringstream text;
+    for (std::size_t i = 0; i < count; ++i) {
+        text << (i > 0 ? " " : "") << get_word(state, 24 + i * 8);
+    }
+    std::mt19937_64 restored;
+    std::istringstream reader(text.str());
+    reader >> restored;
+    if (reader.fail()) {
+        throw broken("the engine words do not parse");
+    }
+    const std::lock_guard lock(mutex_);
+    engine_ = restored;
+    initial_seed_ = get_word(state, 8);
+}
+
+Generator& default_generator() {
     static Generator instance;
     return instance;
 }
+
+void manual_seed(std::uint64_t seed) { default_generator().manual_seed(seed); }
+
+namespace detail {
 
 std::int64_t element_count(const Shape& shape, const char* op) {
     std::int64_t count = 1;
@@ -37,112 +126,107 @@ std::int64_t element_count(const Shape& shape, const char* op) {
     return count;
 }
 
-// 53 random bits scaled into [0, 1).
-double uniform_double(std::mt19937_64& engine) {
-    return static_cast<double>(engine() >> 11) * 0x1.0p-53;
-}
-
-// 24 random bits, so rounding to float can never reach 1.
-double uniform_float(std::mt19937_64& engine) {
-    return static_cast<double>(engine() >> 40) * 0x1.0p-24;
-}
-
 void check_floating(DType dtype, const char* op) {
     if (!is_floating(dtype)) {
         throw TypeError(std::string(op) + ": expected a floating dtype, got " + to_string(dtype));
     }
 }
 
-// Host values as a tensor of dtype on device.
 Tensor from_values(const std::vector<double>& values, const Shape& shape, DType dtype,
                    const Device& device) {
+    const Shape flat{static_cast<std::int64_t>(values.size())};
     if (dtype == DType::F32) {
         const std::vector<float> narrowed(values.begin(), values.end());
-        return tensor(narrowed, {static_cast<std::int64_t>(values.size())}).reshape(shape).to(
-            device);
+        return tensor(narrowed, flat).reshape(shape).to(device);
     }
-    return tensor(values, {static_cast<std::int64_t>(values.size())}).reshape(shape).to(device);
+    if (dtype == DType::I64) {
+        const std::vector<std::int64_t> integers(values.begin(), values.end());
+        return tensor(integers, flat).reshape(shape).to(device);
+    }
+    if (dtype == DType::Bool) {
+        std::vector<bool> flags(values.size());
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            flags[i] = values[i] != 0.0;
+        }
+        return tensor_bool(flags, flat).reshape(shape).to(device);
+    }
+    return tensor(values, flat).reshape(shape).to(device);
 }
 
-}  // namespace
-
-void manual_seed(std::uint64_t seed) {
-    Generator& state = generator();
-    const std::lock_guard lock(state.mutex);
-    state.engine.seed(seed);
+void fill_normal(std::mt19937_64& engine, std::vector<double>& values) {
+    // Box-Muller: two uniforms give two independent normals.
+    for (std::size_t i = 0; i < values.size(); i += 2) {
+        const double radius_uniform = 1.0 - uniform_double(engine);  // (0, 1]
+        const double angle = 2.0 * std::numbers::pi * uniform_double(engine);
+        const double radius = std::sqrt(-2.0 * std::log(radius_uniform));
+        values[i] = radius * std::cos(angle);
+        if (i + 1 < values.size()) {
+            values[i + 1] = radius * std::sin(angle);
+        }
+    }
 }
 
-Tensor rand(const Shape& shape, DType dtype, Device device) {
+std::uint64_t bounded(std::mt19937_64& engine, std::uint64_t range) {
+    // Draws at or above the largest multiple of range are rejected, so every value is equally
+    // likely.
+    const std::uint64_t limit = (std::numeric_limits<std::uint64_t>::max() / range) * range;
+    std::uint64_t draw = engine();
+    while (draw >= limit) {
+        draw = engine();
+    }
+    return draw % range;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+Tensor rand(const Shape& shape, DType dtype, Device device, Generator& generator) {
     check_floating(dtype, "rand");
     std::vector<double> values(static_cast<std::size_t>(element_count(shape, "rand")));
-    {
-        Generator& state = generator();
-        const std::lock_guard lock(state.mutex);
+    generator.with_engine([&](std::mt19937_64& engine) {
         for (double& value : values) {
-            value = dtype == DType::F32 ? uniform_float(state.engine)
-                                        : uniform_double(state.engine);
+            value = dtype == DType::F32 ? uniform_float(engine) : uniform_double(engine);
         }
-    }
+    });
     return from_values(values, shape, dtype, device);
 }
 
-Tensor randn(const Shape& shape, DType dtype, Device device) {
+Tensor randn(const Shape& shape, DType dtype, Device device, Generator& generator) {
     check_floating(dtype, "randn");
     std::vector<double> values(static_cast<std::size_t>(element_count(shape, "randn")));
-    {
-        Generator& state = generator();
-        const std::lock_guard lock(state.mutex);
-        // Box-Muller: two uniforms give two independent normals.
-        for (std::size_t i = 0; i < values.size(); i += 2) {
-            const double radius_uniform = 1.0 - uniform_double(state.engine);  // (0, 1]
-            const double angle = 2.0 * std::numbers::pi * uniform_double(state.engine);
-            const double radius = std::sqrt(-2.0 * std::log(radius_uniform));
-            values[i] = radius * std::cos(angle);
-            if (i + 1 < values.size()) {
-                values[i + 1] = radius * std::sin(angle);
-            }
-        }
-    }
+    generator.with_engine([&](std::mt19937_64& engine) { fill_normal(engine, values); });
     return from_values(values, shape, dtype, device);
 }
 
-Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Device device) {
+Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Device device,
+               Generator& generator) {
     if (low >= high) {
         throw ValueError("randint: low " + std::to_string(low) + " must be less than high " +
                          std::to_string(high));
     }
     std::vector<std::int64_t> values(static_cast<std::size_t>(element_count(shape, "randint")));
     const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
-    // Draws at or above the largest multiple of range are rejected, so every value is equally
-    // likely.
-    const std::uint64_t limit = (std::numeric_limits<std::uint64_t>::max() / range) * range;
-    {
-        Generator& state = generator();
-        const std::lock_guard lock(state.mutex);
+    generator.with_engine([&](std::mt19937_64& engine) {
         for (std::int64_t& value : values) {
-            std::uint64_t draw = state.engine();
-            while (draw >= limit) {
-                draw = state.engine();
-            }
-            value = static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + draw % range);
+            value = static_cast<std::int64_t>(static_cast<std::uint64_t>(low) +
+                                              bounded(engine, range));
         }
-    }
+    });
     return tensor(values, {static_cast<std::int64_t>(values.size())}).reshape(shape).to(device);
 }
 
-Tensor bernoulli_mask(const Shape& shape, double p, Device device) {
+Tensor bernoulli_mask(const Shape& shape, double p, Device device, Generator& generator) {
     if (!(p >= 0.0 && p <= 1.0)) {
         throw ValueError("bernoulli_mask: probability " + std::to_string(p) +
                          " is outside [0, 1]");
     }
     std::vector<bool> values(static_cast<std::size_t>(element_count(shape, "bernoulli_mask")));
-    {
-        Generator& state = generator();
-        const std::lock_guard lock(state.mutex);
+    generator.with_engine([&](std::mt19937_64& engine) {
         for (std::size_t i = 0; i < values.size(); ++i) {
-            values[i] = uniform_double(state.engine) < p;
+            values[i] = uniform_double(engine) < p;
         }
-    }
+    });
     return tensor_bool(values, {static_cast<std::int64_t>(values.size())})
         .reshape(shape)
         .to(device);

@@ -141,17 +141,13 @@ for _name, _summary, _example in [
         ("zeros", "A tensor filled with 0.", "kael.zeros(2, 3)"),
         ("ones", "A tensor filled with 1.", "kael.ones((2, 3), dtype=kael.int64)"),
         ("empty", "A tensor of the given shape whose values are not set (read them only "
-         "after writing them).", "kael.empty(2, 3).shape"),
-        ("rand", "Uniform random values in [0, 1), from kael's seeded generator "
-         "(kael.manual_seed): the same values on every device.", "kael.rand(2, 3).shape"),
-        ("randn", "Standard normal random values (mean 0, variance 1), from kael's seeded "
-         "generator: the same values on every device.", "kael.randn(4).shape")]:
+         "after writing them).", "kael.empty(2, 3).shape")]:
     _doc(_name, f"{_name}(*size, dtype=None, device=None, requires_grad=False)", f"""
 {_summary}
 
 Args:
     *size (ints, or one tuple or list of ints): the shape; () or nothing gives a 0-d tensor.
-{_FACTORY_ARGS.format(extra="floating only" if _name.startswith("rand") else "any dtype")}
+{_FACTORY_ARGS.format(extra="any dtype")}
 
 Example:
 
@@ -199,31 +195,6 @@ Example:
     >>> kael.arange(5)
     >>> kael.arange(0, 1, 0.25)
 """)
-_doc("randint", "randint(low, high, size, *, device=None)", """
-Uniform random integers in [low, high), int64, from kael's seeded generator.
-
-Args:
-    low (int), high (int): the range; ValueError unless low < high.
-    size (tuple of ints): the shape.
-    device (str or kael.device, optional).
-
-Example:
-
-    >>> kael.randint(0, 10, (3,)).shape
-""")
-_doc("manual_seed", "manual_seed(seed)", """
-Seeds kael's random generator: rand, randn, randint, dropout and sampling draw the same values
-after the same seed, on every device.
-
-Args:
-    seed (int): any non-negative integer.
-
-Example:
-
-    >>> kael.manual_seed(0)
-    >>> a = kael.rand(3); kael.manual_seed(0); bool((kael.rand(3) == a).all())
-""")
-
 _doc("matmul", "matmul(input, other)", """
 The matrix product, with PyTorch's rules: 1-D by 1-D is a dot product, 2-D by 2-D a matrix
 product, and leading dimensions of higher-rank operands broadcast as batches.

@@ -6,7 +6,6 @@
 #include "kael/allocator.h"
 #include "kael/device_graph.h"
 #include "kael/ops.h"
-#include "kael/random.h"
 #include "kael/registry.h"
 
 namespace kael::python {
@@ -246,7 +245,6 @@ void bind_registry(py::module_& module) {
 }  // namespace
 
 void bind_factories(py::module_& module) {
-    module.def("manual_seed", &manual_seed, py::arg("seed"));
     // Sized factories take sizes as f(2, 3) or f((2, 3)).
     const auto sized = [&module](const char* name, auto make) {
         module.def(name, [make, name](const py::args& sizes, py::handle dtype, py::handle device,
@@ -260,8 +258,6 @@ void bind_factories(py::module_& module) {
     sized("zeros", [](const Shape& s, DType t, Device d) { return zeros(s, t, d); });
     sized("ones", [](const Shape& s, DType t, Device d) { return ones(s, t, d); });
     sized("empty", [](const Shape& s, DType t, Device d) { return empty(s, t, d); });
-    sized("rand", [](const Shape& s, DType t, Device d) { return rand(s, t, d); });
-    sized("randn", [](const Shape& s, DType t, Device d) { return randn(s, t, d); });
     module.def("full", [](py::handle size, py::handle value, py::handle dtype, py::handle device,
                           bool requires_grad) {
         // The dtype follows the value (bool, int64, float32) unless given, as in PyTorch.
@@ -278,11 +274,6 @@ void bind_factories(py::module_& module) {
         return finish_factory(out, requires_grad);
     }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("requires_grad") = false);
-    module.def("randint", [](std::int64_t low, std::int64_t high, py::handle size,
-                             py::handle device) {
-        return randint(low, high, size_argument(size, "randint"), to_device(device, "randint"));
-    }, py::arg("low"), py::arg("high"), py::arg("size"), py::kw_only(),
-       py::arg("device") = py::none(), "Uniform int64 values in [low, high)");
     module.def("arange", [](py::handle start, py::handle end, py::handle step, py::handle dtype,
                             py::handle device, bool requires_grad) {
         py::handle stop = end;
