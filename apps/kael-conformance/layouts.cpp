@@ -153,6 +153,20 @@ const std::vector<Layout>& reduce_layouts() {
     return layouts;
 }
 
+const std::vector<View>& composite_views() {
+    static const std::vector<View> views = {
+        {"contiguous", {3, 4}},
+        {"transposed", {4, 3}, [](const Tensor& t) { return t.T(); }},
+        {"strided", {6, 9}, [](const Tensor& t) { return t.slice(0, 0, 6, 2).slice(1, 1, 9, 2); }},
+        {"broadcast", {1, 4}, [](const Tensor& t) { return t.expand({3, 4}); }},
+        {"permuted_3d", {4, 2, 3}, [](const Tensor& t) { return t.permute({1, 2, 0}); }},
+        {"vector", {5}},
+        {"empty", {0, 4}},
+        {"scalar", {}},
+    };
+    return views;
+}
+
 Operand laid_out(const Layout& layout, Tensor base, std::size_t operand) {
     return {std::move(base),
             [&layout, operand](const Tensor& t) { return layout.view(t, operand); }};

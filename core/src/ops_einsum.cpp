@@ -98,6 +98,12 @@ bool contains(const Labels& labels, int label) {
     return std::find(labels.begin(), labels.end(), label) != labels.end();
 }
 
+// A label's size where one operand has it of size other and another of size 1 (broadcast; a
+// size 0 wins over 1 too, so empty operands give empty results).
+std::int64_t broadcast_size(std::int64_t size, std::int64_t other) {
+    return size == 1 ? other : size;
+}
+
 // The sizes of labels, read from the operands that have them (1 where only broadcast).
 Shape sizes_of(const Labels& labels, const Operand& a, const Operand& b) {
     Shape sizes;
@@ -106,7 +112,7 @@ Shape sizes_of(const Labels& labels, const Operand& a, const Operand& b) {
         for (const Operand* op : {&a, &b}) {
             const auto at = std::find(op->labels.begin(), op->labels.end(), label);
             if (at != op->labels.end()) {
-                size = std::max(size, op->tensor.size(at - op->labels.begin()));
+                size = broadcast_size(size, op->tensor.size(at - op->labels.begin()));
             }
         }
         sizes.push_back(size);
@@ -222,7 +228,7 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands) 
                                    "' has size " + std::to_string(size) + " for an operand "
                                    "where it was " + std::to_string(at->second) + " before");
             }
-            at->second = std::max(at->second, size);
+            at->second = broadcast_size(at->second, size);
         }
     }
     Labels output;

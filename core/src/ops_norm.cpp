@@ -19,16 +19,17 @@ namespace {
 // Flags for the reduced dims of input (empty: all), checked and wrapped.
 std::vector<bool> reduced_flags(const Tensor& input, const Shape& dims, const char* op) {
     std::vector<bool> flags(input.shape().size(), dims.empty());
+    std::vector<bool> seen(std::max<std::size_t>(flags.size(), 1), false);  // a 0-d one has dim 0
     for (const std::int64_t d : dims) {
         const std::int64_t w = detail::wrapped_dim(input, d, op);
-        if (input.dim() == 0) {
-            continue;
-        }
-        if (flags[static_cast<std::size_t>(w)]) {
+        if (seen[static_cast<std::size_t>(w)]) {
             throw ValueError(std::string(op) + ": dim " + std::to_string(w) +
                              " appears multiple times in the list of dims");
         }
-        flags[static_cast<std::size_t>(w)] = true;
+        seen[static_cast<std::size_t>(w)] = true;
+        if (input.dim() > 0) {
+            flags[static_cast<std::size_t>(w)] = true;
+        }
     }
     return flags;
 }
@@ -112,10 +113,25 @@ Tensor amin(const Tensor& input, const Shape& dims, bool keepdim) {
     return extreme(input, dims, keepdim, false, "amin");
 }
 
+namespace {
+
+// PyTorch's max(dim)/min(dim) refuse an empty dim with an IndexError, as amax/amin do.
+void check_extreme_dim(const Tensor& input, std::int64_t dim, const char* op) {
+    const std::int64_t d = detail::wrapped_dim(input, dim, op);
+    if (input.dim() > 0 && input.size(d) == 0) {
+        throw IndexError(std::string(op) + ": expected reduction dim " + std::to_string(d) +
+                         " to have non-zero size (shape " + to_string(input.shape()) + ")");
+    }
+}
+
+}  // namespace
+
 std::pair<Tensor, Tensor> max_with_indices(const Tensor& input, std::int64_t dim, bool keepdim) {
+    check_extreme_dim(input, dim, "max");
     return {max(input, dim, keepdim), argmax(input, dim, keepdim)};
 }
 std::pair<Tensor, Tensor> min_with_indices(const Tensor& input, std::int64_t dim, bool keepdim) {
+    check_extreme_dim(input, dim, "min");
     return {min(input, dim, keepdim), argmin(input, dim, keepdim)};
 }
 
@@ -125,9 +141,14 @@ Tensor vector_norm(const Tensor& input, double ord, std::optional<Shape> dims, b
                         to_string(input.dtype()));
     }
     const Shape reduced = dims.value_or(Shape{});
-    (void)reduced_flags(input, reduced, "vector_norm");
-    if (ord < 0 && input.numel() == 0) {
-        throw ValueError("vector_norm: a negative ord needs a non-empty input");
+    const std::vector<bool> flags = reduced_flags(input, reduced, "vector_norm");
+    // As PyTorch: a negative ord has no identity, so no reduced dim may be empty.
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+        if (ord < 0 && flags[i] && input.shape()[i] == 0) {
+            throw ValueError("vector_norm: a negative ord needs non-empty reduced dims, dim " +
+                             std::to_string(i) + " of shape " + to_string(input.shape()) +
+                             " is empty");
+        }
     }
     if (std::isinf(ord)) {
         return norm_forward(input, ord, reduced, keepdim);  // amax/amin record the gradient
@@ -195,6 +216,7 @@ Tensor stddev(const Tensor& input, const Shape& dims, std::int64_t correction, b
     if (dims.size() == 1) {
         return stddev(input, dims.front(), correction, keepdim);
     }
+    (void)reduced_flags(input, dims, "std");  // so that errors name std, not var
     return sqrt(var(input, dims, correction, keepdim));
 }
 

@@ -1,6 +1,7 @@
 // Factories (eye, linspace, logspace) and data-dependent selections (nonzero, unique, bincount,
 // median, kthvalue, searchsorted) composed from comparisons, sort, cumsum, boolean-mask
 // indexing and scatter_add_. A size that depends on the data is read back once, as PyTorch does.
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -56,6 +57,10 @@ UniqueResult collapse_runs(const Tensor& rows, const Tensor& order, bool return_
 UniqueResult unique_impl(const Tensor& input, bool return_inverse, bool return_counts,
                          std::optional<std::int64_t> dim, bool sorted, const char* op) {
     const Device& device = input.device();
+    if (dim && input.dim() == 0) {
+        throw IndexError(std::string(op) + ": dimension " + std::to_string(*dim) +
+                         " was given, but the tensor is 0-d (it has no dimensions)");
+    }
     const Tensor moved = dim ? movedim(input, {detail::wrapped_dim(input, *dim, op)}, {0})
                              : input.reshape({-1});
     if (moved.dim() == 0) {
@@ -148,6 +153,12 @@ Tensor linspace(double start, double end, std::int64_t steps, DType dtype, Devic
         throw ValueError("linspace: number of steps must be non-negative, got " +
                          std::to_string(steps));
     }
+    if (!is_floating(dtype)) {
+        // PyTorch converts the end points to the integral dtype first (truncating), then steps
+        // between them in double.
+        start = std::trunc(start);
+        end = std::trunc(end);
+    }
     if (steps <= 1) {
         return full({steps}, start, dtype, device);
     }
@@ -162,7 +173,10 @@ Tensor linspace(double start, double end, std::int64_t steps, DType dtype, Devic
 
 Tensor logspace(double start, double end, std::int64_t steps, double base, DType dtype,
                 Device device) {
-    const Tensor exponents = linspace(start, end, steps, DType::F64, device);
+    // Integral dtypes truncate the end points first, as linspace and PyTorch do.
+    const Tensor exponents = linspace(is_floating(dtype) ? start : std::trunc(start),
+                                      is_floating(dtype) ? end : std::trunc(end), steps,
+                                      DType::F64, device);
     return pow(full({}, base, DType::F64, device), exponents).to(dtype);
 }
 
@@ -253,6 +267,10 @@ std::pair<Tensor, Tensor> kthvalue(const Tensor& input, std::int64_t k, std::int
 Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right) {
     if (sorted.dim() == 0) {
         throw ValueError("searchsorted: sorted_sequence must have at least one dimension");
+    }
+    if (sorted.dim() > 1 && values.dim() == 0) {
+        throw ValueError("searchsorted: values can be a scalar only when sorted_sequence is 1-d, "
+                         "got sorted_sequence of shape " + to_string(sorted.shape()));
     }
     if (sorted.dim() > 1 &&
         Shape(sorted.shape().begin(), sorted.shape().end() - 1) !=

@@ -118,20 +118,25 @@ Tensor unflatten(const Tensor& input, std::int64_t dim, const Shape& sizes) {
     if (sizes.empty()) {
         throw ValueError("unflatten: sizes must be non-empty");
     }
+    // One -1 is resolved against this dim's size (not the whole tensor's, which is ambiguous
+    // when another dim is 0); a product that differs from it must fail.
+    Shape resolved = sizes;
+    const auto unknown = std::find(resolved.begin(), resolved.end(), -1);
+    if (unknown != resolved.end() && std::find(unknown + 1, resolved.end(), -1) == resolved.end()) {
+        *unknown = 1;
+        const std::int64_t known = detail::product(resolved);
+        *unknown = known == 0 ? -1 : input.size(dim) / known;  // -1 left: any size would do
+    }
     Shape out(input.shape().begin(), input.shape().begin() + dim);
-    out.insert(out.end(), sizes.begin(), sizes.end());
+    out.insert(out.end(), resolved.begin(), resolved.end());
     out.insert(out.end(), input.shape().begin() + dim + 1, input.shape().end());
-    // reshape resolves one -1 and checks the product against the whole tensor; a product that
-    // differs from this dim's size must fail even when the total would match.
-    Tensor result = input.reshape(out);
-    Shape resolved(result.shape().begin() + dim,
-                   result.shape().begin() + dim + static_cast<std::int64_t>(sizes.size()));
-    if (detail::product(resolved) != input.size(dim)) {
+    if (std::any_of(resolved.begin(), resolved.end(), [](std::int64_t s) { return s < 0; }) ||
+        detail::product(resolved) != input.size(dim)) {
         throw ValueError("unflatten: sizes " + to_string(sizes) + " don't multiply up to the "
                          "size of dim " + std::to_string(dim) + " (" +
                          std::to_string(input.size(dim)) + ")");
     }
-    return result;
+    return input.reshape(out);
 }
 
 Tensor reversed_dims(const Tensor& input) {
