@@ -92,12 +92,19 @@ std::optional<Shape> view_strides(const Shape& old_shape, const Shape& old_strid
 
 Tensor Tensor::view(const Shape& requested) const {
     const Shape shape = resolved_shape(requested, numel(), this->shape(), "view");
-    if (!is_contiguous()) {
-        throw ValueError("view: tensor of shape " + to_string(this->shape()) +
-                         " is not contiguous; use reshape()");
+    if (is_contiguous()) {
+        return reshaped(*this, with_view(*this, shape, contiguous_strides(shape), offset()),
+                        "ViewBackward");
     }
-    return reshaped(*this, with_view(*this, shape, contiguous_strides(shape), offset()),
-                    "ViewBackward");
+    // As PyTorch: any view the strides allow (splitting the last dim of a slice, say).
+    const std::optional<Shape> strides = view_strides(this->shape(), this->strides(), shape);
+    if (!strides) {
+        throw ValueError("view: shape " + to_string(shape) + " is not compatible with the " +
+                         "size " + to_string(this->shape()) + " and strides " +
+                         to_string(this->strides()) + " of the tensor (a dimension spans two " +
+                         "contiguous subspaces); use reshape()");
+    }
+    return reshaped(*this, with_view(*this, shape, *strides, offset()), "ViewBackward");
 }
 
 // A view whenever the strides allow one (splitting the last dim of a slice, merging dims that

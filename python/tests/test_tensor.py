@@ -202,3 +202,13 @@ def test_dtypes_and_devices():
         kael.device("tpu")
     with pytest.raises(ValueError, match="unknown dtype"):
         kael.zeros(1, dtype="f16")
+
+
+def test_view_of_a_slice_where_the_strides_allow(device):
+    x = kael.arange(24, device=device).reshape(2, 12)
+    q = x[:, 4:8]  # strides (12, 1): its last dim splits without a copy, as in PyTorch
+    v = q.view(2, 2, 2)
+    assert v.tolist() == [[[4, 5], [6, 7]], [[16, 17], [18, 19]]]
+    assert v.data_ptr() == q.data_ptr()
+    with pytest.raises(ValueError, match="use reshape"):
+        x.T.view(-1)
