@@ -75,7 +75,7 @@ class CharTransformer(nn.Module):
         logits = self.head(self.ln_f(x))
         if targets is None:
             return logits, None
-        return logits, F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
+        return logits, F.cross_entropy(logits.view(B * T, -1), targets.reshape(B * T))
 
     @kael.no_grad()
     def generate(self, idx, new_tokens, generator):

@@ -89,7 +89,9 @@ void bind_generator(py::module_& module) {
     py::class_<GeneratorHandle>(module, "Generator", docs::Generator)
         .def(py::init([](py::handle device) {
             return GeneratorHandle{std::make_shared<Generator>(), to_device(device, "Generator")};
-        }), py::arg("device") = "cpu")
+        }), py::arg("device") = "cpu",
+             "__init__(self, device='cpu')\n--\n\nA new generator seeded with the default seed; "
+             "its values are drawn on the host, so device only records where it is used.")
         .def("manual_seed", [](py::object self, py::handle seed) {
             self.cast<GeneratorHandle&>().generator->manual_seed(
                 seed_argument(seed, "Generator.manual_seed"));
