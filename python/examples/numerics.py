@@ -40,7 +40,7 @@ def histogram(device, generator):
     np_values, np_counts = np.unique(np.round(samples.cpu().numpy()), return_counts=True)
     check("unique(round(x)) values", values, np_values, 0)
     check("unique(round(x)) counts", occurrences, np_counts, 0)
-    check("median and quantile-free spread", kael.stack([samples.median(), samples.std()]),
+    check("median and standard deviation", kael.stack([samples.median(), samples.std()]),
           [np.sort(samples.cpu().numpy())[(samples.numel() - 1) // 2], samples.cpu().numpy().std(ddof=1)])
     x = samples[:1000]
     cdf = 0.5 * (1 + kael.erf(x / math.sqrt(2)))
