@@ -79,9 +79,9 @@ std::vector<std::uint8_t> Generator::get_state() const {
     return bytes;
 }
 
-void Generator::set_state(const std::vector<std::uint8_t>& state) {
-    const auto broken = [&state](const std::string& why) {
-        return ValueError("Generator.set_state: not a kael generator state (" + why + ", " +
+void Generator::set_state(const std::vector<std::uint8_t>& state, const char* op) {
+    const auto broken = [&state, op](const std::string& why) {
+        return ValueError(std::string(op) + ": not a kael generator state (" + why + ", " +
                           std::to_string(state.size()) + " bytes)");
     };
     if (state.size() < 24 || std::memcmp(state.data(), kStateTag, sizeof kStateTag) != 0) {

@@ -124,7 +124,7 @@ void bind_generator(py::module_& module) {
     module.def("get_rng_state", [] { return state_tensor(default_generator()); },
                docs::get_rng_state);
     module.def("set_rng_state", [](py::handle new_state) {
-        default_generator().set_state(state_argument(new_state, "set_rng_state"));
+        default_generator().set_state(state_argument(new_state, "set_rng_state"), "set_rng_state");
     }, py::arg("new_state"), docs::set_rng_state);
 }
 

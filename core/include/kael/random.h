@@ -26,9 +26,9 @@ public:
     std::uint64_t seed();
     [[nodiscard]] std::uint64_t initial_seed() const;
     // The whole state (seed and engine) as bytes; set_state(get_state()) replays the same draws.
-    // A byte string that is not such a state is a ValueError.
+    // A byte string that is not such a state is a ValueError naming op.
     [[nodiscard]] std::vector<std::uint8_t> get_state() const;
-    void set_state(const std::vector<std::uint8_t>& state);
+    void set_state(const std::vector<std::uint8_t>& state, const char* op = "Generator.set_state");
 
     // Runs draw(engine) under the generator's lock; ops use it to draw many values at once.
     template <typename Draw>
