@@ -116,6 +116,8 @@ def reduce_cases(draw):
         dim = draw(st.one_of(*choices))
         extra = f", correction={correction}" if op in ("var", "std") else ""
         call = f"kael.{op}(a, dim={dim!r}, keepdim={keepdim}{extra})"
+        if op in ("max", "min") and dim is not None:
+            call += ".values"  # with a dim, max and min give (values, indices), as PyTorch
     return Case(op, {"a": a}, f"out = {call}", reduce_reference(op, dim, keepdim, correction),
                 ACCUMULATED)
 
