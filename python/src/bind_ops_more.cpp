@@ -197,7 +197,7 @@ void bind_selection(py::module_& module, py::class_<Tensor>& cls, const ReturnTy
 template <typename Full, typename WithIndices, typename Elementwise>
 py::object extremum(const Tensor& a, py::handle dim, bool keepdim, const char* op, Full full,
                     WithIndices with_indices, Elementwise elementwise, const py::object& type) {
-    if (dim.is_none()) return py::cast(full(a, std::nullopt, false));
+    if (dim.is_none()) return py::cast(full(a, std::nullopt, keepdim));  // keepdim: all dims 1
     if (is_tensor(dim)) return py::cast(elementwise(a, tensor_of(dim)));
     const auto [values, indices] = with_indices(a, to_int64(dim, op, "dim"), keepdim);
     return type(values, indices);

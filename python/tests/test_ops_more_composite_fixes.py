@@ -76,3 +76,9 @@ def test_integral_linspace_and_logspace_truncate_the_end_points(device):
     for base in (10, 2):
         same(kael.logspace(0.5, 3.3, 4, base=base, dtype=kael.int64, device=device),
              torch.logspace(0.5, 3.3, 4, base=base, dtype=torch.int64))
+
+
+def test_max_and_min_without_dim_keep_every_dim_as_one(device):
+    x = kael.tensor([[1.0, 5.0], [3.0, 2.0]], device=device)
+    assert kael.max(x, dim=None, keepdim=True).shape == (1, 1)
+    assert x.min(dim=None, keepdim=True).tolist() == [[1.0]]
