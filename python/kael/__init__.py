@@ -65,7 +65,9 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return _kael.full(input.shape, fill_value, dtype=dtype or input.dtype,
                       device=device or input.device, requires_grad=requires_grad)
 
-from . import _docs_functions, _docs_tensor, _docs_classes  # noqa: E402,F401  (the docstring tables)
+# The docstring tables, attached to the bindings at import.
+from . import _docs_functions, _docs_nn_ops, _docs_devices  # noqa: E402,F401
+from . import _docs_tensor, _docs_classes  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import serialization as _serialization  # noqa: E402
