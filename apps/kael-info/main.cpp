@@ -39,6 +39,7 @@ nlohmann::json to_json(const std::vector<kael::PluginRecord>& records,
     for (const auto& record : records) {
         document["plugins"].push_back(
             {{"path", record.path},
+             {"origin", record.origin},
              {"name", record.name},
              {"version", record.version},
              {"kind", record.kind},

@@ -158,9 +158,10 @@ bool admit(const kael_plugin* table, PluginRecord& record) {
     return true;
 }
 
-void try_candidate(RegistryState& registry, const fs::path& file) {
+void try_candidate(RegistryState& registry, const fs::path& file, const std::string& origin) {
     PluginRecord record;
     record.path = file.string();
+    record.origin = origin;
     record.name = plugin_name_of(file);
     if (!enabled_by_env(record.name)) {
         record.status = PluginStatus::Disabled;
@@ -251,7 +252,7 @@ void scan_folder(RegistryState& registry, const std::string& folder, const std::
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
         step.candidates.push_back(file.string());
-        try_candidate(registry, file);
+        try_candidate(registry, file, origin);
     }
     registry.steps.push_back(step);
 }
@@ -339,8 +340,8 @@ RegistryState& discovered() {
     RegistryState& registry = state();
     std::call_once(registry.discovered, [&registry] {
         const std::lock_guard lock(registry.mutex);
-        for (const std::string& folder : registry.api_folders) {
-            scan_folder(registry, folder, "api");
+        for (const auto& [folder, origin] : registry.api_folders) {
+            scan_folder(registry, folder, origin);
         }
         for (const std::string& folder : split(env("KAEL_PLUGIN_PATH"), ':')) {
             scan_folder(registry, folder, "KAEL_PLUGIN_PATH");
@@ -353,12 +354,12 @@ RegistryState& discovered() {
     return registry;
 }
 
-std::vector<PluginRecord> load_folder_now(const std::string& folder) {
+std::vector<PluginRecord> load_folder_now(const std::string& folder, const std::string& origin) {
     RegistryState& registry = discovered();
     const std::lock_guard lock(registry.mutex);
     drop_not_found_records(registry);
     const std::size_t before = registry.records.size();
-    scan_folder(registry, folder, "api");
+    scan_folder(registry, folder, origin);
     std::vector<PluginRecord> added(registry.records.begin() + static_cast<std::ptrdiff_t>(before),
                                     registry.records.end());
     add_not_found_records(registry);
@@ -368,14 +369,20 @@ std::vector<PluginRecord> load_folder_now(const std::string& folder) {
 
 }  // namespace detail
 
-void add_plugin_folder(const std::string& folder) {
+void add_plugin_folder(const std::string& folder) { add_plugin_folder(folder, "api"); }
+
+void add_plugin_folder(const std::string& folder, const std::string& origin) {
     detail::RegistryState& registry = detail::state();
     const std::lock_guard lock(registry.mutex);
-    registry.api_folders.push_back(folder);
+    registry.api_folders.emplace_back(folder, origin.empty() ? "api" : origin);
 }
 
 std::vector<PluginRecord> load_plugin_folder(const std::string& folder) {
-    return detail::load_folder_now(folder);
+    return detail::load_folder_now(folder, "api");
+}
+
+std::vector<PluginRecord> load_plugin_folder(const std::string& folder, const std::string& origin) {
+    return detail::load_folder_now(folder, origin.empty() ? "api" : origin);
 }
 
 }  // namespace kael

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend.h"
@@ -18,7 +19,7 @@ struct RegistryState {
     std::mutex mutex;
     std::once_flag discovered;
     bool shut_down = false;
-    std::vector<std::string> api_folders;
+    std::vector<std::pair<std::string, std::string>> api_folders;  // folder, origin
     std::vector<PluginRecord> records;
     std::vector<DiscoveryStep> steps;
     // Never destroyed: unloading plugins at exit crashes every system that tried it.
@@ -37,7 +38,8 @@ struct RegistryState {
 
 RegistryState& state();
 RegistryState& discovered();
-std::vector<PluginRecord> load_folder_now(const std::string& folder);
+std::vector<PluginRecord> load_folder_now(const std::string& folder,
+                                          const std::string& origin);
 
 // registry_setting.cpp: the environment's text.
 std::string env(const char* name);

@@ -67,17 +67,20 @@ Example:
 
     >>> kael.synchronize("cpu")
 """)
-_doc("add_plugin_folder", "add_plugin_folder(folder)", """
+_doc("add_plugin_folder", "add_plugin_folder(folder, origin='api')", """
 Searches folder for plugins before the default places, for the next discovery (call it before
-the first use of a device, or follow with kael.load_plugin_folder).
+the first use of a device, or follow with kael.load_plugin_folder). origin is what
+kael.discovery_steps() and kael.plugins() show as the folder's origin; `import kael` gives the
+folder of each installed "kael.plugins" entry point this way, labelled "entry point <module>
+(<distribution> <version>)".
 
 Example:
 
     >>> kael.add_plugin_folder("/opt/vendor/kael-plugins")
 """)
-_doc("load_plugin_folder", "load_plugin_folder(folder)", """
+_doc("load_plugin_folder", "load_plugin_folder(folder, origin='api')", """
 Loads the plugins of folder now and returns their status records (a third party's device
-appears without restarting).
+appears without restarting); origin labels the folder as in kael.add_plugin_folder.
 
 Example:
 
@@ -106,8 +109,9 @@ Example:
     >>> isinstance(kael.device_type_servers(), list)
 """)
 _doc("discovery_steps", "discovery_steps()", """
-The folders plugin discovery searched, in order, with where each came from (the API,
-KAEL_PLUGIN_PATH, the folder beside libkael_core), as kael-info --verbose shows.
+The folders plugin discovery searched, in order, with where each came from (the API, an
+installed distribution's "kael.plugins" entry point, KAEL_PLUGIN_PATH, the folder beside
+libkael_core), as kael-info --verbose shows.
 
 Example:
 

@@ -37,6 +37,7 @@ py::dict device_info_dict(const DeviceInfo& info) {
 py::dict plugin_record_dict(const PluginRecord& record) {
     py::dict fields;
     fields["path"] = record.path;
+    fields["origin"] = record.origin;
     fields["name"] = record.name;
     fields["version"] = record.version;
     fields["kind"] = record.kind;
@@ -148,14 +149,16 @@ void bind_registry(py::module_& module) {
         for (const PluginRecord& record : plugins()) dicts.push_back(plugin_record_dict(record));
         return as_records(dicts);
     }, "The status record of every plugin candidate, with the fields of kael-info --json");
-    module.def("load_plugin_folder", [](const std::string& folder) {
+    module.def("load_plugin_folder", [](const std::string& folder, const std::string& origin) {
         std::vector<py::dict> dicts;
-        for (const PluginRecord& record : load_plugin_folder(folder)) {
+        for (const PluginRecord& record : load_plugin_folder(folder, origin)) {
             dicts.push_back(plugin_record_dict(record));
         }
         return as_records(dicts);
-    }, py::arg("folder"));
-    module.def("add_plugin_folder", &add_plugin_folder, py::arg("folder"));
+    }, py::arg("folder"), py::arg("origin") = "api");
+    module.def("add_plugin_folder",
+               py::overload_cast<const std::string&, const std::string&>(&add_plugin_folder),
+               py::arg("folder"), py::arg("origin") = "api");
     module.def("discovery_steps", []() {
         py::list steps;
         for (const DiscoveryStep& step : discovery_steps()) {

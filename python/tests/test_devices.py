@@ -7,7 +7,7 @@ import kael
 
 DEVICE_FIELDS = {"device", "name", "memory_total", "memory_free", "capability", "plugin",
                  "emulated"}
-PLUGIN_FIELDS = {"path", "name", "version", "kind", "device_type", "priority", "abi", "status",
+PLUGIN_FIELDS = {"path", "origin", "name", "version", "kind", "device_type", "priority", "abi", "status",
                  "reason", "device_count", "selected", "build_info", "host_addressable",
                  "dlpack_device_type"}
 
@@ -36,10 +36,12 @@ def test_availability_and_versions():
     assert kael.__version__ == kael.core_version()
     assert isinstance(kael.core_abi_version(), str)
     assert all("folder" in step for step in kael.discovery_steps())
-    with pytest.raises(RuntimeError):
-        kael.require_device("cuda:7")
-    with pytest.raises(RuntimeError):
-        kael.zeros(2, device="cuda:7")
+    # An index past the devices is a RuntimeError; cuda only where a plugin declares it.
+    for missing in ["cpu:7"] + (["cuda:7"] if "cuda" in kael.registered_device_types() else []):
+        with pytest.raises(RuntimeError):
+            kael.require_device(missing)
+        with pytest.raises(RuntimeError):
+            kael.zeros(2, device=missing)
 
 
 def test_allocator_and_fallback_statistics(device):

@@ -83,16 +83,22 @@ BOOST_AUTO_TEST_SUITE(api_folder)  // KAEL_PLUGIN_PATH=<broken>, KAEL_PLUGINS=cp
 BOOST_AUTO_TEST_CASE(folders_added_before_first_use_are_scanned_first) {
     // Must be the first kael call in this process: discovery happens on first use.
     kael::add_plugin_folder(KAEL_TEST_OLD_MINOR_DIR);
+    // A labelled folder (as Python's entry points give) keeps its place and shows its label.
+    kael::add_plugin_folder("/nonexistent/kael-labelled", "entry point fake (fake-dist 1.0)");
     const std::vector<kael::DiscoveryStep> steps = kael::discovery_steps();
-    BOOST_REQUIRE_EQUAL(steps.size(), 3U);
+    BOOST_REQUIRE_EQUAL(steps.size(), 4U);
     BOOST_TEST(steps[0].origin == "api");
     BOOST_TEST(steps[0].folder == KAEL_TEST_OLD_MINOR_DIR);
-    BOOST_TEST(steps[1].origin == "KAEL_PLUGIN_PATH");
-    BOOST_TEST(steps[1].folder == KAEL_TEST_BROKEN_DIR);
-    BOOST_TEST(steps[2].origin == "default");
+    BOOST_TEST(steps[1].origin == "entry point fake (fake-dist 1.0)");
+    BOOST_TEST(steps[1].reason == "does not exist");
+    BOOST_TEST(steps[2].origin == "KAEL_PLUGIN_PATH");
+    BOOST_TEST(steps[2].folder == KAEL_TEST_BROKEN_DIR);
+    BOOST_TEST(steps[3].origin == "default");
 
     const kael::PluginRecord old_minor = require_record("old_minor");
     check_status(old_minor, PluginStatus::Loaded);
+    BOOST_TEST(old_minor.origin == "api");
+    BOOST_TEST(require_record("no_devices").origin == "KAEL_PLUGIN_PATH");
     // no_devices has the higher priority but no device, so old_minor serves cuda.
     BOOST_TEST(old_minor.selected);
     BOOST_TEST(!require_record("no_devices").selected);

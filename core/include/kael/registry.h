@@ -27,6 +27,7 @@ enum class PluginStatus {
 
 struct PluginRecord {
     std::string path;          // the file that was tried
+    std::string origin;        // its folder's DiscoveryStep::origin; "" for NotFound
     std::string name;          // from the table, or from the file name when it did not load
     std::string version;
     std::string kind;          // "cpu", "gpu", "emulated", or "" when unknown
@@ -64,7 +65,8 @@ struct DeviceInfo {
 
 struct DiscoveryStep {
     std::string folder;
-    std::string origin;        // "api", "KAEL_PLUGIN_PATH", "default"
+    std::string origin;        // "api" (or the label given to add_plugin_folder),
+                               // "KAEL_PLUGIN_PATH", "default"
     bool exists = false;       // is a folder (following symbolic links)
     std::string reason;        // why it was not searched, or not fully: "does not exist",
                                // "is a regular file, not a folder ...", "cannot be read: ..."
@@ -74,8 +76,12 @@ struct DiscoveryStep {
 // Loads plugins (once) from: folders given to add_plugin_folder before first use, then
 // KAEL_PLUGIN_PATH, then <dir of libkael_core>/kael/plugins. Never the current directory.
 void add_plugin_folder(const std::string& folder);
+// The same, with the origin discovery_steps() and plugins() show for it instead of "api": who
+// asked, e.g. "entry point kael_cuda (kael-cuda 0.1.0)" for a Python distribution's folder.
+void add_plugin_folder(const std::string& folder, const std::string& origin);
 // Loads one more folder now, after discovery; returns the records it added.
 std::vector<PluginRecord> load_plugin_folder(const std::string& folder);
+std::vector<PluginRecord> load_plugin_folder(const std::string& folder, const std::string& origin);
 
 [[nodiscard]] std::vector<PluginRecord> plugins();
 [[nodiscard]] std::vector<DeviceInfo> devices();
