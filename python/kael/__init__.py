@@ -5,7 +5,13 @@
     y = (x @ x.T).sum(dim=1)
 """
 from . import _kael
-from ._kael import *  # noqa: F401,F403  (every public binding: Tensor, ops, factories, ...)
+from . import _entry_points
+
+# Before anything discovers plugins: the folders of installed plugin wheels (kael-cuda, a third
+# party's), found through their entry points, are searched first.
+_entry_points.register(_kael.add_plugin_folder)
+
+from ._kael import *  # noqa: E402,F401,F403  (every public binding: Tensor, ops, factories, ...)
 
 # Internals of the bindings stay in kael._kael, out of the public namespace (as torch._C).
 for _internal in ("relu_backward", "sigmoid_backward", "gelu_backward", "silu_backward",
@@ -64,6 +70,16 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     """
     return _kael.full(input.shape, fill_value, dtype=dtype or input.dtype,
                       device=device or input.device, requires_grad=requires_grad)
+
+
+def plugin_warnings():
+    """What to fix though kael runs: a missing or older cpu plugin, a plugin choice not honoured,
+    and each broken "kael.plugins" entry point of an installed distribution (which was skipped).
+
+    Example:
+        >>> isinstance(kael.plugin_warnings(), list)
+    """
+    return _kael.plugin_warnings() + list(_entry_points.warnings)
 
 # The docstring tables, attached to the bindings at import.
 from . import _docs_functions, _docs_nn_ops, _docs_devices  # noqa: E402,F401
