@@ -14,8 +14,8 @@ A device: a type name that a plugin brought ("cpu", "cuda", a third party's "toy
 
 Example:
 
-    >>> kael.device("cuda:1")
-    >>> kael.device("cuda", 1).index
+    >>> kael.device("cpu:0")
+    >>> kael.device("cpu", 0).index
 """)
 _doc(_kael.device, "__init__", "__init__(self, type, index=None)",
      "kael.device('cuda:1'), kael.device('cuda', 1) or kael.device('cpu'); ValueError for a "

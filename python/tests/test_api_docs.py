@@ -131,10 +131,14 @@ def test_mypy_checks_a_users_program(tmp_path):
         wrong: str = kael.relu(x)
         """))
     folder = os.path.dirname(os.path.dirname(kael.__file__))
+    # An installed kael (a wheel in site-packages) is found by mypy itself, which refuses a
+    # site-packages folder in MYPYPATH; a build tree's is not.
+    installed = os.path.basename(folder) in ("site-packages", "dist-packages")
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary",
          "--cache-dir", str(tmp_path / "cache"), str(program)],
-        capture_output=True, text=True, env={**os.environ, "MYPYPATH": folder}, cwd=tmp_path)
+        capture_output=True, text=True, cwd=tmp_path,
+        env=os.environ if installed else {**os.environ, "MYPYPATH": folder})
     lines = [line for line in result.stdout.splitlines() if line.strip()]
     assert any('Revealed type is "kael._kael.Tensor"' in line for line in lines), result.stdout
     errors = [line for line in lines if ": error:" in line]

@@ -56,7 +56,8 @@ def test_seeds():
     assert g.manual_seed(2 ** 64 - 1).initial_seed() == 2 ** 64 - 1
     assert g.manual_seed(-1).initial_seed() == 2 ** 64 - 1
     assert kael.seed() == kael.initial_seed()
-    assert str(kael.Generator(device="cuda").device).startswith("cuda")
+    if "cuda" in kael.registered_device_types():  # not when only the cpu plugin is installed
+        assert str(kael.Generator(device="cuda").device).startswith("cuda")
     with pytest.raises(OverflowError):
         g.manual_seed(2 ** 64)
     with pytest.raises(TypeError):

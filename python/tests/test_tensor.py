@@ -193,11 +193,13 @@ def test_dtypes_and_devices():
     assert kael.zeros(1, dtype="bool").dtype == kael.bool_
     assert kael.zeros(1, dtype="int64").dtype == kael.int64
     assert kael.promote_types("i64", "f32") == kael.float32
-    d = kael.device("cuda:1")
-    assert d.type == "cuda" and d.index == 1 and str(d) == "cuda:1"
-    assert repr(d) == "device(type='cuda', index=1)"
-    assert d == kael.device("cuda", 1) and d == "cuda:1" and d != "cpu"
-    assert kael.device("cuda") == "cuda:0" and hash(d) == hash(kael.device("cuda:1"))
+    # Device types are what the loaded plugins declare: cuda only where a plugin serves it.
+    kind = "cuda" if "cuda" in kael.registered_device_types() else "cpu"
+    d = kael.device(f"{kind}:1")
+    assert d.type == kind and d.index == 1 and str(d) == f"{kind}:1"
+    assert repr(d) == f"device(type='{kind}', index=1)"
+    assert d == kael.device(kind, 1) and d == f"{kind}:1" and d != "cpu:0"
+    assert kael.device(kind) == f"{kind}:0" and hash(d) == hash(kael.device(f"{kind}:1"))
     with pytest.raises(ValueError, match="invalid device"):
         kael.device("tpu")
     with pytest.raises(ValueError, match="unknown dtype"):
