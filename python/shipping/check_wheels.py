@@ -1,0 +1,184 @@
+"""The shipping test of kael's Python wheels (CTest shipping_python_wheels): builds the kael wheel
+(and kael-cuda with --cuda) the documented way, installs them with pip into a fresh venv, and
+checks what a user gets: kael imported from the venv, the cpu device, the cuda plugin found
+through its entry point, the Python suite on cpu and on the emulated plugin, a clean uninstall.
+
+    check_wheels.py --source <repo> --work <scratch> [--emulated <kael_plugin_emulated.so>]
+                    [--gpt2-vocabulary <folder>] [--cuda]
+
+Exit 77 (CTest SKIP_RETURN_CODE) when venv, pip or a wheel builder is missing. The wheel builds
+reuse KAEL_WHEEL_BUILD_DIR / KAEL_CUDA_WHEEL_BUILD_DIR when set (python/build_backend).
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import wheel_contents
+
+SKIP = 77
+# The user's environment, without what would let kael be found another way than from the venv.
+CLEAN = {name: value for name, value in os.environ.items()
+         if name not in ("PYTHONPATH", "KAEL_PLUGIN_PATH", "LD_LIBRARY_PATH", "KAEL_PLUGINS",
+                         "KAEL_DEVICE_PLUGIN", "KAEL_TEST_DEVICE", "PYTHONHOME")}
+PROBE = """
+import json, kael
+print(json.dumps({"file": kael.__file__, "devices": [d.to_dict() for d in kael.devices()],
+                  "plugins": [p.to_dict() for p in kael.plugins()],
+                  "warnings": kael.plugin_warnings()}))
+"""
+timings = []
+
+
+def run(command, *, env=None, cwd=None, what=None):
+    start = time.monotonic()
+    print("+", " ".join(str(part) for part in command), flush=True)
+    result = subprocess.run([str(part) for part in command], env=env, cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - start
+    if what:
+        timings.append((what, seconds))
+    if result.returncode != 0:
+        print(result.stdout[-20000:])
+        sys.exit(f"FAILED ({result.returncode}): {what or command[0]}")
+    return result.stdout
+
+
+def missing_tools(python):
+    checks = {"venv (python3-venv)": "import venv, ensurepip",
+              "pip (python3-pip)": "import pip",
+              "a wheel builder (python3-setuptools and python3-wheel, or scikit-build-core)":
+              "import importlib.util as u; assert u.find_spec('scikit_build_core') or "
+              "(u.find_spec('setuptools') and u.find_spec('wheel'))"}
+    return [name for name, code in checks.items()
+            if subprocess.run([python, "-c", code], capture_output=True).returncode != 0]
+
+
+def build_wheel(python, project, dist):
+    before = set(dist.iterdir())
+    run([python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index",
+         project, "-w", dist], what=f"pip wheel {project.name}")
+    made = [path for path in set(dist.iterdir()) - before if path.suffix == ".whl"]
+    if len(made) != 1:
+        sys.exit(f"FAILED: pip wheel {project} made {made}")
+    return made[0]
+
+
+def probe(venv_python, env, cwd):
+    return json.loads(run([venv_python, "-c", PROBE], env=env, cwd=cwd).strip().splitlines()[-1])
+
+
+def check_installed(info, site_packages, cuda):
+    kael_file = Path(info["file"]).resolve()
+    if site_packages not in kael_file.parents:
+        sys.exit(f"FAILED: kael was imported from {kael_file}, not from {site_packages}")
+    if not info["devices"] or info["devices"][0]["device"] != "cpu":
+        sys.exit(f"FAILED: kael.devices() lists no cpu first: {info['devices']}")
+    print("kael.devices():", [device["device"] for device in info["devices"]])
+    for plugin in info["plugins"]:
+        print(f"  plugin {plugin['name']}: {plugin['status']} [{plugin['origin']}] "
+              f"{plugin['path']} {plugin['reason']}")
+        if site_packages not in Path(plugin["path"]).resolve().parents:
+            sys.exit(f"FAILED: plugin {plugin['name']} came from outside the venv")
+    if info["warnings"]:
+        sys.exit(f"FAILED: plugin warnings: {info['warnings']}")
+    if not cuda:
+        return
+    found = [plugin for plugin in info["plugins"] if plugin["name"] == "cuda"]
+    expected_origin = f"entry point kael_cuda (kael-cuda {wheel_contents.version()})"
+    if len(found) != 1 or found[0]["origin"] != expected_origin:
+        sys.exit(f"FAILED: no cuda plugin with origin '{expected_origin}': {found}")
+    cuda_plugin = found[0]
+    gpu = any(d["device"].startswith("cuda") and not d["emulated"] for d in info["devices"])
+    if gpu:
+        if cuda_plugin["status"] != "loaded":
+            sys.exit(f"FAILED: the cuda plugin is {cuda_plugin['status']} though a GPU serves")
+    elif cuda_plugin["status"] != "no devices" or not cuda_plugin["reason"]:
+        sys.exit(f"FAILED: without a GPU the cuda plugin should be 'no devices' with the "
+                 f"driver's reason: {cuda_plugin}")
+
+
+def run_suite(venv_python, source, env, cwd, label):
+    tests = source / "python" / "tests"
+    # As the python_tests CTest runs it (python/CMakeLists.txt).
+    output = run([venv_python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                  f"--ignore={tests / 'test_examples.py'}", tests],
+                 env=env, cwd=cwd, what=f"python suite ({label})")
+    print(f"python suite ({label}):", output.strip().splitlines()[-1])
+
+
+def site_listing(site_packages):
+    return sorted(str(path.relative_to(site_packages)) for path in site_packages.rglob("*"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--emulated", type=Path, help="kael_plugin_emulated.so of a build")
+    parser.add_argument("--gpt2-vocabulary", type=Path,
+                        help="the folder with GPT-2's encoder.json and vocab.bpe to ship")
+    parser.add_argument("--cuda", action="store_true", help="also build and check kael-cuda")
+    args = parser.parse_args()
+    python = sys.executable  # the wheels are built for, and the venv made from, this Python
+    missing = missing_tools(python)
+    if missing:
+        print(f"SKIP: {python} lacks {', '.join(missing)}")
+        return SKIP
+    vocabulary = bool(args.gpt2_vocabulary and (args.gpt2_vocabulary / "encoder.json").exists())
+    if vocabulary:
+        os.environ["CMAKE_ARGS"] = (os.environ.get("CMAKE_ARGS", "") +
+                                    f" -DKAEL_GPT2_PACKAGE_DIR={args.gpt2_vocabulary}")
+    source = args.source.resolve()
+    shutil.rmtree(args.work, ignore_errors=True)
+    dist = args.work / "dist"
+    dist.mkdir(parents=True)
+
+    wheels = [build_wheel(python, source / "python", dist)]
+    if args.cuda:
+        wheels.append(build_wheel(python, source / "python" / "cuda", dist))
+    python_tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    for path in wheels:
+        wheel_contents.check(path, python_tag, platform.machine(), vocabulary)
+        print(f"{path.name}: {path.stat().st_size} bytes, contents checked")
+
+    venv = args.work / "venv"
+    run([python, "-m", "venv", "--system-site-packages", venv], what="venv")
+    venv_python = venv / "bin" / "python"
+    site_packages = Path(run([venv_python, "-c", "import sysconfig; "
+                              "print(sysconfig.get_paths()['purelib'])"]).strip()).resolve()
+    before = site_listing(site_packages)
+    run([venv_python, "-m", "pip", "install", "--no-index", *wheels], what="pip install")
+
+    scratch = Path(tempfile.mkdtemp(prefix="kael-wheel-run-", dir=args.work))
+    check_installed(probe(venv_python, CLEAN, scratch), site_packages, args.cuda)
+    run_suite(venv_python, source, CLEAN, scratch, "cpu")
+    if args.emulated:
+        emulated = args.work / "emulated"  # the emulated plugin alone, no other file beside it
+        emulated.mkdir()
+        shutil.copy2(args.emulated, emulated)
+        env = {**CLEAN, "KAEL_PLUGIN_PATH": str(emulated)}
+        devices = [d["device"] for d in probe(venv_python, env, scratch)["devices"]]
+        if "cuda:0" not in devices:
+            sys.exit(f"FAILED: with KAEL_PLUGIN_PATH={emulated} the devices are {devices}")
+        run_suite(venv_python, source, env, scratch, "cpu and emulated cuda")
+
+    names = [wheel_contents.distribution(path.name) for path in wheels]
+    run([venv_python, "-m", "pip", "uninstall", "-y", *names], what="pip uninstall")
+    left = sorted(set(site_listing(site_packages)) - set(before))
+    if left:
+        sys.exit(f"FAILED: pip uninstall left in {site_packages}: {left}")
+    print("uninstalled: site-packages is as before the install")
+    for what, seconds in timings:
+        print(f"  {seconds:7.1f} s  {what}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
