@@ -76,12 +76,12 @@ def test_broken_entry_points_are_warnings_naming_the_distribution(tmp_path):
         """})
     info = import_kael(site)
     warnings = info["warnings"]
-    for distribution, error in [("missing-module 1.0", "ModuleNotFoundError"),
-                                ("no-function 1.0", "plugin_folder"),
-                                ("bad-path 1.0", "/nonexistent/kael-plugins"),
-                                ("raises 1.0", "no folder today")]:
+    broken = [("missing-module 1.0", "ModuleNotFoundError"), ("no-function 1.0", "plugin_folder"),
+              ("bad-path 1.0", "/nonexistent/kael-plugins"), ("raises 1.0", "no folder today")]
+    for distribution, error in broken:
         assert any(distribution in w and error in w for w in warnings), (distribution, warnings)
     assert len(warnings) == 4
-    # None of them reached the core; kael still works.
-    assert not any(step["origin"].startswith("entry point") for step in info["steps"])
+    # None of them reached the core (an installed kael-cuda may); kael still works.
+    origins = " ".join(step["origin"] for step in info["steps"])
+    assert not any(distribution in origins for distribution, _ in broken), info["steps"]
     assert any(p["name"] == "cpu" and p["status"] == "loaded" for p in info["plugins"])

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kael's validation on a machine with an NVIDIA GPU, from an EXISTING build tree (built elsewhere
-# with the cuda plugin and shipped): it builds nothing. See usage() below.
+# with the cuda plugin and shipped): it builds nothing but the Python wheels of the step wheels.
+# See usage() below.
 # Step functions are called through run_step, which shellcheck cannot follow:
 # shellcheck disable=SC2317
 set -uo pipefail
@@ -10,7 +11,7 @@ SOURCE_DIR="$(cd "$SCRIPT_DIR/../.." && pwd)"
 readonly SCRIPT_DIR SOURCE_DIR
 readonly ALL_STEPS=(environment kael-info ctest device-suite-cublas device-suite-tile
     conformance-cublas conformance-tile reference-on-cuda compute-sanitizer-memcheck
-    compute-sanitizer-racecheck mlp-cuda char-gpt-cuda benchmarks)
+    compute-sanitizer-racecheck mlp-cuda char-gpt-cuda benchmarks wheels)
 
 # Wall-clock limits per step, in seconds (a hung kernel must not hang the whole run).
 # Conformance cases whose kernels share memory between threads (racecheck inspects those).
@@ -32,7 +33,9 @@ usage() {
 Usage: scripts/cuda/validate.sh [--build-dir DIR] [--report-dir DIR] [--data DIR] [--quick]
                                 [--only STEP[,STEP...]] [--no-path-links]
 
-Validates an existing kael build with the cuda plugin on this machine's GPU. Nothing is built.
+Validates an existing kael build with the cuda plugin on this machine's GPU. Nothing is built,
+but for the step wheels: the kael and kael-cuda wheels from the source, in a temporary folder
+(scripts/cuda/wheels.sh), installed into a fresh venv and tested on cuda:0.
 Each step logs to <report>/<step>.log and adds one line "PASS|FAIL|SKIP <step> <detail>" to
 <report>/summary.txt; the summary is printed at the end. A failing step does not stop later ones.
 
@@ -670,6 +673,24 @@ step_benchmarks() {
     fi
 }
 
+step_wheels() {
+    local step=wheels log
+    log="$(log_of "$step")"
+    run_logged "$log" "$LIMIT_LONG" KAEL_PYTHON="$PYTHON" \
+        bash "$SCRIPT_DIR/wheels.sh" "$SOURCE_DIR"
+    local status=$?
+    local built device suite
+    built="$(grep -Eo '^[a-z_]+-[0-9.]+-[a-z0-9_.-]+\.whl' "$log" | paste -sd ',' - | sed 's/,/, /g')"
+    device="$(sed -n 's/^cuda:0: //p' "$log" | tail -n 1)"
+    suite="$(sed -n 's/^python suite (cpu and cuda:0): //p' "$log" | tail -n 1)"
+    local detail="${built:-no wheel built}; cuda:0: ${device:-none}; suite: ${suite:-not run}"
+    if ((status != 0)) || ! grep -q '^wheels: PASS' "$log"; then
+        record FAIL "$step" "$(status_text "$status" "$LIMIT_LONG"): $detail; last words: $(last_words "$log")"
+    else
+        record PASS "$step" "$detail"
+    fi
+}
+
 # write_bars JSON OUT: the issue's performance bars, PASS/MISS (SKIP: not measured).
 write_bars() {
     "$PYTHON" - "$1" "$2" <<'PYEOF'
@@ -759,6 +780,7 @@ main() {
     run_step mlp-cuda step_mlp
     run_step char-gpt-cuda step_char_gpt
     run_step benchmarks step_benchmarks
+    run_step wheels step_wheels
     print_summary
     if grep -q '^FAIL ' "$SUMMARY"; then
         exit 1
