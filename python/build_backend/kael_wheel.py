@@ -98,6 +98,10 @@ def _build_dir(settings):
 
 def _defines(settings):
     defines = {"CMAKE_BUILD_TYPE": "Release", **_COMMON_DEFINES, **settings["defines"]}
+    for language in ("C", "CXX", "CUDA"):  # CMake reads these only when it makes a new cache
+        launcher = os.environ.get(f"CMAKE_{language}_COMPILER_LAUNCHER")
+        if launcher:
+            defines[f"CMAKE_{language}_COMPILER_LAUNCHER"] = launcher
     if settings["defines"].get("KAEL_BUILD_PYTHON") == "ON":
         try:
             import pybind11  # the pip package knows its CMake files; Debian's are found anyway

@@ -81,7 +81,8 @@ def check_kael(name, archive, python_tag, arch, vocabulary):
     missing = sorted(required - members)
     if missing:
         fail(f"{name} lacks {missing}")
-    modules = [m for m in members if re.fullmatch(rf"kael/_kael\.cpython-{python_tag[2:]}.*\.so", m)]
+    module_name = rf"kael/_kael\.cpython-{python_tag[2:]}.*\.so"
+    modules = [m for m in members if re.fullmatch(module_name, m)]
     if len(modules) != 1:
         fail(f"{name}: no single module kael/_kael.cpython-{python_tag[2:]}*.so: {modules}")
     shared = sorted(m for m in members if re.search(r"\.so(\.|$)", m))

@@ -19,7 +19,8 @@ for cuda_bin in /usr/local/cuda/bin ${CUDA_HOME:+"$CUDA_HOME/bin"}; do
     [[ -d "$cuda_bin" && ":$PATH:" != *":$cuda_bin:"* ]] && PATH="$PATH:$cuda_bin"
 done
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-cmake_args="-DCMAKE_CUDA_COMPILER=$nvcc -DCMAKE_CUDA_ARCHITECTURES=${KAEL_CUDA_ARCHITECTURES:-90-real}"
+cmake_args="-DCMAKE_CUDA_COMPILER=$nvcc"
+cmake_args+=" -DCMAKE_CUDA_ARCHITECTURES=${KAEL_CUDA_ARCHITECTURES:-90-real}"
 if [[ -d "$deps" ]]; then
     export PKG_CONFIG_PATH=$deps/pkgconfig CPATH=$deps/include LIBRARY_PATH=$deps/lib
     cmake_args+=" -Dnlohmann_json_DIR=$deps/share/cmake/nlohmann_json -DZLIB_ROOT=$deps"
