@@ -5,7 +5,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(build-essential cmake pkg-config libboost-dev libboost-test-dev libcli11-dev
           nlohmann-json3-dev libpcre2-dev libopenblas-dev zlib1g-dev python3-dev pybind11-dev
-          python3-numpy python3-pytest python3-hypothesis python3-mypy dataset-fashion-mnist)
+          python3-numpy python3-pytest python3-hypothesis python3-mypy dataset-fashion-mnist
+          debhelper dh-python help2man lintian)  # the Debian packages, their man pages and checks
 # node runs the package's JavaScript encoder, the tokenizer tests' reference; a node installed
 # another way (NodeSource, nvm) is kept.
 command -v node >/dev/null || packages+=(nodejs)
