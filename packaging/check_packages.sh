@@ -412,6 +412,12 @@ check_plugin() {
     exported=$(nm -D --defined-only "$build/kael_plugin_toy.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}')
     [[ "$exported" == "kael_plugin_query" ]] || fail "the toy plugin exports: $exported"
     ! readelf -dW "$build/kael_plugin_toy.so" | grep -q 'libkael' || fail "the toy plugin links a kael library"
+    # Installed with kael's prefix, it lands in kael's plugin folder and loads with no variable.
+    clean "$cmake_command" --install "$build" --prefix "$usr" >/dev/null || fail "toy plugin install"
+    [[ -f "$usr/$libdir/kael/plugins/kael_plugin_toy.so" ]] ||
+        fail "the toy plugin did not install into $libdir/kael/plugins"
+    clean "$usr/bin/kael-info" | grep -qE '^  toy +loaded' || fail "the installed toy plugin is not loaded"
+    rm "$usr/$libdir/kael/plugins/kael_plugin_toy.so"
     clean env KAEL_PLUGIN_PATH="$build" "$usr/bin/kael-info" | tee "$root/info.txt" ||
         fail "kael-info with the toy plugin"
     grep -qE '^  toy +loaded +ABI [0-9.]+  serves toy \(gpu, 2 devices, selected\)' "$root/info.txt" ||
