@@ -5,9 +5,12 @@
 # Used by kael's own tree and, installed with kael-dev, by find_package(kael) for third-party
 # plugins (docs/plugins.md). The version script lies next to this file.
 set(KAEL_PLUGIN_VERSION_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/plugin.map")
-if(NOT DEFINED KAEL_PLUGIN_SUBDIR)
+if(NOT DEFINED KAEL_PLUGIN_SUBDIR AND DEFINED kael_PLUGIN_INSTALL_DIR)
+  # Out of tree, through find_package(kael): kael's own plugin folder below the prefix
+  # (lib/<multiarch>/kael/plugins), so a package with prefix /usr lands in the fixed folder.
+  set(KAEL_PLUGIN_SUBDIR ${kael_PLUGIN_INSTALL_DIR})
+elseif(NOT DEFINED KAEL_PLUGIN_SUBDIR)
   include(GNUInstallDirs)
-  # Out of tree: installed where kael looks by default, <libdir>/kael/plugins of the prefix.
   set(KAEL_PLUGIN_SUBDIR ${CMAKE_INSTALL_LIBDIR}/kael/plugins)
 endif()
 function(kael_add_plugin name)

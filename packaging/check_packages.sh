@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Shipping tests of the Debian packages. Builds them with one cpack run, unpacks them with
+# Shipping tests of the Debian packages. Builds them with build_debs.sh, unpacks them with
 # dpkg-deb -x into fresh roots (nothing is installed system-wide) and checks what a user of each
 # package combination sees.
 #
 #   check_packages.sh <build-dir> <scratch> [check...]
 #
-# checks: build (cpack -G DEB into <scratch>/debs; every other check needs it), depends, core,
+# checks: build (build_debs.sh into <scratch>/debs; every other check needs it), depends, core,
 # emulated, cuda, dev, python, plugin. Without checks: all of them, in that order. Exit 77 (skipped) when
 # the one check asked for has nothing to test: no kael-cuda package (no nvcc at build time) or no
-# python3-kael package (no python install component). CPACK, CMAKE: the tools to use. Checks
+# python3-kael package (no python install component). CMAKE: the cmake to use. Checks
 # other than build only need <scratch>/debs, so they also run where just the .deb files were
 # copied (<build-dir> can then be any folder).
 set -euo pipefail
@@ -25,36 +25,25 @@ checks=("$@")
 if [[ ${#checks[@]} -eq 0 ]]; then
     checks=(build depends core emulated cuda dev python plugin)
 fi
-cpack_command=${CPACK:-cpack}
 cmake_command=${CMAKE:-cmake}
-command -v "$cpack_command" >/dev/null || cpack_command=cpack
 command -v "$cmake_command" >/dev/null || cmake_command=cmake
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 debs="$scratch/debs"
 python=/usr/bin/python3
 # The packages' lib folder below usr/: the build's CMAKE_INSTALL_LIBDIR, or, where only the .deb
-# files were copied (e.g. to a GPU machine), read from kael-core's file list.
+# files were copied (e.g. to a GPU machine), read from libkael-core0's file list.
 libdir=
 if [[ -f "$build_dir/CMakeCache.txt" ]]; then
     libdir=$(sed -n 's/^CMAKE_INSTALL_LIBDIR:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
-elif compgen -G "$debs/kael-core_*.deb" >/dev/null; then
-    libdir=$(dpkg-deb -c "$debs"/kael-core_*.deb | sed -n 's|.* \./usr/\(.*\)/libkael_core\.so\.[0-9]* -> .*|\1|p')
+elif compgen -G "$debs/libkael-core0_*.deb" >/dev/null; then
+    libdir=$(dpkg-deb -c "$debs"/libkael-core0_*.deb | sed -n 's|.* \./usr/\(.*\)/libkael_core\.so\.[0-9]* -> .*|\1|p')
 fi
 if [[ -z "$libdir" ]]; then
-    echo "no CMAKE_INSTALL_LIBDIR in $build_dir/CMakeCache.txt and no kael-core package in $debs" >&2
+    echo "no CMAKE_INSTALL_LIBDIR in $build_dir/CMakeCache.txt and no libkael-core0 package in $debs" >&2
     exit 1
 fi
-readonly SKIP=77
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-# Runs a command as a user would: no kael or loader variables from the test environment.
-clean() {
-    env -u KAEL_PLUGIN_PATH -u KAEL_PLUGINS -u LD_LIBRARY_PATH -u PYTHONPATH "$@"
-}
+# shellcheck source=check_common.sh
+source "$source_dir/check_common.sh"
 
 # The one .deb of a package; fails unless it exists (has_deb only asks).
 has_deb() {
@@ -110,21 +99,21 @@ elf_files() {
 check_build() {
     rm -rf "$scratch"
     mkdir -p "$scratch"
-    echo "cpack -G DEB from $build_dir into $debs"
-    if ! "$cpack_command" -G DEB --config "$build_dir/CPackConfig.cmake" -B "$debs" \
-        >"$scratch/cpack.log" 2>&1; then
-        cat "$scratch/cpack.log" >&2
-        fail "cpack -G DEB failed"
+    echo "build_debs.sh from $build_dir into $debs"
+    if ! CMAKE="$cmake_command" "$source_dir/build_debs.sh" "$build_dir" "$debs" >"$scratch/build_debs.log" 2>&1; then
+        cat "$scratch/build_debs.log" >&2
+        fail "build_debs.sh failed"
     fi
-    rm -rf "$debs/_CPack_Packages"
+    rm -rf "$debs/source"
     local file
     for file in "$debs"/*.deb; do
         echo "== $(basename "$file")"
-        dpkg-deb -f "$file" Package Version Architecture Depends Recommends Suggests
+        dpkg-deb -f "$file" Package Version Architecture Multi-Arch Depends Recommends Suggests
     done
     local package
-    for package in kael-core kael-emulated kael-dev; do
+    for package in libkael-core0 kael-core kael-emulated kael-dev; do
         deb "$package" >/dev/null
+        deb "$package-dbgsym" >/dev/null
     done
 }
 
@@ -133,21 +122,28 @@ check_depends() {
     local version
     version=$(field kael-core Version)
     if [[ -f "$build_dir/CMakeCache.txt" ]]; then
-        [[ "$version" == "$(sed -n 's/^CMAKE_PROJECT_VERSION:[A-Z]*=//p' "$build_dir/CMakeCache.txt")" ]] ||
+        [[ "${version%-*}" == "$(sed -n 's/^CMAKE_PROJECT_VERSION:[A-Z]*=//p' "$build_dir/CMakeCache.txt")" ]] ||
             fail "kael-core version $version is not the project's"
     fi
     local core_depends
     core_depends=$(field kael-core Depends)
     [[ "$core_depends" =~ libc6\ \(\>=\ [0-9.]+\) ]] || fail "kael-core Depends lacks libc6 (>= ...): $core_depends"
     [[ "$core_depends" =~ libstdc\+\+6 ]] || fail "kael-core Depends lacks libstdc++6: $core_depends"
-    [[ "$core_depends" != *kael* ]] || fail "kael-core depends on a kael package: $core_depends"
+    [[ "$core_depends," == "libkael-core0 (= $version),"* || ", $core_depends," == *", libkael-core0 (= $version),"* ]] ||
+        fail "kael-core Depends lacks libkael-core0 (= $version): $core_depends"
+    [[ "$(field libkael-core0 Depends)" != *kael* ]] || fail "libkael-core0 depends on a kael package"
+    [[ "$(field libkael-core0 Multi-Arch)" == same ]] || fail "libkael-core0 is not Multi-Arch: same"
+    dpkg-deb --ctrl-tarfile "$(deb libkael-core0)" | tar -xO ./shlibs | grep -qx "libkael_core 0 libkael-core0 (>= ${version%-*})" ||
+        fail "libkael-core0 has no shlibs entry for libkael_core.so.0"
+    dpkg-deb --ctrl-tarfile "$(deb libkael-core0)" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig" ||
+        fail "libkael-core0 has no ldconfig trigger"
     [[ "$(field kael-core Recommends)" == *libopenblas0* ]] || fail "kael-core does not recommend libopenblas0"
 
     local package depends file
     for package in kael-emulated kael-dev kael-cuda python3-kael; do
         has_deb "$package" || continue
         depends=$(field "$package" Depends)
-        [[ ", $depends," == *", kael-core (= $version),"* ]] ||
+        [[ "$depends," == "kael-core (= $version),"* || ", $depends," == *", kael-core (= $version),"* ]] ||
             fail "$package Depends lacks kael-core (= $version): $depends"
     done
     if has_deb kael-cuda; then
@@ -171,11 +167,12 @@ check_depends() {
             fail "$package: malformed Description: $description"
     done
 
-    # Every NEEDED library of every ELF file is covered by its package's Depends, and the newest
-    # glibc/libstdc++ symbol versions used are within the declared minimums.
+    # Every NEEDED library of every ELF file is covered by its package's Depends (dpkg-shlibdeps
+    # wrote them, with the minimum versions the symbols used need).
     local unpacked soname provider entry
     for file in "$debs"/*.deb; do
         package=$(dpkg-deb -f "$file" Package)
+        [[ "$package" != *-dbgsym ]] || continue  # detached debug info: never loaded
         depends=$(dpkg-deb -f "$file" Depends)
         unpacked="$scratch/depends/$package"
         rm -rf "$unpacked"
@@ -184,7 +181,7 @@ check_depends() {
         while IFS= read -r elf; do
             while IFS= read -r soname; do
                 case "$soname" in
-                    libkael_core.so.*) provider=kael-core ;;
+                    libkael_core.so.*) provider=libkael-core0 ;;
                     libc.so.6 | libm.so.6 | libmvec.so.1 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux-*.so.*)
                         provider=libc6 ;;
                     libstdc++.so.6) provider=libstdc++6 ;;
@@ -193,7 +190,7 @@ check_depends() {
                     libpcre2-8.so.0) provider=libpcre2-8-0 ;;
                     *) fail "$package: ${elf#"$unpacked"} needs $soname, which no Depends covers" ;;
                 esac
-                if [[ "$provider" != "$package" && ", $depends" != *", $provider "* ]]; then
+                if [[ "$provider" != "$package" && ", $depends" != *", $provider "* && ", $depends," != *", $provider,"* ]]; then
                     fail "$package: ${elf#"$unpacked"} needs $soname but Depends lacks $provider: $depends"
                 fi
             done < <(readelf -dW "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
@@ -201,36 +198,10 @@ check_depends() {
                 [[ "$entry" == "\$ORIGIN"* ]] ||
                     fail "$package: ${elf#"$unpacked"} has an RPATH entry not relative to \$ORIGIN: $entry"
             done < <(readelf -dW "$elf" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]/\1/p' | tr ':' '\n')
-            check_symbol_versions "$package" "$elf" "$depends"
         done < <(elf_files "$unpacked")
     done
     rm -rf "$scratch/depends"
     echo "Depends of every package cover what its files need"
-}
-
-check_symbol_versions() {
-    local package=$1 elf=$2 depends=$3 newest minimum
-    newest=$(readelf -VW "$elf" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -n 1)
-    if [[ -n "$newest" ]]; then
-        minimum=$(sed -n 's/.*libc6 (>= \([0-9.]*\)).*/\1/p' <<<"$depends")
-        [[ -n "$minimum" ]] || fail "$package uses GLIBC_$newest but has no libc6 (>= ...)"
-        dpkg --compare-versions "$newest" le "$minimum" ||
-            fail "$package: ${elf##*/} uses GLIBC_$newest, Depends says libc6 (>= $minimum)"
-    fi
-    newest=$(readelf -VW "$elf" | grep -o 'GLIBCXX_3\.4\.[0-9]*' | sed 's/GLIBCXX_3\.4\.//' | sort -n | tail -n 1)
-    if [[ -n "$newest" ]]; then
-        # GCC release that introduced GLIBCXX_3.4.N (Debian's libstdc++6 is versioned by GCC).
-        local gcc
-        case "$newest" in
-            2[0-5]) gcc=8 ;; 26) gcc=9 ;; 27 | 28) gcc=10 ;; 29) gcc=11 ;; 30) gcc=12 ;;
-            31) gcc=13 ;; 32) gcc=13.2 ;; 33) gcc=14 ;;
-            *) fail "$package: ${elf##*/} uses GLIBCXX_3.4.$newest, unknown to this check" ;;
-        esac
-        minimum=$(sed -n 's/.*libstdc++6 (>= \([0-9.]*\)).*/\1/p' <<<"$depends")
-        [[ -n "$minimum" ]] || fail "$package uses GLIBCXX_3.4.$newest but has no libstdc++6 (>= ...)"
-        dpkg --compare-versions "$gcc" le "$minimum" ||
-            fail "$package: ${elf##*/} uses GLIBCXX_3.4.$newest (GCC $gcc), Depends says libstdc++6 (>= $minimum)"
-    fi
 }
 
 # python3-kael's python3 range matches the ABI tag of its extension module.
@@ -245,14 +216,14 @@ check_python_depends() {
     tag=${module#cpython-}
     tag=${tag%%-*}  # e.g. 311
     local major=${tag:0:1} minor=${tag:1}
-    [[ "$depends" == *"python3 (>= $major.$minor)"* && "$depends" == *"python3 (<< $major.$((minor + 1)))"* ]] ||
+    [[ "$depends" =~ python3\ \(\>=\ $major\.$minor~?\) && "$depends" == *"python3 (<< $major.$((minor + 1)))"* ]] ||
         fail "python3-kael's module is $module but Depends says: $depends"
     echo "python3-kael: $module, Depends python3 $major.$minor only"
 }
 
 check_core() {
     local root="$scratch/core" usr
-    unpack "$root" kael-core
+    unpack "$root" libkael-core0 kael-core
     usr="$root/usr"
     local plugin_dir="$usr/$libdir/kael/plugins"
     [[ -x "$usr/bin/kael-info" && -x "$usr/bin/kael-demo" ]] || fail "kael-core lacks kael-info or kael-demo"
@@ -260,6 +231,11 @@ check_core() {
     [[ -f "$plugin_dir/kael_plugin_cpu.so" ]] || fail "kael-core lacks $libdir/kael/plugins/kael_plugin_cpu.so"
     [[ "$(ls "$plugin_dir")" == kael_plugin_cpu.so ]] || fail "kael-core ships other plugins: $(ls "$plugin_dir")"
     [[ ! -e "$usr/include" && ! -e "$usr/$libdir/libkael_core.so" ]] || fail "kael-core ships development files"
+    ! dpkg-deb -c "$(deb kael-core)" | grep -q 'libkael_core\.so' || fail "kael-core ships libkael_core (libkael-core0's)"
+    local page
+    for page in kael-info kael-demo kael-bench; do
+        [[ -f "$usr/share/man/man1/$page.1.gz" ]] || fail "kael-core lacks the man page of $page"
+    done
     local runpath
     runpath=$(readelf -dW "$usr/bin/kael-info" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
     [[ "$runpath" == "\$ORIGIN/../$libdir" ]] || fail "kael-info RUNPATH is '$runpath', not \$ORIGIN/../$libdir"
@@ -284,7 +260,7 @@ check_core() {
 
 check_emulated() {
     local root="$scratch/emulated" status
-    unpack "$root" kael-core kael-emulated
+    unpack "$root" libkael-core0 kael-core kael-emulated
     [[ -f "$root/usr/$libdir/kael/plugins/kael_plugin_emulated.so" ]] || fail "kael-emulated lacks its plugin"
     status=$(kael_info "$root" "$root/info.txt")
     cat "$root/info.txt"
@@ -305,7 +281,7 @@ check_cuda() {
         exit "$SKIP"
     fi
     local root="$scratch/cuda" status count
-    unpack "$root" kael-core kael-cuda
+    unpack "$root" libkael-core0 kael-core kael-cuda
     [[ -f "$root/usr/$libdir/kael/plugins/kael_plugin_cuda.so" ]] || fail "kael-cuda lacks its plugin"
     status=$(kael_info "$root" "$root/info.txt" --verbose)
     cat "$root/info.txt"
@@ -338,7 +314,7 @@ check_cuda() {
 
 check_dev() {
     local root="$scratch/dev" usr
-    unpack "$root" kael-core kael-dev
+    unpack "$root" libkael-core0 kael-core kael-dev
     usr="$root/usr"
     local lib="$usr/$libdir"
     local file
@@ -365,6 +341,8 @@ check_dev() {
     local found
     found=$(sed -n 's/^kael_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
     [[ "$found" == "$lib/cmake/kael" ]] || fail "find_package(kael) found '$found', not $lib/cmake/kael"
+    [[ "$(cat "$build/kael_plugin_dir.txt")" == "$lib/kael/plugins" ]] ||
+        fail "kael_PLUGIN_DIR is '$(cat "$build/kael_plugin_dir.txt")', not $lib/kael/plugins"
     clean "$cmake_command" --build "$build" >"$root/build.log" 2>&1 ||
         { cat "$root/build.log" >&2; fail "consumer build"; }
     # No LD_LIBRARY_PATH: CMake's build RPATH names the root's lib folder, and libkael_core finds
@@ -375,18 +353,23 @@ check_dev() {
     grep -qF "cpu plugin $lib/kael/plugins/kael_plugin_cpu.so" "$root/consumer.txt" ||
         fail "the consumer did not use the root's cpu plugin"
 
-    # pkg-config: flags from the unpacked kael.pc (relocated through ${pcfiledir}).
-    local flags pc_libdir
-    export PKG_CONFIG_PATH="$lib/pkgconfig"
-    [[ "$(pkg-config --modversion kael)" == "$(field kael-dev Version)" ]] || fail "kael.pc version"
+    # pkg-config: kael.pc names /usr paths; PKG_CONFIG_SYSROOT_DIR maps them into the root. Its
+    # Cflags carry -std=c++20, so a plain c++ builds the consumer.
+    local flags pc_libdir pc_plugindir
+    export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root"
+    [[ "$(pkg-config --modversion kael)" == "$(field kael-dev Version | sed 's/-[^-]*$//')" ]] || fail "kael.pc version"
+    grep -qx "prefix=/usr" "$lib/pkgconfig/kael.pc" || fail "kael.pc's prefix is not /usr"
+    pc_plugindir=$(PKG_CONFIG_SYSROOT_DIR= pkg-config --variable=plugindir kael)
+    [[ "$pc_plugindir" == "/usr/$libdir/kael/plugins" ]] || fail "kael.pc plugindir is '$pc_plugindir'"
     flags=$(pkg-config --cflags --libs kael)
-    pc_libdir=$(pkg-config --variable=libdir kael)
-    echo "pkg-config --cflags --libs kael: $flags"
-    [[ "$(cd "$pc_libdir" && pwd -P)" == "$lib" ]] || fail "kael.pc libdir $pc_libdir is not $lib"
+    pc_libdir="$lib"
+    echo "pkg-config --cflags --libs kael: $flags; plugindir $pc_plugindir"
+    [[ " $flags " == *" -std=c++20 "* ]] || fail "kael.pc's Cflags lack -std=c++20"
     # shellcheck disable=SC2086  # the flags are words
-    clean c++ -std=c++20 -O1 "$source_dir/consumer/main.cpp" -o "$root/consumer-pc" $flags \
+    clean c++ -O1 "$source_dir/consumer/main.cpp" -o "$root/consumer-pc" $flags \
         -Wl,-rpath,"$pc_libdir" || fail "building the consumer with pkg-config's flags"
     clean "$root/consumer-pc" | grep -q "kael consumer ok" || fail "the pkg-config consumer"
+    unset PKG_CONFIG_SYSROOT_DIR
     echo "PASS dev: kael-conformance runs; find_package(kael) and pkg-config consumers build and run against the root"
 }
 
@@ -396,7 +379,7 @@ check_python() {
         exit "$SKIP"
     fi
     local root="$scratch/python" site
-    unpack "$root" kael-core python3-kael
+    unpack "$root" libkael-core0 kael-core python3-kael
     site="$root/usr/lib/python3/dist-packages"
     [[ -d "$site/kael" ]] || fail "python3-kael lacks usr/lib/python3/dist-packages/kael"
     # From the scratch folder, so no kael source folder can shadow the unpacked one.
@@ -412,7 +395,7 @@ check_python() {
 # unpacked kael-dev alone, found through KAEL_PLUGIN_PATH by the unpacked kael-core, used from
 # C++ (its demo) and Python (when python3-kael was built), and passing kael-conformance.
 check_plugin() {
-    local root="$scratch/plugin" usr packages=(kael-core kael-dev)
+    local root="$scratch/plugin" usr packages=(libkael-core0 kael-core kael-dev)
     has_deb python3-kael && packages+=(python3-kael)
     unpack "$root" "${packages[@]}"
     usr="$root/usr"
@@ -429,6 +412,12 @@ check_plugin() {
     exported=$(nm -D --defined-only "$build/kael_plugin_toy.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}')
     [[ "$exported" == "kael_plugin_query" ]] || fail "the toy plugin exports: $exported"
     ! readelf -dW "$build/kael_plugin_toy.so" | grep -q 'libkael' || fail "the toy plugin links a kael library"
+    # Installed with kael's prefix, it lands in kael's plugin folder and loads with no variable.
+    clean "$cmake_command" --install "$build" --prefix "$usr" >/dev/null || fail "toy plugin install"
+    [[ -f "$usr/$libdir/kael/plugins/kael_plugin_toy.so" ]] ||
+        fail "the toy plugin did not install into $libdir/kael/plugins"
+    clean "$usr/bin/kael-info" | grep -qE '^  toy +loaded' || fail "the installed toy plugin is not loaded"
+    rm "$usr/$libdir/kael/plugins/kael_plugin_toy.so"
     clean env KAEL_PLUGIN_PATH="$build" "$usr/bin/kael-info" | tee "$root/info.txt" ||
         fail "kael-info with the toy plugin"
     grep -qE '^  toy +loaded +ABI [0-9.]+  serves toy \(gpu, 2 devices, selected\)' "$root/info.txt" ||

@@ -299,6 +299,7 @@ int main(int argc, char** argv) {
     CLI::App app{"kael-bench: median throughput of matmul, add, sum, relu and a transposed add on "
                  "one device (compare with numpy: scripts/bench_vs_numpy.py; on a GPU with "
                  "PyTorch: scripts/bench_vs_torch.py, which uses --suite gpu)"};
+    app.set_version_flag("--version", "kael-bench " + kael::core_version());
     std::string device_name = "cpu";
     int repeat = 10;
     bool json = false;

@@ -15,6 +15,7 @@
 
 #include "conformance.h"
 #include "report.h"
+#include "kael/registry.h"
 
 namespace {
 
@@ -44,6 +45,7 @@ int parse_options(int argc, char** argv, Options& options) {
         "kael-conformance: runs every op of kael's plugin ABI on one device, in every dtype and "
         "layout, compares each result with the cpu plugin's, and reports per test case whether "
         "every kernel call ran on the device's plugin or which slots fell back to cpu"};
+    app.set_version_flag("--version", "kael-conformance " + kael::core_version());
     options.device = default_device();
     app.add_option("--device", options.device,
                    "the device to test, e.g. cuda:0, toy:0, cpu (default: $KAEL_TEST_DEVICE, "

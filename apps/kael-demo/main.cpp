@@ -31,6 +31,7 @@ Results compute(const kael::Device& device) {
 int main(int argc, char** argv) {
     CLI::App app{"kael-demo: computes a small matmul, activations, reductions and a gather on "
                  "every available device and compares each with cpu"};
+    app.set_version_flag("--version", "kael-demo " + kael::core_version());
     std::string only;
     app.add_option("--device", only, "run only on this device (cpu, cuda, cuda:N)");
     CLI11_PARSE(app, argc, argv);

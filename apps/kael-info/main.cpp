@@ -167,6 +167,7 @@ int run(int argc, char** argv) {
     CLI::App app{
         "kael-info: lists kael's device plugins, why each loaded or not, and the devices "
         "they serve"};
+    app.set_version_flag("--version", "kael-info " + kael::core_version());
     bool json = false;
     bool verbose = false;
     std::vector<std::string> folders;

@@ -8,7 +8,8 @@ build_dir=$(cd "${1:?build dir}" && pwd)
 py=${2:-/opt/torch/.venv/bin/python3}
 prefix=${3:-$(mktemp -d)}
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
-cmake -S "$source_dir/python" -B "$prefix/pybuild" -Dkael_DIR="$prefix/lib/cmake/kael" \
+kael_dir=$(dirname "$(find "$prefix" -name kaelConfig.cmake | head -1)")  # <libdir>/cmake/kael
+cmake -S "$source_dir/python" -B "$prefix/pybuild" -Dkael_DIR="$kael_dir" \
     -DPython3_EXECUTABLE="$py" -Dpybind11_DIR="$($py -m pybind11 --cmakedir)" >/dev/null
 cmake --build "$prefix/pybuild" -j16 2>&1 | grep -E "error" | head -20 >&2 || true
 dirname "$(dirname "$(find "$prefix/pybuild" -name '_kael*.so' | head -1)")"
