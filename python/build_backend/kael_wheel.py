@@ -37,7 +37,7 @@ PROJECTS = {
                     "CMAKE_INSTALL_LIBDIR": "kael/lib", "CMAKE_INSTALL_DATADIR": "kael/share",
                     "KAEL_PYTHON_INSTALL_DIR": "kael"},
         "targets": ["kael_core", "kael_plugin_cpu", "_kael"],
-        "components": ["core", "cpu", "python"],
+        "components": ["library", "core", "cpu", "python"],  # core: GPT-2's vocabulary
         "packages": [],  # CMake installs the pure-Python files with the module
         "pure_python_tag": False,
     },
