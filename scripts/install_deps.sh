@@ -7,7 +7,8 @@ packages=(build-essential cmake pkg-config libboost-dev libboost-test-dev libcli
           nlohmann-json3-dev libpcre2-dev libopenblas-dev zlib1g-dev python3-dev pybind11-dev
           python3-numpy python3-pytest python3-hypothesis python3-mypy dataset-fashion-mnist
           debhelper dh-python help2man lintian  # the Debian packages, their man pages and checks
-          python3-venv python3-pip python3-setuptools python3-wheel)  # the Python wheels
+          python3-venv python3-pip python3-setuptools python3-wheel  # the Python wheels
+          ccache)  # the wheel builds reuse the main build's objects
 # node runs the package's JavaScript encoder, the tokenizer tests' reference; a node installed
 # another way (NodeSource, nvm) is kept.
 command -v node >/dev/null || packages+=(nodejs)

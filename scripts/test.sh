@@ -6,4 +6,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
 build_dir=${KAEL_BUILD_DIR:-$root/build}
 cd "$build_dir"
+# The wheel builds of shipping_python_wheels go through the same ccache settings as build.sh's.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 ctest --output-on-failure -j "${KAEL_JOBS:-2}" --timeout 600
