@@ -281,6 +281,7 @@ class MultiheadAttention : public Module {
 public:
     MultiheadAttention(std::int64_t embed_dim, std::int64_t num_heads, double dropout = 0.0,
                        bool bias = true, bool batch_first = false, Device device = kCPU);
+    using Module::forward;  // the one-input form stays visible: a TypeError for this module
     // (output like query, weights [N, L, S] averaged over heads or [N, heads, L, S]; undefined
     // unless need_weights). Without weights and masks this is the fused attention kernel.
     std::pair<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
