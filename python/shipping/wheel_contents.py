@@ -35,8 +35,8 @@ def metadata(archive, dist_info):
     return email.parser.Parser().parsestr(archive.read(f"{dist_info}/METADATA").decode())
 
 
-def runpaths(elf):
-    """The RUNPATH/RPATH entries of an ELF file (readelf -d), or None without readelf."""
+def dynamic_section(elf):
+    """(RUNPATH/RPATH entries, NEEDED libraries) of an ELF file (readelf -d), or None."""
     readelf = shutil.which("readelf")
     if readelf is None:
         return None
@@ -45,7 +45,7 @@ def runpaths(elf):
     entries = []
     for found in re.findall(r"\((?:RUNPATH|RPATH)\).*\[(.*)\]", output):
         entries += found.split(":")
-    return entries
+    return entries, re.findall(r"\(NEEDED\).*\[(.*)\]", output)
 
 
 def check_rpaths(archive, members):
@@ -54,10 +54,18 @@ def check_rpaths(archive, members):
         root = Path(scratch)
         for member in members:
             archive.extract(member, root)
-            entries = runpaths(root / member)
-            if entries is None:
+            section = dynamic_section(root / member)
+            if section is None:
                 print("note: no readelf, RPATHs not checked")
                 return
+            entries, needed = section
+            # C++ exceptions cross from libkael_core through kael._kael into Python, where
+            # other extensions (torch) use the system's libstdc++: one runtime for all, never a
+            # static copy (a toolchain linking -static-libstdc++ gave crashes at import torch).
+            if ("libkael_core" in member or "/_kael." in member) and \
+                    "libstdc++.so.6" not in needed:
+                fail(f"{member}: libstdc++ is linked statically (NEEDED: {needed}); build the "
+                     "wheel with a compiler that links the shared libstdc++.so.6")
             for entry in entries:
                 if not entry.startswith("$ORIGIN"):
                     fail(f"{member}: RPATH entry {entry!r} is not $ORIGIN-relative")

@@ -21,6 +21,13 @@ done
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cmake_args="-DCMAKE_CUDA_COMPILER=$nvcc"
 cmake_args+=" -DCMAKE_CUDA_ARCHITECTURES=${KAEL_CUDA_ARCHITECTURES:-90-real}"
+# The distribution's compiler (KAEL_WHEEL_CXX overrides): the g++ first on PATH there
+# (/opt/gcc/bin) links libstdc++ statically, and a private libstdc++ in libkael_core and the
+# module crashed the process at `import torch` after C++ exceptions; the wheel check refuses it.
+cxx=${KAEL_WHEEL_CXX:-/usr/bin/g++}
+if [[ -x "$cxx" ]]; then
+    cmake_args+=" -DCMAKE_CXX_COMPILER=$cxx -DCMAKE_CUDA_HOST_COMPILER=$cxx"
+fi
 if [[ -d "$deps" ]]; then
     export PKG_CONFIG_PATH=$deps/pkgconfig CPATH=$deps/include LIBRARY_PATH=$deps/lib
     cmake_args+=" -Dnlohmann_json_DIR=$deps/share/cmake/nlohmann_json -DZLIB_ROOT=$deps"
