@@ -3,6 +3,8 @@ call to time, written as a user of that library writes it."""
 import dataclasses
 from typing import Callable
 
+import bench_reduce_cases
+
 
 @dataclasses.dataclass
 class Case:
@@ -44,7 +46,13 @@ def randint(lib, dev, is_torch, high, *shape):
 
 
 def op_cases(scale):
+    """The hand-written cases, then the generated reductions and activations."""
     rows = sized(8192, scale)
+    return hand_cases(scale, rows) + bench_reduce_cases.reduction_cases(Case, scale, sized) + \
+        bench_reduce_cases.activation_cases(Case, scale, sized)
+
+
+def hand_cases(scale, rows):
     return [
         op_case(f"a + a.T, {rows}x{rows}", lambda l, d, t: (randn(l, d, t, rows, rows),),
                 lambda l, a: a + a.T, lambda l, a: a + a.T),
@@ -54,18 +62,6 @@ def op_cases(scale):
         op_case(f"contiguous() of a transpose, {rows}x{rows}",
                 lambda l, d, t: (randn(l, d, t, rows, rows),),
                 lambda l, a: a.T.contiguous(), lambda l, a: a.T.contiguous()),
-        op_case(f"gelu (exact), {sized(1 << 26, scale)}",
-                lambda l, d, t: (randn(l, d, t, sized(1 << 26, scale)),),
-                lambda l, a: l.nn.functional.gelu(a), lambda l, a: l.gelu(a)),
-        op_case(f"sum over dim 0, {rows}x{rows}", lambda l, d, t: (randn(l, d, t, rows, rows),),
-                lambda l, a: a.sum(dim=0), lambda l, a: a.sum(dim=0)),
-        op_case(f"max over dim 0, {rows}x{rows}", lambda l, d, t: (randn(l, d, t, rows, rows),),
-                lambda l, a: a.amax(dim=0), lambda l, a: a.max(dim=0)),
-        op_case(f"argmax over dim 0, {rows}x{rows}", lambda l, d, t: (randn(l, d, t, rows, rows),),
-                lambda l, a: a.argmax(dim=0), lambda l, a: a.argmax(dim=0)),
-        op_case(f"var over the last dim, {rows}x{rows}",
-                lambda l, d, t: (randn(l, d, t, rows, rows),),
-                lambda l, a: a.var(dim=-1), lambda l, a: a.var(dim=-1)),
         op_case(f"softmax over the last dim, {rows}x{rows}",
                 lambda l, d, t: (randn(l, d, t, rows, rows),),
                 lambda l, a: l.softmax(a, -1), lambda l, a: l.softmax(a, -1)),
