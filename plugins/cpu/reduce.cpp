@@ -11,6 +11,8 @@
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
+#include "reduce_lanes.h"
+#include "reduce_rows_f32.h"
 #include "vector_math.h"
 
 namespace kael::cpu {
@@ -84,40 +86,39 @@ kernels::tasks::Moments fold_shifted_widest(const In* row, int64_t begin, int64_
     }
 }
 
+// Sums, products, extremes and their positions fold in lanes (reduce_lanes.h), variances in
+// shifted lanes; pieces too short for lanes fold in order.
 template <typename R, typename In>
 typename R::State fold(const Storage<In>* row, int64_t begin, int64_t end) {
+    namespace tasks = kernels::tasks;
     if constexpr (kShiftedVariance<R, In>) {
         return fold_shifted_widest<In>(row, begin, end);
-    }
-    typename R::State state = R::first(load_element<In>(row + begin), begin);
-    for (int64_t i = begin + 1; i < end; ++i) {
-        state = R::step(state, load_element<In>(row + i), i);
-    }
-    return state;
-}
-
-// Folds kInterleavedBlocks whole blocks side by side, each still in its own order: the same
-// partials as folding them one at a time, but independent dependency chains instead of one.
-constexpr int64_t kInterleavedBlocks = 8;
-
-template <typename R, typename In>
-void fold_whole_blocks(const Storage<In>* row, int64_t first_block, typename R::State* partials) {
-    const Storage<In>* starts[kInterleavedBlocks];
-    typename R::State states[kInterleavedBlocks];
-    for (int64_t lane = 0; lane < kInterleavedBlocks; ++lane) {
-        const int64_t begin = (first_block + lane) * kBlock;
-        starts[lane] = row + begin;
-        states[lane] = R::first(load_element<In>(starts[lane]), begin);
-    }
-    for (int64_t i = 1; i < kBlock; ++i) {
-        for (int64_t lane = 0; lane < kInterleavedBlocks; ++lane) {
-            states[lane] = R::step(states[lane], load_element<In>(starts[lane] + i),
-                                   (first_block + lane) * kBlock + i);
+    } else if constexpr (std::is_same_v<In, float> && lanes::kHasLaneFold<R>) {
+        if (end - begin >= rows_f32::kMinCount) {  // f32: explicit vectors (reduce_rows_f32.h)
+            const rows_f32::Table& f32 = rows_f32::table();
+            const float* piece = row + begin;
+            const int64_t count = end - begin;
+            if constexpr (std::is_same_v<R, tasks::Extreme<float, true>>) {
+                return f32.max(piece, count);
+            } else if constexpr (std::is_same_v<R, tasks::Extreme<float, false>>) {
+                return f32.min(piece, count);
+            } else if constexpr (std::is_same_v<R, tasks::Accumulate<float, false>>) {
+                return f32.sum(piece, count);
+            } else if constexpr (std::is_same_v<R, tasks::Accumulate<float, true>>) {
+                return f32.prod(piece, count);
+            } else {
+                constexpr bool kLargest = std::is_same_v<R, tasks::ArgExtreme<float, true>>;
+                const rows_f32::Position best =
+                    kLargest ? f32.argmax(piece, count) : f32.argmin(piece, count);
+                return {best.value, begin + best.index};
+            }
+        }
+    } else if constexpr (lanes::kHasLaneFold<R>) {
+        if (end - begin >= lanes::kMinLength<R, In>) {
+            return lanes::fold_widest<R, In>(row, begin, end);
         }
     }
-    for (int64_t lane = 0; lane < kInterleavedBlocks; ++lane) {
-        partials[first_block + lane] = states[lane];
-    }
+    return kernels::tasks::fold<R, In>(row, begin, end);
 }
 
 template <typename R, typename In>
@@ -126,20 +127,12 @@ typename R::State reduce_row(const Storage<In>* row, int64_t length, bool parall
         return fold<R, In>(row, 0, length);
     }
     const int64_t blocks = (length + kBlock - 1) / kBlock;
-    const int64_t whole_blocks = length / kBlock;
     // An array, never std::vector: a vector<bool> packs the states of bool reductions (all,
     // any, min and max of bool) into shared words, and threads writing neighbouring blocks'
     // partials then lose each other's bits.
     const auto partials = std::make_unique<typename R::State[]>(static_cast<size_t>(blocks));
     const auto fold_blocks = [&](int64_t begin, int64_t end) {
-        int64_t block = begin;
-        if constexpr (!kShiftedVariance<R, In>) {  // its blocks are independent lanes already
-            for (; block + kInterleavedBlocks <= std::min(end, whole_blocks);
-                 block += kInterleavedBlocks) {
-                fold_whole_blocks<R, In>(row, block, partials.get());
-            }
-        }
-        for (; block < end; ++block) {
+        for (int64_t block = begin; block < end; ++block) {
             partials[block] =
                 fold<R, In>(row, block * kBlock, std::min(length, (block + 1) * kBlock));
         }

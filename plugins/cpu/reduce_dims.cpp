@@ -22,27 +22,96 @@ using kernels::store_element;
 constexpr int64_t kTile = 512;  // columns per item: their states stay in L1 while rows stream
 constexpr int64_t kMinParallelElements = int64_t{1} << 16;
 
-// states[j] = rows [begin, end) (begin < end) of column j of slab folded in order, j < width.
+template <typename R>
+struct IsPosition : std::false_type {};
+template <typename In, bool Largest>
+struct IsPosition<tasks::ArgExtreme<In, Largest>> : std::true_type {};
+
+// argmax/argmin columns keep values and rows in two arrays (a loop of selects that vectorizes):
+// a row replaces the column's best when it is better, or the first NaN; a tie keeps the earlier.
+template <typename R, typename In>
+[[gnu::always_inline]] inline void fold_positions(const Storage<In>* slab, int64_t inner,
+                                                  int64_t begin, int64_t end, int64_t width,
+                                                  typename R::State* states) {
+    constexpr bool kLargest = std::is_same_v<R, tasks::ArgExtreme<In, true>>;
+    In best[kTile];
+    int64_t rows[kTile];
+    for (int64_t j = 0; j < width; ++j) {
+        best[j] = load_element<In>(slab + begin * inner + j);
+        rows[j] = begin;
+    }
+    for (int64_t i = begin + 1; i < end; ++i) {
+        const Storage<In>* row = slab + i * inner;
+        for (int64_t j = 0; j < width; ++j) {
+            const In value = load_element<In>(row + j);
+            const bool better = kLargest ? value > best[j] : value < best[j];
+            const bool take = better || (kernels::is_nan(value) && !kernels::is_nan(best[j]));
+            best[j] = take ? value : best[j];
+            rows[j] = take ? i : rows[j];
+        }
+    }
+    for (int64_t j = 0; j < width; ++j) {
+        states[j] = {best[j], rows[j]};
+    }
+}
+
+// Float variance columns fold shifted sums (the row fold's ShiftedSums), not a Welford step that
+// divides for every element; the shift is the column's first element of the piece.
+template <typename In>
+[[gnu::always_inline]] inline void fold_moments(const Storage<In>* slab, int64_t inner,
+                                                int64_t begin, int64_t end, int64_t width,
+                                                tasks::Moments* states) {
+    double shift[kTile];
+    double sums[kTile];
+    double squares[kTile];
+    for (int64_t j = 0; j < width; ++j) {
+        shift[j] = static_cast<double>(load_element<In>(slab + begin * inner + j));
+        sums[j] = 0.0;
+        squares[j] = 0.0;
+    }
+    for (int64_t i = begin; i < end; ++i) {
+        const Storage<In>* row = slab + i * inner;
+        for (int64_t j = 0; j < width; ++j) {
+            const double deviation = static_cast<double>(load_element<In>(row + j)) - shift[j];
+            sums[j] += deviation;
+            squares[j] += deviation * deviation;
+        }
+    }
+    for (int64_t j = 0; j < width; ++j) {
+        tasks::ShiftedSums total(shift[j]);
+        total.count = static_cast<double>(end - begin);
+        total.sum = sums[j];
+        total.squares = squares[j];
+        states[j] = total.result();
+    }
+}
+
+// states[j] = rows [begin, end) (begin < end) of column j of slab folded, j < width.
 template <typename R, typename In>
 [[gnu::always_inline]] inline void fold_rows(const Storage<In>* slab, int64_t inner, int64_t begin,
                                              int64_t end, int64_t width,
                                              typename R::State* states) {
-    const Storage<In>* row = slab + begin * inner;
-    for (int64_t j = 0; j < width; ++j) {
-        states[j] = R::first(load_element<In>(row + j), begin);
-    }
-    for (int64_t i = begin + 1; i < end; ++i) {
-        row = slab + i * inner;
+    if constexpr (IsPosition<R>::value) {
+        return fold_positions<R, In>(slab, inner, begin, end, width, states);
+    } else if constexpr (std::is_same_v<R, tasks::Variance<In>>) {
+        return fold_moments<In>(slab, inner, begin, end, width, states);
+    } else {
+        const Storage<In>* row = slab + begin * inner;
         for (int64_t j = 0; j < width; ++j) {
-            states[j] = R::step(states[j], load_element<In>(row + j), i);
+            states[j] = R::first(load_element<In>(row + j), begin);
+        }
+        for (int64_t i = begin + 1; i < end; ++i) {
+            row = slab + i * inner;
+            for (int64_t j = 0; j < width; ++j) {
+                states[j] = R::step(states[j], load_element<In>(row + j), i);
+            }
         }
     }
 }
 
-// The same fold compiled for AVX-512 and AVX2 as well, for the f32 reducers whose column loop
-// vectorizes (sum, max, min): picked by the vector ISA the plugin uses (vector_math::isa, which
-// KAEL_CPU_VECTOR_ISA lowers). A NaN-aware select is several instructions a lane, and the
-// baseline has four lanes.
+// The same fold compiled for AVX-512 and AVX2 as well: picked by the vector ISA the plugin uses
+// (vector_math::isa, which KAEL_CPU_VECTOR_ISA lowers). A NaN-aware select is several
+// instructions a lane, and the baseline has four lanes.
 template <typename R, typename In>
 [[gnu::target("avx512f")]] void fold_rows_avx512(const Storage<In>* slab, int64_t inner,
                                                  int64_t begin, int64_t end, int64_t width,
@@ -58,26 +127,15 @@ template <typename R, typename In>
 }
 
 template <typename R, typename In>
-constexpr bool widened() {
-    return std::is_same_v<In, float> &&
-           (std::is_same_v<R, tasks::Extreme<float, true>> ||
-            std::is_same_v<R, tasks::Extreme<float, false>> ||
-            std::is_same_v<R, tasks::Accumulate<float, false>>);
-}
-
-template <typename R, typename In>
 void fold_rows_widest(const Storage<In>* slab, int64_t inner, int64_t begin, int64_t end,
                       int64_t width, typename R::State* states) {
-    if constexpr (widened<R, In>()) {
-        const vector_math::Isa isa = vector_math::chosen_isa();
-        if (isa == vector_math::Isa::Avx512) {
+    switch (vector_math::chosen_isa()) {
+        case vector_math::Isa::Avx512:
             return fold_rows_avx512<R, In>(slab, inner, begin, end, width, states);
-        }
-        if (isa == vector_math::Isa::Avx2) {
+        case vector_math::Isa::Avx2:
             return fold_rows_avx2<R, In>(slab, inner, begin, end, width, states);
-        }
+        default: return fold_rows<R, In>(slab, inner, begin, end, width, states);
     }
-    fold_rows<R, In>(slab, inner, begin, end, width, states);
 }
 
 // size > 0 and inner > 1.

@@ -1,0 +1,140 @@
+// The cpu plugin's lane folds (reduce_lanes.h, reduce_rows_f32.h) against an in-order fold
+// written here: rows of every length around the lane counts and kBlock, with ties, NaNs at the
+// front, middle and tail, and -0.0; along the last dim (row folds) and the first (column folds).
+// unit_cpu_ops runs this at every KAEL_CPU_VECTOR_ISA and thread count.
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kael/ops.h"
+#include "kael/ops_common.h"
+
+using kael::DType;
+using kael::Tensor;
+
+namespace {
+
+const std::vector<std::int64_t> kLengths = {1,   2,   31,  32,  33,   63,   64,   65,   100,
+                                            127, 128, 129, 257, 4095, 4096, 4097, 9000};
+
+// Values from a small set, so that ties happen everywhere; position p gets a NaN when listed.
+std::vector<double> row_values(std::int64_t length, std::int64_t row,
+                               const std::vector<std::int64_t>& nan_at) {
+    std::vector<double> values(static_cast<std::size_t>(length));
+    for (std::int64_t i = 0; i < length; ++i) {
+        values[static_cast<std::size_t>(i)] = static_cast<double>((i * 7919 + row * 31) % 13) - 6;
+    }
+    for (const std::int64_t p : nan_at) {
+        if (p < length) {
+            values[static_cast<std::size_t>(p)] = std::nan("");
+        }
+    }
+    return values;
+}
+
+struct Expected {
+    double max, min, sum;
+    std::int64_t argmax, argmin;
+};
+
+Expected in_order(const std::vector<double>& row) {
+    Expected e{row[0], row[0], 0.0, 0, 0};
+    for (std::size_t i = 0; i < row.size(); ++i) {
+        const double x = row[i];
+        e.sum += x;
+        if (std::isnan(e.max)) {
+            continue;  // the first NaN stays, for max, min and their positions
+        }
+        if (std::isnan(x)) {
+            e.max = e.min = x;
+            e.argmax = e.argmin = static_cast<std::int64_t>(i);
+            continue;
+        }
+        if (x > e.max) {
+            e.max = x;
+            e.argmax = static_cast<std::int64_t>(i);
+        }
+        if (x < e.min) {
+            e.min = x;
+            e.argmin = static_cast<std::int64_t>(i);
+        }
+    }
+    return e;
+}
+
+Tensor as(const std::vector<double>& values, kael::Shape shape, DType dtype) {
+    return kael::tensor(values, std::move(shape)).to(dtype);
+}
+
+void check_rows(DType dtype, const std::vector<std::int64_t>& nan_at) {
+    const bool floating = dtype != DType::I64;
+    for (const std::int64_t length : kLengths) {
+        const std::int64_t rows = 3;
+        std::vector<double> all;
+        std::vector<Expected> expected;
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const auto row = row_values(length, r, floating ? nan_at : std::vector<std::int64_t>{});
+            all.insert(all.end(), row.begin(), row.end());
+            expected.push_back(in_order(row));
+        }
+        const Tensor x = as(all, {rows, length}, dtype);
+        // The same rows as columns: reduced along dim 0 of the transposed copy.
+        const Tensor columns = x.T().contiguous();
+        for (const Tensor& input : {x, columns}) {
+            const std::int64_t dim = input.shape()[0] == rows ? 1 : 0;
+            const auto max = kael::amax(input, {dim}).to(DType::F64).to_vector<double>();
+            const auto min = kael::amin(input, {dim}).to(DType::F64).to_vector<double>();
+            const auto sum = kael::sum(input, dim).to(DType::F64).to_vector<double>();
+            const auto argmax = kael::argmax(input, dim).to_vector<std::int64_t>();
+            const auto argmin = kael::argmin(input, dim).to_vector<std::int64_t>();
+            for (std::int64_t r = 0; r < rows; ++r) {
+                const auto k = static_cast<std::size_t>(r);
+                BOOST_TEST_CONTEXT("dtype " << kael::to_string(dtype) << " length " << length
+                                            << " row " << r << " dim " << dim) {
+                    const Expected& e = expected[k];
+                    BOOST_TEST(std::isnan(max[k]) == std::isnan(e.max));
+                    BOOST_TEST(std::isnan(min[k]) == std::isnan(e.min));
+                    if (!std::isnan(e.max)) {
+                        BOOST_TEST(max[k] == e.max);
+                        BOOST_TEST(min[k] == e.min);
+                        BOOST_TEST(sum[k] == e.sum);  // small integers: every order is exact
+                    }
+                    BOOST_TEST(argmax[k] == e.argmax);
+                    BOOST_TEST(argmin[k] == e.argmin);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(lane_folds_match_an_in_order_fold) {
+    for (const DType dtype : {DType::F32, DType::F64, DType::I64}) {
+        check_rows(dtype, {});
+        check_rows(dtype, {0});           // a NaN in the first lane's start
+        check_rows(dtype, {70, 40});      // two NaNs: the first one, not the first lane's
+        check_rows(dtype, {4100, 8999});  // in the second block, and in a tail
+    }
+}
+
+BOOST_AUTO_TEST_CASE(lane_sums_keep_negative_zero_and_fractions) {
+    for (const std::int64_t length : kLengths) {
+        const Tensor zeros = kael::full({length}, -0.0);
+        BOOST_TEST(std::signbit(kael::sum(zeros).item<float>()));
+        // 0.1 in f32 summed in double, then rounded once: as an in-order double sum.
+        std::vector<float> tenths(static_cast<std::size_t>(length), 0.1f);
+        double reference = 0.0;
+        for (const float t : tenths) {
+            reference += static_cast<double>(t);
+        }
+        BOOST_TEST(kael::sum(kael::tensor(tenths)).item<float>() ==
+                   static_cast<float>(reference));
+        const Tensor near_one = kael::full({length}, 1.0001);
+        BOOST_TEST(kael::prod(near_one).item<float>() ==
+                       static_cast<float>(std::pow(static_cast<double>(1.0001f), length)),
+                   boost::test_tools::tolerance(1e-6f));
+    }
+}
