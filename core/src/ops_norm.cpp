@@ -82,6 +82,11 @@ Tensor extreme(const Tensor& input, const Shape& dims, bool keepdim, bool is_max
 Tensor widened(const Tensor& a) { return a.dtype() == DType::F32 ? a.to(DType::F64) : a; }
 
 Tensor norm_forward(const Tensor& x, double ord, const Shape& dims, bool keepdim) {
+    if (ord == 2) {  // one pass: the norm2 reduction squares and sums in double
+        const std::vector<bool> flags = reduced_flags(x, dims, "vector_norm");
+        const Tensor out = detail::reduce_over(KAEL_REDUCE_NORM2, x, flags);
+        return keepdim ? out.view(kept_shape(x, flags)) : out;
+    }
     const Tensor magnitude = abs(x);
     if (std::isinf(ord)) {
         return ord > 0 ? amax(magnitude, dims, keepdim) : amin(magnitude, dims, keepdim);
@@ -96,9 +101,6 @@ Tensor norm_forward(const Tensor& x, double ord, const Shape& dims, bool keepdim
     const Tensor wide = widened(magnitude);
     if (ord == 1) {
         return total(wide).to(x.dtype());
-    }
-    if (ord == 2) {
-        return sqrt(total(square(wide))).to(x.dtype());
     }
     const Tensor p = full({}, ord, wide.dtype(), x.device());
     return pow(total(pow(wide, p)), full({}, 1.0 / ord, wide.dtype(), x.device())).to(x.dtype());

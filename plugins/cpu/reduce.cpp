@@ -106,7 +106,10 @@ typename R::State fold(const Storage<In>* row, int64_t begin, int64_t end) {
                 return f32.sum(piece, count);
             } else if constexpr (std::is_same_v<R, tasks::Accumulate<float, true>>) {
                 return f32.prod(piece, count);
+            } else if constexpr (std::is_same_v<R, tasks::EuclideanNorm<float>>) {
+                return f32.squares(piece, count);
             } else {
+                static_assert(std::is_same_v<typename R::State, tasks::Position<float>>);
                 constexpr bool kLargest = std::is_same_v<R, tasks::ArgExtreme<float, true>>;
                 const rows_f32::Position best =
                     kLargest ? f32.argmax(piece, count) : f32.argmin(piece, count);

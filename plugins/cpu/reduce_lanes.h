@@ -34,6 +34,10 @@ template <typename In, bool Multiply>
 struct Kind<tasks::Accumulate<In, Multiply>> {
     static constexpr int value = 1;
 };
+template <typename In>
+struct Kind<tasks::EuclideanNorm<In>> {
+    static constexpr int value = 1;
+};
 template <typename In, bool Largest>
 struct Kind<tasks::Extreme<In, Largest>> {
     static constexpr int value = 3;

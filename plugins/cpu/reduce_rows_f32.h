@@ -18,6 +18,7 @@ struct Table {
     float (*min)(const float* row, std::int64_t count);
     double (*sum)(const float* row, std::int64_t count);  // in double, 32 lanes
     double (*prod)(const float* row, std::int64_t count);
+    double (*squares)(const float* row, std::int64_t count);  // the sum of x^2, as sum
     Position (*argmax)(const float* row, std::int64_t count);  // first NaN, else first best
     Position (*argmin)(const float* row, std::int64_t count);
 };

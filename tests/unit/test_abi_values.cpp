@@ -1,4 +1,4 @@
-// The released values of plugin_api.h, written out by hand as ABI 1.0-1.6 released them: a plugin
+// The released values of plugin_api.h, written out by hand as ABI 1.0-1.7 released them: a plugin
 // built against any of those headers passes these numbers, so they never change (new ones are
 // appended). Also the op tables' other columns against known facts, and the rules
 // element_dispatch.h generates from them.
@@ -93,7 +93,7 @@ const std::vector<Released> kReleasedElementOps = {{"identity", 0, 0},
 
 const std::vector<Released> kReleasedReduceOps = {
     {"sum", 0, 0},    {"prod", 1, 0},   {"max", 2, 0},     {"min", 3, 0},
-    {"argmax", 4, 0}, {"argmin", 5, 0}, {"variance", 6, 2}};
+    {"argmax", 4, 0}, {"argmin", 5, 0}, {"variance", 6, 2}, {"norm2", 7, 7}};
 
 std::string lower(std::string text) {
     for (char& c : text) {
@@ -245,4 +245,8 @@ BOOST_AUTO_TEST_CASE(reduce_op_columns_match_known_facts) {
     BOOST_TEST(variance.input_class == KAEL_OP_INPUTS_FLOATING);
     BOOST_TEST(variance.empty_has_value);
     BOOST_TEST(!kael::kernels::tasks::kReduceOps[KAEL_REDUCE_MAX].empty_has_value);
+    BOOST_TEST(reduce_out_dtype(KAEL_REDUCE_NORM2, KAEL_DTYPE_F32) == KAEL_DTYPE_F32);
+    const auto& norm2 = kael::kernels::tasks::kReduceOps[KAEL_REDUCE_NORM2];
+    BOOST_TEST(norm2.input_class == KAEL_OP_INPUTS_FLOATING);
+    BOOST_TEST(norm2.empty_has_value);
 }

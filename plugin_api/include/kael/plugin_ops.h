@@ -140,6 +140,9 @@ enum { KAEL_ELEMENT_OPS(KAEL_OP_POSITION_) kael_op_rows_ };
  * Variance (f32/f64 input only) writes the population variance M2 / n as f64, Welford/Chan
  * states in double (f64 out: the variance of f32 data can exceed f32's range before a root);
  * NaN propagates and n == 0 gives NaN.
+ * Norm2 (f32/f64, since 1.7) writes sqrt(sum of x^2) in the input's dtype, the squares summed in
+ * double (so an f32 row cannot overflow before the root); empty rows give 0. Reducing a row of
+ * norms again gives the norm of the whole, so norms over several runs of memory compose.
  * KAEL_REDUCE_OPS is their one list, as KAEL_ELEMENT_OPS is for elementwise operations. A row is
  * X(op, value, name, in, out, empty, since): KAEL_REDUCE_<op> = value (as released, appended
  * only), its name, the in_dtypes it takes (KAEL_OP_INPUTS_<in>), the out_dtype it writes
@@ -158,7 +161,8 @@ enum { KAEL_ELEMENT_OPS(KAEL_OP_POSITION_) kael_op_rows_ };
     X(MIN,      3, "min",      ANY,      SAME, 0, 0)                                               \
     X(ARGMAX,   4, "argmax",   ANY,      I64,  0, 0)                                               \
     X(ARGMIN,   5, "argmin",   ANY,      I64,  0, 0)                                               \
-    X(VARIANCE, 6, "variance", FLOATING, F64,  1, 2)
+    X(VARIANCE, 6, "variance", FLOATING, F64,  1, 2)                                               \
+    X(NORM2,    7, "norm2",    FLOATING, WIDE, 1, 7)
 /* clang-format on */
 
 typedef int32_t kael_reduce_op;
@@ -166,7 +170,7 @@ typedef int32_t kael_reduce_op;
 enum {
     KAEL_REDUCE_OPS(KAEL_REDUCE_ENUMERATOR_)
     /* the number of rows: raise it with each row appended (checked at the end) */
-    KAEL_REDUCE_COUNT = 7
+    KAEL_REDUCE_COUNT = 8
 };
 #define KAEL_REDUCE_POSITION_(op, value, name, in, out, empty, since) kael_reduce_position_##op##_,
 enum { KAEL_REDUCE_OPS(KAEL_REDUCE_POSITION_) kael_reduce_rows_ };

@@ -84,6 +84,24 @@ struct ArgExtreme {
     KAEL_HD static Out finish(State state) { return state.index; }
 };
 
+// The Euclidean norm: squares summed in double, the root taken once at the end.
+template <typename In>
+struct EuclideanNorm {
+    using State = double;
+    using Out = In;
+    static constexpr bool kHasIdentity = true;
+    KAEL_HD static State identity() { return 0.0; }
+    KAEL_HD static State first(In value, std::int64_t /*index*/) {
+        const double x = static_cast<double>(value);
+        return x * x;
+    }
+    KAEL_HD static State merge(State a, State b) { return a + b; }
+    KAEL_HD static State step(State state, In value, std::int64_t index) {
+        return state + first(value, index);
+    }
+    KAEL_HD static Out finish(State state) { return static_cast<Out>(math::sqrt(state)); }
+};
+
 // Welford's running (count, mean, M2) in double; Chan's formula merges two partials. A state of
 // count 0 is the identity and merges exactly (skipped, so inf * 0 cannot make NaN).
 struct Moments {
@@ -351,6 +369,11 @@ void with_reducer(kael_reduce_op op, kael_dtype in_dtype, Visit&& visit) {
                     return visit(ReducerTag<Variance<In>, In>{});
                 }
                 plugin::unsupported(std::string("variance of ") + plugin::dtype_name(in_dtype));
+            case KAEL_REDUCE_NORM2:
+                if constexpr (is_floating_v<In>) {
+                    return visit(ReducerTag<EuclideanNorm<In>, In>{});
+                }
+                plugin::unsupported(std::string("norm2 of ") + plugin::dtype_name(in_dtype));
             default: return visit(ReducerTag<ArgExtreme<In, false>, In>{});
         }
     });
