@@ -104,21 +104,34 @@ Tensor norm(const Tensor& a) {
     return sqrt(sum(square(widened(a)))).to(a.dtype());
 }
 
+// any and all are max and min of the truth values, one pass; an empty reduced extent (which
+// max and min refuse) gives any's False and all's True through a count.
+namespace {
+bool empty_extent(const Tensor& a, std::optional<std::int64_t> dim) {
+    return dim && a.dim() > 0 ? a.size(*dim) == 0 : a.numel() == 0;
+}
+}  // namespace
+
 Tensor any(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
     if (dim) {
-        (void)wrapped_dim(a, *dim, "any");
+        dim = wrapped_dim(a, *dim, "any");
     }
-    // Counting true elements (sum has an identity) handles empty inputs without special cases.
-    const Tensor true_count = sum_over(a.to(DType::Bool), dim, keepdim);
-    return gt(true_count, zeros({}, DType::I64, a.device()));
+    const Tensor truth = a.to(DType::Bool);
+    if (empty_extent(truth, dim)) {
+        return gt(sum_over(truth, dim, keepdim), zeros({}, DType::I64, a.device()));
+    }
+    return max(truth, dim, keepdim);
 }
 
 Tensor all(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
     if (dim) {
-        (void)wrapped_dim(a, *dim, "all");
+        dim = wrapped_dim(a, *dim, "all");
     }
-    const Tensor false_count = sum_over(logical_not(a), dim, keepdim);
-    return eq(false_count, zeros({}, DType::I64, a.device()));
+    const Tensor truth = a.to(DType::Bool);
+    if (empty_extent(truth, dim)) {
+        return eq(sum_over(logical_not(truth), dim, keepdim), zeros({}, DType::I64, a.device()));
+    }
+    return min(truth, dim, keepdim);
 }
 
 Tensor logsumexp(const Tensor& a, std::int64_t dim, bool keepdim) {

@@ -153,14 +153,17 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
     const bool flat_or_repeated =
         strides[0] == int64_t{sizeof(Storage<Out>)} &&
         ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)} || strides[Input + 1] == 0) && ...);
-    if (flat_or_repeated && count >= kChunk) {
+    // Runs as short as a row broadcast against its reduced max (x - x.amax(-1, keepdim=True),
+    // 128 elements) take this path too: the scalar loop below ran them at 0.3 of PyTorch's speed.
+    if (flat_or_repeated && count >= 16) {
         alignas(64) std::byte repeated[sizeof...(Ins)][kChunk * sizeof(std::int64_t)];
         const int64_t flat_strides[] = {int64_t{sizeof(Storage<Out>)},
                                         int64_t{sizeof(Storage<Ins>)}...};
+        const int64_t spelled = std::min(kChunk, count);
         (
             [&] {
                 if (strides[Input + 1] == 0) {
-                    for (int64_t i = 0; i < kChunk; ++i) {
+                    for (int64_t i = 0; i < spelled; ++i) {
                         std::memcpy(repeated[Input] + i * int64_t{sizeof(Storage<Ins>)},
                                     pointers[Input + 1], sizeof(Storage<Ins>));
                     }

@@ -149,6 +149,33 @@ typename R::State reduce_row(const Storage<In>* row, int64_t length, bool parall
     return kernels::tasks::merge_pairs_in_place<R>(states, blocks);
 }
 
+// The f32 reducers that reduce_rows_f32 folds a batch of rows for (kHas false for the rest).
+template <typename R>
+struct RowsF32 {
+    static constexpr bool kHas = false;
+    static constexpr rows_f32::Op kOp = rows_f32::Op::kMax;
+};
+template <bool Largest>
+struct RowsF32<kernels::tasks::Extreme<float, Largest>> {
+    static constexpr bool kHas = true;
+    static constexpr rows_f32::Op kOp = Largest ? rows_f32::Op::kMax : rows_f32::Op::kMin;
+};
+template <bool Multiply>
+struct RowsF32<kernels::tasks::Accumulate<float, Multiply>> {
+    static constexpr bool kHas = true;
+    static constexpr rows_f32::Op kOp = Multiply ? rows_f32::Op::kProd : rows_f32::Op::kSum;
+};
+template <>
+struct RowsF32<kernels::tasks::EuclideanNorm<float>> {
+    static constexpr bool kHas = true;
+    static constexpr rows_f32::Op kOp = rows_f32::Op::kNorm2;
+};
+template <bool Largest>
+struct RowsF32<kernels::tasks::ArgExtreme<float, Largest>> {
+    static constexpr bool kHas = true;
+    static constexpr rows_f32::Op kOp = Largest ? rows_f32::Op::kArgmax : rows_f32::Op::kArgmin;
+};
+
 template <typename R, typename In>
 void run_reduce(const char* op_name, void* results, const void* data, int64_t chunk_size,
                 int64_t output_count) {
@@ -168,6 +195,13 @@ void run_reduce(const char* op_name, void* results, const void* data, int64_t ch
     const bool large = chunk_size * output_count >= kMinParallelElements;
     const bool parallel_rows = large && output_count >= worker_count();
     const auto reduce_rows = [&](int64_t begin, int64_t end) {
+        if constexpr (RowsF32<R>::kHas) {
+            if (chunk_size >= rows_f32::kMinCount && chunk_size <= kBlock) {
+                rows_f32::table().fold_rows(RowsF32<R>::kOp, input + begin * chunk_size,
+                                            chunk_size, end - begin, out + begin);
+                return;
+            }
+        }
         for (int64_t row = begin; row < end; ++row) {
             const auto state =
                 reduce_row<R, In>(input + row * chunk_size, chunk_size, large && !parallel_rows);

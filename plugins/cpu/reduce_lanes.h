@@ -5,6 +5,7 @@
 // give what an in-order fold gives; float sums and products keep their double accumulator, so
 // only the last bits of a double result depend on the lane order.
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "kael/kernels/element_dispatch.h"
@@ -96,6 +97,25 @@ template <typename R, typename In>
 [[gnu::always_inline]] inline In fold_extremes(const Storage<In>* row, int64_t begin,
                                                int64_t end) {
     constexpr bool kLargest = std::is_same_v<R, tasks::Extreme<In, true>>;
+    if constexpr (std::is_same_v<In, bool>) {  // | and & of the 0/1 bytes (any, all)
+        constexpr int64_t kBytes = 64;
+        std::uint8_t folded[kBytes];
+        std::memcpy(folded, row + begin, kBytes);
+        int64_t i = begin + kBytes;
+        for (; i + kBytes <= end; i += kBytes) {
+            for (int64_t lane = 0; lane < kBytes; ++lane) {
+                folded[lane] = kLargest ? folded[lane] | row[i + lane] : folded[lane] & row[i + lane];
+            }
+        }
+        for (int64_t lane = 0; i < end; ++i, ++lane) {
+            folded[lane] = kLargest ? folded[lane] | row[i] : folded[lane] & row[i];
+        }
+        std::uint8_t result = folded[0];
+        for (int64_t lane = 1; lane < kBytes; ++lane) {
+            result = kLargest ? result | folded[lane] : result & folded[lane];
+        }
+        return result != 0;
+    }
     constexpr int64_t kWidth = kLanes<In>;
     const auto better = [](In value, In best) { return kLargest ? value > best : value < best; };
     In best[kWidth];

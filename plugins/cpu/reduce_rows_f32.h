@@ -13,6 +13,9 @@ struct Position {
     std::int64_t index;
 };
 
+// What fold_rows computes per row, and writes: floats for all but the positions (int64).
+enum class Op { kMax, kMin, kSum, kProd, kNorm2, kArgmax, kArgmin };
+
 struct Table {
     float (*max)(const float* row, std::int64_t count);  // the first NaN if there is one
     float (*min)(const float* row, std::int64_t count);
@@ -21,6 +24,14 @@ struct Table {
     double (*squares)(const float* row, std::int64_t count);  // the sum of x^2, as sum
     Position (*argmax)(const float* row, std::int64_t count);  // first NaN, else first best
     Position (*argmin)(const float* row, std::int64_t count);
+    // rows contiguous rows of count elements: out[r] = op's result for row r, finished as the
+    // shared reducers finish (a sum rounded once to f32, a norm's root taken in double). One call
+    // for many short rows, so a row pays for no dispatch.
+    void (*fold_rows)(Op op, const float* data, std::int64_t count, std::int64_t rows, void* out);
+    // Columns j < width of rows [begin, end) of slab (rows inner apart), each folded in row
+    // order into states[j] (double): kSum, kProd and kNorm2 (its sum of squares) only.
+    void (*fold_columns)(Op op, const float* slab, std::int64_t inner, std::int64_t begin,
+                         std::int64_t end, std::int64_t width, double* states);
 };
 
 // The table for the ISA vector_math::chosen_isa() picked.
