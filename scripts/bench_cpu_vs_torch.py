@@ -8,6 +8,10 @@ C++ (bench_cpu_mlp.py), with the same thread count on every side. Prints one tab
     PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/bench_cpu_vs_torch.py \\
         [--scale 0.125] [--repeat 5] [--min-sample-ms 20] [--threads N] [--json-out F]
 
+--guard F (CI's smoke run, F = 1/3): exit 1 when any case's speed stays below F after two more
+measurements (the best of three counts, so noise cannot fail it but a 10x regression does); the
+message names the case and both times.
+
 Bars: row ops, reductions, index and sequence ops (and linear, attention) speed >= 1.0;
 elementwise >= 1.0 contiguous, >= 0.8 strided or broadcast; a + b of 16 elements at most 1.5x
 numpy's time, of 1e6 at least numpy's speed; the MLP epoch at most PyTorch's time. The model
@@ -49,7 +53,25 @@ def parse_arguments():
     parser.add_argument("--skip-models", action="store_true", help="no GPT rows (a smoke run)")
     parser.add_argument("--skip-mlp", action="store_true", help="no MLP epoch row")
     parser.add_argument("--json-out", type=pathlib.Path)
+    parser.add_argument("--guard", type=float, default=None,
+                        help="fail when a case's best speed of three stays below this")
     return parser.parse_args()
+
+
+def guard(rows, cases, minimum, measure):
+    """Rows below minimum measured twice more, keeping each one's best speed; the failures."""
+    by_name = {case.name: case for case in cases}
+    failures = []
+    for row in rows:
+        if "speed" not in row or row["case"] not in by_name or row["speed"] >= minimum:
+            continue
+        for _ in range(2):
+            again = measure(by_name[row["case"]])
+            if again.get("speed", 0) > row["speed"]:
+                row.update(again)
+        if row["speed"] < minimum:
+            failures.append(row)
+    return failures
 
 
 def main():
@@ -107,6 +129,17 @@ def main():
         for error in errors:
             print("error: " + error, file=sys.stderr)
         rows.append(row)
+    if arguments.guard is not None:
+        measure = lambda case: bench_model_path.measure_case(  # noqa: E731
+            case, (kael, torch), ("cpu", torch.device("cpu")), (timer, timer))
+        slow = guard(rows, cases, arguments.guard, measure)
+        for row in slow:
+            print(f"GUARD FAIL: {row['case']}: kael {row['kael']:.4g}{row['unit']}, torch "
+                  f"{row['torch']:.4g}{row['unit']}, speed {row['speed']:.2f} < "
+                  f"{arguments.guard:.2f} (best of three)")
+        print(f"guard: {len(slow)} of {len(rows)} cases below {arguments.guard:.2f} of "
+              f"PyTorch's speed")
+        failed = failed or bool(slow)
     judged = [row for row in rows if row.get("verdict") in ("PASS", "FAIL")]
     passed = sum(row["verdict"] == "PASS" for row in judged)
     speeds = [row["speed"] for row in rows if "speed" in row]

@@ -7,6 +7,7 @@
 
 #include "autograd/record.h"
 #include "dims.h"
+#include "kael/ops_common.h"
 #include "kael/ops_more.h"
 #include "reduce_dims.h"
 
@@ -135,25 +136,51 @@ Tensor all(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
 }
 
 Tensor logsumexp(const Tensor& a, std::int64_t dim, bool keepdim) {
+    return logsumexp(a, Shape{dim}, keepdim);
+}
+
+Tensor logsumexp(const Tensor& a, const Shape& dims, bool keepdim) {
     const Tensor x = is_floating(a.dtype()) ? a : a.to(DType::F32);
-    const std::int64_t d = wrapped_dim(x, dim, "logsumexp");
-    if (x.dim() > 0 && x.shape()[d] == 0) {
-        Shape shape = x.shape();
-        if (keepdim) {
-            shape[d] = 1;
-        } else {
-            shape.erase(shape.begin() + d);
+    // Wrapped, checked for repeats, sorted: as PyTorch, an empty list reduces every dim.
+    std::vector<bool> reduced(static_cast<std::size_t>(x.dim()), dims.empty());
+    for (const std::int64_t dim : dims) {
+        const auto d = static_cast<std::size_t>(wrapped_dim(x, dim, "logsumexp"));
+        if (x.dim() > 0 && reduced[d] && !dims.empty()) {
+            throw ValueError("logsumexp: dim " + std::to_string(d) +
+                             " appears multiple times in the list of dims");
         }
-        return full(shape, -std::numeric_limits<double>::infinity(), x.dtype(), x.device());
+        if (x.dim() > 0) {
+            reduced[d] = true;
+        }
     }
-    // Shifting by the row max keeps exp from overflowing; an infinite max is not shifted so that
-    // rows of -inf give -inf and rows holding +inf give +inf instead of NaN.
-    const Tensor row_max = max(x, d, true);
+    Shape kept_shape = x.shape();
+    Shape out_shape;
+    Shape reduced_dims;
+    bool empty = false;
+    for (std::size_t d = 0; d < reduced.size(); ++d) {
+        if (reduced[d]) {
+            kept_shape[d] = 1;
+            reduced_dims.push_back(static_cast<std::int64_t>(d));
+            empty = empty || x.shape()[d] == 0;
+        } else {
+            out_shape.push_back(x.shape()[d]);
+        }
+    }
+    if (empty) {  // log(0): -inf, as PyTorch
+        return full(keepdim ? kept_shape : out_shape, -std::numeric_limits<double>::infinity(),
+                    x.dtype(), x.device());
+    }
+    if (x.dim() == 0) {
+        return x.clone();
+    }
+    // Shifting by the max keeps exp from overflowing; an infinite max is not shifted so that
+    // all -inf give -inf and a +inf gives +inf instead of NaN.
+    const Tensor row_max = amax(x, reduced_dims, true);
     const Tensor infinity =
         full({}, std::numeric_limits<double>::infinity(), x.dtype(), x.device());
     const Tensor shift = masked_fill(row_max, eq(abs(row_max), infinity), 0.0);
-    const Tensor result = log(sum(exp(x - shift), d, true)) + shift;
-    return keepdim || x.dim() == 0 ? result : result.squeeze(d);
+    const Tensor result = log(sum(exp(x - shift), reduced_dims, true)) + shift;
+    return keepdim ? result : result.reshape(out_shape);
 }
 
 }  // namespace kael

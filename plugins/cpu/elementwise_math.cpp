@@ -22,6 +22,45 @@ int64_t tasks_of(int64_t count) {
     return (count + kChunk - 1) / kChunk;
 }
 
+// s = 1 / (1 + e) for z >= 0, e / (1 + e) below, times x for silu and gelu_tanh. A select of
+// two computed factors, not a branch: random signs mispredicted it at 0.1 of PyTorch's speed.
+// Compiled for AVX-512 and AVX2 as well (a division per element), picked like vector_math's.
+template <bool kTimesX>
+[[gnu::always_inline]] inline void finish_sigmoid(const float* in, const float* arguments,
+                                                  const float* exps, float* out, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+        const float e = exps[i];
+        const float factor = arguments[i] >= 0.0F ? 1.0F : e;
+        const float s = factor * (1.0F / (1.0F + e));
+        out[i] = kTimesX ? in[i] * s : s;
+    }
+}
+
+template <bool kTimesX>
+[[gnu::target("avx512f")]] void finish_sigmoid_avx512(const float* in, const float* arguments,
+                                                      const float* exps, float* out,
+                                                      int64_t count) {
+    finish_sigmoid<kTimesX>(in, arguments, exps, out, count);
+}
+
+template <bool kTimesX>
+[[gnu::target("avx2")]] void finish_sigmoid_avx2(const float* in, const float* arguments,
+                                                 const float* exps, float* out, int64_t count) {
+    finish_sigmoid<kTimesX>(in, arguments, exps, out, count);
+}
+
+template <bool kTimesX>
+void finish_sigmoid_widest(const float* in, const float* arguments, const float* exps, float* out,
+                           int64_t count) {
+    switch (vector_math::chosen_isa()) {
+        case vector_math::Isa::Avx512:
+            return finish_sigmoid_avx512<kTimesX>(in, arguments, exps, out, count);
+        case vector_math::Isa::Avx2:
+            return finish_sigmoid_avx2<kTimesX>(in, arguments, exps, out, count);
+        default: return finish_sigmoid<kTimesX>(in, arguments, exps, out, count);
+    }
+}
+
 void vector_chunk(kael_element_op op, const float* in, float* out, int64_t count) {
     using vector_math::Function;
     float scratch[kChunk] = {};  // (zeroed: GCC cannot see the loops write it first)
@@ -46,11 +85,10 @@ void vector_chunk(kael_element_op op, const float* in, float* out, int64_t count
                 scratch[i] = -std::fabs(arguments[i]);
             }
             vector_math::apply(Function::Exp, scratch, scratch, count);
-            for (int64_t i = 0; i < count; ++i) {
-                const float e = scratch[i];
-                const float r = 1.0F / (1.0F + e);
-                const float s = arguments[i] >= 0.0F ? r : e * r;
-                out[i] = times_x ? in[i] * s : s;
+            if (times_x) {
+                finish_sigmoid_widest<true>(in, arguments, scratch, out, count);
+            } else {
+                finish_sigmoid_widest<false>(in, arguments, scratch, out, count);
             }
             return;
         }

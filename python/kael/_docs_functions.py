@@ -263,7 +263,8 @@ _doc("logsumexp", "logsumexp(input, dim, keepdim=False)", """
 log(sum(exp(input))) along dim, computed without overflow (the row maximum is taken out first).
 
 Args:
-    input (Tensor): f32 or f64; dim (int); keepdim (bool).
+    input (Tensor): f32 or f64; dim (int or tuple of ints: every listed dim is reduced);
+    keepdim (bool).
 
 Returns a differentiable tensor.
 

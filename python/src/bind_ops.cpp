@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "bind_common.h"
+#include "bind_ops_more.h"
 #include "kael/ops_more.h"
 
 namespace kael::python {
@@ -192,8 +193,10 @@ void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
     by_dim("all", &all);
     by_dim("any", &any);
     // max, min, var, std and norm: bind_ops_more.cpp (dims tuples, return_types).
-    def_function_and_method(module, cls, "logsumexp", &logsumexp, py::arg("dim"),
-                            py::arg("keepdim") = false);
+    def_function_and_method(module, cls, "logsumexp", [](const Tensor& a, py::handle dim,
+                                                         bool keepdim) {
+        return logsumexp(a, int_or_ints(dim, "logsumexp", "dim"), keepdim);
+    }, py::arg("dim"), py::arg("keepdim") = false);
 }
 
 void bind_indexing_and_linear_algebra(py::module_& module, py::class_<Tensor>& cls) {

@@ -124,7 +124,10 @@ def emit_function(lines, indent, name, obj, method, owner=""):
             lines.append(f"{indent}@overload")
         if name == "__init__":
             result = "None"
-        ignore = "  # type: ignore[override]" if name in ("__eq__", "__ne__") else ""
+        # A layer's forward takes its own arguments (MultiheadAttention's query, key, value), as
+        # in PyTorch, whose Module.forward is typed loosely for that reason.
+        overrides = ("__eq__", "__ne__", "forward")
+        ignore = "  # type: ignore[override]" if name in overrides else ""
         lines.append(f"{indent}def {name}({parameters}) -> {result}:{ignore}")
         lines.append(f'{indent}    """{doc}"""' if doc else f"{indent}    ...")
 

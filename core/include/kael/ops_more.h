@@ -26,6 +26,8 @@ namespace kael {
                          bool keepdim = false);
 // log(sum(exp(a), dim)) without overflow; integers compute in f32; an empty dim gives -inf.
 [[nodiscard]] Tensor logsumexp(const Tensor& a, std::int64_t dim, bool keepdim = false);
+// Over several dims (an empty list: every dim), as torch.logsumexp with a tuple.
+[[nodiscard]] Tensor logsumexp(const Tensor& a, const Shape& dims, bool keepdim = false);
 
 // Neural-network functions. Integer inputs of softmax/log_softmax compute in f32.
 [[nodiscard]] Tensor softmax(const Tensor& a, std::int64_t dim);
