@@ -392,4 +392,23 @@ void cumsum(const Tensor& out, const Tensor& input, std::int64_t chunk_size, std
         });
 }
 
+bool has_scan(const Tensor& t) {
+    const kael_plugin* table = t.impl().storage->backend().table();
+    return KAEL_HAS_SLOT(table, scan);
+}
+
+void scan(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in, std::int64_t outer,
+          std::int64_t size, std::int64_t inner) {
+    if (outer == 0 || size == 0 || inner == 0) {
+        return;
+    }
+    run("scan", {out}, {contiguous_in}, KAEL_SLOT_CHECK(scan),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->scan(device, op, abi(outs[0].dtype()),
+                                                abi(ins[0].dtype()), outs[0].device_data(),
+                                                ins[0].device_data(), outer, size, inner),
+                          op == KAEL_REDUCE_PROD ? "cumprod" : "cumsum");
+        });
+}
+
 }  // namespace kael::detail

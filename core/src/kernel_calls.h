@@ -66,6 +66,12 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_
 void topk(const Tensor& values, const Tensor& indices, const Tensor& contiguous_in,
           std::int64_t chunk_size, std::int64_t rows, std::int64_t k, bool largest);
 // Inclusive prefix sums of rows of chunk_size contiguous elements.
+// Whether t's plugin has the scan slot (ABI 1.7); scan() runs it (on the cpu plugin through
+// copies where it is missing), op KAEL_REDUCE_SUM or KAEL_REDUCE_PROD along i of the contiguous
+// outer x size x inner input into out.
+bool has_scan(const Tensor& t);
+void scan(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in, std::int64_t outer,
+          std::int64_t size, std::int64_t inner);
 void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
             std::int64_t rows);
 // Fused attention over [B, H, T, D] tensors whose last dimension is contiguous, each read and

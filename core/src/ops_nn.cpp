@@ -13,6 +13,9 @@ namespace kael {
 
 namespace {
 
+using detail::line_sizes;
+using detail::LineSizes;
+
 Tensor as_floating(const Tensor& a) { return is_floating(a.dtype()) ? a : a.to(DType::F32); }
 
 void require_floating(const Tensor& a, const char* op, const char* what) {
@@ -27,28 +30,6 @@ void require_i64(const Tensor& a, const char* op, const char* what) {
         throw TypeError(std::string(op) + ": expected " + what + " of dtype i64, got " +
                         to_string(a.dtype()));
     }
-}
-
-struct LineSizes {
-    std::int64_t outer = 1;
-    std::int64_t size = 1;
-    std::int64_t inner = 1;
-};
-
-// A contiguous shape seen as outer x size x inner around dim (a 0-d tensor is 1 x 1 x 1).
-LineSizes line_sizes(const Shape& shape, std::int64_t dim) {
-    LineSizes sizes;
-    for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-        const std::int64_t extent = shape[static_cast<std::size_t>(d)];
-        if (d < dim) {
-            sizes.outer *= extent;
-        } else if (d == dim) {
-            sizes.size = extent;
-        } else {
-            sizes.inner *= extent;
-        }
-    }
-    return sizes;
 }
 
 // One fused kernel along dim over a contiguous copy; the node saves the output.

@@ -10,6 +10,7 @@
 #include "autograd/record.h"
 #include "dims.h"
 #include "kael/ops_common.h"
+#include "kernel_calls.h"
 #include "reduce_dims.h"
 
 namespace kael {
@@ -224,6 +225,18 @@ Tensor stddev(const Tensor& input, const Shape& dims, std::int64_t correction, b
 
 Tensor cumprod(const Tensor& input, std::int64_t dim) {
     const std::int64_t d = detail::wrapped_dim(input, dim, "cumprod");
+    if (input.dim() > 0 && detail::has_scan(input) &&
+        !(input.requires_grad() && is_grad_enabled())) {
+        // One scan kernel along d; with a gradient to record, the composition below is the
+        // differentiable definition.
+        const Tensor contiguous = input.contiguous();
+        Tensor result =
+            empty(input.shape(), is_floating(input.dtype()) ? input.dtype() : DType::I64,
+                  input.device());
+        const detail::LineSizes line = detail::line_sizes(contiguous.shape(), d);
+        detail::scan(KAEL_REDUCE_PROD, result, contiguous, line.outer, line.size, line.inner);
+        return result;
+    }
     Tensor out = is_floating(input.dtype()) ? input.clone() : input.to(DType::I64);
     if (input.dim() == 0) {
         return out;

@@ -74,11 +74,21 @@ Tensor cumsum(const Tensor& a, std::int64_t dim) {
         return cumsum(a.unsqueeze(0), 0).squeeze(0);
     }
     const autograd::Recording recording({a});
-    const Tensor input = a.transpose(d, -1).contiguous();
-    Tensor out = empty(input.shape(), is_floating(a.dtype()) ? a.dtype() : DType::I64, a.device());
-    detail::cumsum(out, input, input.size(-1), row_count(input));
+    const DType out_dtype = is_floating(a.dtype()) ? a.dtype() : DType::I64;
+    Tensor result;
+    if (detail::has_scan(a)) {  // along d where it lies: no transposed copies, a contiguous out
+        const Tensor input = a.contiguous();
+        result = empty(a.shape(), out_dtype, a.device());
+        const detail::LineSizes line = detail::line_sizes(input.shape(), d);
+        detail::scan(KAEL_REDUCE_SUM, result, input, line.outer, line.size, line.inner);
+    } else {
+        const Tensor input = a.transpose(d, -1).contiguous();
+        const Tensor out = empty(input.shape(), out_dtype, a.device());
+        detail::cumsum(out, input, input.size(-1), row_count(input));
+        result = out.transpose(d, -1);
+    }
     // The gradient of an inclusive prefix sum is the reversed prefix sum of the gradient.
-    return recording.finish(out.transpose(d, -1), "CumsumBackward", [d](const Tensor& g) {
+    return recording.finish(result, "CumsumBackward", [d](const Tensor& g) {
         return std::vector<Tensor>{sum(g, d, true) - cumsum(g, d) + g};
     });
 }

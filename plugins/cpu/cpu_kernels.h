@@ -39,4 +39,8 @@ void blas_threads(int threads);
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 
+// The scan slot (ABI 1.7), which only the cpu plugin fills so far (scan.cpp).
+kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                 void* out, const void* data, int64_t outer, int64_t size, int64_t inner);
+
 }  // namespace kael::cpu

@@ -65,6 +65,7 @@ kael_plugin make_table() {
     table.device_properties = device_properties;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
     table.host_threads = host_threads;
+    table.scan = scan;
     return table;
 }
 

@@ -38,3 +38,30 @@ def test_sum_over_several_dims_of_a_permuted_tensor(device):
                                           expected.sum(axis=dims), err_msg=name)
             np.testing.assert_allclose(view.mean(dim=dims, keepdim=True).numpy(),
                                        expected.mean(axis=dims, keepdims=True), err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_scans_along_every_dim_of_every_layout_match_numpy(device, dtype):
+    """cumsum and cumprod along each dim, of contiguous and permuted tensors, of rows longer
+    than one column tile (300), with empty and 0-d inputs: the scan slot where a plugin has
+    it, the moved-last rows elsewhere; the results are in the input's shape."""
+    rng = np.random.default_rng(5)
+    for shape in [(3, 4, 5), (2, 300, 3), (0, 3), ()]:
+        values = (rng.integers(-2, 3, size=shape) if dtype != "bool" else
+                  rng.integers(0, 2, size=shape)).astype(dtype)
+        if dtype.startswith("float"):
+            values = 1 + values / 64  # products stay near one
+        base = kael.tensor(values, device=device)
+        views = [("contiguous", base, values)]
+        if len(shape) == 3:
+            views += _views(values, device)
+        for name, view, expected in views:
+            for dim in range(-max(len(shape), 1), max(len(shape), 1)):
+                wide = expected.astype(np.int64) if dtype in ("int64", "bool") else expected
+                axis = dim if len(shape) else None
+                np.testing.assert_allclose(kael.cumsum(view, dim).numpy(),
+                                           np.cumsum(wide, axis=axis).reshape(expected.shape),
+                                           rtol=1e-12, err_msg=f"{name} {shape} cumsum {dim}")
+                np.testing.assert_allclose(kael.cumprod(view, dim).numpy(),
+                                           np.cumprod(wide, axis=axis).reshape(expected.shape),
+                                           rtol=1e-5, err_msg=f"{name} {shape} cumprod {dim}")

@@ -430,6 +430,16 @@ typedef struct kael_plugin {
     uint32_t memory_flags;      /* KAEL_MEMORY_* bits */
     int32_t dlpack_device_type; /* DLPack's DLDeviceType of the memory (1 kDLCPU, 2 kDLCUDA, 10
                                  * kDLROCM ...) for zero-copy exchange; 0: no DLPack exchange */
+
+    /* Since ABI 1.7. Inclusive scans along i of outer x size x inner (contiguous data and out;
+     * out never aliases data): op KAEL_REDUCE_SUM is cumsum, KAEL_REDUCE_PROD cumprod, others
+     * are KAEL_STATUS_UNSUPPORTED. cumsum()'s dtype rules: floats accumulate in double and
+     * write in_dtype, i64 and bool write i64, wrapping. Any dim scans in place of its layout,
+     * with no transposed copies. May be NULL: the core then moves the dim last for cumsum() and
+     * composes cumprod from elementwise products. */
+    kael_status (*scan)(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
+                        kael_dtype in_dtype, void* out, const void* data, int64_t outer,
+                        int64_t size, int64_t inner);
 } kael_plugin;
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
@@ -467,9 +477,9 @@ static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device proper
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 40 * 8 + 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 40 * 8 + 8 + 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 40 * 8 + 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 40 * 8 + 8 + 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */
