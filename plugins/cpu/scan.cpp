@@ -1,5 +1,5 @@
 // The scan slot (ABI 1.7): cumsum and cumprod along i of outer x size x inner, in the layout the
-// tensor has. Rows (inner == 1) scan one after the other, a row per item; columns (inner > 1)
+// tensor has. Rows (inner == 1) scan eight side by side; columns (inner > 1)
 // scan a tile of columns at a time down the rows, their accumulators in L1, so memory streams
 // in order and the column loop vectorizes.
 #include <algorithm>
@@ -80,11 +80,48 @@ void scan_tile_widest(const Storage<In>* in, Written<In>* out, int64_t size, int
     }
 }
 
-// A row is a tile of one column (inner == 1): the same fold, one element a step.
+// Rows (inner == 1) kRows at a time, side by side: independent chains instead of one whose every
+// step waits for the last multiply (or a trip through memory, as a one-column tile took).
+constexpr int64_t kRows = 8;
+
+template <bool kMultiply, typename In, int64_t kCount>
+[[gnu::always_inline]] inline void scan_rows(const Storage<In>* in, Written<In>* out,
+                                             int64_t size) {
+    Accumulator<In> sums[kCount];
+    for (int64_t r = 0; r < kCount; ++r) {
+        sums[r] = static_cast<Accumulator<In>>(load_element<In>(in + r * size));
+        out[r * size] = static_cast<Written<In>>(sums[r]);
+    }
+    for (int64_t i = 1; i < size; ++i) {
+        for (int64_t r = 0; r < kCount; ++r) {
+            sums[r] = combine<kMultiply>(
+                sums[r], static_cast<Accumulator<In>>(load_element<In>(in + r * size + i)));
+            out[r * size + i] = static_cast<Written<In>>(sums[r]);
+        }
+    }
+}
+
 template <bool kMultiply, typename In>
 void scan(const void* data, void* results, int64_t outer, int64_t size, int64_t inner) {
     const auto* in = static_cast<const Storage<In>*>(data);
     auto* out = static_cast<Written<In>*>(results);
+    if (inner == 1) {
+        const int64_t groups = (outer + kRows - 1) / kRows;
+        const bool large = outer * size >= kMinParallelElements;
+        parallel_ranges(groups, large ? 2 : groups + 1, [&](int64_t begin, int64_t end) {
+            for (int64_t group = begin; group < end; ++group) {
+                const int64_t first = group * kRows;
+                if (first + kRows <= outer) {
+                    scan_rows<kMultiply, In, kRows>(in + first * size, out + first * size, size);
+                    continue;
+                }
+                for (int64_t row = first; row < outer; ++row) {
+                    scan_rows<kMultiply, In, 1>(in + row * size, out + row * size, size);
+                }
+            }
+        });
+        return;
+    }
     const int64_t tiles = (inner + kTile - 1) / kTile;
     const int64_t items = outer * tiles;
     const bool large = outer * size * inner >= kMinParallelElements;
@@ -103,8 +140,8 @@ void scan(const void* data, void* results, int64_t outer, int64_t size, int64_t 
 
 kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                  void* out, const void* data, int64_t outer, int64_t size, int64_t inner) {
-    if (op == KAEL_REDUCE_SUM && inner == 1) {  // rows: cumsum's blocked chains for long ones
-        return cumsum(device, out_dtype, in_dtype, out, data, size, outer);
+    if (op == KAEL_REDUCE_SUM && inner == 1 && outer < kRows) {
+        return cumsum(device, out_dtype, in_dtype, out, data, size, outer);  // long rows' chains
     }
     return plugin::guarded("cpu.scan", [&] {
         check_device(device);
