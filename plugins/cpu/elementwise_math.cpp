@@ -69,28 +69,32 @@ template <bool kTimesX>
             return;
         }
         case KAEL_OP_GELU_EXACT: {
-            // x Phi(x) as gaussian_cdf: 1 + erf down to x = -3, erfc below. The tail (one
-            // element in 700 of a normal sample) is found 16 elements at a time, so the loops
-            // stay vector loops; libmvec's erfcf is off by 2x near 6, libm's is not.
+            // x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2 with erfc(z) = t exp(-z^2 + P(t)),
+            // t = 1 / (1 + |z| / 2) (Numerical Recipes' erfcc, relative error under 1.2e-7 in
+            // both tails), reflected as 2 - erfc(|z|) for z < 0: one libmvec exp a element
+            // instead of erf and erfc (libmvec's erff alone cost 1.7x PyTorch's whole gelu).
             constexpr float kInverseSqrt2 = 0.70710678118654752440F;
+            float fractions[kChunk] = {};
             for (int64_t i = 0; i < count; ++i) {
-                scratch[i] = in[i] * kInverseSqrt2;
+                const float z = std::fabs(in[i]) * kInverseSqrt2;
+                const float t = 1.0F / (1.0F + 0.5F * z);
+                const float p =
+                    -1.26551223F +
+                    t * (1.00002368F +
+                         t * (0.37409196F +
+                              t * (0.09678418F +
+                                   t * (-0.18628806F +
+                                        t * (0.27886807F +
+                                             t * (-1.13520398F +
+                                                  t * (1.48851587F +
+                                                       t * (-0.82215223F + t * 0.17087277F))))))));
+                fractions[i] = t;
+                scratch[i] = p - z * z;
             }
-            vector_math::apply(Function::Erf, scratch, scratch, count);
+            vector_math::apply(Function::Exp, scratch, scratch, count);
             for (int64_t i = 0; i < count; ++i) {
-                out[i] = in[i] * (0.5F * (1.0F + scratch[i]));
-            }
-            for (int64_t first = 0; first < count; first += 16) {
-                const int64_t last = std::min(count, first + 16);
-                int tail = 0;
-                for (int64_t i = first; i < last; ++i) {
-                    tail |= static_cast<int>(in[i] < -3.0F);
-                }
-                for (int64_t i = first; tail != 0 && i < last; ++i) {
-                    if (in[i] < -3.0F) {
-                        out[i] = in[i] * (0.5F * std::erfc(-in[i] * kInverseSqrt2));
-                    }
-                }
+                const float half_erfc = 0.5F * fractions[i] * scratch[i];  // erfc(|z|) / 2
+                out[i] = in[i] * (in[i] < 0.0F ? half_erfc : 1.0F - half_erfc);
             }
             return;
         }
