@@ -2,6 +2,7 @@
 // are one variance reduction (reduce_dims.h) and a correction.
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -173,13 +174,42 @@ Tensor logsumexp(const Tensor& a, const Shape& dims, bool keepdim) {
     if (x.dim() == 0) {
         return x.clone();
     }
+    // A transposed or permuted tensor is worked on in its memory order (the same elements, a
+    // contiguous view), so that x - shift and exp stream memory instead of transposing it (as
+    // PyTorch's outputs keep their input's layout); the kept-dims result is permuted back.
+    Shape order(static_cast<std::size_t>(x.dim()));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+        return x.strides()[static_cast<std::size_t>(a)] > x.strides()[static_cast<std::size_t>(b)];
+    });
+    const Tensor in_memory = x.permute(order);
+    if (x.is_contiguous() || !in_memory.is_contiguous()) {
+        order.clear();  // already in memory order, or not one dense block: as it is
+    }
+    const Tensor work = order.empty() ? x : in_memory;
+    Shape work_dims;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        if (reduced[static_cast<std::size_t>(order[k])]) {
+            work_dims.push_back(static_cast<std::int64_t>(k));
+        }
+    }
+    if (order.empty()) {
+        work_dims = reduced_dims;
+    }
     // Shifting by the max keeps exp from overflowing; an infinite max is not shifted so that
     // all -inf give -inf and a +inf gives +inf instead of NaN.
-    const Tensor row_max = amax(x, reduced_dims, true);
+    const Tensor row_max = amax(work, work_dims, true);
     const Tensor infinity =
         full({}, std::numeric_limits<double>::infinity(), x.dtype(), x.device());
     const Tensor shift = masked_fill(row_max, eq(abs(row_max), infinity), 0.0);
-    const Tensor result = log(sum(exp(x - shift), reduced_dims, true)) + shift;
+    Tensor result = log(sum(exp(work - shift), work_dims, true)) + shift;
+    if (!order.empty()) {
+        Shape inverse(order.size());
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            inverse[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
+        }
+        result = result.permute(inverse);
+    }
     return keepdim ? result : result.reshape(out_shape);
 }
 

@@ -247,8 +247,10 @@ void for_each_tile(const kael_element_layout& layout, const TileWalk& walk,
     for (int op = 0; op < layout.operands; ++op) {
         inner_strides[op] = layout.strides[op][walk.inner];
         row_strides[op] = inner_strides[op];
+        // An operand broadcast along inner (x - x.amax(-1, keepdim=True) of a transpose) is one
+        // value a row: left repeated, not gathered word by word.
         gathered[op] = op > 0 && layout.strides[op][walk.across] == item_sizes[op] &&
-                       inner_strides[op] != item_sizes[op] &&
+                       inner_strides[op] != item_sizes[op] && inner_strides[op] != 0 &&
                        (item_sizes[op] == 4 || item_sizes[op] == 8);
         if (gathered[op]) {
             row_strides[op] = item_sizes[op];
