@@ -232,7 +232,7 @@ nlohmann::json environment_json(const kael::Device& device) {
     }
     for (const auto& record : kael::plugins()) {
         if (record.selected && environment.contains("plugin") &&
-            record.name == environment["plugin"]) {
+            record.name == environment["plugin"].get<std::string>()) {
             environment["plugin_build"] = record.build_info;
         }
     }
