@@ -7,6 +7,7 @@
 #include <span>
 
 #include "backend.h"
+#include "dims.h"
 #include "kael/autograd.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_run.h"
@@ -409,6 +410,14 @@ void scan(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in, std
                                                 ins[0].device_data(), outer, size, inner),
                           op == KAEL_REDUCE_PROD ? "cumprod" : "cumsum");
         });
+}
+
+Tensor scanned(kael_reduce_op op, const Tensor& a, std::int64_t d) {
+    const Tensor input = a.contiguous();
+    Tensor out = empty(a.shape(), is_floating(a.dtype()) ? a.dtype() : DType::I64, a.device());
+    const LineSizes line = line_sizes(input.shape(), d);
+    scan(op, out, input, line.outer, line.size, line.inner);
+    return out;
 }
 
 }  // namespace kael::detail

@@ -72,6 +72,9 @@ void topk(const Tensor& values, const Tensor& indices, const Tensor& contiguous_
 bool has_scan(const Tensor& t);
 void scan(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in, std::int64_t outer,
           std::int64_t size, std::int64_t inner);
+// a scanned along dim d by scan(): a new contiguous tensor of a's shape, floats in their dtype,
+// integers and bool as i64 (cumsum's and cumprod's rule).
+Tensor scanned(kael_reduce_op op, const Tensor& a, std::int64_t d);
 void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_size,
             std::int64_t rows);
 // Fused attention over [B, H, T, D] tensors whose last dimension is contiguous, each read and

@@ -229,13 +229,7 @@ Tensor cumprod(const Tensor& input, std::int64_t dim) {
         !(input.requires_grad() && is_grad_enabled())) {
         // One scan kernel along d; with a gradient to record, the composition below is the
         // differentiable definition.
-        const Tensor contiguous = input.contiguous();
-        Tensor result =
-            empty(input.shape(), is_floating(input.dtype()) ? input.dtype() : DType::I64,
-                  input.device());
-        const detail::LineSizes line = detail::line_sizes(contiguous.shape(), d);
-        detail::scan(KAEL_REDUCE_PROD, result, contiguous, line.outer, line.size, line.inner);
-        return result;
+        return detail::scanned(KAEL_REDUCE_PROD, input, d);
     }
     Tensor out = is_floating(input.dtype()) ? input.clone() : input.to(DType::I64);
     if (input.dim() == 0) {

@@ -77,10 +77,7 @@ Tensor cumsum(const Tensor& a, std::int64_t dim) {
     const DType out_dtype = is_floating(a.dtype()) ? a.dtype() : DType::I64;
     Tensor result;
     if (detail::has_scan(a)) {  // along d where it lies: no transposed copies, a contiguous out
-        const Tensor input = a.contiguous();
-        result = empty(a.shape(), out_dtype, a.device());
-        const detail::LineSizes line = detail::line_sizes(input.shape(), d);
-        detail::scan(KAEL_REDUCE_SUM, result, input, line.outer, line.size, line.inner);
+        result = detail::scanned(KAEL_REDUCE_SUM, a, d);
     } else {
         const Tensor input = a.transpose(d, -1).contiguous();
         const Tensor out = empty(input.shape(), out_dtype, a.device());
