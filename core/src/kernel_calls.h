@@ -37,6 +37,12 @@ void reduce(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in,
             std::int64_t chunk_size, std::int64_t rows);
 // out (outer x inner, contiguous) = op along i of block, a contiguous outer x size x inner run
 // of elements (a 1-d view of them). Plugins without the slot reduce rows after a device copy.
+// Whether t's plugin has the reduce_indexed slot (ABI 1.8); reduce_indexed() runs it: values
+// (a's dtype) and int64 indices of the max (op ARGMAX) or min (ARGMIN) along i.
+bool has_reduce_indexed(const Tensor& t);
+void reduce_indexed(kael_reduce_op op, const Tensor& values, const Tensor& indices,
+                    const Tensor& block, std::int64_t outer, std::int64_t size,
+                    std::int64_t inner);
 void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
                  std::int64_t size, std::int64_t inner);
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes);

@@ -258,6 +258,26 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
         });
 }
 
+bool has_reduce_indexed(const Tensor& t) {
+    return KAEL_HAS_SLOT(t.impl().storage->backend().table(), reduce_indexed);
+}
+
+void reduce_indexed(kael_reduce_op op, const Tensor& values, const Tensor& indices,
+                    const Tensor& block, std::int64_t outer, std::int64_t size,
+                    std::int64_t inner) {
+    if (outer * inner == 0) {
+        return;
+    }
+    run("reduce_indexed", {values, indices}, {block}, KAEL_SLOT_CHECK(reduce_indexed),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->reduce_indexed(
+                              device, op, abi(ins[0].dtype()), outs[0].device_data(),
+                              static_cast<std::int64_t*>(outs[1].device_data()),
+                              ins[0].device_data(), outer, size, inner),
+                          op == KAEL_REDUCE_ARGMAX ? "max" : "min");
+        });
+}
+
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
                const Tensor& v, double scale, bool causal, const Tensor& key_lengths) {
     if (out.numel() == 0) {

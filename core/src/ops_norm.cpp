@@ -127,15 +127,38 @@ void check_extreme_dim(const Tensor& input, std::int64_t dim, const char* op) {
     }
 }
 
+// One pass where the plugin has the reduce_indexed slot, else the two reductions.
+std::pair<Tensor, Tensor> extreme_with_indices(const Tensor& input, std::int64_t dim,
+                                               bool keepdim, bool largest) {
+    const char* op = largest ? "max" : "min";
+    check_extreme_dim(input, dim, op);
+    if (input.dim() == 0 || input.numel() == 0 || !detail::has_reduce_indexed(input)) {
+        return largest ? std::pair{max(input, dim, keepdim), argmax(input, dim, keepdim)}
+                       : std::pair{min(input, dim, keepdim), argmin(input, dim, keepdim)};
+    }
+    const std::int64_t d = detail::wrapped_dim(input, dim, op);
+    const autograd::Recording recording({input});
+    auto [values, indices] = detail::reduce_indexed_over(
+        largest ? KAEL_REDUCE_ARGMAX : KAEL_REDUCE_ARGMIN, input, static_cast<std::size_t>(d));
+    if (keepdim) {
+        values = values.unsqueeze(d);
+        indices = indices.unsqueeze(d);
+    }
+    if (recording.active()) {
+        values = recording.finish(values, largest ? "MaxBackward" : "MinBackward",
+                                  autograd::extremum_backward(input, values, dim, keepdim,
+                                                              largest));
+    }
+    return {values, indices};
+}
+
 }  // namespace
 
 std::pair<Tensor, Tensor> max_with_indices(const Tensor& input, std::int64_t dim, bool keepdim) {
-    check_extreme_dim(input, dim, "max");
-    return {max(input, dim, keepdim), argmax(input, dim, keepdim)};
+    return extreme_with_indices(input, dim, keepdim, true);
 }
 std::pair<Tensor, Tensor> min_with_indices(const Tensor& input, std::int64_t dim, bool keepdim) {
-    check_extreme_dim(input, dim, "min");
-    return {min(input, dim, keepdim), argmin(input, dim, keepdim)};
+    return extreme_with_indices(input, dim, keepdim, false);
 }
 
 Tensor vector_norm(const Tensor& input, double ord, std::optional<Shape> dims, bool keepdim) {

@@ -1,6 +1,7 @@
 #include "reduce_dims.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 
@@ -49,6 +50,29 @@ std::int64_t product(const std::vector<Run>& runs, std::size_t begin, std::size_
         total *= runs[k].size;
     }
     return total;
+}
+
+// A reduction's result, whose kept dims lie in memory order, as a contiguous tensor of
+// kept_shape: a view when that is their logical order, else a copy (small next to the input).
+Tensor in_logical_order(const Tensor& current, const Tensor& input,
+                        const std::vector<bool>& reduced, const Shape& kept_shape,
+                        const std::vector<std::size_t>& kept_in_memory_order) {
+    if (std::is_sorted(kept_in_memory_order.begin(), kept_in_memory_order.end())) {
+        return current.view(kept_shape);
+    }
+    std::vector<std::int64_t> kept_position(reduced.size(), 0);
+    for (std::size_t d = 0, position = 0; d < reduced.size(); ++d) {
+        if (!reduced[d]) {
+            kept_position[d] = static_cast<std::int64_t>(position++);
+        }
+    }
+    Shape strides(kept_shape.size(), 1);
+    std::int64_t stride = 1;
+    for (auto d = kept_in_memory_order.rbegin(); d != kept_in_memory_order.rend(); ++d) {
+        strides[static_cast<std::size_t>(kept_position[*d])] = stride;
+        stride *= input.shape()[*d];
+    }
+    return current.as_strided(kept_shape, strides, 0).contiguous();
 }
 
 }  // namespace
@@ -133,24 +157,42 @@ Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& 
             runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(k));
         }
     }
-    if (std::is_sorted(kept_in_memory_order.begin(), kept_in_memory_order.end())) {
-        return current.view(kept_shape);
+    return in_logical_order(current, input, reduced, kept_shape, kept_in_memory_order);
+}
+
+std::pair<Tensor, Tensor> reduce_indexed_over(kael_reduce_op op, const Tensor& a,
+                                              std::size_t dim) {
+    const NoGradGuard no_grad;
+    std::vector<bool> reduced(a.shape().size(), false);
+    reduced[dim] = true;
+    Shape kept_shape = a.shape();
+    kept_shape.erase(kept_shape.begin() + static_cast<std::ptrdiff_t>(dim));
+    Tensor input = a;
+    std::optional<std::vector<std::size_t>> order = memory_order(input);
+    if (!order || a.shape()[dim] == 1) {  // a dim of size 1 has no place in memory order
+        input = a.contiguous();
+        order = std::vector<std::size_t>(a.shape().size());
+        std::iota(order->begin(), order->end(), std::size_t{0});
     }
-    // Kept dims lie in memory in another order than their logical one: view, then copy (the
-    // result is small next to the input).
-    std::vector<std::int64_t> kept_position(reduced.size(), 0);
-    for (std::size_t d = 0, position = 0; d < reduced.size(); ++d) {
-        if (!reduced[d]) {
-            kept_position[d] = static_cast<std::int64_t>(position++);
+    // One reduced dim: outer is what lies above it in memory, inner what lies below.
+    std::int64_t outer = 1;
+    std::int64_t inner = 1;
+    bool below = false;
+    std::vector<std::size_t> kept_in_memory_order;
+    for (const std::size_t d : *order) {
+        if (d == dim) {
+            below = true;
+            continue;
         }
+        kept_in_memory_order.push_back(d);
+        (below ? inner : outer) *= input.shape()[d];
     }
-    Shape strides(kept_shape.size(), 1);
-    std::int64_t stride = 1;
-    for (auto d = kept_in_memory_order.rbegin(); d != kept_in_memory_order.rend(); ++d) {
-        strides[static_cast<std::size_t>(kept_position[*d])] = stride;
-        stride *= input.shape()[*d];
-    }
-    return current.as_strided(kept_shape, strides, 0).contiguous();
+    Tensor values = empty({outer * inner}, a.dtype(), a.device());
+    Tensor indices = empty({outer * inner}, DType::I64, a.device());
+    reduce_indexed(op, values, indices, input.as_strided({input.numel()}, {1}, input.offset()),
+                   outer, a.shape()[dim], inner);
+    return {in_logical_order(values, input, reduced, kept_shape, kept_in_memory_order),
+            in_logical_order(indices, input, reduced, kept_shape, kept_in_memory_order)};
 }
 
 }  // namespace kael::detail

@@ -1,5 +1,6 @@
 #pragma once
 // Reductions over any set of dims in memory order, through the reduce_dims slot.
+#include <utility>
 #include <vector>
 
 #include "kael/plugin_api.h"
@@ -17,5 +18,11 @@ DType reduced_dtype(kael_reduce_op op, DType dtype);
 // one dim, or all dims of a contiguous copy (their index is the logical flat index); variance
 // one dim or all.
 Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced);
+
+// max(dim)/min(dim) (op ARGMAX/ARGMIN) of a over dim (wrapped, of size > 0) in one pass of the
+// reduce_indexed slot, read where a lies as reduce_over does: values and int64 indices, the dim
+// dropped. Only for plugins with the slot (has_reduce_indexed).
+std::pair<Tensor, Tensor> reduce_indexed_over(kael_reduce_op op, const Tensor& a,
+                                              std::size_t dim);
 
 }  // namespace kael::detail

@@ -15,4 +15,14 @@ kael_status matmul_epilogue(int32_t device, kael_dtype dtype, const void* a, con
                             const void* bias, const void* residual, void* out,
                             const kael_matmul_sizes* sizes, int32_t activation);
 
+// The scan slot (ABI 1.7, scan.cu).
+kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                 void* out, const void* data, int64_t outer, int64_t size, int64_t inner);
+// The reduce_indexed slot (ABI 1.8, reduce_dims.cu) and its rows (inner == 1, reduce.cu).
+kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, void* values,
+                           int64_t* indices, const void* data, int64_t outer, int64_t size,
+                           int64_t inner);
+void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int64_t* indices,
+                         const void* data, std::int64_t length, std::int64_t rows);
+
 }  // namespace kael::cuda

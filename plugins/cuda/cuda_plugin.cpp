@@ -86,6 +86,8 @@ kael_plugin make_table() {
     table.graph_launch = graph_launch;
     table.graph_release = graph_release;
     table.matmul_epilogue = matmul_epilogue;
+    table.scan = scan;
+    table.reduce_indexed = reduce_indexed;
     return table;
 }
 

@@ -1,21 +1,19 @@
-// Row reductions with the shared reducers (kael/kernels/tasks/reduce.h). A row longer than
-// kShortRow is cut into chunks of kInputChunk elements (fewer for few rows), one warp each: every
-// lane folds its strided elements in order (16-byte loads where aligned) and a fixed shuffle tree
-// merges the lanes. The partials are merged kPartialChunk at a time the same way until one is left
-// per row. The order depends only on the shape (and the GPU's size), so results repeat run to run.
-// Variance lanes fold shifted sums (LaneFold), not Welford steps, so no lane divides per element.
+// Row reductions with the shared reducers (kael/kernels/tasks/reduce.h), one launch each. Rows of
+// up to kShortRow elements take a thread each. Shorter rows, or enough rows to fill the GPU, take
+// a warp each: every lane folds its strided elements in order (16-byte loads where aligned) and
+// a fixed shuffle tree merges the lanes. Long rows that are few are cut into chunks of a block
+// each; a chunk's block writes its partial to the workspace and the last block of the row to
+// arrive merges the row's partials in chunk order. The cut depends only on the shape, so results
+// repeat run to run. Variance lanes fold shifted sums (LaneFold), so no lane divides per element.
 #include <cstdint>
-#include <cstring>
-#include <string>
-#include <type_traits>
 #include <typeinfo>
-#include <utility>
 
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
-#include "reduce_common.cuh"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/tasks/reduce.h"
+#include "reduce_common.cuh"
+#include "workspace.h"
 
 namespace kael::cuda {
 namespace {
@@ -24,99 +22,187 @@ using kernels::load_element;
 using kernels::Storage;
 namespace tasks = kernels::tasks;
 
-constexpr std::int64_t kShortRow = 16;  // one thread per row: a warp would mostly idle
-constexpr std::int64_t kInputChunk = 2048;
-// A few long rows (an argmax over a vocabulary) take chunks this short, so that they fill the
-// GPU with warps instead of leaving a few warps to walk the row.
-constexpr std::int64_t kShortInputChunk = 512;
+constexpr std::int64_t kShortRow = 16;      // one thread per row: a warp would mostly idle
+constexpr std::int64_t kWarpRow = 2048;     // rows up to this long take a warp each
+constexpr std::int64_t kWarpRows = 4096;    // and so do longer rows when there are this many
+constexpr std::int64_t kMinChunk = 4096;    // elements of a block's chunk: 16 a thread at least
+// About a resident wave of blocks on an H100/H200; a constant, not the device's count, so the
+// summation order does not change with the GPU.
+constexpr std::int64_t kTargetBlocks = 1024;
 
 template <typename S>
 struct alignas(16) Pack {
     S values[16 / sizeof(S)];
 };
 
-// One warp per chunk of kInputChunk elements of rows of `length`; target gets one partial per
-// chunk (row-major, chunks_per_row wide) or, when kFinal, the row's result.
-template <typename R, typename In, bool kFinal>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    reduce_elements(const Storage<In>* data, void* target, std::int64_t length,
-                    std::int64_t chunk_length, std::int64_t chunks_per_row,
-                    std::int64_t chunk_count, bool vectorized) {
+// The elements [begin, end) of row_data folded by `threads` threads from `thread` on.
+template <typename R, typename In>
+__device__ typename R::State fold_span(const Storage<In>* row_data, std::int64_t begin,
+                                       std::int64_t end, int thread, int threads,
+                                       bool vectorized) {
     using S = Storage<In>;
     constexpr int kWidth = 16 / sizeof(S);
-    const int lane = static_cast<int>(threadIdx.x) % kWarp;
-    const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / kWarp;
-    std::int64_t chunk = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp;
-    for (; chunk < chunk_count; chunk += warps) {
-        const std::int64_t row = chunk / chunks_per_row;
-        const std::int64_t begin = (chunk % chunks_per_row) * chunk_length;
-        const std::int64_t end = tasks::min_of(length, begin + chunk_length);
-        const S* row_data = data + row * length;
-        const In shift = load_element<In>(row_data + begin);
-        LaneFold<R, In> folded(seed<R>([&] { return R::first(shift, begin); }), shift);
-        std::int64_t scalar_begin = begin;
-        if (vectorized) {
-            const auto* packs = reinterpret_cast<const Pack<S>*>(row_data);
-            const std::int64_t pack_end = end / kWidth;
+    const In shift = load_element<In>(row_data + begin);
+    LaneFold<R, In> folded(seed<R>([&] { return R::first(shift, begin); }), shift);
+    std::int64_t scalar_begin = begin;
+    if (vectorized) {
+        const auto* packs = reinterpret_cast<const Pack<S>*>(row_data);
+        const std::int64_t pack_end = end / kWidth;
 #pragma unroll 4
-            for (std::int64_t pack = begin / kWidth + lane; pack < pack_end; pack += kWarp) {
-                const Pack<S> values = packs[pack];
+        for (std::int64_t pack = begin / kWidth + thread; pack < pack_end; pack += threads) {
+            const Pack<S> values = packs[pack];
 #pragma unroll
-                for (int i = 0; i < kWidth; ++i) {
-                    folded.add(load_element<In>(&values.values[i]), pack * kWidth + i);
-                }
+            for (int i = 0; i < kWidth; ++i) {
+                folded.add(load_element<In>(&values.values[i]), pack * kWidth + i);
             }
-            scalar_begin = pack_end * kWidth;
         }
-        for (std::int64_t i = scalar_begin + lane; i < end; i += kWarp) {
-            folded.add(load_element<In>(row_data + i), i);
+        scalar_begin = pack_end * kWidth;
+    }
+    for (std::int64_t i = scalar_begin + thread; i < end; i += threads) {
+        folded.add(load_element<In>(row_data + i), i);
+    }
+    return folded.result();
+}
+
+template <typename R, typename In>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    reduce_short_rows(const Storage<In>* data, Results results, std::int64_t length,
+                      std::int64_t rows) {
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    for (std::int64_t row = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+         row < rows; row += stride) {
+        const Storage<In>* row_data = data + row * length;
+        if (length == 0) {  // only reducers with an identity get here (the core refuses others)
+            if constexpr (R::kHasIdentity) {
+                store_result<R>(results, row, R::identity());
+            }
+            continue;
         }
-        const auto state = warp_combine<R>(folded.result());
-        if (lane == 0) {
-            store_chunk<R, kFinal>(target, chunk, row, state);
+        auto state = R::first(load_element<In>(row_data), 0);
+        for (std::int64_t i = 1; i < length; ++i) {
+            state = R::step(state, load_element<In>(row_data + i), i);
         }
+        store_result<R>(results, row, state);
     }
 }
 
 template <typename R, typename In>
-void launch_elements(bool final, const Storage<In>* data, void* target, std::int64_t length,
-                     std::int64_t chunk_length, std::int64_t chunks_per_row, std::int64_t rows,
-                     bool vectorized) {
-    const auto kernel = final ? &reduce_elements<R, In, true> : &reduce_elements<R, In, false>;
-    const std::int64_t chunk_count = rows * chunks_per_row;
-    kernel<<<warp_grid(kernel, chunk_count), kThreadsPerBlock, 0, launch_stream()>>>(
-        data, target, length, chunk_length, chunks_per_row, chunk_count, vectorized);
-    check_launch(typeid(R), __FILE__, __LINE__);
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    reduce_warp_rows(const Storage<In>* data, Results results, std::int64_t length,
+                     std::int64_t rows, bool vectorized) {
+    const int lane = static_cast<int>(threadIdx.x) % kWarp;
+    const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / kWarp;
+    std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp;
+    for (; row < rows; row += warps) {
+        const auto state = warp_combine<R>(
+            fold_span<R, In>(data + row * length, 0, length, lane, kWarp, vectorized));
+        if (lane == 0) {
+            store_result<R>(results, row, state);
+        }
+    }
+}
+
+// One block per chunk of chunk_length elements; chunks_per_row > 1 meet at the row's counter.
+template <typename R, typename In>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    reduce_chunks(const Storage<In>* data, Results results, typename R::State* partials,
+                  unsigned* counters, std::int64_t length, std::int64_t chunk_length,
+                  std::int64_t chunks_per_row, std::int64_t chunk_count, bool vectorized) {
+    using State = typename R::State;
+    __shared__ State warps[kThreadsPerBlock / kWarp];
+    __shared__ bool last;
+    const int thread = static_cast<int>(threadIdx.x);
+    for (std::int64_t chunk = blockIdx.x; chunk < chunk_count; chunk += gridDim.x) {
+        const std::int64_t row = chunk / chunks_per_row;
+        const std::int64_t begin = (chunk % chunks_per_row) * chunk_length;
+        const std::int64_t end = tasks::min_of(length, begin + chunk_length);
+        const Storage<In>* row_data = data + row * length;
+        State state = block_combine<R>(
+            fold_span<R, In>(row_data, begin, end, thread, kThreadsPerBlock, vectorized), warps);
+        if (chunks_per_row == 1) {
+            if (thread == 0) {
+                store_result<R>(results, row, state);
+            }
+            continue;
+        }
+        if (thread == 0) {
+            partials[chunk] = state;
+            __threadfence();
+        }
+        if (!last_to_arrive(counters + row, static_cast<unsigned>(chunks_per_row), &last)) {
+            continue;
+        }
+        const State* row_partials = partials + row * chunks_per_row;
+        State merged = seed<R>([&] { return row_partials[0]; });
+        for (std::int64_t i = thread; i < chunks_per_row; i += kThreadsPerBlock) {
+            merged = combine<R>(merged, row_partials[i]);
+        }
+        merged = block_combine<R>(merged, warps);
+        if (thread == 0) {
+            store_result<R>(results, row, merged);
+        }
+    }
+}
+
+template <typename Kernel>
+int block_grid(Kernel kernel, std::int64_t wanted) {
+    return grid_blocks(reinterpret_cast<const void*>(kernel), wanted);
 }
 
 template <typename R, typename In>
-void reduce_rows(void* results, const void* data, std::int64_t length, std::int64_t rows) {
+void reduce_rows(Results results, const void* data, std::int64_t length, std::int64_t rows) {
     using State = typename R::State;
     const auto* input = static_cast<const Storage<In>*>(data);
-    if (length <= kShortRow) {  // empty rows too: the task writes the identity
-        Launcher::for_each(
-            rows, tasks::ReduceRows<R, In>{input, static_cast<Storage<typename R::Out>*>(results),
-                                           length});
+    if (length <= kShortRow) {
+        const auto kernel = &reduce_short_rows<R, In>;
+        kernel<<<block_grid(kernel, blocks_for(rows)), kThreadsPerBlock, 0, launch_stream()>>>(
+            input, results, length, rows);
+        check_launch(typeid(R), __FILE__, __LINE__);
         return;
     }
     const bool vectorized = reinterpret_cast<std::uintptr_t>(data) % 16 == 0 &&
                             (length * static_cast<std::int64_t>(sizeof(Storage<In>))) % 16 == 0;
-    const bool few = rows * tasks::ceil_div(length, kInputChunk) < multiprocessor_count();
-    const std::int64_t chunk_length = few ? kShortInputChunk : kInputChunk;
-    const std::int64_t chunks = tasks::ceil_div(length, chunk_length);
-    if (chunks == 1) {
-        launch_elements<R, In>(true, input, results, length, chunk_length, 1, rows, vectorized);
+    if (length <= kWarpRow || rows >= kWarpRows) {
+        const auto kernel = &reduce_warp_rows<R, In>;
+        kernel<<<warp_grid(kernel, rows), kThreadsPerBlock, 0, launch_stream()>>>(
+            input, results, length, rows, vectorized);
+        check_launch(typeid(R), __FILE__, __LINE__);
         return;
     }
-    // Levels shrink, so two buffers ping-pong: the first level's, and the second's.
-    const tasks::Scratch<Launcher, State> first(rows * chunks);
-    const tasks::Scratch<Launcher, State> second(rows * tasks::ceil_div(chunks, kPartialChunk));
-    launch_elements<R, In>(false, input, first.get(), length, chunk_length, chunks, rows,
-                           vectorized);
-    merge_partial_rows<R>(first.get(), second.get(), results, chunks, rows);
+    std::int64_t chunks = tasks::min_of(tasks::ceil_div(kTargetBlocks, rows),
+                                        tasks::ceil_div(length, kMinChunk));
+    // A multiple of 64 elements, so every chunk starts on a 16-byte boundary of its row.
+    const std::int64_t chunk_length = tasks::ceil_div(tasks::ceil_div(length, chunks), 64) * 64;
+    chunks = tasks::ceil_div(length, chunk_length);
+    const auto kernel = &reduce_chunks<R, In>;
+    const int blocks = block_grid(kernel, rows * chunks);
+    if (chunks == 1) {
+        kernel<<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(
+            input, results, nullptr, nullptr, length, chunk_length, 1, rows, vectorized);
+        check_launch(typeid(R), __FILE__, __LINE__);
+        return;
+    }
+    const Workspace workspace(rows * chunks * std::int64_t{sizeof(State)}, rows);
+    kernel<<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(
+        input, results, static_cast<State*>(workspace.partials()), workspace.counters(), length,
+        chunk_length, chunks, rows * chunks, vectorized);
+    check_launch(typeid(R), __FILE__, __LINE__);
 }
 
 }  // namespace
+
+void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int64_t* indices,
+                         const void* data, std::int64_t length, std::int64_t rows) {
+    kernels::with_dtype(dtype, [&](auto tag) {
+        using In = kernels::TagType<decltype(tag)>;
+        const Results results{values, indices};
+        if (largest) {
+            reduce_rows<Indexed<tasks::ArgExtreme<In, true>>, In>(results, data, length, rows);
+        } else {
+            reduce_rows<Indexed<tasks::ArgExtreme<In, false>>, In>(results, data, length, rows);
+        }
+    });
+}
 
 kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                    void* results, const void* data, int64_t chunk_size, int64_t output_count) {
@@ -128,7 +214,8 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
         }
         tasks::with_reducer(op, in_dtype, [&](auto tag) {
             using Tag = decltype(tag);
-            reduce_rows<typename Tag::Reducer, typename Tag::Input>(results, data, chunk_size,
+            reduce_rows<typename Tag::Reducer, typename Tag::Input>(Results{results, nullptr},
+                                                                    data, chunk_size,
                                                                     output_count);
         });
     });

@@ -1,7 +1,7 @@
 #pragma once
-// The warp-level pieces of the row (reduce.cu) and column (reduce_dims.cu) reductions: an
-// ordered combine, a fixed shuffle tree, lane seeds, and the kernel that merges rows of partial
-// states kPartialChunk per warp, level after level, until one is left per row.
+// The pieces of the row (reduce.cu) and column (reduce_dims.cu) reductions: an ordered combine,
+// fixed shuffle and block trees, lane seeds, how results are stored, and where the blocks of a
+// split output meet so that the last one merges their partials (workspace.h) in the same launch.
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -17,7 +17,6 @@ namespace {
 using kernels::Storage;
 namespace tasks = kernels::tasks;
 
-constexpr std::int64_t kPartialChunk = 1024;
 constexpr int kWarp = 32;
 
 template <typename State>
@@ -95,72 +94,78 @@ struct LaneFold<tasks::Variance<In>, In> {
     __device__ tasks::Moments result() const { return sums.result(); }
 };
 
-template <typename R, bool kFinal>
-__device__ void store_chunk(void* target, std::int64_t chunk, std::int64_t row,
-                            typename R::State state) {
-    if constexpr (kFinal) {
-        kernels::store_element<typename R::Out>(
-            static_cast<Storage<typename R::Out>*>(target) + row, R::finish(state));
+// Where results go: values (R::Out each) and, for reduce_indexed, the indices of the extremes.
+struct Results {
+    void* values;
+    std::int64_t* indices;  // null unless kIndexed
+};
+
+// max/min with their indices in one pass: ArgExtreme's state is both, so it stores both.
+template <typename R>
+struct Indexed : R {};
+template <typename R>
+inline constexpr bool kIndexed = false;
+template <typename R>
+inline constexpr bool kIndexed<Indexed<R>> = true;
+
+template <typename R>
+__device__ void store_result(Results results, std::int64_t output, typename R::State state) {
+    if constexpr (kIndexed<R>) {
+        using In = decltype(state.value);
+        kernels::store_element<In>(static_cast<Storage<In>*>(results.values) + output,
+                                   state.value);
+        results.indices[output] = state.index;
     } else {
-        static_cast<typename R::State*>(target)[chunk] = state;
+        kernels::store_element<typename R::Out>(
+            static_cast<Storage<typename R::Out>*>(results.values) + output, R::finish(state));
     }
 }
 
-// The same over rows of `length` partial states, kPartialChunk per warp.
-template <typename R, bool kFinal>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    reduce_partials(const typename R::State* partials, void* target, std::int64_t length,
-                    std::int64_t chunks_per_row, std::int64_t chunk_count) {
-    const int lane = static_cast<int>(threadIdx.x) % kWarp;
-    const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / kWarp;
-    std::int64_t chunk = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp;
-    for (; chunk < chunk_count; chunk += warps) {
-        const std::int64_t row = chunk / chunks_per_row;
-        const std::int64_t begin = (chunk % chunks_per_row) * kPartialChunk;
-        const std::int64_t end = tasks::min_of(length, begin + kPartialChunk);
-        const typename R::State* row_partials = partials + row * length;
-        auto state = seed<R>([&] { return row_partials[begin]; });
-        for (std::int64_t i = begin + lane; i < end; i += kWarp) {
-            state = combine<R>(state, row_partials[i]);
-        }
-        state = warp_combine<R>(state);
-        if (lane == 0) {
-            store_chunk<R, kFinal>(target, chunk, row, state);
+// Thread 0 ends with the merge of the block's states: each warp's shuffle tree, then the warps
+// in order. `warps` is shared memory for one state per warp; every thread must call this.
+template <typename R>
+__device__ typename R::State block_combine(typename R::State state, typename R::State* warps) {
+    state = warp_combine<R>(state);
+    const int warp = static_cast<int>(threadIdx.x) / kWarp;
+    if (threadIdx.x % kWarp == 0) {
+        warps[warp] = state;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const int count = static_cast<int>((blockDim.x + kWarp - 1) / kWarp);
+        for (int other = 1; other < count; ++other) {
+            state = combine<R>(state, warps[other]);
         }
     }
+    __syncthreads();  // warps is free again for the caller's next use
+    return state;
+}
+
+// After this block's partial writes (each writer fenced them): whether it is the last of
+// `expected` blocks to arrive at counter, block-uniform. The last one resets the counter, so
+// the workspace's counters are zero between launches, and fences before reading the partials.
+__device__ inline bool last_to_arrive(unsigned* counter, unsigned expected, bool* flag) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const bool last = atomicAdd(counter, 1u) == expected - 1;
+        if (last) {
+            *counter = 0;
+        }
+        *flag = last;
+    }
+    __syncthreads();
+    const bool last = *flag;
+    if (last) {
+        __threadfence();
+    }
+    __syncthreads();  // flag is read before a later call rewrites it
+    return last;
 }
 
 template <typename Kernel>
 int warp_grid(Kernel kernel, std::int64_t chunk_count) {
     return grid_blocks(reinterpret_cast<const void*>(kernel),
                        blocks_for(chunk_count, kThreadsPerBlock / kWarp));
-}
-
-template <typename R>
-void launch_partials(bool final, const typename R::State* partials, void* target,
-                     std::int64_t length, std::int64_t chunks_per_row, std::int64_t rows) {
-    const auto kernel = final ? &reduce_partials<R, true> : &reduce_partials<R, false>;
-    const std::int64_t chunk_count = rows * chunks_per_row;
-    kernel<<<warp_grid(kernel, chunk_count), kThreadsPerBlock, 0, launch_stream()>>>(
-        partials, target, length, chunks_per_row, chunk_count);
-    check_launch(typeid(R), __FILE__, __LINE__);
-}
-
-// Merges rows of `width` partial states into results, one level per launch; spare holds
-// rows * ceil_div(width, kPartialChunk) states and may be null when width <= kPartialChunk.
-template <typename R>
-void merge_partial_rows(typename R::State* source, typename R::State* spare, void* results,
-                        std::int64_t width, std::int64_t rows) {
-    for (;;) {
-        const std::int64_t next = tasks::ceil_div(width, kPartialChunk);
-        if (next == 1) {
-            launch_partials<R>(true, source, results, width, 1, rows);
-            return;
-        }
-        launch_partials<R>(false, source, spare, width, next, rows);
-        std::swap(source, spare);
-        width = next;
-    }
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 // column's rows in order, kRowUnroll loads in flight. A block covers a tile of `width` columns;
 // when inner < 256 a tile is whole rows and the block's row groups take every groups-th row,
 // merged through shared memory by a fixed tree. When the tiles alone cannot fill the GPU, i is
-// split over blockIdx.y into partials merged by a second kernel (reduce_common.cuh). The split
-// depends only on the shape, so results repeat on any GPU; inner == 1 is the row path's.
+// split over blockIdx.y into partials that the tile's last block merges in the same launch
+// (reduce_common.cuh). The split depends only on the shape, so results repeat on any GPU;
+// inner == 1 is the row path's.
 #include <cstdint>
 #include <typeinfo>
 
@@ -13,6 +14,7 @@
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/tasks/reduce_dims.h"
 #include "reduce_common.cuh"
+#include "workspace.h"
 
 namespace kael::cuda {
 namespace {
@@ -35,6 +37,7 @@ struct ColumnGrid {
     std::int64_t tiles;            // outer * tiles_per_outer
     std::int64_t splits;           // pieces of i, gridDim.y
     std::int64_t rows_per_split;
+    std::int64_t outputs;          // outer * inner
 };
 
 ColumnGrid column_grid(std::int64_t outer, std::int64_t size, std::int64_t inner) {
@@ -47,10 +50,10 @@ ColumnGrid column_grid(std::int64_t outer, std::int64_t size, std::int64_t inner
     if (grid.tiles < kTargetBlocks) {
         splits = tasks::min_of(tasks::ceil_div(kTargetBlocks, grid.tiles),
                                tasks::ceil_div(size, grid.groups * kMinRowsPerThread));
-        splits = tasks::min_of(splits, kPartialChunk);  // one merge level, gridDim.y <= 65535
     }
     grid.rows_per_split = tasks::ceil_div(size, splits < 1 ? 1 : splits);
     grid.splits = tasks::ceil_div(size, grid.rows_per_split);
+    grid.outputs = outer * inner;
     return grid;
 }
 
@@ -75,13 +78,42 @@ __device__ void fold_column(LaneFold<R, In>& lane, const Storage<In>* column, st
     }
 }
 
-// target: results (kFinal) or partials[output * splits + split].
-template <typename R, typename In, bool kFinal>
+// The states of a block's row groups merged by a fixed tree into group 0 (blocks of one group
+// return state as it is). Every thread of the block calls this.
+template <typename R>
+__device__ typename R::State merge_groups(typename R::State state, typename R::State* states,
+                                          const ColumnGrid& grid, bool active,
+                                          std::int64_t group) {
+    if (grid.groups == 1) {
+        return state;
+    }
+    states[threadIdx.x] = state;
+    __syncthreads();
+    std::int64_t stride = 1;
+    while (stride * 2 < grid.groups) {
+        stride *= 2;
+    }
+    for (; stride > 0; stride /= 2) {
+        if (active && group < stride && group + stride < grid.groups) {
+            states[threadIdx.x] =
+                combine<R>(states[threadIdx.x], states[threadIdx.x + stride * grid.width]);
+        }
+        __syncthreads();
+    }
+    state = states[threadIdx.x];
+    __syncthreads();  // the next use overwrites states
+    return state;
+}
+
+// With splits > 1, each block writes its columns' partials (partials[split * outputs + output])
+// and the last block of a tile to arrive at counters[tile] merges them in split order.
+template <typename R, typename In>
 __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
-    reduce_columns(const Storage<In>* data, void* target, std::int64_t size, std::int64_t inner,
-                   ColumnGrid grid) {
+    reduce_columns(const Storage<In>* data, Results results, typename R::State* partials,
+                   unsigned* counters, std::int64_t size, std::int64_t inner, ColumnGrid grid) {
     using State = typename R::State;
     __shared__ State states[kColumnThreads];
+    __shared__ bool last;
     const std::int64_t column_in_tile = threadIdx.x % grid.width;
     const std::int64_t group = threadIdx.x / grid.width;
     const std::int64_t split = blockIdx.y;
@@ -91,6 +123,7 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
         const std::int64_t o = tile / grid.tiles_per_outer;
         const std::int64_t j = tile % grid.tiles_per_outer * grid.width + column_in_tile;
         const bool active = group < grid.groups && j < inner;
+        const std::int64_t output = o * inner + j;
         State state{};
         if (active) {
             const Storage<In>* column = data + o * size * inner + j;
@@ -99,56 +132,70 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
             fold_column<R, In>(lane, column, inner, begin + group, end, grid.groups);
             state = lane.result();
         }
-        if (grid.groups > 1) {  // uniform over the block, like the tile loop
-            states[threadIdx.x] = state;
-            __syncthreads();
-            std::int64_t stride = 1;
-            while (stride * 2 < grid.groups) {
-                stride *= 2;
+        state = merge_groups<R>(state, states, grid, active, group);
+        if (grid.splits == 1) {
+            if (active && group == 0) {
+                store_result<R>(results, output, state);
             }
-            for (; stride > 0; stride /= 2) {
-                if (active && group < stride && group + stride < grid.groups) {
-                    states[threadIdx.x] = combine<R>(states[threadIdx.x],
-                                                     states[threadIdx.x + stride * grid.width]);
-                }
-                __syncthreads();
-            }
-            state = states[threadIdx.x];
-            __syncthreads();  // the next tile overwrites states
+            continue;
         }
         if (active && group == 0) {
-            const std::int64_t output = o * inner + j;
-            if constexpr (kFinal) {
-                kernels::store_element<typename R::Out>(
-                    static_cast<Storage<typename R::Out>*>(target) + output, R::finish(state));
-            } else {
-                static_cast<State*>(target)[output * grid.splits + split] = state;
+            partials[split * grid.outputs + output] = state;
+            __threadfence();
+        }
+        if (!last_to_arrive(counters + tile, static_cast<unsigned>(grid.splits), &last)) {
+            continue;
+        }
+        if (active) {
+            state = seed<R>([&] { return partials[output]; });
+            for (std::int64_t piece = group; piece < grid.splits; piece += grid.groups) {
+                state = combine<R>(state, partials[piece * grid.outputs + output]);
             }
+        }
+        state = merge_groups<R>(state, states, grid, active, group);
+        if (active && group == 0) {
+            store_result<R>(results, output, state);
         }
     }
 }
 
 // size > 0, inner > 1.
 template <typename R, typename In>
-void reduce_column_tiles(void* results, const void* data, std::int64_t outer, std::int64_t size,
-                         std::int64_t inner) {
+void reduce_column_tiles(Results results, const void* data, std::int64_t outer,
+                         std::int64_t size, std::int64_t inner) {
     using State = typename R::State;
     const auto* input = static_cast<const Storage<In>*>(data);
     const ColumnGrid grid = column_grid(outer, size, inner);
     const dim3 blocks(static_cast<unsigned>(tasks::min_of(grid.tiles, kMaxGridX)),
                       static_cast<unsigned>(grid.splits));
     if (grid.splits == 1) {
-        reduce_columns<R, In, true>
-            <<<blocks, kColumnThreads, 0, launch_stream()>>>(input, results, size, inner, grid);
+        reduce_columns<R, In><<<blocks, kColumnThreads, 0, launch_stream()>>>(
+            input, results, nullptr, nullptr, size, inner, grid);
         check_launch(typeid(R), __FILE__, __LINE__);
         return;
     }
-    const std::int64_t outputs = outer * inner;
-    const tasks::Scratch<Launcher, State> partials(outputs * grid.splits);
-    reduce_columns<R, In, false>
-        <<<blocks, kColumnThreads, 0, launch_stream()>>>(input, partials.get(), size, inner, grid);
+    const Workspace workspace(grid.outputs * grid.splits * std::int64_t{sizeof(State)},
+                              grid.tiles);
+    reduce_columns<R, In><<<blocks, kColumnThreads, 0, launch_stream()>>>(
+        input, results, static_cast<State*>(workspace.partials()), workspace.counters(), size,
+        inner, grid);
     check_launch(typeid(R), __FILE__, __LINE__);
-    merge_partial_rows<R>(partials.get(), nullptr, results, grid.splits, outputs);
+}
+
+template <typename R, typename In>
+void reduce_columns_or_empty(Results results, const void* data, std::int64_t outer,
+                             std::int64_t size, std::int64_t inner) {
+    if (size == 0) {  // the shared task writes the identity (only reducers with one get here)
+        if constexpr (!kIndexed<R>) {
+            Launcher::for_each(outer * inner,
+                               tasks::ReduceColumns<R, In>{
+                                   static_cast<const Storage<In>*>(data),
+                                   static_cast<Storage<typename R::Out>*>(results.values), size,
+                                   inner});
+        }
+        return;
+    }
+    reduce_column_tiles<R, In>(results, data, outer, size, inner);
 }
 
 }  // namespace
@@ -169,15 +216,35 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
         tasks::with_reducer(op, in_dtype, [&](auto tag) {
             using R = typename decltype(tag)::Reducer;
             using In = typename decltype(tag)::Input;
-            if (size == 0) {  // the shared task writes the identity
-                Launcher::for_each(outer * inner,
-                                   tasks::ReduceColumns<R, In>{
-                                       static_cast<const Storage<In>*>(data),
-                                       static_cast<Storage<typename R::Out>*>(results), size,
-                                       inner});
-                return;
+            reduce_columns_or_empty<R, In>(Results{results, nullptr}, data, outer, size, inner);
+        });
+    });
+}
+
+kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, void* values,
+                           int64_t* indices, const void* data, int64_t outer, int64_t size,
+                           int64_t inner) {
+    return plugin::guarded("cuda.reduce_indexed", [&] {
+        use_device(device);
+        const bool largest = tasks::check_reduce_indexed_call(op, dtype, values, indices, data,
+                                                              outer, size, inner);
+        if (outer * inner == 0) {
+            return;
+        }
+        if (inner == 1) {
+            reduce_rows_indexed(largest, dtype, values, indices, data, size, outer);
+            return;
+        }
+        kernels::with_dtype(dtype, [&](auto tag) {
+            using In = kernels::TagType<decltype(tag)>;
+            const Results results{values, indices};
+            if (largest) {
+                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, true>>, In>(results, data,
+                                                                              outer, size, inner);
+            } else {
+                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, false>>, In>(
+                    results, data, outer, size, inner);
             }
-            reduce_column_tiles<R, In>(results, data, outer, size, inner);
         });
     });
 }

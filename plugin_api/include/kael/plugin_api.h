@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 7
+#define KAEL_ABI_MINOR 8
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -440,6 +440,16 @@ typedef struct kael_plugin {
     kael_status (*scan)(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
                         kael_dtype in_dtype, void* out, const void* data, int64_t outer,
                         int64_t size, int64_t inner);
+
+    /* Since ABI 1.8. max(dim)/min(dim) in one pass: along i of outer x size x inner (contiguous
+     * data, size > 0), values[o * inner + j] (dtype) is the largest (op KAEL_REDUCE_ARGMAX) or
+     * smallest (KAEL_REDUCE_ARGMIN) element and indices[o * inner + j] its index i, the first
+     * one on ties and the first NaN if any, exactly as the max/min and argmax/argmin reduce ops
+     * give them. Other ops are KAEL_STATUS_UNSUPPORTED. May be NULL: the core then runs those
+     * two reductions. */
+    kael_status (*reduce_indexed)(int32_t device, kael_reduce_op op, kael_dtype dtype,
+                                  void* values, int64_t* indices, const void* data,
+                                  int64_t outer, int64_t size, int64_t inner);
 } kael_plugin;
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
@@ -477,9 +487,9 @@ static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device proper
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 40 * 8 + 8 + 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 41 * 8 + 8 + 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 40 * 8 + 8 + 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 41 * 8 + 8 + 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */

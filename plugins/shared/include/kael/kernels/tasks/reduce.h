@@ -346,6 +346,30 @@ inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtyp
     }
 }
 
+// The reduce_indexed slot's checks (ABI 1.8); true for max (ARGMAX), false for min (ARGMIN).
+inline bool check_reduce_indexed_call(kael_reduce_op op, kael_dtype dtype, const void* values,
+                                      const std::int64_t* indices, const void* data,
+                                      std::int64_t outer, std::int64_t size,
+                                      std::int64_t inner) {
+    if (op != KAEL_REDUCE_ARGMAX && op != KAEL_REDUCE_ARGMIN) {
+        plugin::unsupported("reduce_indexed takes argmax or argmin, not op " +
+                            std::to_string(op));
+    }
+    if (!valid_dtype(dtype)) {
+        plugin::invalid("reduce_indexed: invalid dtype");
+    }
+    if (outer < 0 || size < 0 || inner < 0) {
+        plugin::invalid("reduce_indexed: negative outer, size or inner");
+    }
+    if (outer * inner > 0 && size == 0) {
+        plugin::invalid("reduce_indexed: max/min of an empty row has no value");
+    }
+    if (outer * inner > 0 && (values == nullptr || indices == nullptr || data == nullptr)) {
+        plugin::invalid("reduce_indexed: null values, indices or data");
+    }
+    return op == KAEL_REDUCE_ARGMAX;
+}
+
 template <typename R, typename In>
 struct ReducerTag {
     using Reducer = R;
