@@ -145,24 +145,10 @@ kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_d
     }
     return plugin::guarded("cpu.scan", [&] {
         check_device(device);
-        if (op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD) {
-            plugin::unsupported("scan of reduce op " + std::to_string(op));
-        }
-        if (outer < 0 || inner < 0) {
-            plugin::invalid("scan: negative outer or inner");
-        }
-        if (!kernels::tasks::check_cumsum_call(out_dtype, in_dtype, out, data, size,
-                                               outer * inner)) {
-            return;
-        }
-        kernels::with_dtype(in_dtype, [&](auto tag) {
-            using In = kernels::TagType<decltype(tag)>;
-            if (op == KAEL_REDUCE_PROD) {
-                scan<true, In>(data, out, outer, size, inner);
-            } else {
-                scan<false, In>(data, out, outer, size, inner);
-            }
-        });
+        kernels::tasks::visit_scan_call(op, out_dtype, in_dtype, out, data, outer, size, inner,
+                                        [&]<bool kMultiply, typename In>() {
+                                            scan<kMultiply, In>(data, out, outer, size, inner);
+                                        });
     });
 }
 

@@ -6,13 +6,13 @@
 // f32 or f64 rows take cub::DeviceScan instead.
 #include <climits>
 #include <cstdint>
-#include <cub/device/device_scan.cuh>
 #include <type_traits>
 
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/tasks/sequence.h"
+#include "scan_long_rows.cuh"
 #include "sequence_keys.cuh"
 
 namespace kael::cuda {
@@ -127,30 +127,6 @@ void launch_units(Kernel kernel, std::int64_t units, Args... args) {
     check_launch(typeid(Kernel), __FILE__, __LINE__);
 }
 
-// f32 and f64 partial sums accumulate in double, as the tiles do.
-struct AddInDouble {
-    __device__ double operator()(double a, double b) const { return a + b; }
-};
-
-// A few long f32 or f64 rows, one cub::DeviceScan (single pass, decoupled look-back) each:
-// 0.48 of PyTorch's speed through the three-pass units path below for one row of 2^22. Its
-// look-back may add a tile's predecessors in a different grouping run to run (last bits of a
-// double sum), as PyTorch's CUB scan does.
-template <typename In>
-void scan_long_rows(const In* data, In* out, std::int64_t chunk_size, std::int64_t row_count) {
-    const auto items = static_cast<std::int64_t>(chunk_size);
-    std::size_t bytes = 0;
-    KAEL_CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, bytes, data, out, AddInDouble{}, items,
-                                                   launch_stream()));
-    const kernels::tasks::Scratch<Launcher, unsigned char> scratch(
-        static_cast<std::int64_t>(bytes > 0 ? bytes : 1));
-    for (std::int64_t row = 0; row < row_count; ++row) {
-        KAEL_CUDA_CHECK(cub::DeviceScan::InclusiveScan(
-            scratch.get(), bytes, data + row * chunk_size, out + row * chunk_size, AddInDouble{},
-            items, launch_stream()));
-    }
-}
-
 // Scans rows of chunk_size elements of data into out (see the file's comment).
 template <typename In>
 void scan_rows(const kernels::Storage<In>* data, ScanOut<In>* out, std::int64_t chunk_size,
@@ -165,7 +141,7 @@ void scan_rows(const kernels::Storage<In>* data, ScanOut<In>* out, std::int64_t 
     }
     if constexpr (std::is_same_v<In, float> || std::is_same_v<In, double>) {
         if (row_count <= kCubRows && chunk_size <= INT32_MAX) {
-            scan_long_rows<In>(data, out, chunk_size, row_count);
+            scan_long_rows<AddInDouble, In>(data, out, chunk_size, row_count);
             return;
         }
     }

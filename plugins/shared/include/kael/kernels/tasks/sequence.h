@@ -184,6 +184,31 @@ inline bool check_cumsum_call(kael_dtype out_dtype, kael_dtype in_dtype, const v
     return true;
 }
 
+// The scan slot's checks (ABI 1.7); then, unless there is nothing to scan, visit<kMultiply, In>()
+// with whether the op is a product (cumprod) or a sum (cumsum) and the input's compute type.
+template <typename Visit>
+void visit_scan_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                     const void* out, const void* data, std::int64_t outer, std::int64_t size,
+                     std::int64_t inner, Visit&& visit) {
+    if (op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD) {
+        plugin::unsupported("scan of reduce op " + std::to_string(op));
+    }
+    if (outer < 0 || inner < 0) {
+        plugin::invalid("scan: negative outer or inner");
+    }
+    if (!check_cumsum_call(out_dtype, in_dtype, out, data, size, outer * inner)) {
+        return;
+    }
+    with_dtype(in_dtype, [&](auto tag) {
+        using In = TagType<decltype(tag)>;
+        if (op == KAEL_REDUCE_PROD) {
+            visit.template operator()<true, In>();
+        } else {
+            visit.template operator()<false, In>();
+        }
+    });
+}
+
 template <typename Launcher>
 void launch_cumsum(kael_dtype out_dtype, kael_dtype in_dtype, void* out, const void* data,
                    std::int64_t chunk_size, std::int64_t row_count) {
