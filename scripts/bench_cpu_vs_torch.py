@@ -22,6 +22,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import sys
 
 import bench_cpu_mlp
@@ -53,6 +54,8 @@ def parse_arguments():
     parser.add_argument("--skip-models", action="store_true", help="no GPT rows (a smoke run)")
     parser.add_argument("--skip-mlp", action="store_true", help="no MLP epoch row")
     parser.add_argument("--json-out", type=pathlib.Path)
+    parser.add_argument("--filter", default=None,
+                        help="only the cases whose name matches this regular expression")
     parser.add_argument("--guard", type=float, default=None,
                         help="fail when a case's best speed of three stays below this")
     return parser.parse_args()
@@ -94,6 +97,8 @@ def main():
     cases = bench_model_cases.op_cases(arguments.scale)
     if not arguments.skip_models:
         cases += bench_model_cases.model_cases(arguments.scale)
+    if arguments.filter:
+        cases = [case for case in cases if re.search(arguments.filter, case.name)]
     rows, failed = [], False
     print(f"kael {kael.__version__ if hasattr(kael, '__version__') else ''} beside torch "
           f"{torch.__version__}, {arguments.threads} threads each")

@@ -74,7 +74,7 @@ void for_each_span(const kael_element_layout& layout, int64_t begin, int64_t end
 }
 
 // The f32 functors whose contiguous loop is also compiled for AVX-512 and AVX2 (this file's
-// baseline is SSE2): one IEEE operation each, so no ISA can contract or reorder them.
+// baseline is SSE2): one IEEE operation or a select each, so no ISA can contract or reorder them.
 template <typename F>
 inline constexpr bool kWideF32 = false;
 template <>
@@ -89,6 +89,15 @@ template <>
 inline constexpr bool kWideF32<kernels::Negate<float>> = true;
 template <>
 inline constexpr bool kWideF32<kernels::Identity<float>> = true;
+// Selects, exact at every width: relu's baseline loop ran at 0.53 of PyTorch's speed at 2^21.
+template <>
+inline constexpr bool kWideF32<kernels::Relu<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::ReluBackward<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Maximum<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Minimum<float>> = true;
 
 template <typename F, size_t... Input>
 [[gnu::always_inline]] inline void contiguous_f32(std::byte* const* pointers, int64_t count,
