@@ -23,6 +23,7 @@ constexpr std::int64_t kSmallGranule = 512;
 constexpr std::int64_t kLargeGranule = std::int64_t{1} << 20;
 constexpr std::int64_t kLargeThreshold = std::int64_t{1} << 20;
 constexpr std::int64_t kCacheLimit = std::int64_t{1} << 30;  // cached bytes kept per device
+constexpr std::int64_t kLargestRequest = std::int64_t{1} << 62;
 
 std::int64_t size_class(std::int64_t bytes) {
     const std::int64_t granule = bytes < kLargeThreshold ? kSmallGranule : kLargeGranule;
@@ -279,6 +280,13 @@ void retire_recording_pool(const std::shared_ptr<RecordingPool>& pool) noexcept 
 }
 
 void* allocate_block(const Backend& backend, int device, std::int64_t bytes) {
+    // No device holds 2^62 bytes, and rounding a larger request up to its size class would
+    // overflow: refuse it here, as every device would.
+    if (bytes > kLargestRequest) {
+        throw OutOfMemoryError("cannot allocate " + std::to_string(bytes) + " bytes on " +
+                               backend.name() + ":" + std::to_string(device) +
+                               ": more than any device holds");
+    }
     if (routed_pool != nullptr && routed_pool->serves(backend, device)) {
         return routed_pool->allocate(bytes);
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "random_draws.h"
+#include "tensor_internal.h"
 
 namespace kael {
 
@@ -116,14 +117,8 @@ void manual_seed(std::uint64_t seed) { default_generator().manual_seed(seed); }
 namespace detail {
 
 std::int64_t element_count(const Shape& shape, const char* op) {
-    std::int64_t count = 1;
-    for (const std::int64_t size : shape) {
-        if (size < 0) {
-            throw ValueError(std::string(op) + ": negative dimension in shape " + to_string(shape));
-        }
-        count *= size;
-    }
-    return count;
+    check_shape(shape, op);
+    return checked_numel(shape, op);
 }
 
 void check_floating(DType dtype, const char* op) {

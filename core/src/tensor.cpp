@@ -191,12 +191,7 @@ Tensor& Tensor::fill_(const Tensor& value) {
 }
 
 Tensor empty(const Shape& shape, DType dtype, Device device) {
-    detail::check_rank(shape, "empty");
-    for (const std::int64_t size : shape) {
-        if (size < 0) {
-            throw ValueError("empty: negative dimension in shape " + to_string(shape));
-        }
-    }
+    detail::check_shape(shape, "empty");
     auto impl = std::make_shared<TensorImpl>();
     std::int64_t bytes = shape_has_zero(shape) ? 0 : itemsize(dtype);
     for (const std::int64_t size : shape) {
@@ -219,6 +214,13 @@ Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dty
                          to_string(strides) + " differ in rank");
     }
     detail::check_rank(shape, "from_blob");
+    for (const std::int64_t size : shape) {
+        if (size >= 0) {
+            continue;
+        }
+        throw ValueError("from_blob: negative size in shape " + to_string(shape));
+    }
+    static_cast<void>(detail::checked_numel(shape, "from_blob"));
     // Elements spanned by the view, so the storage knows its extent.
     std::int64_t extent = 1;
     for (std::size_t i = 0; i < shape.size(); ++i) {

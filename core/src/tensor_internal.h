@@ -2,6 +2,7 @@
 // Shape arithmetic and view construction shared by tensor.cpp (copies, factories) and
 // tensor_views.cpp (views), private to the core.
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <numeric>
 #include <string>
@@ -54,8 +55,36 @@ inline void check_rank(const Shape& shape, const char* op) {
     }
 }
 
-inline Tensor with_view(const Tensor& base, Shape shape, Shape strides, std::int64_t offset) {
-    check_rank(shape, "view");
+// The element count of a shape of sizes >= 0, checked: the sizes multiply in order as unsigned
+// 64-bit numbers, as PyTorch's, so [2^62, 2, 0] is a valid empty shape but [2^62, 4] is not;
+// the count must fit int64. Every path that makes a shape goes through check_shape.
+inline std::int64_t checked_numel(const Shape& shape, const char* op) {
+    std::uint64_t count = 1;
+    bool fits = true;
+    for (const std::int64_t size : shape) {
+        fits = fits && !__builtin_mul_overflow(count, static_cast<std::uint64_t>(size), &count);
+    }
+    if (!fits || count > static_cast<std::uint64_t>(INT64_MAX)) {
+        throw ValueError(std::string(op) + ": shape " + to_string(shape) +
+                         " is invalid: its number of elements overflows int64");
+    }
+    return static_cast<std::int64_t>(count);
+}
+
+inline void check_shape(const Shape& shape, const char* op) {
+    check_rank(shape, op);
+    for (const std::int64_t size : shape) {
+        if (size < 0) {
+            throw ValueError(std::string(op) + ": negative dimension in shape " +
+                             to_string(shape));
+        }
+    }
+    static_cast<void>(checked_numel(shape, op));
+}
+
+inline Tensor with_view(const Tensor& base, Shape shape, Shape strides, std::int64_t offset,
+                        const char* op = "view") {
+    check_shape(shape, op);
     auto impl = std::make_shared<TensorImpl>();
     impl->storage = base.impl().storage;
     impl->shape = std::move(shape);

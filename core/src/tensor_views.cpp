@@ -32,8 +32,8 @@ Shape resolved_shape(const Shape& requested, std::int64_t numel, const Shape& fr
             inferred = static_cast<int>(i);
         } else if (shape[i] < 0) {
             throw ValueError(std::string(op) + ": invalid shape " + to_string(shape));
-        } else {
-            known *= shape[i];
+        } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+            static_cast<void>(detail::checked_numel(requested, op));  // throws
         }
     }
     if (inferred >= 0) {
@@ -43,7 +43,7 @@ Shape resolved_shape(const Shape& requested, std::int64_t numel, const Shape& fr
         }
         shape[inferred] = numel / known;
     }
-    if (product(shape) != numel) {
+    if (detail::checked_numel(shape, op) != numel) {
         throw ValueError(std::string(op) + ": shape " + to_string(requested) +
                          " is invalid for a tensor of shape " + to_string(from));
     }
@@ -110,10 +110,10 @@ Tensor Tensor::view(const Shape& requested) const {
 // A view whenever the strides allow one (splitting the last dim of a slice, merging dims that
 // are contiguous with each other), as PyTorch does; a copy only when none exists.
 Tensor Tensor::reshape(const Shape& requested) const {
-    if (is_contiguous()) {
-        return view(requested);
-    }
     const Shape shape = resolved_shape(requested, numel(), this->shape(), "reshape");
+    if (is_contiguous()) {
+        return view(shape);
+    }
     if (const std::optional<Shape> strides = view_strides(this->shape(), this->strides(), shape)) {
         return reshaped(*this, with_view(*this, shape, *strides, offset()), "ViewBackward");
     }
@@ -280,7 +280,7 @@ Tensor Tensor::expand(const Shape& target) const {
                              to_string(target));
         }
     }
-    return recorded(*this, with_view(*this, shape, strides, offset()), "ExpandBackward",
+    return recorded(*this, with_view(*this, shape, strides, offset(), "expand"), "ExpandBackward",
                     [input_shape = this->shape()](const Tensor& grad) {
                         return autograd::sum_to(grad, input_shape);
                     });
@@ -340,7 +340,7 @@ Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, std::int64_t
     detail::check_rank(shape, "as_strided");
     check_strided_extent(shape, strides, new_offset, impl().storage->nbytes() / itemsize(dtype()),
                          "as_strided");
-    return with_view(*this, shape, strides, new_offset);
+    return with_view(*this, shape, strides, new_offset, "as_strided");
 }
 
 }  // namespace kael

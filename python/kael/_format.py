@@ -120,12 +120,13 @@ def _nested(values, depth, ndim, indent, summarized, text):
 
 def format_tensor(tensor):
     prefix = "kael.tensor("
-    values, summarized = _shown_values(tensor)
     extras = []
-    if tensor.numel() == 0 and tensor.ndim != 1:
+    if tensor.numel() == 0:  # nothing to show: no nested lists of empty rows, whatever the dims
         body = "[]"
-        extras.append(f"size={tuple(tensor.shape)}")
+        if tensor.ndim != 1:
+            extras.append(f"size={tuple(tensor.shape)}")
     else:
+        values, summarized = _shown_values(tensor)
         flat = list(_flatten(values))
         formatter = _element_formatter(tensor, flat)
         width = max((len(formatter(v)) for v in flat), default=0)

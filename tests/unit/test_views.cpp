@@ -119,10 +119,21 @@ BOOST_AUTO_TEST_CASE(from_blob_adopts_external_memory_until_the_last_view_dies) 
 BOOST_AUTO_TEST_CASE(byte_counts_that_overflow_are_refused) {
     BOOST_CHECK_THROW((void)kael::empty({std::int64_t{1} << 62}, kael::DType::I64),
                       kael::OutOfMemoryError);
+    // An element count beyond int64 is an invalid shape (ValueError), whatever the dtype;
+    // sizes multiply in order as unsigned 64-bit numbers, as PyTorch's, so a 0 after 2^63
+    // elements is an empty shape.
     BOOST_CHECK_THROW((void)kael::empty({std::int64_t{1} << 40, std::int64_t{1} << 40}),
-                      kael::OutOfMemoryError);
+                      kael::ValueError);
     BOOST_TEST(kael::empty({0, std::int64_t{1} << 62}).numel() == 0);
     BOOST_TEST(kael::empty({std::int64_t{1} << 62, 0}).numel() == 0);
+    BOOST_TEST(kael::empty({std::int64_t{1} << 62, 2, 0}).numel() == 0);
+    BOOST_CHECK_THROW((void)kael::empty({std::int64_t{1} << 62, 4, 0}), kael::ValueError);
+    const Tensor none = kael::empty({0});
+    BOOST_CHECK_THROW((void)none.view({std::int64_t{1} << 62, 4}), kael::ValueError);
+    BOOST_CHECK_THROW((void)none.reshape({-1, std::int64_t{1} << 62, 4}), kael::ValueError);
+    BOOST_CHECK_THROW((void)kael::ones({1}).expand({std::int64_t{1} << 62, 4}), kael::ValueError);
+    // One byte short of 2^63: no size class can hold it, so the allocator refuses it.
+    BOOST_CHECK_THROW((void)kael::empty({INT64_MAX}, kael::DType::Bool), kael::OutOfMemoryError);
 }
 
 // reshape is a view whenever strides exist for it, as in PyTorch: splitting the last dim of a
