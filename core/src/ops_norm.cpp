@@ -258,6 +258,11 @@ Tensor cumprod(const Tensor& input, std::int64_t dim) {
     if (input.dim() == 0) {
         return out;
     }
+    // f32 products run in f64, as the scan slot's and PyTorch's: [1e30, 1e30, 1e-30, 1e-30]
+    // passes 1e60 on its way to 1.
+    if (out.dtype() == DType::F32) {
+        out = out.to(DType::F64);
+    }
     // Hillis-Steele scan: after the round with shift s, element i holds the product of the
     // min(2s, i + 1) elements ending at i.
     const std::int64_t n = input.size(d);
@@ -265,7 +270,7 @@ Tensor cumprod(const Tensor& input, std::int64_t dim) {
         out = cat({out.slice(d, 0, shift), out.slice(d, shift, n) * out.slice(d, 0, n - shift)},
                   d);
     }
-    return out;
+    return out.to(is_floating(input.dtype()) ? input.dtype() : DType::I64);
 }
 
 }  // namespace kael

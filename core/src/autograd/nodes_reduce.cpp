@@ -75,7 +75,10 @@ BackwardFunction variance_backward(const Tensor& input, const Tensor& std,
             return Grads{with_reduced_dim(g, dim, keepdim) * centered * (2.0 / divisor)};
         }
         const Tensor root = with_reduced_dim(std_saved.unpack(), dim, keepdim);
-        return Grads{with_reduced_dim(g, dim, keepdim) / root * centered / divisor};
+        // As PyTorch: no deviation (a constant row) has gradient 0, not 0 / 0.
+        const Tensor scaled = where(eq(root, zero_scalar(root)), zero_scalar(root),
+                                    with_reduced_dim(g, dim, keepdim) / root);
+        return Grads{scaled * centered / divisor};
     };
 }
 

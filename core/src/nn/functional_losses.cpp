@@ -2,6 +2,7 @@
 // fused cross_entropy kernel serves the default options.
 #include <cmath>
 
+#include "../autograd/record.h"
 #include "kael/nn_functional.h"
 #include "kael/ops_common.h"
 #include "nn_internal.h"
@@ -93,10 +94,13 @@ Tensor indexed_nll(const Tensor& log_probs, const Tensor& target, const CrossEnt
         class_weight = options.weight.to(rows.dtype());
         weight = index_select(class_weight, 0, safe_target) * weight;
     }
-    Tensor loss = -(gather(rows, 1, safe_target.unsqueeze(1)).squeeze(1) * weight);
+    // An ignored row adds nothing, whatever its values (-inf log-probabilities included).
+    const Tensor zero = zeros({}, rows.dtype(), rows.device());
+    Tensor loss = where(counted, -(gather(rows, 1, safe_target.unsqueeze(1)).squeeze(1) * weight),
+                        zero);
     if (options.label_smoothing > 0) {
         const Tensor weighted = class_weight.defined() ? rows * class_weight.unsqueeze(0) : rows;
-        const Tensor smooth = -sum(weighted, 1) * counted.to(rows.dtype());
+        const Tensor smooth = where(counted, -sum(weighted, 1), zero);
         loss = loss * (1 - options.label_smoothing) +
                smooth * (options.label_smoothing / static_cast<double>(classes));
     }
@@ -158,7 +162,17 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
                        .item<bool>()) {
         return kael::cross_entropy(input, target, options.reduction);
     }
-    return indexed_nll(log_softmax(input, input.dim() == 1 ? 0 : 1), target, options, op);
+    // Ignored rows are zeroed first, so that a fully masked row (all -inf) makes no NaN in the
+    // log-softmax, the loss or the gradient, as PyTorch ignores it.
+    const std::int64_t class_dim = input.dim() == 1 ? 0 : 1;
+    Tensor counted_input = input;
+    if (target.dtype() == DType::I64 && target.dim() + 1 == input.dim()) {
+        const Tensor counted =
+            ne(target, scalar(static_cast<double>(options.ignore_index), target));
+        counted_input = where(counted.unsqueeze(class_dim), input,
+                              zeros({}, input.dtype(), input.device()));
+    }
+    return indexed_nll(log_softmax(counted_input, class_dim), target, options, op);
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options) {
@@ -178,6 +192,52 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
     return reduce(abs(input - target), reduction);
 }
 
+namespace {
+
+// PyTorch's gradients, not the composition's: (p - t) / max(p (1 - p), 1e-12) stays finite
+// where p saturates at 0 or 1 (the clamped logs' gradient there is 0 * inf). The elementwise
+// losses; their recording's no-grad scope ends here, before weights and the reduction.
+Tensor bce_elements(const Tensor& input, const Tensor& target) {
+    const autograd::Recording recording({input, target});
+    const Tensor log_p = clamp(log(input), -100, INFINITY);
+    const Tensor log_q = clamp(log(-input + 1.0), -100, INFINITY);
+    return recording.finish(
+        -(target * log_p + (-target + 1.0) * log_q), "BinaryCrossEntropyBackward",
+        [p_saved = autograd::saved(input), t_saved = autograd::saved(target)](const Tensor& g) {
+            const Tensor p = p_saved.unpack();
+            const Tensor t = t_saved.unpack();
+            const Tensor spread = clamp(p * (-p + 1.0), 1e-12, INFINITY);
+            // The target's, as PyTorch's: the logs unclamped (infinite where p saturates).
+            return std::vector<Tensor>{g * (p - t) / spread, g * (log1p(-p) - log(p))};
+        });
+}
+
+// (1 - t) x + s softplus(-x), s = (pos_weight - 1) t + 1, softplus(-x) = log(1 + exp(-|x|)) +
+// max(-x, 0), which never exponentiates a positive number. Its gradient is PyTorch's,
+// d/dx = (1 - t) - s sigmoid(-x): sigmoid(0) - t at a logit of 0, where |x| and max(-x, 0) of
+// the composition have no slope. pos_weight's own gradient is added by the caller.
+Tensor bce_logits_elements(const Tensor& input, const Tensor& target, const Tensor& pos_weight,
+                           Tensor& softplus_negative) {
+    const autograd::Recording recording({input, target});
+    softplus_negative = log(exp(-abs(input)) + 1.0) + relu(-input);
+    const Tensor scale = pos_weight.defined() ? (pos_weight - 1.0) * target + 1.0 : Tensor();
+    const Tensor weighted = scale.defined() ? scale * softplus_negative : softplus_negative;
+    return recording.finish(
+        (-target + 1.0) * input + weighted, "BinaryCrossEntropyWithLogitsBackward",
+        [x_saved = autograd::saved(input), t_saved = autograd::saved(target), scale,
+         softplus_negative, pos_weight](const Tensor& g) {
+            const Tensor x = x_saved.unpack();
+            const Tensor sigmoid_negative = sigmoid(-x);
+            const Tensor grad_x = -t_saved.unpack() + 1.0 -
+                                  (scale.defined() ? scale * sigmoid_negative : sigmoid_negative);
+            const Tensor grad_t =
+                pos_weight.defined() ? -x + (pos_weight - 1.0) * softplus_negative : -x;
+            return std::vector<Tensor>{g * grad_x, g * grad_t};
+        });
+}
+
+}  // namespace
+
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             Reduction reduction) {
     require_floating(input, "binary_cross_entropy", "input");
@@ -185,9 +245,7 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
         throw ValueError("binary_cross_entropy: target of shape " + to_string(target.shape()) +
                          " must have input's shape " + to_string(input.shape()));
     }
-    const Tensor log_p = clamp(log(input), -100, INFINITY);
-    const Tensor log_q = clamp(log(-input + 1.0), -100, INFINITY);
-    Tensor loss = -(target * log_p + (-target + 1.0) * log_q);
+    Tensor loss = bce_elements(input, target);
     if (weight.defined()) {
         loss = loss * weight;
     }
@@ -203,12 +261,16 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                          to_string(target.shape()) + " must have input's shape " +
                          to_string(input.shape()));
     }
-    // softplus(-x) = log(1 + exp(-|x|)) + max(-x, 0) never exponentiates a positive number.
-    const Tensor softplus_negative = log(exp(-abs(input)) + 1.0) + relu(-input);
-    const Tensor positive_scale =
-        pos_weight.defined() ? (pos_weight - 1.0) * target + 1.0 : Tensor();
-    Tensor loss = (-target + 1.0) * input +
-                  (positive_scale.defined() ? positive_scale * softplus_negative : softplus_negative);
+    Tensor softplus_negative;
+    Tensor loss = bce_logits_elements(input, target,
+                                      pos_weight.defined() ? pos_weight.detach() : Tensor(),
+                                      softplus_negative);
+    if (pos_weight.defined() && pos_weight.requires_grad() && is_grad_enabled()) {
+        // pos_weight's gradient, t softplus(-x) per element (summed to its shape): a term
+        // worth zero whose only gradient path is pos_weight.
+        const Tensor term = pos_weight * (target * softplus_negative).detach();
+        loss = loss + (term - term.detach());
+    }
     if (weight.defined()) {
         loss = loss * weight;
     }

@@ -117,7 +117,8 @@ struct Variance {
     static constexpr bool kHasIdentity = true;
     KAEL_HD static State identity() { return {0.0, 0.0, 0.0}; }
     KAEL_HD static State first(In value, std::int64_t /*index*/) {
-        return {1.0, static_cast<double>(value), 0.0};
+        const double x = static_cast<double>(value);
+        return {1.0, x, x - x};  // 0, or NaN for an infinity or a NaN, as a Welford step gives
     }
     KAEL_HD static State step(State state, In value, std::int64_t /*index*/) {
         const double x = static_cast<double>(value);

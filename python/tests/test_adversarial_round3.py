@@ -1,0 +1,130 @@
+"""Issue 29's reproducers (adversarial round 3), each against torch 1.13's behaviour, on every
+device: element counts that overflow, printing empty tensors with huge dims, and the numeric
+rules of the losses, std, var and cumprod."""
+import math
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import kael
+
+HUGE = 2**62
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: kael.zeros(0, device=d).view(HUGE, 4),
+    lambda d: kael.zeros(0, device=d).reshape(-1, HUGE, 4),
+    lambda d: kael.randn(HUGE, 4, device=d),
+    lambda d: kael.rand(HUGE, 4, device=d),
+    lambda d: kael.randint(0, 5, (HUGE, 4), device=d),
+    lambda d: kael.zeros(HUGE, 4, device=d),
+    lambda d: kael.ones(1, device=d).expand(HUGE, 4),
+    lambda d: kael.nn.Embedding(HUGE, 4),
+])
+def test_element_counts_that_overflow_int64_are_invalid_shapes(device, make):
+    with pytest.raises(ValueError, match="overflows int64"):
+        make(device)
+
+
+def test_an_empty_shape_may_pass_2_to_the_63_on_its_way_to_zero(device):
+    # As PyTorch: sizes multiply in order as unsigned 64-bit numbers.
+    assert kael.zeros(HUGE, 2, 0, device=device).numel() == 0
+    assert torch.zeros(HUGE, 2, 0).numel() == 0
+    with pytest.raises(ValueError):
+        kael.zeros(HUGE, 4, 0, device=device)
+
+
+@pytest.mark.parametrize("count", [2**63 - 1, 2**61 - 1])
+def test_byte_counts_no_device_holds_are_memory_errors(device, count):
+    with pytest.raises(MemoryError):
+        kael.zeros(count, dtype=kael.bool_, device=device)
+
+
+def test_printing_an_empty_tensor_takes_no_time_whatever_its_dims(device):
+    start = time.perf_counter()
+    text = repr(kael.zeros(HUGE, 2, 0, device=device))
+    repr(kael.zeros(10**6, 1000, 0, device=device))
+    assert time.perf_counter() - start < 1.0
+    assert text.startswith("kael.tensor([], size=(4611686018427387904, 2, 0)")
+    assert repr(kael.zeros(0)) == "kael.tensor([])"
+
+
+def _pair(values, device, requires_grad=True):
+    return (kael.tensor(values, device=device, requires_grad=requires_grad),
+            torch.tensor(values, requires_grad=requires_grad))
+
+
+def test_bce_with_logits_gradient_at_a_zero_logit_is_sigmoid_minus_target(device):
+    for pos_weight in (None, [2.0]):
+        x, xt = _pair([0.0, 2.0, -3.0, 50.0, -50.0], device)
+        t, tt = _pair([1.0, 0.0, 1.0, 0.0, 0.5], device)
+        kw = {} if pos_weight is None else {"pos_weight": kael.tensor(pos_weight, device=device)}
+        kwt = {} if pos_weight is None else {"pos_weight": torch.tensor(pos_weight)}
+        loss = kael.nn.functional.binary_cross_entropy_with_logits(x, t, **kw)
+        expected = torch.nn.functional.binary_cross_entropy_with_logits(xt, tt, **kwt)
+        loss.backward()
+        expected.backward()
+        np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-7)
+    x = kael.zeros(3, device=device, requires_grad=True)
+    kael.nn.functional.binary_cross_entropy_with_logits(
+        x, kael.tensor([0.0, 1.0, 0.25], device=device), reduction="sum").backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.5, -0.5, 0.25])
+
+
+def test_bce_gradient_stays_finite_where_the_probability_saturates(device):
+    p, pt = _pair([0.0, 1.0, 0.5, 1.0, 0.0], device)
+    t, tt = _pair([0.0, 1.0, 1.0, 0.0, 1.0], device)
+    loss = kael.nn.functional.binary_cross_entropy(p, t)
+    expected = torch.nn.functional.binary_cross_entropy(pt, tt)
+    loss.backward()
+    expected.backward()
+    np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-6)
+    np.testing.assert_allclose(p.grad.numpy(), pt.grad.numpy(), rtol=1e-5)
+    np.testing.assert_array_equal(t.grad.numpy(), tt.grad.numpy())  # infinite, as torch's
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_ignores_rows_that_are_not_finite(device, reduction):
+    rows = [[1.0, 2.0, 0.5], [-math.inf] * 3, [0.1, 0.2, 0.3]]
+    x, xt = _pair(rows, device)
+    target = [0, -100, 2]
+    loss = kael.nn.functional.cross_entropy(x, kael.tensor(target, device=device),
+                                            reduction=reduction)
+    expected = torch.nn.functional.cross_entropy(xt, torch.tensor(target), reduction=reduction)
+    np.testing.assert_allclose(loss.numpy(), expected.detach().numpy(), rtol=1e-6)
+    loss.sum().backward()
+    expected.sum().backward()
+    # torch's gradient of the ignored row is NaN; kael's is the 0 an ignored row deserves.
+    np.testing.assert_array_equal(x.grad.numpy()[1], [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(x.grad.numpy()[[0, 2]], xt.grad.numpy()[[0, 2]], rtol=1e-5)
+    log_probs = kael.tensor([[-1.0, -2.0], [-math.inf, -math.inf]], device=device)
+    assert kael.nn.functional.nll_loss(log_probs, kael.tensor([0, -100], device=device)).item() \
+        == 1.0
+
+
+def test_std_gradient_of_a_constant_row_is_zero(device):
+    x, xt = _pair([[1.0, 1.0, 1.0], [2.0, 4.0, 9.0]], device)
+    x.std(dim=1).sum().backward()
+    xt.std(dim=1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-5)
+    assert not np.isnan(x.grad.numpy()).any()
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_variance_of_one_non_finite_element_is_nan_on_every_device(device, value):
+    x = kael.tensor([value], device=device)
+    assert math.isnan(x.var(correction=0).item())
+    assert math.isnan(x.std(correction=0).item())
+    assert math.isnan(torch.tensor([value]).var(unbiased=False).item())
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_cumprod_of_f32_runs_in_f64(device, requires_grad):
+    values = [1e30, 1e30, 1e-30, 1e-30]
+    x = kael.tensor(values, device=device, requires_grad=requires_grad)
+    expected = torch.cumprod(torch.tensor(values), 0)
+    np.testing.assert_allclose(kael.cumprod(x, 0).detach().numpy(), expected.numpy(), rtol=1e-6)
