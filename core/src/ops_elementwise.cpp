@@ -13,6 +13,7 @@
 #include "kael/ops_more.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
+#include "tensor_internal.h"
 
 namespace kael {
 
@@ -259,7 +260,7 @@ Tensor clamp_int(const Tensor& a, std::int64_t low, std::int64_t high) {
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
     if (!is_floating(a.dtype())) {
-        return masked_fill_int(a, mask, static_cast<std::int64_t>(value));
+        return masked_fill_int(a, mask, detail::integer_of(value, a.dtype(), "masked_fill"));
     }
     if (mask.dtype() != DType::Bool) {
         throw TypeError("masked_fill: mask must be bool, got " + to_string(mask.dtype()));

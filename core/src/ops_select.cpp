@@ -108,7 +108,7 @@ UniqueResult unique_impl(const Tensor& input, bool return_inverse, bool return_c
 // Row position of the answer along dim of sorted input: pick, or the first NaN of a row
 // holding one (sort puts NaN last), as PyTorch's median propagates NaN.
 std::pair<Tensor, Tensor> pick_sorted(const Tensor& input, std::int64_t dim, std::int64_t pick,
-                                      bool keepdim, const char* op) {
+                                      bool keepdim, const char* op, bool nan_wins = false) {
     if (input.dim() == 0) {
         return {input.clone(), zeros({}, DType::I64, input.device())};
     }
@@ -120,7 +120,7 @@ std::pair<Tensor, Tensor> pick_sorted(const Tensor& input, std::int64_t dim, std
     }
     const Tensor order = argsort(input, dim);
     Tensor position = full_int({}, pick, DType::I64, input.device());
-    if (is_floating(input.dtype())) {
+    if (nan_wins && is_floating(input.dtype())) {  // median: a NaN is the answer, as PyTorch's
         const Tensor nan_count = sum(ne(input, input), dim, true);
         position = where(gt(nan_count, zeros({}, DType::I64, input.device())),
                          i64_scalar(n, input.device()) - nan_count, position);
@@ -244,13 +244,14 @@ Tensor median(const Tensor& input) {
     if (input.numel() == 0) {
         return full({}, std::numeric_limits<double>::quiet_NaN(), input.dtype(), input.device());
     }
-    return pick_sorted(input.reshape({-1}), 0, (input.numel() - 1) / 2, false, "median").first;
+    return pick_sorted(input.reshape({-1}), 0, (input.numel() - 1) / 2, false, "median", true)
+        .first;
 }
 
 std::pair<Tensor, Tensor> median(const Tensor& input, std::int64_t dim, bool keepdim) {
     const std::int64_t n = input.dim() == 0 ? 1 : input.size(detail::wrapped_dim(input, dim,
                                                                                  "median"));
-    return pick_sorted(input, dim, (n - 1) / 2, keepdim, "median");
+    return pick_sorted(input, dim, (n - 1) / 2, keepdim, "median", true);
 }
 
 std::pair<Tensor, Tensor> kthvalue(const Tensor& input, std::int64_t k, std::int64_t dim,
@@ -261,6 +262,7 @@ std::pair<Tensor, Tensor> kthvalue(const Tensor& input, std::int64_t k, std::int
         throw IndexError("kthvalue: k (" + std::to_string(k) + ") is out of range for a "
                          "dimension of size " + std::to_string(n));
     }
+    // The k-th in sort's order, NaNs last, as PyTorch's kthvalue.
     return pick_sorted(input, dim, k - 1, keepdim, "kthvalue");
 }
 
@@ -282,7 +284,14 @@ Tensor searchsorted(const Tensor& sorted, const Tensor& values, bool right) {
     // Counting the elements below each value (or at most it) is its insertion point.
     const Tensor sequence = sorted.unsqueeze(-2);
     const Tensor queries = (values.dim() == 0 ? values.reshape({1}) : values).unsqueeze(-1);
-    const Tensor below = right ? le(sequence, queries) : lt(sequence, queries);
+    Tensor below = right ? le(sequence, queries) : lt(sequence, queries);
+    if (is_floating(queries.dtype())) {
+        // In sort's order NaN is last: every number lies below a NaN query (and, for right,
+        // every NaN too), so a NaN is inserted at the end, as PyTorch does.
+        const Tensor nan_query = isnan(queries);
+        below = logical_or(below, right ? nan_query : logical_and(nan_query,
+                                                                  logical_not(isnan(sequence))));
+    }
     const Tensor count = sum(below, -1);
     return values.dim() == 0 ? count.reshape({}) : count;
 }

@@ -179,6 +179,9 @@ Tensor& Tensor::move_to_(const Device& target) {
 Tensor& Tensor::copy_(const Tensor& other) { return detail::write_into(*this, other, "copy_"); }
 
 Tensor& Tensor::fill_(double value) {
+    if (!is_floating(dtype())) {
+        static_cast<void>(detail::integer_of(value, dtype(), "fill_"));  // names fill_
+    }
     return detail::write_into(*this, scalar_tensor(value, dtype(), device()), "fill_");
 }
 
@@ -247,9 +250,7 @@ Tensor full(const Shape& shape, double value, DType dtype, Device device) {
     if (is_floating(dtype)) {
         detail::fill(out, detail::real_params(value));
     } else {
-        detail::fill(out, detail::integer_params(
-                              dtype == DType::Bool ? (value != 0 ? 1 : 0)
-                                                   : static_cast<std::int64_t>(value)));
+        detail::fill(out, detail::integer_params(detail::integer_of(value, dtype, "full")));
     }
     return out;
 }

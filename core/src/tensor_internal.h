@@ -71,6 +71,21 @@ inline std::int64_t checked_numel(const Shape& shape, const char* op) {
     return static_cast<std::int64_t>(count);
 }
 
+// A real scalar written into an integer or bool tensor, as PyTorch converts one: bool is
+// value != 0 (NaN too), int64 truncates, and a value int64 cannot hold (NaN, inf, 1e20) is a
+// ValueError naming op rather than a wrapped or saturated number.
+inline std::int64_t integer_of(double value, DType dtype, const char* op) {
+    if (dtype == DType::Bool) {
+        return value != 0 ? 1 : 0;
+    }
+    // [-2^63, 2^63): exactly the doubles that truncate to an int64.
+    if (!(value >= -0x1p63 && value < 0x1p63)) {
+        throw ValueError(std::string(op) + ": value " + std::to_string(value) + " of type float "
+                         "cannot be converted to type int64 without overflow");
+    }
+    return static_cast<std::int64_t>(value);
+}
+
 inline void check_shape(const Shape& shape, const char* op) {
     check_rank(shape, op);
     for (const std::int64_t size : shape) {

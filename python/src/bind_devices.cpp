@@ -84,6 +84,25 @@ void bind_dtype_and_device(py::module_& module) {
         .value("float64", DType::F64)
         .value("int64", DType::I64)
         .value("bool_", DType::Bool);
+    // A dtype is not a number: py::enum_'s __int__ and __index__ let kael.ones(2, 3, kael.float64)
+    // read the dtype as a size and t.sum(kael.float64) as a dim (PyTorch raises TypeError). They
+    // go, and the methods py::enum_ built on them are replaced.
+    py::delattr(dtype_class, "__int__");
+    py::delattr(dtype_class, "__index__");
+    const auto code = [](DType dtype) { return py::int_(static_cast<int>(dtype)); };
+    dtype_class.attr("__eq__") = py::cpp_function(
+        [](DType dtype, const py::object& other) {
+            return py::isinstance<DType>(other) && other.cast<DType>() == dtype;
+        },
+        py::is_method(dtype_class));
+    dtype_class.attr("__ne__") = py::cpp_function(
+        [](DType dtype, const py::object& other) {
+            return !py::isinstance<DType>(other) || other.cast<DType>() != dtype;
+        },
+        py::is_method(dtype_class));
+    dtype_class.attr("__hash__") = py::cpp_function(
+        [code](DType dtype) { return py::hash(code(dtype)); }, py::is_method(dtype_class));
+    dtype_class.attr("__getstate__") = py::cpp_function(code, py::is_method(dtype_class));
     // Replaced, not overloaded: py::enum_ defines its own __repr__ and __str__.
     dtype_class.attr("__repr__") = py::cpp_function(&dtype_repr, py::is_method(dtype_class));
     dtype_class.attr("__str__") = py::cpp_function(&dtype_repr, py::is_method(dtype_class));

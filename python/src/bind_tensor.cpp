@@ -192,7 +192,12 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
             return t.copy_(operand(source, t, "copy_"));
         }, py::arg("source"))
         .def("fill_", [](Tensor& t, py::handle value) -> Tensor& {
-            // A number or a one-element tensor, from any device as in PyTorch.
+            // A number or a one-element tensor, from any device as in PyTorch. A float written
+            // into an integer tensor goes through fill_(double), which refuses what int64
+            // cannot hold (nan, inf, 1e20) instead of converting it.
+            if (py::isinstance<py::float_>(value) && !is_floating(t.dtype())) {
+                return t.fill_(value.cast<double>());
+            }
             return t.fill_(operand(value, t, "fill_").to(t.device()));
         }, py::arg("value"))
         .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); })

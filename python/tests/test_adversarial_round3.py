@@ -128,3 +128,53 @@ def test_cumprod_of_f32_runs_in_f64(device, requires_grad):
     x = kael.tensor(values, device=device, requires_grad=requires_grad)
     expected = torch.cumprod(torch.tensor(values), 0)
     np.testing.assert_allclose(kael.cumprod(x, 0).detach().numpy(), expected.numpy(), rtol=1e-6)
+
+
+def test_a_dtype_is_not_an_int(device):
+    t = kael.ones(2, 3, device=device)
+    for call in (lambda: kael.ones(2, 3, kael.float64), lambda: t.sum(kael.float64),
+                 lambda: t.topk(kael.bool_)):
+        with pytest.raises(TypeError):
+            call()
+    assert kael.float32 == kael.float and kael.float32 != kael.int64 and kael.float32 != 0
+    assert hash(kael.int64) == hash(kael.long)
+    import pickle
+    assert pickle.loads(pickle.dumps(kael.int64)) == kael.int64
+
+
+def test_float_scalars_int64_cannot_hold_are_refused(device):
+    ints = kael.zeros(2, dtype=kael.int64, device=device)
+    mask = kael.tensor([True, False], device=device)
+    for call in (lambda: kael.full((2,), 1e20, dtype=kael.int64, device=device),
+                 lambda: ints.clone().fill_(1e20), lambda: ints.clone().fill_(math.nan),
+                 lambda: ints.clone().fill_(math.inf), lambda: ints.masked_fill(mask, 1e20),
+                 lambda: kael.full((2,), float(2**63), dtype=kael.int64, device=device)):
+        with pytest.raises(ValueError, match="without overflow"):
+            call()
+    assert ints.clone().fill_(-2.7).tolist() == [-2, -2]  # truncated, as torch
+    assert kael.full((1,), -float(2**63), dtype=kael.int64).item() == -2**63
+
+
+def test_masked_fill_of_a_bool_tensor_with_a_fraction_writes_true(device):
+    b = kael.tensor([True, False], device=device)
+    mask = kael.tensor([False, True], device=device)
+    assert b.masked_fill(mask, 0.5).tolist() == [True, True]
+    assert b.clone().masked_fill_(mask, 0.5).tolist() == [True, True]
+    assert torch.tensor([True, False]).masked_fill(torch.tensor([False, True]), 0.5).tolist() \
+        == [True, True]
+
+
+def test_order_statistics_put_nan_last(device):
+    values = [3.0, math.nan, 1.0, 2.0]
+    x, xt = kael.tensor(values, device=device), torch.tensor(values)
+    for k in range(1, 5):
+        got, want = kael.kthvalue(x, k), torch.kthvalue(xt, k)
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        assert got.indices.item() == want.indices.item()
+    assert math.isnan(kael.median(x).item())  # median propagates NaN, as torch's
+    queries = [math.nan, 2.0, 0.0, 5.0]
+    for right in (False, True):
+        assert kael.searchsorted(kael.tensor([1.0, 2.0, 3.0], device=device),
+                                 kael.tensor(queries, device=device), right=right).tolist() == \
+            torch.searchsorted(torch.tensor([1.0, 2.0, 3.0]), torch.tensor(queries),
+                               right=right).tolist()
