@@ -231,7 +231,12 @@ Tensor var(const Tensor& input, const Shape& dims, std::int64_t correction, bool
     // The reduced dims moved last and merged into one make it a one-dim variance.
     Shape order = kept_dims;
     order.insert(order.end(), reduced.begin(), reduced.end());
-    kept_sizes.push_back(-1);
+    // The merged size spelled out, not -1, which cannot be inferred when a kept dim is empty.
+    std::int64_t merged_size = 1;
+    for (const std::int64_t d : reduced) {
+        merged_size *= input.shape()[static_cast<std::size_t>(d)];
+    }
+    kept_sizes.push_back(merged_size);
     const Tensor merged = input.dim() == 0 ? input : input.permute(order).reshape(kept_sizes);
     const Tensor out = var(merged, input.dim() == 0 ? std::nullopt : std::optional(-1),
                            correction, false);

@@ -84,6 +84,9 @@ def save(obj, f):
     if isinstance(f, (str, bytes, os.PathLike)):
         save_file(encoder.tensors, f, metadata=metadata)
         return
+    if not callable(getattr(f, "write", None)):
+        raise TypeError(f"kael.save: f must be a path or a binary file object with write(), "
+                        f"got {type(f).__name__}")
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "save.kael")
         save_file(encoder.tensors, path, metadata=metadata)
@@ -182,6 +185,9 @@ def load(f, map_location=None, weights_only=True):
     """
     del weights_only
     if not isinstance(f, (str, bytes, os.PathLike)):
+        if not callable(getattr(f, "read", None)):
+            raise TypeError(f"kael.load: f must be a path or a binary file object with read(), "
+                            f"got {type(f).__name__}")
         data = f.read()
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "load.kael")

@@ -133,6 +133,13 @@ void bind_properties(py::class_<Tensor>& cls) {
         .def("_str", &Tensor::str)
         .def("numpy", &to_numpy, "A numpy copy on the host")
         .def("__array__", [](const Tensor& t, py::handle dtype, py::handle) {
+            // numpy's implicit conversion (w * ndarray, np.asarray(w)) would drop w's gradient
+            // path without a word: refused, as PyTorch refuses it. An explicit .numpy() copies.
+            if (t.requires_grad()) {
+                throw std::runtime_error(
+                    "__array__: cannot convert a tensor that requires grad to a numpy array; "
+                    "use tensor.detach().numpy()");
+            }
             py::object array = to_numpy(t);
             return dtype.is_none() ? array : array.attr("astype")(dtype);
         }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())

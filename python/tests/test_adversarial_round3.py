@@ -178,3 +178,32 @@ def test_order_statistics_put_nan_last(device):
                                  kael.tensor(queries, device=device), right=right).tolist() == \
             torch.searchsorted(torch.tensor([1.0, 2.0, 3.0]), torch.tensor(queries),
                                right=right).tolist()
+
+
+def test_numpy_does_not_silently_drop_a_gradient_path(device):
+    w = kael.ones(3, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        _ = w * np.ones(3)  # numpy's __rmul__ would convert w through __array__
+    with pytest.raises((RuntimeError, TypeError)):
+        _ = np.ones(3) * w
+    with pytest.raises(RuntimeError, match="requires grad"):
+        np.asarray(w)
+    np.testing.assert_array_equal(np.asarray(w.detach()), [1, 1, 1])
+
+
+def test_save_and_load_name_themselves_for_a_wrong_file_argument():
+    with pytest.raises(TypeError, match="kael.load"):
+        kael.load(5)
+    with pytest.raises(TypeError, match="kael.save"):
+        kael.save(kael.ones(2), 5)
+
+
+@pytest.mark.parametrize("dims", [(1, 2), (0, 2)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_var_and_std_over_several_dims_with_an_empty_kept_dim(device, dims, keepdim):
+    x = kael.zeros(0, 3, 2, device=device)
+    for name in ("var", "std"):
+        got = getattr(x, name)(dim=dims, keepdim=keepdim)
+        want = getattr(torch.zeros(0, 3, 2), name)(dim=dims, keepdim=keepdim)
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
