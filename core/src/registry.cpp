@@ -169,9 +169,14 @@ void try_candidate(RegistryState& registry, const fs::path& file, const std::str
         registry.records.push_back(record);
         return;
     }
+    // A copy that loaded shadows this one, as does the same file seen before; a corrupt or
+    // failing file earlier on the path must not leave the name without a plugin.
     for (const PluginRecord& other : registry.records) {
-        if (other.name == record.name && other.status != PluginStatus::Disabled &&
-            other.status != PluginStatus::Duplicate) {
+        const bool loaded =
+            other.status == PluginStatus::Loaded || other.status == PluginStatus::NoDevices;
+        const bool same_file = other.status != PluginStatus::Disabled &&
+                               other.status != PluginStatus::Duplicate && other.path == record.path;
+        if (other.name == record.name && (loaded || same_file)) {
             record.status = PluginStatus::Duplicate;
             record.reason =
                 "a plugin named '" + record.name + "' was already found at " + other.path;

@@ -207,3 +207,22 @@ def test_var_and_std_over_several_dims_with_an_empty_kept_dim(device, dims, keep
         want = getattr(torch.zeros(0, 3, 2), name)(dim=dims, keepdim=keepdim)
         assert tuple(got.shape) == tuple(want.shape)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_a_corrupt_plugin_file_does_not_shadow_a_good_one_of_its_name(tmp_path):
+    """A broken kael_plugin_cpu.so earlier on KAEL_PLUGIN_PATH is a load error; the real cpu
+    plugin after it still loads and serves cpu:0."""
+    import os
+    import subprocess
+    import sys
+    good = next(r.path for r in kael.plugins() if r.name == "cpu" and r.status == "loaded")
+    (tmp_path / os.path.basename(good)).write_bytes(b"\x7fELF not really")
+    script = ("import kael; records = [r for r in kael.plugins() if r.name == 'cpu']; "
+              "print([r.status for r in records]); print(kael.ones(2).sum().item())")
+    env = dict(os.environ, KAEL_PLUGIN_PATH=f"{tmp_path}{os.pathsep}{os.path.dirname(good)}")
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    statuses, total = result.stdout.strip().splitlines()
+    assert "loaded" in statuses and "load error" in statuses.replace("_", " "), statuses
+    assert float(total) == 2.0
