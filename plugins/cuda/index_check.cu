@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
 #include "index_check.h"
@@ -20,14 +22,19 @@ namespace kael::cuda {
 
 namespace {
 
+// Where a check came from: the op, the bound, and the thread that issued it (its native id,
+// as Python's threading.get_native_id() gives it), since the error surfaces at a later
+// synchronising call, in whichever thread makes it.
 struct CheckSite {
     std::string op;
     std::string what;
     std::int64_t axis;
     std::int64_t high;
+    long thread;
     [[nodiscard]] bool is(const char* other_op, const char* other_what, std::int64_t other_axis,
-                          std::int64_t other_high) const {
-        return axis == other_axis && high == other_high && op == other_op && what == other_what;
+                          std::int64_t other_high, long other_thread) const {
+        return axis == other_axis && high == other_high && thread == other_thread &&
+               op == other_op && what == other_what;
     }
 };
 
@@ -70,6 +77,7 @@ struct HeldCheck {
     std::int64_t axis = 0;
     std::string op;
     std::string what;
+    long thread = 0;
 };
 thread_local HeldCheck held_check;
 
@@ -84,13 +92,14 @@ struct DeviceIndexChecks {
     std::vector<CheckSite> sites;
 
     // The id of a site, added when new; no allocation for one already seen.
-    long long site_id(const char* op, const char* what, std::int64_t axis, std::int64_t high) {
+    long long site_id(const char* op, const char* what, std::int64_t axis, std::int64_t high,
+                      long thread) {
         for (std::size_t id = sites.size(); id-- > 0;) {
-            if (sites[id].is(op, what, axis, high)) {
+            if (sites[id].is(op, what, axis, high, thread)) {
                 return static_cast<long long>(id);
             }
         }
-        sites.push_back(CheckSite{op, what, axis, high});
+        sites.push_back(CheckSite{op, what, axis, high, thread});
         return static_cast<long long>(sites.size() - 1);
     }
 };
@@ -152,7 +161,9 @@ void IndexErrorReport::report() {
     if (record.check >= 0 && record.check < static_cast<long long>(checks_->sites.size())) {
         const CheckSite& site = checks_->sites[static_cast<size_t>(record.check)];
         message = kernels::index_error_message(site.op.c_str(), site.what.c_str(), record.value,
-                                               site.axis, site.high);
+                                               site.axis, site.high) +
+                  " (issued by thread " + std::to_string(site.thread) +
+                  "; a cuda index check reports at the next synchronising call)";
         KAEL_CUDA_CHECK(
             cudaMemsetAsync(checks_->device_record, 0xFF, kClearedBytes, launch_stream()));
     }
@@ -174,7 +185,8 @@ KernelIndexCheck claim_site(const HeldCheck& check, std::unique_lock<std::mutex>
     lock = std::unique_lock(checks.mutex);
     ensure_record(checks);
     return {checks.device_record,
-            checks.site_id(check.op.c_str(), check.what.c_str(), check.axis, check.high)};
+            checks.site_id(check.op.c_str(), check.what.c_str(), check.axis, check.high,
+                           check.thread)};
 }
 
 }  // namespace
@@ -215,7 +227,8 @@ kael_status check_indices(int32_t device, const int64_t* indices, int64_t count,
         if (count == 0) {
             return;
         }
-        held_check = HeldCheck{true, current_device(), indices, count, low, high, axis, op, what};
+        held_check = HeldCheck{true, current_device(), indices, count, low,
+                               high, axis, op, what, static_cast<long>(gettid())};
     });
 }
 

@@ -4,6 +4,10 @@ from . import _kael
 from ._kael import _add_docstr
 
 _FLOATING = "f32 or f64 (an integer input is a TypeError)"
+_DEFERRED_INDEX = """An index outside the dim is an IndexError naming this op. On cuda, as on any GPU, the device
+finds it after the call returns: the error is raised at the next call that waits for the
+device (item(), tolist(), numpy(), kael.synchronize()), in whichever thread makes it, and its
+message names the thread that issued the op."""
 
 
 def _doc(name, signature, text):
@@ -392,6 +396,8 @@ Args:
 
 Returns a tensor of index's shape, differentiable in input.
 
+""" + _DEFERRED_INDEX + """
+
 Example:
 
     >>> x = kael.tensor([[1, 2], [3, 4]])
@@ -405,6 +411,8 @@ Args:
 
 Returns a new, differentiable tensor.
 
+""" + _DEFERRED_INDEX + """
+
 Example:
 
     >>> kael.index_select(kael.tensor([[1, 2], [3, 4], [5, 6]]), 0, kael.tensor([2, 0]))
@@ -416,6 +424,8 @@ for _name, _inplace in {"scatter_add": False, "scatter_add_": True}.items():
 
 Args:
     input (Tensor), dim (int), index (Tensor): int64 of src's shape, src (Tensor).
+
+{_DEFERRED_INDEX}
 
 Example:
 
