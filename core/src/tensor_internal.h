@@ -97,6 +97,9 @@ inline void check_shape(const Shape& shape, const char* op) {
     static_cast<void>(checked_numel(shape, op));
 }
 
+// The in-place history of a view base (0 when it never took part in autograd).
+std::uint64_t base_history_of(const TensorImpl& base);
+
 inline Tensor with_view(const Tensor& base, Shape shape, Shape strides, std::int64_t offset,
                         const char* op = "view") {
     check_shape(shape, op);
@@ -107,6 +110,7 @@ inline Tensor with_view(const Tensor& base, Shape shape, Shape strides, std::int
     impl->offset = offset;
     impl->dtype = base.dtype();
     impl->view_base = base.impl().view_base ? base.impl().view_base : base.impl_ptr();
+    impl->base_history = base_history_of(*impl->view_base);
     return Tensor(impl);
 }
 

@@ -226,3 +226,40 @@ def test_a_corrupt_plugin_file_does_not_shadow_a_good_one_of_its_name(tmp_path):
     statuses, total = result.stdout.strip().splitlines()
     assert "loaded" in statuses and "load error" in statuses.replace("_", " "), statuses
     assert float(total) == 2.0
+
+
+def _view_programs(lib, device):
+    """(x.grad, w.grad, view values) of the issue's programs: in-place ops on a base after a
+    view was taken, and writes through a sibling view."""
+    kw = {"device": device} if lib is kael else {}
+    out = []
+    x = lib.ones(2, 2, requires_grad=True, **kw)
+    w = lib.ones(2, requires_grad=True, **kw)
+    y = x * 1
+    v = y[0]
+    y.mul_(2)
+    y.add_(w)
+    (v * 3).sum().backward()
+    out.append((x.grad.tolist(), w.grad.tolist(), v.tolist()))
+    x = lib.ones(2, 2, requires_grad=True, **kw)
+    w = lib.ones(2, requires_grad=True, **kw)
+    y = x * 1
+    a, b = y[0], y[:, 0]
+    a.mul_(3)
+    b.add_(w)
+    (a.sum() + 2 * b.sum()).backward()
+    out.append((x.grad.tolist(), w.grad.tolist(), a.tolist()))
+    x = lib.ones(3, requires_grad=True, **kw)
+    y = x * 2
+    head = y[:2]
+    y.exp_()
+    head.sum().backward()
+    out.append((x.grad.tolist(), None, head.tolist()))
+    return out
+
+
+def test_views_follow_in_place_ops_on_their_base(device):
+    for got, want in zip(_view_programs(kael, device), _view_programs(torch, None)):
+        for g, t in zip(got, want):
+            if t is not None:
+                np.testing.assert_allclose(g, t, rtol=1e-6)

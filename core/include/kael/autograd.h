@@ -24,6 +24,9 @@ struct AutogradMeta {
     std::shared_ptr<Node> grad_fn;     // null for leaves
     int output_nr = 0;                 // which output of grad_fn this tensor is
     std::weak_ptr<Node> grad_accumulator;  // a leaf's AccumulateGrad while a graph uses it
+    // In-place ops recorded on this tensor (directly or through a view): its views compare it
+    // with the value they were made at (TensorImpl::base_history).
+    std::uint64_t history = 0;
     // Guards grad and grad_accumulator: backward calls on several threads may reach one leaf.
     std::mutex mutex;
 };

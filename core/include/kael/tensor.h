@@ -74,6 +74,9 @@ struct TensorImpl {
     // For a view, the tensor (not itself a view) whose storage it shares; in-place writes
     // through the view rewrite that tensor's gradient history.
     std::shared_ptr<TensorImpl> view_base;
+    // For a view, its base's AutogradMeta::history when the view was made (or last rebased): a
+    // later in-place op on the base makes the view's own history stale (autograd rebases it).
+    std::uint64_t base_history = 0;
 };
 
 class Tensor {

@@ -3,6 +3,7 @@
 
 #include "kael/device_graph.h"
 #include "kael/ops.h"
+#include "../tensor_internal.h"
 #include "record.h"
 
 namespace kael {
@@ -235,7 +236,30 @@ void Tensor::backward(const std::optional<Tensor>& gradient, bool retain_graph) 
 
 namespace autograd {
 
+// A view's history as its base's now is: the gradient flows to the base's current history
+// through the view's elements (PyTorch's view rebase after an in-place op on the base).
+void rebase_view(const Tensor& view) {
+    const Tensor base(view.impl().view_base);
+    const Shape base_shape = base.shape();
+    const Shape view_shape = view.shape();
+    const Shape view_strides = view.strides();
+    const std::int64_t view_offset = view.offset();
+    auto view_of_base = [=](const Tensor& grad) {
+        Tensor base_grad = zeros(base_shape, grad.dtype(), grad.device());
+        base_grad.as_strided(view_shape, view_strides, view_offset).copy_(grad);
+        return std::vector<Tensor>{base_grad};
+    };
+    set_history(view, make_node("AsStridedBackward", view_of_base, {base}));
+    view.impl().base_history = detail::base_history_of(base.impl());
+}
+
 Edge gradient_edge(const Tensor& tensor) {
+    const TensorImpl& impl = tensor.impl();
+    // A view made before an in-place op on its base would give the base's old history.
+    if (impl.view_base && impl.base_history != detail::base_history_of(*impl.view_base) &&
+        is_floating(tensor.dtype()) && Tensor(impl.view_base).requires_grad()) {
+        rebase_view(tensor);
+    }
     const auto& meta = tensor.impl().autograd;
     if (!meta) {
         return {};
@@ -350,6 +374,7 @@ void record_in_place(const Tensor& target, const std::vector<Tensor>& inputs, co
     edges_from.insert(edges_from.end(), inputs.begin(), inputs.end());
     if (!base_impl) {
         set_history(target, make_node(name, backward, edges_from));
+        ++meta_of(target).history;  // the views of target made before are stale now
         return;
     }
     if (!base.is_contiguous() || base.offset() != 0) {
@@ -376,14 +401,14 @@ void record_in_place(const Tensor& target, const std::vector<Tensor>& inputs, co
         return grads;
     };
     set_history(base, make_node(name, copy_slices, edges_from));
-    auto view_of_base = [=](const Tensor& grad) {
-        Tensor base_grad = zeros(base_shape, grad.dtype(), grad.device());
-        base_grad.as_strided(view_shape, view_strides, view_offset).copy_(grad);
-        return std::vector<Tensor>{base_grad};
-    };
-    set_history(target, make_node("AsStridedBackward", view_of_base, {base}));
+    ++meta_of(base).history;  // sibling views are stale now; target is rebased here
+    rebase_view(target);
 }
 
 }  // namespace autograd
+
+std::uint64_t detail::base_history_of(const TensorImpl& base) {
+    return base.autograd ? base.autograd->history : 0;
+}
 
 }  // namespace kael
