@@ -48,18 +48,26 @@ def _summary_index(size):
     return list(range(edge)) + list(range(size - edge, size))
 
 
+def _edges(tensor, dim):
+    """The first and last edgeitems along every long dim from dim on, through narrowed views
+    copied only once small: selecting dim after dim would copy the other dims whole (an
+    expanded 2^31 x 2^31 view)."""
+    from . import _kael
+    if dim == tensor.ndim:
+        return tensor.contiguous()
+    size, edge = tensor.shape[dim], _OPTIONS["edgeitems"]
+    if _summary_index(size) is None:
+        return _edges(tensor, dim + 1)
+    return _kael.cat([_edges(tensor.narrow(dim, 0, edge), dim + 1),
+                      _edges(tensor.narrow(dim, size - edge, edge), dim + 1)], dim)
+
+
 def _shown_values(tensor):
     """Nested lists of the values shown, and per dimension whether it is summarized."""
-    from . import _kael
-    summarized = []
     shown = tensor.detach()
     if tensor.numel() > _OPTIONS["threshold"]:
-        for dim, size in enumerate(tensor.shape):
-            index = _summary_index(size)
-            summarized.append(index is not None)
-            if index is not None:
-                positions = _kael.tensor(index, device=tensor.device)
-                shown = shown.index_select(dim, positions)
+        summarized = [_summary_index(size) is not None for size in tensor.shape]
+        shown = _edges(shown, 0)
     else:
         summarized = [False] * tensor.ndim
     return shown.tolist(), summarized

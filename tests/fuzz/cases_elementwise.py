@@ -178,6 +178,9 @@ def in_place_cases(draw):
         elif kind in ("copy_", "fill_"):
             if ref.check_broadcast(x["b"], target) != target.shape:
                 raise RaiseExpected("source does not broadcast to the target")
+            if kind == "fill_" and isinstance(x["b"], float) and dtype == "int64" and \
+                    not -2.0**63 <= x["b"] < 2.0**63:
+                raise RaiseExpected("a float scalar int64 cannot hold (PyTorch's overflow error)")
             source = x["b"] if isinstance(x["b"], np.ndarray) else np.asarray(
                 x["b"], ref.scalar_dtype(x["b"], dtype))
             values = ref.convert(np.array(source), dtype)

@@ -28,6 +28,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import cases_elementwise  # noqa: E402
 import cases_reduce  # noqa: E402
+import cases_round3  # noqa: E402
 import cases_scatter  # noqa: E402
 from fuzz_case import Loose  # noqa: E402
 from fuzz_reference import Expect  # noqa: E402
@@ -37,7 +38,7 @@ TYPED_ERRORS = (ValueError, TypeError, IndexError, RuntimeError, OverflowError, 
                 NotImplementedError)
 MAX_OUTPUT = 1 << 20
 CASES = st.one_of(*cases_elementwise.STRATEGIES, *cases_reduce.STRATEGIES,
-                  *cases_scatter.STRATEGIES)
+                  *cases_scatter.STRATEGIES, *cases_round3.STRATEGIES)
 
 
 class Disagreement(AssertionError):
