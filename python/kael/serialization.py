@@ -12,12 +12,16 @@ from .safetensors import safe_open, save_file
 
 _KEY = "kael.save"
 _FORMAT = 1
+# Containers nested deeper than this are refused on save and on load (a ValueError, not the
+# interpreter's RecursionError): kael.save and kael.load recurse once a level.
+_MAX_DEPTH = 200
 
 
 class _Encoder:
     def __init__(self):
         self.tensors = {}   # file name -> tensor (contiguous, detached)
         self.names = {}     # identity of the tensor -> its file name (tied tensors stored once)
+        self.open = set()   # the containers on the path being encoded
 
     def tensor(self, value):
         key = hash(value)  # the TensorImpl's address: two wrappers of one tensor share it
@@ -27,6 +31,25 @@ class _Encoder:
             self.tensors[name] = value.detach().contiguous()
         return {"t": "tensor", "name": self.names[key], "device": str(value.device),
                 "requires_grad": bool(value.requires_grad)}
+
+    def container(self, value, path):
+        # A structure that contains itself, or nests deeper than _MAX_DEPTH, is a ValueError
+        # naming the place, not Python's bare RecursionError.
+        if id(value) in self.open:
+            raise ValueError(f"kael.save: {path} contains itself")
+        if len(self.open) >= _MAX_DEPTH:
+            where = path if len(path) <= 60 else path[:60] + "..."
+            raise ValueError(f"kael.save: {where} nests deeper than {_MAX_DEPTH} levels")
+        self.open.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {"t": "dict", "items": [[self.encode(key, f"{path} key"),
+                                                self.encode(item, f"{path}[{key!r}]")]
+                                               for key, item in value.items()]}
+            return {"t": "list" if isinstance(value, list) else "tuple",
+                    "items": [self.encode(item, f"{path}[{i}]") for i, item in enumerate(value)]}
+        finally:
+            self.open.discard(id(value))
 
     def encode(self, value, path):
         if value is None:
@@ -48,13 +71,8 @@ class _Encoder:
             return {"t": "dtype", "v": value.name}
         if isinstance(value, _kael.device):
             return {"t": "device", "v": str(value)}
-        if isinstance(value, (list, tuple)):
-            return {"t": "list" if isinstance(value, list) else "tuple",
-                    "items": [self.encode(item, f"{path}[{i}]") for i, item in enumerate(value)]}
-        if isinstance(value, dict):
-            return {"t": "dict", "items": [[self.encode(key, f"{path} key"),
-                                            self.encode(item, f"{path}[{key!r}]")]
-                                           for key, item in value.items()]}
+        if isinstance(value, (list, tuple, dict)):
+            return self.container(value, path)
         if hasattr(value, "tolist") and hasattr(value, "dtype") and hasattr(value, "shape"):
             return self.tensor(_kael.tensor(value))  # a numpy array is stored as a tensor
         raise TypeError(f"kael.save: {path} is a {type(value).__name__}; kael.save stores "
@@ -128,7 +146,9 @@ class _Decoder:
             self.loaded[name] = value
         return self.loaded[name]
 
-    def decode(self, node):
+    def decode(self, node, depth=0):
+        if depth > _MAX_DEPTH:
+            self.fail(f"the structure nests deeper than {_MAX_DEPTH} levels")
         if not isinstance(node, dict) or not isinstance(node.get("t"), str):
             self.fail(f"{node!r:.80} is not a node")
         kind = node["t"]
@@ -153,10 +173,11 @@ class _Decoder:
             if kind == "tensor":
                 return self.tensor(node)
             if kind in ("list", "tuple"):
-                items = [self.decode(item) for item in node["items"]]
+                items = [self.decode(item, depth + 1) for item in node["items"]]
                 return items if kind == "list" else tuple(items)
             if kind == "dict":
-                return {self.decode(key): self.decode(item) for key, item in node["items"]}
+                return {self.decode(key, depth + 1): self.decode(item, depth + 1)
+                        for key, item in node["items"]}
         except (KeyError, TypeError, AttributeError, ValueError) as error:
             if isinstance(error, ValueError) and str(error).startswith("kael.load"):
                 raise
@@ -201,6 +222,9 @@ def load(f, map_location=None, weights_only=True):
                              "kael.save's structure; read it with kael.safetensors.load_file")
         try:
             header = json.loads(text)
+        except RecursionError:
+            raise ValueError(f"kael.load: the structure of {os.fsdecode(f)} nests too deeply "
+                             "to read") from None
         except json.JSONDecodeError as error:
             raise ValueError(f"kael.load: the structure of {os.fsdecode(f)} is not JSON "
                              f"({error})") from None

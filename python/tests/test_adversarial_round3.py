@@ -272,3 +272,22 @@ def test_printing_a_huge_expanded_view_copies_only_what_it_shows(device):
     assert time.perf_counter() - start < 1.0
     # Six rows of six numbers shown, one summarised row between them, as torch prints it.
     assert text.count("\n") == 6 and text.count("...") == 7 and "1., 1., 1." in text
+
+
+def test_save_refuses_structures_too_deep_or_containing_themselves():
+    import io
+    deep = current = []
+    for _ in range(5000):
+        current.append([])
+        current = current[0]
+    with pytest.raises(ValueError, match="nests deeper than"):
+        kael.save(deep, io.BytesIO())
+    cycle = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match="contains itself"):
+        kael.save(cycle, io.BytesIO())
+    shared = [1]
+    buffer = io.BytesIO()
+    kael.save({"a": shared, "b": shared, "t": [[kael.ones(2)]]}, buffer)  # shared, not a cycle
+    loaded = kael.load(io.BytesIO(buffer.getvalue()))
+    assert loaded["a"] == loaded["b"] == [1] and loaded["t"][0][0].tolist() == [1.0, 1.0]
