@@ -12,8 +12,14 @@
 
 namespace kael::detail {
 
+// Unsigned, so that a valid empty shape passing 2^63 on its way to 0 ([2^62, 2, 0]) does not
+// overflow; check_shape has made sure every shape's count fits int64.
 inline std::int64_t product(const Shape& shape) {
-    return std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+    std::uint64_t total = 1;
+    for (const std::int64_t size : shape) {
+        total *= static_cast<std::uint64_t>(size);
+    }
+    return static_cast<std::int64_t>(total);
 }
 
 inline bool shape_has_zero(const Shape& shape) {
