@@ -117,8 +117,7 @@ void manual_seed(std::uint64_t seed) { default_generator().manual_seed(seed); }
 namespace detail {
 
 std::int64_t element_count(const Shape& shape, const char* op) {
-    check_shape(shape, op);
-    return checked_numel(shape, op);
+    return check_shape(shape, op);
 }
 
 void check_floating(DType dtype, const char* op) {

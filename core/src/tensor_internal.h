@@ -92,7 +92,8 @@ inline std::int64_t integer_of(double value, DType dtype, const char* op) {
     return static_cast<std::int64_t>(value);
 }
 
-inline void check_shape(const Shape& shape, const char* op) {
+// Checks shape (rank, sizes >= 0, count) and returns its element count.
+inline std::int64_t check_shape(const Shape& shape, const char* op) {
     check_rank(shape, op);
     for (const std::int64_t size : shape) {
         if (size < 0) {
@@ -100,7 +101,7 @@ inline void check_shape(const Shape& shape, const char* op) {
                              to_string(shape));
         }
     }
-    static_cast<void>(checked_numel(shape, op));
+    return checked_numel(shape, op);
 }
 
 // The in-place history of a view base (0 when it never took part in autograd).
