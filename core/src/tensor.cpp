@@ -57,13 +57,15 @@ std::int64_t Tensor::size(std::int64_t d) const {
 std::int64_t Tensor::numel() const { return product(shape()); }
 
 bool Tensor::is_contiguous() const {
+    // An empty tensor is contiguous whatever its strides (as in PyTorch); checking first also
+    // keeps the running product below from overflowing on its huge other dims.
+    if (detail::shape_has_zero(shape())) {
+        return true;
+    }
     std::int64_t expected = 1;
     for (std::size_t i = shape().size(); i-- > 0;) {
         if (shape()[i] == 1) {
             continue;
-        }
-        if (shape()[i] == 0) {
-            return true;
         }
         if (strides()[i] != expected) {
             return false;

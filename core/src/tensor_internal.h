@@ -26,10 +26,14 @@ inline bool shape_has_zero(const Shape& shape) {
     return std::find(shape.begin(), shape.end(), 0) != shape.end();
 }
 
+// Unsigned for the same reason: an empty shape's strides may pass 2^63 ([0, 2^61, 2^32 + 1]);
+// they never address memory, since the tensor has no element.
 inline Shape contiguous_strides(const Shape& shape) {
     Shape strides(shape.size(), 1);
     for (std::size_t i = shape.size(); i-- > 1;) {
-        strides[i - 1] = strides[i] * std::max<std::int64_t>(shape[i], 1);
+        strides[i - 1] = static_cast<std::int64_t>(
+            static_cast<std::uint64_t>(strides[i]) *
+            static_cast<std::uint64_t>(std::max<std::int64_t>(shape[i], 1)));
     }
     return strides;
 }
