@@ -45,6 +45,14 @@ void reduce_indexed(kael_reduce_op op, const Tensor& values, const Tensor& indic
                     std::int64_t inner);
 void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
                  std::int64_t size, std::int64_t inner);
+// Whether t's plugin takes reduce op `op` in reduce_dims (its ABI minor has the op).
+bool serves_reduce_op(const Tensor& t, kael_reduce_op op);
+// Whether t's plugin has the reduce_dims_finished slot (ABI 1.9); reduce_dims_finished() runs
+// it: reduce_dims() whose results r are stored as r * scale, or sqrt of that, in block's dtype.
+bool has_reduce_dims_finished(const Tensor& t);
+void reduce_dims_finished(kael_reduce_op op, const Tensor& out, const Tensor& block,
+                          std::int64_t outer, std::int64_t size, std::int64_t inner, double scale,
+                          bool root);
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes);
 // matmul plus bias (sizes.columns elements) added to every row, in one kernel where the plugin
 // has matmul_bias; otherwise its matmul and an add, on the device.

@@ -258,6 +258,31 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
         });
 }
 
+bool serves_reduce_op(const Tensor& t, kael_reduce_op op) {
+    return knows_reduce_op(op, KAEL_SLOT_CHECK(reduce_dims))(
+        t.impl().storage->backend().table());
+}
+
+bool has_reduce_dims_finished(const Tensor& t) {
+    return KAEL_HAS_SLOT(t.impl().storage->backend().table(), reduce_dims_finished);
+}
+
+void reduce_dims_finished(kael_reduce_op op, const Tensor& out, const Tensor& block,
+                          std::int64_t outer, std::int64_t size, std::int64_t inner, double scale,
+                          bool root) {
+    if (outer * inner == 0) {
+        return;
+    }
+    run("reduce_dims_finished", {out}, {block},
+        knows_reduce_op(op, KAEL_SLOT_CHECK(reduce_dims_finished)),
+        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            backend.check(backend.table()->reduce_dims_finished(
+                              device, op, abi(ins[0].dtype()), outs[0].device_data(),
+                              ins[0].device_data(), outer, size, inner, scale, root ? 1 : 0),
+                          "reduce_dims_finished");
+        });
+}
+
 bool has_reduce_indexed(const Tensor& t) {
     return KAEL_HAS_SLOT(t.impl().storage->backend().table(), reduce_indexed);
 }

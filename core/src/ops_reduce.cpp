@@ -15,23 +15,27 @@ bool needs_elements(kael_reduce_op op) {
     return op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD;
 }
 
-Tensor reduce_all(kael_reduce_op op, const char* name, const Tensor& a) {
+// finish, where given, is applied in the reduction's last pass (reduce_dims.h).
+Tensor reduce_all(kael_reduce_op op, const char* name, const Tensor& a,
+                  const detail::Finish* finish = nullptr) {
     if (needs_elements(op) && a.numel() == 0) {
         throw ValueError(std::string(name) + ": cannot reduce an empty tensor of shape " +
                          to_string(a.shape()));
     }
-    return detail::reduce_over(op, a, std::vector<bool>(a.shape().size(), true));
+    const std::vector<bool> reduced(a.shape().size(), true);
+    return finish != nullptr ? detail::reduce_over(op, a, reduced, *finish)
+                             : detail::reduce_over(op, a, reduced);
 }
 
 Tensor reduce_dim(kael_reduce_op op, const char* name, const Tensor& a, std::int64_t dim,
-                  bool keepdim) {
+                  bool keepdim, const detail::Finish* finish = nullptr) {
     const std::int64_t rank = std::max<std::int64_t>(a.dim(), 1);
     if (dim < -rank || dim >= rank) {
         throw IndexError(std::string(name) + ": dimension " + std::to_string(dim) +
                          " is out of range for shape " + to_string(a.shape()));
     }
     if (a.dim() == 0) {
-        return reduce_all(op, name, a);
+        return reduce_all(op, name, a, finish);
     }
     dim = dim < 0 ? dim + a.dim() : dim;
     const std::int64_t size = a.shape()[dim];
@@ -41,7 +45,8 @@ Tensor reduce_dim(kael_reduce_op op, const char* name, const Tensor& a, std::int
     }
     std::vector<bool> reduced(a.shape().size(), false);
     reduced[static_cast<std::size_t>(dim)] = true;
-    const Tensor out = detail::reduce_over(op, a, reduced);
+    const Tensor out = finish != nullptr ? detail::reduce_over(op, a, reduced, *finish)
+                                         : detail::reduce_over(op, a, reduced);
     return keepdim ? out.unsqueeze(dim) : out;
 }
 
@@ -70,20 +75,46 @@ Tensor sum(const Tensor& a, std::int64_t dim, bool keepdim) {
                             autograd::sum_backward(a, dim, keepdim));
 }
 
-Tensor mean(const Tensor& a) {
+namespace {
+
+void require_floating_mean(const Tensor& a) {
     if (!is_floating(a.dtype())) {
         throw TypeError("mean: expected a floating dtype, got " + to_string(a.dtype()));
     }
-    return sum(a) / static_cast<double>(a.numel());
+}
+
+// mean is the sum with each result scaled by 1 / count in the same pass; its gradient is the
+// sum's divided by count, one MeanBackward node.
+autograd::BackwardFunction mean_backward(autograd::BackwardFunction sum_backward,
+                                         std::int64_t count) {
+    return [sum_backward = std::move(sum_backward), count](const Tensor& g) {
+        return sum_backward(g / static_cast<double>(count));
+    };
+}
+
+detail::Finish scale_by_count(std::int64_t count) {
+    return {1.0 / static_cast<double>(count), false};  // 1 / 0 = inf: an empty mean is NaN
+}
+
+}  // namespace
+
+Tensor mean(const Tensor& a) {
+    require_floating_mean(a);
+    const autograd::Recording recording({a});
+    const detail::Finish finish = scale_by_count(a.numel());
+    return recording.finish(reduce_all(KAEL_REDUCE_SUM, "mean", a, &finish), "MeanBackward",
+                            mean_backward(autograd::sum_backward(a, std::nullopt, false),
+                                          a.numel()));
 }
 
 Tensor mean(const Tensor& a, std::int64_t dim, bool keepdim) {
-    if (!is_floating(a.dtype())) {
-        throw TypeError("mean: expected a floating dtype, got " + to_string(a.dtype()));
-    }
-    const Tensor total = sum(a, dim, keepdim);
+    require_floating_mean(a);
+    const autograd::Recording recording({a});
     const std::int64_t count = a.dim() == 0 ? 1 : a.size(dim);
-    return total / static_cast<double>(count);
+    const detail::Finish finish = scale_by_count(count);
+    return recording.finish(reduce_dim(KAEL_REDUCE_SUM, "mean", a, dim, keepdim, &finish),
+                            "MeanBackward",
+                            mean_backward(autograd::sum_backward(a, dim, keepdim), count));
 }
 
 namespace {
@@ -132,14 +163,25 @@ Tensor mean(const Tensor& a, const Shape& dims, bool keepdim) {
         throw TypeError("mean: expected a floating dtype, got " + to_string(a.dtype()));
     }
     const Shape wrapped = reduction_dims(a, dims, "mean");
-    std::int64_t count = a.numel();
-    if (!wrapped.empty() && a.dim() > 0) {
-        count = 1;
-        for (const std::int64_t d : wrapped) {
-            count *= a.shape()[static_cast<std::size_t>(d)];
+    if (wrapped.empty() || a.dim() == 0) {  // as PyTorch: an empty list reduces every dimension
+        const Tensor out = mean(a);
+        return keepdim ? out.reshape(Shape(a.shape().size(), 1)) : out;
+    }
+    const autograd::Recording recording({a});
+    std::vector<bool> reduced(a.shape().size(), false);
+    std::int64_t count = 1;
+    for (const std::int64_t d : wrapped) {
+        reduced[static_cast<std::size_t>(d)] = true;
+        count *= a.shape()[static_cast<std::size_t>(d)];
+    }
+    Tensor out = detail::reduce_over(KAEL_REDUCE_SUM, a, reduced, scale_by_count(count));
+    if (keepdim) {
+        for (auto d = wrapped.rbegin(); d != wrapped.rend(); ++d) {
+            out = out.unsqueeze(*d);
         }
     }
-    return sum(a, dims, keepdim) / static_cast<double>(count);
+    return recording.finish(out, "MeanBackward",
+                            mean_backward(autograd::sum_dims_backward(a, wrapped, keepdim), count));
 }
 
 Tensor prod(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {

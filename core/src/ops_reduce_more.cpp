@@ -10,6 +10,7 @@
 #include "dims.h"
 #include "kael/ops_common.h"
 #include "kael/ops_more.h"
+#include "kernel_calls.h"
 #include "reduce_dims.h"
 
 namespace kael {
@@ -49,14 +50,15 @@ Tensor kept(const Tensor& reduced, const Tensor& a, std::optional<std::int64_t> 
 }
 
 struct Variance {
-    Tensor value;    // float64, corrected, dims kept as asked
+    Tensor value;    // in a's dtype, corrected (its root for std), dims kept as asked
     double divisor;  // max(n - correction, 0)
 };
 
-// One pass of the variance reduction (Welford states in double, float64 out, so float32 data
-// whose squares overflow float32 still works), then n / (n - correction) on the small result.
+// One pass of the variance reduction (Welford states in double, so float32 data whose squares
+// overflow float32 still works) finished in its own store: M2 / n * n / (n - correction), and
+// the root for std, rounded once to a's dtype (reduce_dims.h's Finish).
 Variance corrected_variance(const Tensor& a, std::optional<std::int64_t> dim,
-                            std::int64_t correction, bool keepdim) {
+                            std::int64_t correction, bool keepdim, bool root) {
     require_floating(a, "var");
     if (correction < 0) {
         throw ValueError("var: correction must be non-negative, got " +
@@ -73,11 +75,12 @@ Variance corrected_variance(const Tensor& a, std::optional<std::int64_t> dim,
             count = 1;
         }
     }
-    const Tensor population = detail::reduce_over(KAEL_REDUCE_VARIANCE, a, reduced);
     const auto divisor = static_cast<double>(std::max<std::int64_t>(count - correction, 0));
     // n / 0 is inf: inf for a spread, NaN for a constant (0 * inf), as PyTorch's x / 0.
     const double factor = static_cast<double>(count) / divisor;
-    return {kept(population * factor, a, dim, keepdim), divisor};
+    const Tensor value =
+        detail::reduce_over(KAEL_REDUCE_VARIANCE, a, reduced, detail::Finish{factor, root});
+    return {kept(value, a, dim, keepdim), divisor};
 }
 
 }  // namespace
@@ -85,9 +88,8 @@ Variance corrected_variance(const Tensor& a, std::optional<std::int64_t> dim,
 Tensor var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
            bool keepdim) {
     const autograd::Recording recording({a});
-    const Variance variance = corrected_variance(a, dim, correction, keepdim);
-    const Tensor out = variance.value.to(a.dtype());
-    return recording.finish(out, "VarBackward",
+    const Variance variance = corrected_variance(a, dim, correction, keepdim, false);
+    return recording.finish(variance.value, "VarBackward",
                             autograd::variance_backward(a, Tensor(), dim, keepdim,
                                                         variance.divisor));
 }
@@ -95,10 +97,10 @@ Tensor var(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correc
 Tensor stddev(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t correction,
               bool keepdim) {
     const autograd::Recording recording({a});
-    const Variance variance = corrected_variance(a, dim, correction, keepdim);
-    const Tensor out = sqrt(variance.value).to(a.dtype());
-    return recording.finish(out, "StdBackward",
-                            autograd::variance_backward(a, out, dim, keepdim, variance.divisor));
+    const Variance variance = corrected_variance(a, dim, correction, keepdim, true);
+    return recording.finish(variance.value, "StdBackward",
+                            autograd::variance_backward(a, variance.value, dim, keepdim,
+                                                        variance.divisor));
 }
 
 Tensor norm(const Tensor& a) {
@@ -173,6 +175,14 @@ Tensor logsumexp(const Tensor& a, const Shape& dims, bool keepdim) {
     }
     if (x.dim() == 0) {
         return x.clone();
+    }
+    // Plugins since ABI 1.9 read each row once, with an online max and sum of exp.
+    if (detail::serves_reduce_op(x, KAEL_REDUCE_LOGSUMEXP)) {
+        const autograd::Recording recording({x});
+        const Tensor reduced_out = detail::reduce_over(KAEL_REDUCE_LOGSUMEXP, x, reduced);
+        const Tensor out = keepdim ? reduced_out.view(kept_shape) : reduced_out;
+        return recording.finish(out, "LogsumexpBackward",
+                                autograd::logsumexp_backward(x, out, kept_shape));
     }
     // A transposed or permuted tensor is worked on in its memory order (the same elements, a
     // contiguous view), so that x - shift and exp stream memory instead of transposing it (as

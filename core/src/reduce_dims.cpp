@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kael/autograd.h"
+#include "kael/ops.h"
 #include "kernel_calls.h"
 
 namespace kael::detail {
@@ -95,18 +96,41 @@ DType reduced_dtype(kael_reduce_op op, DType dtype) {
     }
 }
 
-Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced) {
-    const NoGradGuard no_grad;  // callers record the reduction as one node
+namespace {
+
+// The results of a plugin without reduce_dims_finished, finished as that slot does.
+Tensor finished_by_ops(Tensor result, DType dtype, const Finish& finish) {
+    if (finish.scale != 1.0) {
+        result = result * finish.scale;
+    }
+    if (finish.root) {
+        result = sqrt(result);
+    }
+    return result.to(dtype);
+}
+
+// One pass: the plain op, or the finished one on the last pass where the plugin has it.
+void reduce_pass(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
+                 std::int64_t size, std::int64_t inner, const Finish* finish) {
+    if (finish != nullptr) {
+        reduce_dims_finished(op, out, block, outer, size, inner, finish->scale, finish->root);
+    } else {
+        reduce_dims(op, out, block, outer, size, inner);
+    }
+}
+
+Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced,
+                        const Finish* finish) {
     Shape kept_shape;
     for (std::size_t d = 0; d < reduced.size(); ++d) {
         if (!reduced[d]) {
             kept_shape.push_back(a.shape()[d]);
         }
     }
-    const DType out_dtype = reduced_dtype(op, a.dtype());
+    const DType out_dtype = finish != nullptr ? a.dtype() : reduced_dtype(op, a.dtype());
     if (a.numel() == 0) {  // identities (sum, prod) or nothing to write
         Tensor out = empty(kept_shape, out_dtype, a.device());
-        reduce_dims(op, out, a, out.numel(), 0, 1);
+        reduce_pass(op, out, a, out.numel(), 0, 1, finish);
         return out;
     }
     const bool all_reduced = std::all_of(reduced.begin(), reduced.end(), [](bool r) { return r; });
@@ -148,8 +172,14 @@ Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& 
         const auto k = static_cast<std::size_t>(runs.rend() - last - 1);
         const std::int64_t outer = product(runs, 0, k);
         const std::int64_t inner = product(runs, k + 1, runs.size());
-        Tensor next = empty({outer * inner}, reduced_dtype(op, current.dtype()), a.device());
-        reduce_dims(op, next, current, outer, runs[k].size, inner);
+        const bool last_pass =
+            std::count_if(runs.begin(), runs.end(), [](const Run& run) { return run.reduced; }) ==
+            1;
+        const Finish* pass_finish = last_pass ? finish : nullptr;
+        Tensor next = empty({outer * inner},
+                            pass_finish != nullptr ? a.dtype() : reduced_dtype(op, current.dtype()),
+                            a.device());
+        reduce_pass(op, next, current, outer, runs[k].size, inner, pass_finish);
         current = next;
         runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(k));
         if (k > 0 && k < runs.size() && !runs[k - 1].reduced && !runs[k].reduced) {
@@ -158,6 +188,22 @@ Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& 
         }
     }
     return in_logical_order(current, input, reduced, kept_shape, kept_in_memory_order);
+}
+
+}  // namespace
+
+Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced) {
+    const NoGradGuard no_grad;  // callers record the reduction as one node
+    return reduce_over_impl(op, a, reduced, nullptr);
+}
+
+Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced,
+                   Finish finish) {
+    const NoGradGuard no_grad;
+    if (has_reduce_dims_finished(a)) {
+        return reduce_over_impl(op, a, reduced, &finish);
+    }
+    return finished_by_ops(reduce_over_impl(op, a, reduced, nullptr), a.dtype(), finish);
 }
 
 std::pair<Tensor, Tensor> reduce_indexed_over(kael_reduce_op op, const Tensor& a,

@@ -19,6 +19,20 @@ DType reduced_dtype(kael_reduce_op op, DType dtype);
 // one dim or all.
 Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced);
 
+// What a reduction's results become before they are stored: r * scale, then its square root
+// when root is set, in the input's dtype (mean: sum with scale 1 / n; var: variance with
+// n / (n - correction); std: that and root).
+struct Finish {
+    double scale = 1.0;
+    bool root = false;
+};
+
+// reduce_over() of a float tensor (op SUM, VARIANCE, NORM2 or LOGSUMEXP) with its results
+// finished: in the last pass's own store where the plugin has reduce_dims_finished, else by
+// elementwise ops on the results.
+Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced,
+                   Finish finish);
+
 // max(dim)/min(dim) (op ARGMAX/ARGMIN) of a over dim (wrapped, of size > 0) in one pass of the
 // reduce_indexed slot, read where a lies as reduce_over does: values and int64 indices, the dim
 // dropped. Only for plugins with the slot (has_reduce_indexed).

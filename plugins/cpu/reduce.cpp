@@ -226,6 +226,10 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
         if (output_count == 0) {
             return;
         }
+        if (op == KAEL_REDUCE_LOGSUMEXP && chunk_size > 0) {
+            log_sum_exp(in_dtype, results, data, output_count, chunk_size, 1);
+            return;
+        }
         const char* name = kernels::tasks::reduce_op_name(op);
         kernels::tasks::with_reducer(op, in_dtype, [&](auto tag) {
             using Tag = decltype(tag);

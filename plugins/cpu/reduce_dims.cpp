@@ -3,6 +3,7 @@
 // of i for a tile of columns into per-column states, so memory streams in order instead of one
 // strided walk per output. inner == 1 is the reduce slot's case.
 #include "kael/kernels/tasks/reduce_dims.h"
+#include "kael/kernels/tasks/reduce_finished.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <type_traits>
 
 #include "cpu_kernels.h"
+#include "cpu_launcher.h"
 #include "reduce_rows_f32.h"
 #include "vector_math.h"
 
@@ -231,6 +233,10 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
         if (outer * inner == 0) {
             return;
         }
+        if (op == KAEL_REDUCE_LOGSUMEXP && size > 0) {
+            log_sum_exp(in_dtype, results, data, outer, size, inner);
+            return;
+        }
         tasks::with_reducer(op, in_dtype, [&](auto tag) {
             using Tag = decltype(tag);
             using R = typename Tag::Reducer;
@@ -245,6 +251,20 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
             }
             reduce_columns<R, typename Tag::Input>(results, data, outer, size, inner);
         });
+    });
+}
+
+kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype dtype, void* results,
+                                 const void* data, int64_t outer, int64_t size, int64_t inner,
+                                 double scale, int32_t root) {
+    return plugin::guarded("cpu.reduce_dims_finished", [&] {
+        tasks::launch_reduce_dims_finished<Launcher>(
+            op, dtype, results, data, outer, size, inner, scale, root,
+            [&](kael_reduce_op reduce_op, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
+                const void* in, int64_t o, int64_t s, int64_t i) {
+                tasks::throw_on_failure(
+                    reduce_dims(device, reduce_op, out_dtype, in_dtype, out, in, o, s, i));
+            });
     });
 }
 

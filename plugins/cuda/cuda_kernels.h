@@ -24,5 +24,9 @@ kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, 
                            int64_t inner);
 void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int64_t* indices,
                          const void* data, std::int64_t length, std::int64_t rows);
+// The rows of reduce_dims_finished (inner == 1, or any empty reduction; reduce.cu), the call
+// already checked.
+void reduce_rows_finished(kael_reduce_op op, kael_dtype dtype, void* results, const void* data,
+                          std::int64_t length, std::int64_t rows, double scale, bool root);
 
 }  // namespace kael::cuda

@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         const Storage<In>* row_data = data + row * length;
         if (length == 0) {  // only reducers with an identity get here (the core refuses others)
             if constexpr (R::kHasIdentity) {
-                store_result<R>(results, row, R::identity());
+                store_result<R, In>(results, row, R::identity());
             }
             continue;
         }
@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         for (std::int64_t i = 1; i < length; ++i) {
             state = R::step(state, load_element<In>(row_data + i), i);
         }
-        store_result<R>(results, row, state);
+        store_result<R, In>(results, row, state);
     }
 }
 
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         const auto state = warp_combine<R>(
             fold_span<R, In>(data + row * length, 0, length, lane, kWarp, vectorized));
         if (lane == 0) {
-            store_result<R>(results, row, state);
+            store_result<R, In>(results, row, state);
         }
     }
 }
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
             fold_span<R, In>(row_data, begin, end, thread, kThreadsPerBlock, vectorized), warps);
         if (chunks_per_row == 1) {
             if (thread == 0) {
-                store_result<R>(results, row, state);
+                store_result<R, In>(results, row, state);
             }
             continue;
         }
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         }
         merged = block_combine<R>(merged, warps);
         if (thread == 0) {
-            store_result<R>(results, row, merged);
+            store_result<R, In>(results, row, merged);
         }
     }
 }
@@ -201,6 +201,15 @@ void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int6
         } else {
             reduce_rows<Indexed<tasks::ArgExtreme<In, false>>, In>(results, data, length, rows);
         }
+    });
+}
+
+void reduce_rows_finished(kael_reduce_op op, kael_dtype dtype, void* results, const void* data,
+                          std::int64_t length, std::int64_t rows, double scale, bool root) {
+    tasks::with_reducer(op, dtype, [&](auto tag) {
+        using Tag = decltype(tag);
+        reduce_rows<typename Tag::Reducer, typename Tag::Input>(
+            Results{results, nullptr, true, root, scale}, data, length, rows);
     });
 }
 

@@ -10,6 +10,7 @@
 
 #include "cuda_launch.cuh"
 #include "kael/kernels/tasks/reduce.h"
+#include "kael/kernels/tasks/reduce_finished.h"
 
 namespace kael::cuda {
 namespace {
@@ -95,9 +96,14 @@ struct LaneFold<tasks::Variance<In>, In> {
 };
 
 // Where results go: values (R::Out each) and, for reduce_indexed, the indices of the extremes.
+// A finished call (reduce_dims_finished) stores each float result r as r * scale, or its root,
+// in the input's dtype instead: mean, var and std in the reduction's own launch.
 struct Results {
     void* values;
     std::int64_t* indices;  // null unless kIndexed
+    bool finished = false;
+    bool root = false;
+    double scale = 1.0;
 };
 
 // max/min with their indices in one pass: ArgExtreme's state is both, so it stores both.
@@ -108,14 +114,23 @@ inline constexpr bool kIndexed = false;
 template <typename R>
 inline constexpr bool kIndexed<Indexed<R>> = true;
 
-template <typename R>
-__device__ void store_result(Results results, std::int64_t output, typename R::State state) {
+template <typename R, typename In>
+__device__ void store_result(const Results& results, std::int64_t output,
+                             typename R::State state) {
     if constexpr (kIndexed<R>) {
-        using In = decltype(state.value);
         kernels::store_element<In>(static_cast<Storage<In>*>(results.values) + output,
                                    state.value);
         results.indices[output] = state.index;
     } else {
+        if constexpr (std::is_floating_point_v<In>) {
+            if (results.finished) {
+                const double value = static_cast<double>(R::finish(state));
+                kernels::store_element<In>(
+                    static_cast<Storage<In>*>(results.values) + output,
+                    static_cast<In>(tasks::finished(value, results.scale, results.root)));
+                return;
+            }
+        }
         kernels::store_element<typename R::Out>(
             static_cast<Storage<typename R::Out>*>(results.values) + output, R::finish(state));
     }

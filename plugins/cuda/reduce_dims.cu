@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
         state = merge_groups<R>(state, states, grid, active, group);
         if (grid.splits == 1) {
             if (active && group == 0) {
-                store_result<R>(results, output, state);
+                store_result<R, In>(results, output, state);
             }
             continue;
         }
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
         }
         state = merge_groups<R>(state, states, grid, active, group);
         if (active && group == 0) {
-            store_result<R>(results, output, state);
+            store_result<R, In>(results, output, state);
         }
     }
 }
@@ -219,6 +219,32 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
             using R = typename decltype(tag)::Reducer;
             using In = typename decltype(tag)::Input;
             reduce_columns_or_empty<R, In>(Results{results, nullptr}, data, outer, size, inner);
+        });
+    });
+}
+
+kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype dtype, void* results,
+                                 const void* data, int64_t outer, int64_t size, int64_t inner,
+                                 double scale, int32_t root) {
+    return plugin::guarded("cuda.reduce_dims_finished", [&] {
+        use_device(device);
+        tasks::check_reduce_finished_call(op, dtype);
+        tasks::check_reduce_dims_sizes(op, outer, size, inner);
+        tasks::check_reduce_call(op, tasks::reduce_out_dtype(op, dtype), dtype, results, data,
+                                 size, outer * inner);
+        if (outer * inner == 0) {
+            return;
+        }
+        // An empty reduction takes the row path, whose store finishes each identity.
+        if (inner == 1 || size == 0) {
+            reduce_rows_finished(op, dtype, results, data, size, outer * inner, scale, root != 0);
+            return;
+        }
+        tasks::with_reducer(op, dtype, [&](auto tag) {
+            using R = typename decltype(tag)::Reducer;
+            using In = typename decltype(tag)::Input;
+            reduce_column_tiles<R, In>(Results{results, nullptr, true, root != 0, scale}, data,
+                                       outer, size, inner);
         });
     });
 }

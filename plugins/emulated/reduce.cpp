@@ -1,5 +1,6 @@
 #include "kael/kernels/tasks/reduce.h"
 #include "kael/kernels/tasks/reduce_dims.h"
+#include "kael/kernels/tasks/reduce_finished.h"
 
 #include "emulated_kernels.h"
 #include "kael/kernels/element_dispatch.h"
@@ -38,6 +39,20 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
         }
         kernels::tasks::launch_reduce_dims<Launcher>(op, out_dtype, in_dtype, results, data, outer,
                                                      size, inner);
+    });
+}
+
+kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype dtype, void* results,
+                                 const void* data, int64_t outer, int64_t size, int64_t inner,
+                                 double scale, int32_t root) {
+    return plugin::guarded("emulated.reduce_dims_finished", [&] {
+        kernels::tasks::launch_reduce_dims_finished<Launcher>(
+            op, dtype, results, data, outer, size, inner, scale, root,
+            [&](kael_reduce_op reduce_op, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
+                const void* in, int64_t o, int64_t s, int64_t i) {
+                kernels::tasks::throw_on_failure(
+                    reduce_dims(device, reduce_op, out_dtype, in_dtype, out, in, o, s, i));
+            });
     });
 }
 

@@ -110,3 +110,64 @@ def test_scans_of_every_path_match_numpy(device, shape, dim, dtype):
     else:
         np.testing.assert_allclose(kael.cumprod(x, dim=dim).numpy(),
                                    np.cumprod(wide, axis=dim), **tolerance)
+
+
+def _logsumexp(wide, axis):
+    top = np.max(wide, axis=axis, keepdims=True)
+    shift = np.where(np.isinf(top), 0.0, top)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.squeeze(np.log(np.exp(wide - shift).sum(axis=axis, keepdims=True)) + shift,
+                          axis=axis)
+
+
+@pytest.mark.parametrize("shape,dim", SHAPES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_finished_reductions_of_every_path_match_numpy(device, shape, dim, dtype):
+    """mean, var, std (ABI 1.9's reduce_dims_finished: the result scaled, or its root, in the
+    reduction's own store) and logsumexp (its one-pass reduce op), on every path, with -inf, +inf
+    and NaN placed in some rows and columns."""
+    rng = np.random.default_rng(12)
+    values = _values(shape, dtype, rng)
+    flat = values.reshape(-1)
+    flat[::977] = -np.inf
+    flat[5::1511] = np.inf
+    flat[7::2003] = np.nan
+    x = kael.tensor(values, device=device)
+    wide = values.astype(np.float64)
+    tolerance = {"rtol": 1e-4, "atol": 1e-4} if dtype == "float32" else {"rtol": 1e-9}
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(x.mean(dim=dim).numpy(), wide.mean(axis=dim), **tolerance)
+        np.testing.assert_allclose(x.std(dim=dim).numpy(), wide.std(axis=dim, ddof=1),
+                                   **tolerance)
+        np.testing.assert_allclose(x.var(dim=dim, correction=0).numpy(), wide.var(axis=dim),
+                                   **tolerance)
+    np.testing.assert_allclose(kael.logsumexp(x, dim).numpy(), _logsumexp(wide, dim),
+                               **tolerance)
+    finite = kael.tensor(rng.standard_normal(shape).astype(dtype), device=device)
+    np.testing.assert_allclose(kael.logsumexp(finite, tuple(range(len(shape)))).item(),
+                               _logsumexp(finite.numpy().astype(np.float64).reshape(-1), 0),
+                               **tolerance)
+    np.testing.assert_allclose(finite.mean().item(), finite.numpy().astype(np.float64).mean(),
+                               **tolerance)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_finished_reductions_of_empty_and_special_rows(device, dtype):
+    """Empty rows: mean and var NaN, logsumexp -inf; rows of all -inf give -inf, two +inf +inf
+    (no inf - inf), a NaN NaN; the gradient of logsumexp is softmax."""
+    empty = kael.zeros((3, 0), dtype=getattr(kael, dtype), device=device)
+    assert np.isnan(empty.mean(dim=1).numpy()).all()
+    assert np.isnan(empty.var(dim=1).numpy()).all()
+    assert (kael.logsumexp(empty, 1).numpy() == -np.inf).all()
+    rows = np.array([[-np.inf, -np.inf, -np.inf], [np.inf, 1.0, np.inf], [np.nan, 0.0, 1.0],
+                     [0.0, 0.0, 0.0]], dtype=dtype)
+    got = kael.logsumexp(kael.tensor(rows, device=device), 1).numpy()
+    np.testing.assert_allclose(got, [-np.inf, np.inf, np.nan, np.log(3.0)], rtol=1e-6)
+    x = kael.tensor(np.random.default_rng(3).standard_normal((4, 7)).astype(dtype),
+                    device=device, requires_grad=True)
+    kael.logsumexp(x, 1).sum().backward()
+    values = x.detach().numpy().astype(np.float64)
+    softmax = np.exp(values - values.max(1, keepdims=True))
+    softmax /= softmax.sum(1, keepdims=True)
+    np.testing.assert_allclose(x.grad.numpy(), softmax, rtol=1e-5)
+    assert x.grad.device == x.device

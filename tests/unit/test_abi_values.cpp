@@ -93,7 +93,8 @@ const std::vector<Released> kReleasedElementOps = {{"identity", 0, 0},
 
 const std::vector<Released> kReleasedReduceOps = {
     {"sum", 0, 0},    {"prod", 1, 0},   {"max", 2, 0},     {"min", 3, 0},
-    {"argmax", 4, 0}, {"argmin", 5, 0}, {"variance", 6, 2}, {"norm2", 7, 7}};
+    {"argmax", 4, 0}, {"argmin", 5, 0}, {"variance", 6, 2}, {"norm2", 7, 7},
+    {"logsumexp", 8, 9}};
 
 std::string lower(std::string text) {
     for (char& c : text) {
@@ -183,6 +184,7 @@ BOOST_AUTO_TEST_CASE(table_offsets_are_as_released) {
     BOOST_TEST(offsetof(kael_plugin, dlpack_device_type) == 380U);
     BOOST_TEST(offsetof(kael_plugin, scan) == 384U);                    // 1.7
     BOOST_TEST(offsetof(kael_plugin, reduce_indexed) == 392U);          // 1.8
+    BOOST_TEST(offsetof(kael_plugin, reduce_dims_finished) == 400U);    // 1.9
     BOOST_TEST(KAEL_ELEMENT_LAYOUT_SIZE_1_0 == 376U);
     BOOST_TEST(KAEL_ELEMENT_PARAMS_SIZE_1_0 == 40U);
     BOOST_TEST(KAEL_INDEX_LAYOUT_SIZE_1_0 == 280U);

@@ -82,6 +82,14 @@ BackwardFunction variance_backward(const Tensor& input, const Tensor& std,
     };
 }
 
+BackwardFunction logsumexp_backward(const Tensor& input, const Tensor& out,
+                                    const Shape& kept_shape) {
+    return [a_saved = saved(input), y_saved = saved(out), kept_shape](const Tensor& g) {
+        const Tensor a = a_saved.unpack();
+        return Grads{g.reshape(kept_shape) * exp(a - y_saved.unpack().reshape(kept_shape))};
+    };
+}
+
 BackwardFunction extremum_backward(const Tensor& input, const Tensor& out,
                                    std::optional<std::int64_t> dim, bool keepdim, bool is_max) {
     dim = normalized(dim, input.dim());

@@ -115,6 +115,10 @@ private:
                                                  bool keepdim);
 [[nodiscard]] BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
                                              std::optional<std::int64_t> dim, bool keepdim);
+// logsumexp of input into out, both seen with the reduced dims kept (kept_shape):
+// d out / d x = exp(x - out), as PyTorch's logsumexp_backward.
+[[nodiscard]] BackwardFunction logsumexp_backward(const Tensor& input, const Tensor& out,
+                                                  const Shape& kept_shape);
 // var (std undefined) or std (std its output) with divisor n - correction, clamped at 0:
 // d var / d x = 2 (x - mean) / divisor, d std / d x = (x - mean) / (divisor * std).
 [[nodiscard]] BackwardFunction variance_backward(const Tensor& input, const Tensor& std,

@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 8
+#define KAEL_ABI_MINOR 9
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -450,6 +450,17 @@ typedef struct kael_plugin {
     kael_status (*reduce_indexed)(int32_t device, kael_reduce_op op, kael_dtype dtype,
                                   void* values, int64_t* indices, const void* data,
                                   int64_t outer, int64_t size, int64_t inner);
+
+    /* Since ABI 1.9. reduce_dims() with its results finished in the same pass, so mean, var and
+     * std are one launch: each result r, taken as a double before it is rounded, is stored as
+     * r * scale, or sqrt(r * scale) when root != 0, in dtype (the input's, f32 or f64). Ops SUM
+     * (mean: scale 1 / n), VARIANCE (var: n / (n - correction); std: root), NORM2 and LOGSUMEXP;
+     * others are KAEL_STATUS_UNSUPPORTED. An empty row finishes its identity (mean: 0 * inf is
+     * NaN, as the caller's scale is). May be NULL: the core then runs reduce_dims() and finishes
+     * the results with elementwise ops. */
+    kael_status (*reduce_dims_finished)(int32_t device, kael_reduce_op op, kael_dtype dtype,
+                                        void* results, const void* data, int64_t outer,
+                                        int64_t size, int64_t inner, double scale, int32_t root);
 } kael_plugin;
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
@@ -487,9 +498,9 @@ static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device proper
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");
 static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
-static_assert(sizeof(kael_plugin) == 56 + 41 * 8 + 8 + 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 41 * 8 + 8 + 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */

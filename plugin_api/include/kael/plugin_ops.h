@@ -162,7 +162,8 @@ enum { KAEL_ELEMENT_OPS(KAEL_OP_POSITION_) kael_op_rows_ };
     X(ARGMAX,   4, "argmax",   ANY,      I64,  0, 0)                                               \
     X(ARGMIN,   5, "argmin",   ANY,      I64,  0, 0)                                               \
     X(VARIANCE, 6, "variance", FLOATING, F64,  1, 2)                                               \
-    X(NORM2,    7, "norm2",    FLOATING, WIDE, 1, 7)
+    X(NORM2,    7, "norm2",    FLOATING, WIDE, 1, 7)                                               \
+    X(LOGSUMEXP, 8, "logsumexp", FLOATING, WIDE, 1, 9)
 /* clang-format on */
 
 typedef int32_t kael_reduce_op;
@@ -170,7 +171,7 @@ typedef int32_t kael_reduce_op;
 enum {
     KAEL_REDUCE_OPS(KAEL_REDUCE_ENUMERATOR_)
     /* the number of rows: raise it with each row appended (checked at the end) */
-    KAEL_REDUCE_COUNT = 8
+    KAEL_REDUCE_COUNT = 9
 };
 #define KAEL_REDUCE_POSITION_(op, value, name, in, out, empty, since) kael_reduce_position_##op##_,
 enum { KAEL_REDUCE_OPS(KAEL_REDUCE_POSITION_) kael_reduce_rows_ };

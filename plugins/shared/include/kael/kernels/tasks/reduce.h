@@ -11,6 +11,7 @@
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/tasks/launch.h"
+#include "kael/kernels/tasks/log_sum_exp.h"
 
 namespace kael::kernels::tasks {
 
@@ -399,6 +400,11 @@ void with_reducer(kael_reduce_op op, kael_dtype in_dtype, Visit&& visit) {
                     return visit(ReducerTag<EuclideanNorm<In>, In>{});
                 }
                 plugin::unsupported(std::string("norm2 of ") + plugin::dtype_name(in_dtype));
+            case KAEL_REDUCE_LOGSUMEXP:
+                if constexpr (is_floating_v<In>) {
+                    return visit(ReducerTag<LogSumExp<In>, In>{});
+                }
+                plugin::unsupported(std::string("logsumexp of ") + plugin::dtype_name(in_dtype));
             default: return visit(ReducerTag<ArgExtreme<In, false>, In>{});
         }
     });
