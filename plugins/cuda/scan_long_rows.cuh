@@ -7,6 +7,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include "cuda_launch.cuh"
+#include "workspace.h"
 #include "kael/kernels/tasks/launch.h"
 
 namespace kael::cuda {
@@ -25,10 +26,10 @@ void scan_long_rows(const In* data, In* out, std::int64_t chunk_size, std::int64
     std::size_t bytes = 0;
     KAEL_CUDA_CHECK(
         cub::DeviceScan::InclusiveScan(nullptr, bytes, data, out, Op{}, items, launch_stream()));
-    const kernels::tasks::Scratch<Launcher, unsigned char> scratch(
-        static_cast<std::int64_t>(bytes > 0 ? bytes : 1));
+    // CUB's temporary storage from the kept workspace: no allocation per call.
+    const Workspace scratch(static_cast<std::int64_t>(bytes > 0 ? bytes : 1), 0);
     for (std::int64_t row = 0; row < row_count; ++row) {
-        KAEL_CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch.get(), bytes,
+        KAEL_CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch.partials(), bytes,
                                                        data + row * chunk_size,
                                                        out + row * chunk_size, Op{}, items,
                                                        launch_stream()));
