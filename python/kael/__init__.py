@@ -43,8 +43,14 @@ def from_numpy(array):
     return from_dlpack(array)
 
 
+def _require_tensor(input, op):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, not {type(input).__name__}")
+
+
 def _like(factory):
     def like(input, *args, dtype=None, device=None, requires_grad=False):
+        _require_tensor(input, like.__name__)
         return factory(*args, input.shape, dtype=dtype or input.dtype,
                        device=device or input.device, requires_grad=requires_grad)
     like.__name__ = factory.__name__ + "_like"
@@ -68,6 +74,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
         >>> kael.full_like(kael.zeros(2), 7.0).tolist()
         [7.0, 7.0]
     """
+    _require_tensor(input, "full_like")
     return _kael.full(input.shape, fill_value, dtype=dtype or input.dtype,
                       device=device or input.device, requires_grad=requires_grad)
 

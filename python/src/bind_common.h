@@ -33,6 +33,19 @@ public:
 [[nodiscard]] bool is_integral_number(py::handle object);
 // The name of object's type ('float', 'Tensor'), for messages.
 [[nodiscard]] std::string type_name(py::handle object);
+// object as T through pybind11, or a TypeError that names op, the argument (what), the types it
+// takes (expected) and the one it got, for casts inside a binding (pybind11's own cast errors
+// name C++ types and not the function).
+template <typename T>
+[[nodiscard]] T cast_argument(py::handle object, const char* op, const char* what,
+                              const char* expected) {
+    try {
+        return object.cast<T>();
+    } catch (const py::cast_error&) {
+        throw TypeError(std::string(op) + ": " + what + " must be " + expected + ", not " +
+                        type_name(object));
+    }
+}
 
 // One registration function per binding file, called in this order by module.cpp.
 void bind_devices(py::module_& module);
@@ -65,6 +78,10 @@ void bind_random(py::module_& module);
 // Sizes given as f(2, 3) or f((2, 3)) / f([2, 3]); op names the function in errors.
 [[nodiscard]] Shape to_shape(const py::args& sizes, const char* op);
 [[nodiscard]] Shape sequence_to_shape(py::handle sequence, const char* op);
+// A tuple or list of ints passed as argument what of op (TypeError naming both otherwise), or
+// also a single int (as a list of one).
+[[nodiscard]] Shape int_sequence(py::handle sequence, const char* op, const char* what);
+[[nodiscard]] Shape int_or_int_sequence(py::handle object, const char* op, const char* what);
 // An int size or a sequence of them, as full(size, ...) and randint(..., size) take.
 [[nodiscard]] Shape size_argument(py::handle size, const char* op);
 

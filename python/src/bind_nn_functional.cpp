@@ -20,14 +20,6 @@ F::CrossEntropyOptions loss_options(py::handle weight, std::int64_t ignore_index
     return options;
 }
 
-// An int or a sequence of ints, as PyTorch's normalized_shape and pad take them.
-Shape int_sequence(py::handle value) {
-    if (py::isinstance<py::int_>(value)) {
-        return {value.cast<std::int64_t>()};
-    }
-    return value.cast<Shape>();
-}
-
 void bind_losses(py::module_& functional) {
     functional.def("cross_entropy",
                    [](const Tensor& input, const Tensor& target, py::handle weight,
@@ -90,7 +82,9 @@ void bind_layer_functions(py::module_& functional) {
     functional.def("layer_norm",
                    [](const Tensor& input, py::handle normalized_shape, py::handle weight,
                       py::handle bias, double eps) {
-                       return F::layer_norm(input, int_sequence(normalized_shape),
+                       return F::layer_norm(input,
+                                            int_or_int_sequence(normalized_shape, "layer_norm",
+                                                                "normalized_shape"),
                                             optional_tensor(weight, "layer_norm", "weight"),
                                             optional_tensor(bias, "layer_norm", "bias"), eps);
                    },
@@ -143,7 +137,7 @@ void bind_layer_functions(py::module_& functional) {
                            throw py::value_error("pad: only mode='constant' is supported, got '" +
                                                  mode + "'");
                        }
-                       return F::pad(input, int_sequence(pad), value);
+                       return F::pad(input, int_or_int_sequence(pad, "pad", "pad"), value);
                    },
                    py::arg("input"), py::arg("pad"), py::arg("mode") = "constant",
                    py::arg("value") = 0.0, docs::pad);

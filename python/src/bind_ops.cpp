@@ -255,9 +255,9 @@ void bind_joins_and_sequences(py::module_& module, py::class_<Tensor>& cls) {
     def_function_and_method(module, cls, "split", [](const Tensor& a, py::handle sizes,
                                                      std::int64_t dim) {
         const std::vector<Tensor> pieces =
-            py::isinstance<py::int_>(sizes)
-                ? split(a, sizes.cast<std::int64_t>(), dim)
-                : split(a, sizes.cast<std::vector<std::int64_t>>(), dim);
+            is_integral_number(sizes)
+                ? split(a, to_int64(sizes, "split", "split_size_or_sections"), dim)
+                : split(a, int_sequence(sizes, "split", "split_size_or_sections"), dim);
         return py::tuple(py::cast(pieces));
     }, py::arg("split_size_or_sections"), py::arg("dim") = 0);
     def_function_and_method(module, cls, "chunk", [](const Tensor& a, std::int64_t chunks,

@@ -28,7 +28,9 @@ Tensor& scatter_any(Tensor& self, std::int64_t dim, const Tensor& index, py::han
     }
     const Tensor values = value_operand(src.is_none() ? value : src, self, "scatter_");
     return scatter_(self, dim, index, values,
-                    reduce.is_none() ? std::string() : reduce.cast<std::string>());
+                    reduce.is_none()
+                        ? std::string()
+                        : cast_argument<std::string>(reduce, "scatter_", "reduce", "a str"));
 }
 
 void bind_arithmetic(py::class_<Tensor>& cls) {
@@ -48,11 +50,12 @@ void bind_arithmetic(py::class_<Tensor>& cls) {
         if (mode.is_none()) return div_(self, divisor, "div_");
         // Integer division truncates: 'trunc' of integers is the plain kernel. Floats and
         // 'floor' wait for the trunc/floor ops.
-        if (mode.cast<std::string>() == "trunc" && !is_floating(self.dtype()) &&
-            !is_floating(divisor.dtype())) {
+        const auto rounding =
+            cast_argument<std::string>(mode, "div_", "rounding_mode", "None or a str");
+        if (rounding == "trunc" && !is_floating(self.dtype()) && !is_floating(divisor.dtype())) {
             return self.copy_(div(self, divisor));
         }
-        throw ValueError("div_: rounding_mode '" + mode.cast<std::string>() +
+        throw ValueError("div_: rounding_mode '" + rounding +
                          "' is supported only as 'trunc' of integer tensors");
     }, py::arg("other"), py::kw_only(), py::arg("rounding_mode") = py::none(), docs::div_);
     cls.def("pow_", [](Tensor& self, py::handle exponent) -> Tensor& {

@@ -269,17 +269,28 @@ Device to_device(py::handle object, const char* op) {
                     std::string(py::repr(object)));
 }
 
-Shape sequence_to_shape(py::handle sequence, const char* op) {
+Shape int_sequence(py::handle sequence, const char* op, const char* what) {
     if (!PySequence_Check(sequence.ptr()) || py::isinstance<py::str>(sequence)) {
-        throw TypeError(std::string(op) + ": size must be a tuple or list of ints, got " +
+        throw TypeError(std::string(op) + ": " + what + " must be a tuple or list of ints, got " +
                         type_name(sequence));
     }
-    Shape shape;
+    Shape values;
     // py::iter, not py::sequence, whose iteration ignores a failing len().
-    for (const py::handle size : py::iter(sequence)) {
-        shape.push_back(to_int64(size, op, "size"));
+    for (const py::handle value : py::iter(sequence)) {
+        values.push_back(to_int64(value, op, what));
     }
-    return shape;
+    return values;
+}
+
+Shape int_or_int_sequence(py::handle object, const char* op, const char* what) {
+    if (is_integral_number(object)) {
+        return {to_int64(object, op, what)};
+    }
+    return int_sequence(object, op, what);
+}
+
+Shape sequence_to_shape(py::handle sequence, const char* op) {
+    return int_sequence(sequence, op, "size");
 }
 
 namespace {
