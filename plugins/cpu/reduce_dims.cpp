@@ -228,9 +228,8 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cpu.reduce_dims", [&] {
         check_device(device);
-        tasks::check_reduce_dims_sizes(op, outer, size, inner);
-        tasks::check_reduce_call(op, out_dtype, in_dtype, results, data, size, outer * inner);
-        if (outer * inner == 0) {
+        if (!tasks::check_reduce_dims_call(op, out_dtype, in_dtype, results, data, outer, size,
+                                           inner)) {
             return;
         }
         if (op == KAEL_REDUCE_LOGSUMEXP && size > 0) {

@@ -210,9 +210,8 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cuda.reduce_dims", [&] {
         use_device(device);
-        tasks::check_reduce_dims_sizes(op, outer, size, inner);
-        tasks::check_reduce_call(op, out_dtype, in_dtype, results, data, size, outer * inner);
-        if (outer * inner == 0) {
+        if (!tasks::check_reduce_dims_call(op, out_dtype, in_dtype, results, data, outer, size,
+                                           inner)) {
             return;
         }
         tasks::with_reducer(op, in_dtype, [&](auto tag) {
@@ -229,10 +228,8 @@ kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype d
     return plugin::guarded("cuda.reduce_dims_finished", [&] {
         use_device(device);
         tasks::check_reduce_finished_call(op, dtype);
-        tasks::check_reduce_dims_sizes(op, outer, size, inner);
-        tasks::check_reduce_call(op, tasks::reduce_out_dtype(op, dtype), dtype, results, data,
-                                 size, outer * inner);
-        if (outer * inner == 0) {
+        if (!tasks::check_reduce_dims_call(op, tasks::reduce_out_dtype(op, dtype), dtype, results,
+                                           data, outer, size, inner)) {
             return;
         }
         // An empty reduction takes the row path, whose store finishes each identity.

@@ -9,23 +9,11 @@ static kael_status probe_through_dependency(int32_t* device_count, const char** 
 }
 
 static const kael_plugin table = {
-    .struct_size = sizeof(kael_plugin),
+    TEST_PLUGIN_COMMON_FIELDS("missing_dependency", "test plugin with an unresolvable dependency"),
     .abi_major = KAEL_ABI_MAJOR,
     .abi_minor = KAEL_ABI_MINOR,
-    .name = "missing_dependency",
     .version = "0.1.0",
-    .kind = KAEL_PLUGIN_KIND_EMULATED,
-    .priority = 1000,
-    .device_type = "cuda",
-    .build_info = "test plugin with an unresolvable dependency",
-    .last_error = test_plugin_last_error,
     .probe = probe_through_dependency,
-    TEST_PLUGIN_DEVICE_SLOTS,
 };
 
-KAEL_PLUGIN_EXPORT const kael_plugin* KAEL_PLUGIN_ENTRY(uint32_t core_abi_major,
-                                                        uint32_t core_abi_minor) {
-    (void)core_abi_major;
-    (void)core_abi_minor;
-    return &table;
-}
+TEST_PLUGIN_DEFINE_ENTRY(table)

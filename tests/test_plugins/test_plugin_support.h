@@ -34,4 +34,25 @@ kael_status test_synchronize(int32_t device);
     .copy_within_device = test_copy_within_device,    \
     .synchronize = test_synchronize
 
+/* The fields the loading-failure plugins share: an emulated "cuda" plugin of priority 1000, so
+ * it would outrank the real ones if the core wrongly kept it, with the shared device slots. */
+#define TEST_PLUGIN_COMMON_FIELDS(plugin_name, description) \
+    .struct_size = sizeof(kael_plugin),                    \
+    .name = plugin_name,                                   \
+    .kind = KAEL_PLUGIN_KIND_EMULATED,                     \
+    .priority = 1000,                                      \
+    .device_type = "cuda",                                 \
+    .build_info = description,                             \
+    .last_error = test_plugin_last_error,                  \
+    TEST_PLUGIN_DEVICE_SLOTS
+
+/* The entry point that hands the core `table`, whatever ABI the core has. */
+#define TEST_PLUGIN_DEFINE_ENTRY(table)                                                      \
+    KAEL_PLUGIN_EXPORT const kael_plugin* KAEL_PLUGIN_ENTRY(uint32_t core_abi_major,         \
+                                                            uint32_t core_abi_minor) {       \
+        (void)core_abi_major;                                                                \
+        (void)core_abi_minor;                                                                \
+        return &(table);                                                                     \
+    }
+
 #endif /* KAEL_TEST_PLUGIN_SUPPORT_H */

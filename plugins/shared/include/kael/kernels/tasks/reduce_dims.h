@@ -108,14 +108,22 @@ inline void check_reduce_dims_sizes(kael_reduce_op op, std::int64_t outer, std::
     }
 }
 
+// The checks every reduce_dims slot starts with (sizes, then the call as reduce's); whether
+// there is anything to write.
+inline bool check_reduce_dims_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                                   const void* results, const void* data, std::int64_t outer,
+                                   std::int64_t size, std::int64_t inner) {
+    check_reduce_dims_sizes(op, outer, size, inner);
+    check_reduce_call(op, out_dtype, in_dtype, results, data, size, outer * inner);
+    return outer * inner > 0;
+}
+
 // The reduce_dims slot: validates like the cpu plugin, then reduces every output.
 template <typename Launcher>
 void launch_reduce_dims(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                         void* results, const void* data, std::int64_t outer, std::int64_t size,
                         std::int64_t inner) {
-    check_reduce_dims_sizes(op, outer, size, inner);
-    check_reduce_call(op, out_dtype, in_dtype, results, data, size, outer * inner);
-    if (outer * inner == 0) {
+    if (!check_reduce_dims_call(op, out_dtype, in_dtype, results, data, outer, size, inner)) {
         return;
     }
     with_reducer(op, in_dtype, [&](auto tag) {
