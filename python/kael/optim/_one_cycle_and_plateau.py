@@ -1,7 +1,7 @@
 """OneCycleLR and ReduceLROnPlateau (kael.optim.lr_scheduler), as PyTorch computes them."""
 import math
 
-from .lr_scheduler import LRScheduler, _per_group
+from ._scheduler_base import LRScheduler, _per_group
 from .optimizer import Optimizer
 
 
