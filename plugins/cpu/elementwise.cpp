@@ -12,6 +12,7 @@
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/element.h"
 #include "vector_math.h"
 
 namespace kael::cpu {
@@ -353,15 +354,7 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
                  const kael_element_params* value) {
     return plugin::guarded("cpu.fill", [&] {
         check_device(device);
-        if (count < 0) {
-            plugin::invalid("negative fill count " + std::to_string(count));
-        }
-        if (value == nullptr || value->struct_size < KAEL_ELEMENT_PARAMS_SIZE_1_0) {
-            plugin::invalid("fill value is null or its struct_size too small");
-        }
-        if (count > 0 && target == nullptr) {
-            plugin::invalid("fill target is null");
-        }
+        kernels::tasks::check_fill_call(target, count, value);
         kernels::with_dtype(dtype, [&](auto tag) {
             using T = kernels::TagType<decltype(tag)>;
             const T element = kernels::element_param<T>(*value, 0);

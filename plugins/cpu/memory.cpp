@@ -30,12 +30,7 @@ void advise_huge_pages(void* block, int64_t bytes) {
 
 void check_copy(int32_t device, void* target, const void* source, int64_t bytes) {
     check_device(device);
-    if (bytes < 0) {
-        plugin::invalid("negative byte count " + std::to_string(bytes));
-    }
-    if (bytes > 0 && (target == nullptr || source == nullptr)) {
-        plugin::invalid("null pointer for a copy of " + std::to_string(bytes) + " bytes");
-    }
+    plugin::check_copy_arguments(target, source, bytes);
 }
 
 }  // namespace

@@ -12,12 +12,7 @@ namespace kael::cuda {
 namespace {
 
 void check_copy(std::int32_t device, void* target, const void* source, int64_t bytes) {
-    if (bytes < 0) {
-        plugin::invalid("negative byte count " + std::to_string(bytes));
-    }
-    if (bytes > 0 && (target == nullptr || source == nullptr)) {
-        plugin::invalid("null pointer for a copy of " + std::to_string(bytes) + " bytes");
-    }
+    plugin::check_copy_arguments(target, source, bytes);
     use_device(device);
 }
 

@@ -48,12 +48,7 @@ bool inside_block(const BlockTable& table, std::uintptr_t address, std::uint64_t
 
 void check_copy(int32_t device, int64_t bytes, const void* target, const void* source) {
     check_device(device);
-    if (bytes < 0) {
-        plugin::invalid("negative byte count " + std::to_string(bytes));
-    }
-    if (bytes > 0 && (target == nullptr || source == nullptr)) {
-        plugin::invalid("null pointer for a copy of " + std::to_string(bytes) + " bytes");
-    }
+    plugin::check_copy_arguments(target, source, bytes);
 }
 
 }  // namespace

@@ -67,9 +67,8 @@ struct ElementRunner {
     }
 };
 
-template <typename Launcher>
-void launch_fill(kael_dtype dtype, void* target, std::int64_t count,
-                 const kael_element_params* value) {
+// The fill slot's checks, for every plugin (the cpu plugin fills with its own loop).
+inline void check_fill_call(void* target, std::int64_t count, const kael_element_params* value) {
     if (count < 0) {
         plugin::invalid("negative fill count " + std::to_string(count));
     }
@@ -79,6 +78,12 @@ void launch_fill(kael_dtype dtype, void* target, std::int64_t count,
     if (count > 0 && target == nullptr) {
         plugin::invalid("fill target is null");
     }
+}
+
+template <typename Launcher>
+void launch_fill(kael_dtype dtype, void* target, std::int64_t count,
+                 const kael_element_params* value) {
+    check_fill_call(target, count, value);
     with_dtype(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
         Launcher::for_each(count,
