@@ -19,7 +19,7 @@ namespace kael::detail {
 #define KAEL_HAS_FIELD(table, field) \
     ((table)->struct_size >= offsetof(kael_plugin, field) + sizeof((table)->field))
 
-// What a table declares about its memory (ABI 1.5), or what an older table's kind implies.
+// What a table declares about its memory (memory_flags), or what an older table's kind implies.
 struct MemoryKind {
     bool host_addressable = false;
     int dlpack_device_type = 0;

@@ -37,7 +37,7 @@ void reduce(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in,
             std::int64_t chunk_size, std::int64_t rows);
 // out (outer x inner, contiguous) = op along i of block, a contiguous outer x size x inner run
 // of elements (a 1-d view of them). Plugins without the slot reduce rows after a device copy.
-// Whether t's plugin has the reduce_indexed slot (ABI 1.8); reduce_indexed() runs it: values
+// Whether t's plugin has the reduce_indexed slot; reduce_indexed() runs it: values
 // (a's dtype) and int64 indices of the max (op ARGMAX) or min (ARGMIN) along i.
 bool has_reduce_indexed(const Tensor& t);
 void reduce_indexed(kael_reduce_op op, const Tensor& values, const Tensor& indices,
@@ -47,7 +47,7 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
                  std::int64_t size, std::int64_t inner);
 // Whether t's plugin takes reduce op `op` in reduce_dims (its ABI minor has the op).
 bool serves_reduce_op(const Tensor& t, kael_reduce_op op);
-// Whether t's plugin has the reduce_dims_finished slot (ABI 1.9); reduce_dims_finished() runs
+// Whether t's plugin has the reduce_dims_finished slot; reduce_dims_finished() runs
 // it: reduce_dims() whose results r are stored as r * scale, or sqrt of that, in block's dtype.
 bool has_reduce_dims_finished(const Tensor& t);
 void reduce_dims_finished(kael_reduce_op op, const Tensor& out, const Tensor& block,
@@ -57,7 +57,7 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matm
 // matmul plus bias (sizes.columns elements) added to every row, in one kernel where the plugin
 // has matmul_bias; otherwise its matmul and an add, on the device.
 // act(a x b + bias) + residual (bias, residual may be undefined; residual contiguous as out) in
-// one call when the plugin has matmul_epilogue (ABI 1.3); otherwise matmul_bias, then the
+// one call when the plugin has matmul_epilogue; otherwise matmul_bias, then the
 // activation and the add, on the device.
 void matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
                      const Tensor& residual, const kael_matmul_sizes& sizes,
@@ -80,7 +80,7 @@ void sort(const Tensor& values, const Tensor& indices, const Tensor& contiguous_
 void topk(const Tensor& values, const Tensor& indices, const Tensor& contiguous_in,
           std::int64_t chunk_size, std::int64_t rows, std::int64_t k, bool largest);
 // Inclusive prefix sums of rows of chunk_size contiguous elements.
-// Whether t's plugin has the scan slot (ABI 1.7); scan() runs it (on the cpu plugin through
+// Whether t's plugin has the scan slot; scan() runs it (on the cpu plugin through
 // copies where it is missing), op KAEL_REDUCE_SUM or KAEL_REDUCE_PROD along i of the contiguous
 // outer x size x inner input into out.
 bool has_scan(const Tensor& t);
@@ -94,7 +94,7 @@ void cumsum(const Tensor& out, const Tensor& contiguous_in, std::int64_t chunk_s
 // Fused attention over [B, H, T, D] tensors whose last dimension is contiguous, each read and
 // written through its own strides; lse is [B, H, Tq] contiguous. The backward's grad_q/k/v have
 // the strides of q/k/v and grad_out those of out. key_lengths (i64 [B], defined or not) makes k
-// and v a cache filled to those counts (ABI 1.3; older plugins are served by the cpu plugin).
+// and v a cache filled to those counts (plugins without it are served by the cpu plugin).
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,
                const Tensor& v, double scale, bool causal, const Tensor& key_lengths = Tensor());
 // cached_attention after its checks (the caller vouches for key_lengths being in range).
@@ -139,7 +139,7 @@ struct AdamTensors {
     kael_adam_params params;
 };
 // adam() on every entry: one adam_many call per device and dtype where the plugin has the slot
-// (ABI 1.4: its small tensors then share launches), else adam() entry by entry.
+// (its small tensors then share launches), else adam() entry by entry.
 void adam_many(const std::vector<AdamTensors>& entries);
 
 }  // namespace kael::detail

@@ -1,4 +1,4 @@
-// The ABI 1.2 fused kernels' calls (row ops, reductions over any dims, attention, adam): each
+// The fused kernels' calls (row ops, reductions over any dims, attention, adam): each
 // through run(), so a plugin without the slot is served by the cpu plugin, counted.
 #include <algorithm>
 #include <set>

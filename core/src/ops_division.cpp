@@ -1,5 +1,5 @@
-// The division family (fmod, remainder, floor_divide) and the bitwise ops: binary kernels of
-// ABI 1.6 after PyTorch's promotion; bool bitwise ops are the logical kernels.
+// The division family (fmod, remainder, floor_divide) and the bitwise ops: binary kernels run
+// after PyTorch's promotion; bool bitwise ops are the logical kernels.
 #include <array>
 #include <string>
 

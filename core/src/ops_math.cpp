@@ -1,4 +1,4 @@
-// log1p, expm1, erf, erfc, log2, log10, exp2 and silu: float kernels of ABI 1.6 (integer inputs
+// log1p, expm1, erf, erfc, log2, log10, exp2 and silu: float kernels (integer inputs
 // compute in f32, as exp's do), and their in-place forms.
 #include <array>
 #include <string>

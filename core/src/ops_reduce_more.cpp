@@ -176,7 +176,8 @@ Tensor logsumexp(const Tensor& a, const Shape& dims, bool keepdim) {
     if (x.dim() == 0) {
         return x.clone();
     }
-    // Plugins since ABI 1.9 read each row once, with an online max and sum of exp.
+    // Plugins that know the logsumexp reduce op read each row once, with an online max and sum
+    // of exp.
     if (detail::serves_reduce_op(x, KAEL_REDUCE_LOGSUMEXP)) {
         const autograd::Recording recording({x});
         const Tensor reduced_out = detail::reduce_over(KAEL_REDUCE_LOGSUMEXP, x, reduced);

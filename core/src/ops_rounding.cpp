@@ -1,4 +1,4 @@
-// Rounding and classification: float kernels of ABI 1.6; integer and bool inputs are answered
+// Rounding and classification: float kernels; integer and bool inputs are answered
 // here (a copy, or a constant mask) without a kernel, as PyTorch's results for them are fixed.
 #include <array>
 #include <cmath>

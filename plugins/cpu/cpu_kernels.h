@@ -44,7 +44,7 @@ KAEL_DECLARE_PLUGIN_ENTRIES();
 void log_sum_exp(kael_dtype dtype, void* results, const void* data, std::int64_t outer,
                  std::int64_t size, std::int64_t inner);
 
-// The scan slot (ABI 1.7), which only the cpu plugin fills so far (scan.cpp).
+// The scan slot (scan.cpp).
 kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                  void* out, const void* data, int64_t outer, int64_t size, int64_t inner);
 

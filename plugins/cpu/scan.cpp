@@ -1,4 +1,4 @@
-// The scan slot (ABI 1.7): cumsum and cumprod along i of outer x size x inner, in the layout the
+// The scan slot: cumsum and cumprod along i of outer x size x inner, in the layout the
 // tensor has. Rows (inner == 1) scan eight side by side; columns (inner > 1)
 // scan a tile of columns at a time down the rows, their accumulators in L1, so memory streams
 // in order and the column loop vectorizes.

@@ -10,15 +10,15 @@ namespace kael::cuda {
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 
-// ABI 1.3 slots only this plugin has (matmul.cu).
+// Slots only this plugin has (matmul.cu).
 kael_status matmul_epilogue(int32_t device, kael_dtype dtype, const void* a, const void* b,
                             const void* bias, const void* residual, void* out,
                             const kael_matmul_sizes* sizes, int32_t activation);
 
-// The scan slot (ABI 1.7, scan.cu).
+// The scan slot (scan.cu).
 kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                  void* out, const void* data, int64_t outer, int64_t size, int64_t inner);
-// The reduce_indexed slot (ABI 1.8, reduce_dims.cu) and its rows (inner == 1, reduce.cu).
+// The reduce_indexed slot (reduce_dims.cu) and its rows (inner == 1, reduce.cu).
 kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, void* values,
                            int64_t* indices, const void* data, int64_t outer, int64_t size,
                            int64_t inner);

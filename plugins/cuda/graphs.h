@@ -1,6 +1,6 @@
 #pragma once
-// Device graphs (ABI 1.3 slots): a thread's queued work recorded into a CUDA graph and replayed
-// with one launch.
+// Device graphs (the capture and replay slots): a thread's queued work recorded into a CUDA
+// graph and replayed with one launch.
 #include "kael/plugin_api.h"
 
 namespace kael::cuda {

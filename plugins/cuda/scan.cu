@@ -1,4 +1,4 @@
-// The scan slot (ABI 1.7): cumsum and cumprod along i of outer x size x inner, where the tensor
+// The scan slot: cumsum and cumprod along i of outer x size x inner, where the tensor
 // lies. Columns (inner > 1) take a thread each, walking i with kUnroll loads in flight; a warp's
 // threads hold adjacent columns, so its loads and stores are coalesced. Rows take a warp each, in
 // tiles of 32 x kItems: each lane scans its run, a shuffle scan adds the runs' totals and the

@@ -1,5 +1,6 @@
-// The elementwise ops of ABI 1.6 (kael/ops_math.h) as kael.* functions, Tensor methods and
-// in-place methods, and the operators % // & | ^ ~ << >> with their reflected and in-place forms.
+// The rounding, division, math and bitwise elementwise ops (kael/ops_math.h) as kael.*
+// functions, Tensor methods and in-place methods, and the operators % // & | ^ ~ << >> with
+// their reflected and in-place forms.
 #include <deque>
 #include <string>
 

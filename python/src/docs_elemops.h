@@ -1,6 +1,7 @@
 #pragma once
-// Docstrings of the elementwise ops of ABI 1.6 (bind_elemops.cpp composes each function's,
-// method's and in-place method's docstring from one entry: signature, text, example).
+// Docstrings of the rounding, division, math and bitwise elementwise ops (bind_elemops.cpp
+// composes each function's, method's and in-place method's docstring from one entry:
+// signature, text, example).
 #include <string_view>
 
 namespace kael::python::docs {

@@ -1,5 +1,6 @@
-"""The elementwise ops of ABI 1.6 against torch on every device: rounding, the division family,
-classification, more math, silu, bitwise ops, their operators, in-place forms and gradients."""
+"""The rounding, division, math and bitwise elementwise ops against torch on every device:
+rounding, the division family, classification, more math, silu, bitwise ops, their operators,
+in-place forms and gradients."""
 import math
 
 import numpy as np

@@ -123,7 +123,7 @@ def _logsumexp(wide, axis):
 @pytest.mark.parametrize("shape,dim", SHAPES)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_finished_reductions_of_every_path_match_numpy(device, shape, dim, dtype):
-    """mean, var, std (ABI 1.9's reduce_dims_finished: the result scaled, or its root, in the
+    """mean, var, std (reduce_dims_finished: the result scaled, or its root, in the
     reduction's own store) and logsumexp (its one-pass reduce op), on every path, with -inf, +inf
     and NaN placed in some rows and columns."""
     rng = np.random.default_rng(12)

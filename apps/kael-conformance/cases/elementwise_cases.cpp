@@ -49,7 +49,7 @@ std::vector<ElementCase> unary_cases() {
         {"square", kael::square},
         {"reciprocal", kael::reciprocal},
         {"logical_not", kael::logical_not},
-        // ABI 1.6
+        // rounding, division, classification, more math, bitwise
         {"floor", kael::floor},
         {"ceil", kael::ceil},
         {"trunc", kael::trunc},
@@ -129,7 +129,7 @@ std::vector<ElementCase> binary_cases() {
         {"logical_or", kael::logical_or},
         {"relu_backward", kael::relu_backward},
         {"sigmoid_backward", kael::sigmoid_backward},
-        // ABI 1.6
+        // rounding, division, classification, more math, bitwise
         {"fmod", kael::fmod},
         {"remainder", kael::remainder},
         {"floor_divide", kael::floor_divide},

@@ -11,7 +11,7 @@ namespace kael {
 
 class DeviceGraph {
 public:
-    // Whether device's plugin can record (the ABI 1.3 graph slots).
+    // Whether device's plugin can record (the graph slots capture_begin and friends).
     [[nodiscard]] static bool supported(const Device& device);
     // Calls work with every op it queues on device recorded instead of run. What it computes
     // is therefore not there yet: tensors it makes hold their values only after replay(), and

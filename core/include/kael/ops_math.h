@@ -1,5 +1,5 @@
 #pragma once
-// Elementwise ops of ABI 1.6, with PyTorch's names and semantics: rounding, the division family,
+// Elementwise ops with PyTorch's names and semantics: rounding, the division family,
 // classification, more math, silu and bitwise ops, and their in-place forms. Included by ops.h.
 #include <cstdint>
 #include <optional>

@@ -113,7 +113,7 @@ void reset_fallback_counts();
 void synchronize(const Device& device);
 
 // Host threads the plugins' kernels may use, as torch.set_num_threads: every loaded plugin with
-// the ABI 1.3 host_threads slot (the cpu plugin: its pool and OpenBLAS) takes count, 1 to 256
+// the host_threads slot (the cpu plugin: its pool and OpenBLAS) takes count, 1 to 256
 // (else ValueError). KAEL_NUM_THREADS sets the starting count. num_threads() is the cpu
 // plugin's count in force.
 void set_num_threads(int count);

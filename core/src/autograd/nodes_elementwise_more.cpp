@@ -1,5 +1,6 @@
-// Backward formulas of ABI 1.6's elementwise ops (PyTorch's derivatives.yaml): rounding gives
-// zero gradients, fmod and remainder reach both inputs, silu runs its fused backward row.
+// Backward formulas of the rounding, division, math and bitwise elementwise ops (PyTorch's
+// derivatives.yaml): rounding gives zero gradients, fmod and remainder reach both inputs, silu
+// runs its fused backward row.
 #include <numbers>
 
 #include "kael/ops.h"

@@ -101,7 +101,8 @@ private:
                                                     const Tensor& out,
                                                     const kael_element_params& params);
 [[nodiscard]] const char* elementwise_name(kael_element_op op);
-// The same for ABI 1.6's ops (nodes_elementwise_more.cpp), which the two above defer to.
+// The same for the rounding, division and math ops (nodes_elementwise_more.cpp), which the two
+// above defer to.
 [[nodiscard]] BackwardFunction elementwise_more_backward(kael_element_op op,
                                                          const std::vector<Tensor>& inputs,
                                                          const Tensor& out);

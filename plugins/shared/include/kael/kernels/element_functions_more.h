@@ -1,5 +1,5 @@
 #pragma once
-// The element functions of ABI 1.6 (rounding, the division family, classification, more math,
+// The element functions of rounding, the division family, classification, more math,
 // silu, bitwise ops), one functor per row of KAEL_ELEMENT_OPS as element_functions.h has them.
 // Their formulas are PyTorch's, so every plugin agrees with it on signs, NaN and ties.
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// The attention family's entries (ABI 1.2 slots attention and attention_backward), declared in
+// The attention family's entries (slots attention and attention_backward), declared in
 // a plugin's namespace and wired into its table beside KAEL_DECLARE/ASSIGN_PLUGIN_ENTRIES.
 #include <cstdint>
 

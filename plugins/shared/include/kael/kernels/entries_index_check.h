@@ -1,5 +1,5 @@
 #pragma once
-// The deferred index check slot (ABI 1.2): declared and wired into a plugin's table here.
+// The deferred index check slot: declared and wired into a plugin's table here.
 #include <cstdint>
 
 #include "kael/plugin_api.h"

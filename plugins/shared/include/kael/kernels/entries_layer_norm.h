@@ -1,5 +1,5 @@
 #pragma once
-// The layer_norm slots (ABI 1.2), declared in a plugin's namespace and wired into its table.
+// The layer_norm slots, declared in a plugin's namespace and wired into its table.
 #include <cstdint>
 
 #include "kael/plugin_api.h"

@@ -1,5 +1,5 @@
 #pragma once
-// matmul with a bias added to every row (ABI 1.2): declared and wired into a plugin's table here.
+// matmul with a bias added to every row: declared and wired into a plugin's table here.
 #include <cstdint>
 
 #include "kael/plugin_api.h"

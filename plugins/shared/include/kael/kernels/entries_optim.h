@@ -1,5 +1,5 @@
 #pragma once
-// The optimizer entries (adam since ABI 1.2, adam_many since 1.4) every device plugin defines,
+// The optimizer entries (adam and adam_many) every device plugin defines,
 // declared and wired once.
 #include "kael/plugin_api.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-// The reduce_dims entry (ABI 1.2) and its finished form (ABI 1.9) every device plugin defines in
+// The reduce_dims entry and its finished form every device plugin defines in
 // its own namespace, declared and wired into the table here once, beside
 // KAEL_DECLARE_PLUGIN_ENTRIES.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The sequence family's ABI 1.2 entries (sort and cumsum, from ABI 1.1, are in
+// The sequence family's later entries (sort and cumsum, the first ones, are in
 // plugin_entries.h): declared and wired into a plugin's table here once.
 #include <cstdint>
 

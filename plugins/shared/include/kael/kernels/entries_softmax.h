@@ -1,5 +1,5 @@
 #pragma once
-// The softmax family's entries (ABI 1.2 slots softmax, softmax_backward, cross_entropy,
+// The softmax family's entries (slots softmax, softmax_backward, cross_entropy,
 // cross_entropy_backward), declared and wired into a plugin's table once for every plugin.
 #include <cstdint>
 

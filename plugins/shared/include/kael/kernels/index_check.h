@@ -1,5 +1,5 @@
 #pragma once
-// check_indices (ABI 1.2) for plugins whose memory the host can read: the rule (the first index
+// check_indices for plugins whose memory the host can read: the rule (the first index
 // in memory order outside [low, high) is the one reported), its message, and the error a
 // deferring plugin keeps until the device's next synchronize() or copy_to_host().
 #include <cstdint>

@@ -348,7 +348,7 @@ inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtyp
     }
 }
 
-// The reduce_indexed slot's checks (ABI 1.8); true for max (ARGMAX), false for min (ARGMIN).
+// The reduce_indexed slot's checks; true for max (ARGMAX), false for min (ARGMIN).
 inline bool check_reduce_indexed_call(kael_reduce_op op, kael_dtype dtype, const void* values,
                                       const std::int64_t* indices, const void* data,
                                       std::int64_t outer, std::int64_t size,

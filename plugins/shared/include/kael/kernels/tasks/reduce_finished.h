@@ -1,5 +1,5 @@
 #pragma once
-// The reduce_dims_finished slot (ABI 1.9) for plugins whose finish is a pass over the results
+// The reduce_dims_finished slot for plugins whose finish is a pass over the results
 // only (cpu, emulated): reduce_dims() into the results (or a double scratch for the variance,
 // which writes f64), then r * scale, or its root, rounded once to the input's dtype. The cuda
 // plugin finishes in the reduction's own store instead (reduce_common.cuh).

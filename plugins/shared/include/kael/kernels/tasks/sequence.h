@@ -184,7 +184,7 @@ inline bool check_cumsum_call(kael_dtype out_dtype, kael_dtype in_dtype, const v
     return true;
 }
 
-// The scan slot's checks (ABI 1.7); then, unless there is nothing to scan, visit<kMultiply, In>()
+// The scan slot's checks; then, unless there is nothing to scan, visit<kMultiply, In>()
 // with whether the op is a product (cumprod) or a sum (cumsum) and the input's compute type.
 template <typename Visit>
 void visit_scan_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
