@@ -7,8 +7,8 @@
 set -uo pipefail
 build=$(cd "${1:?build dir}" && pwd)
 limit=${2:-150}
-shared='softmax_*,cross_entropy_*,layer_norm_*,attention_*,topk_*,sequence_ops_*,sort_and_*'
-shared+=',var_and_std_*,reduce_*,elementwise_every_op_dtype_layout'
+# shellcheck source-path=SCRIPTDIR source=racecheck_cases.sh
+source "$(dirname "$0")/racecheck_cases.sh"
 sanitize() {  # TOOL PROGRAM (below the build tree) [test filter]
     local tool=$1 binary=$2 log
     shift 2
@@ -23,4 +23,4 @@ sanitize() {  # TOOL PROGRAM (below the build tree) [test filter]
 sanitize memcheck tests/unit_index_check
 sanitize memcheck tests/unit_indexing
 sanitize memcheck bin/kael-conformance
-sanitize racecheck bin/kael-conformance "--run_test=$shared"
+sanitize racecheck bin/kael-conformance "--run_test=$RACECHECK_CONFORMANCE"

@@ -15,9 +15,8 @@ readonly ALL_STEPS=(environment kael-info ctest device-suite-cublas device-suite
 
 # Wall-clock limits per step, in seconds (a hung kernel must not hang the whole run).
 # Conformance cases whose kernels share memory between threads (racecheck inspects those).
-RACECHECK_CONFORMANCE="${KAEL_RACECHECK_CONFORMANCE:-elementwise_every_op_dtype_layout,\
-reduce_every_op_dtype_layout_dim,sort_and_cumsum_every_dim,softmax_*,cross_entropy_*,layer_norm_*,\
-attention_*,topk_*,reduce_several_dims_*}"
+# shellcheck source-path=SCRIPTDIR source=racecheck_cases.sh
+source "$SCRIPT_DIR/racecheck_cases.sh"
 readonly RACECHECK_CONFORMANCE
 readonly LIMIT_SHORT=300 LIMIT_SUITE=1200 LIMIT_LONG=2400
 
