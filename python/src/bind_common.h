@@ -54,8 +54,8 @@ void bind_tensor(py::module_& module);
 // After bind_tensor, so that signatures in errors say kael._kael.Tensor, not kael::Tensor.
 void bind_factories(py::module_& module);
 void bind_ops(py::module_& module);
-// After bind_ops: the composite ops of ops_common.h (bind_ops_more.cpp).
-void bind_ops_more(py::module_& module);
+// After bind_ops: the composite ops of ops_common.h (bind_composite_ops.cpp).
+void bind_composite_ops(py::module_& module);
 void bind_autograd(py::module_& module);
 void bind_nn(py::module_& module);
 void bind_dlpack(py::module_& module);

@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "bind_common.h"
-#include "bind_ops_more.h"
+#include "bind_composite_ops.h"
 #include "kael/ops_more.h"
 
 namespace kael::python {
@@ -192,7 +192,7 @@ void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
     by_dim("argmin", &argmin);
     by_dim("all", &all);
     by_dim("any", &any);
-    // max, min, var, std and norm: bind_ops_more.cpp (dims tuples, return_types).
+    // max, min, var, std and norm: bind_composite_ops.cpp (dims tuples, return_types).
     def_function_and_method(module, cls, "logsumexp", [](const Tensor& a, py::handle dim,
                                                          bool keepdim) {
         return logsumexp(a, int_or_ints(dim, "logsumexp", "dim"), keepdim);

@@ -4,7 +4,7 @@
 #include <deque>
 #include <string>
 
-#include "bind_ops_more.h"
+#include "bind_composite_ops.h"
 #include "docs_compops_inplace.h"
 #include "kael/ops_common.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Docstrings of the in-place bindings (bind_ops_more*.cpp): a text signature, then what
+// Docstrings of the in-place bindings (bind_composite_ops*.cpp): a text signature, then what
 // the op does, its arguments, its result and an example.
 namespace kael::python::docs {
 

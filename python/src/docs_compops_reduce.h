@@ -1,6 +1,6 @@
 #pragma once
-// Docstrings of the selection and reduction bindings (bind_ops_more*.cpp): a text signature, then what
-// the op does, its arguments, its result and an example.
+// Docstrings of the selection and reduction bindings (bind_composite_ops*.cpp): a text signature,
+// then what the op does, its arguments, its result and an example.
 namespace kael::python::docs {
 
 inline constexpr const char* nonzero = R"doc(nonzero(input, *, as_tuple=False)

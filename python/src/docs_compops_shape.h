@@ -1,6 +1,6 @@
 #pragma once
-// Docstrings of the shape and factory bindings (bind_ops_more*.cpp): a text signature, then what
-// the op does, its arguments, its result and an example.
+// Docstrings of the shape and factory bindings (bind_composite_ops*.cpp): a text signature, then
+// what the op does, its arguments, its result and an example.
 namespace kael::python::docs {
 
 inline constexpr const char* T = "Every dimension reversed (a view), on any rank, as torch's .T.";

@@ -1,5 +1,5 @@
 #pragma once
-// Docstrings of the kael.nn layers (bind_nn_layers.cpp, bind_nn_layers_more.cpp).
+// Docstrings of the kael.nn layers (bind_nn_layers.cpp, bind_nn_shape_attention.cpp).
 namespace kael::python::docs {
 
 inline constexpr const char* Linear = R"doc(y = x W^T + b over the last dim, as torch.nn.Linear (weight [out, in], bias [out], both

@@ -142,7 +142,7 @@ PYBIND11_MODULE(_kael, module) {
     kael::python::bind_tensor(module);
     kael::python::bind_factories(module);
     kael::python::bind_ops(module);
-    kael::python::bind_ops_more(module);
+    kael::python::bind_composite_ops(module);
     kael::python::bind_autograd(module);
     kael::python::bind_nn(module);
     kael::python::bind_dlpack(module);

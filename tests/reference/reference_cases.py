@@ -259,11 +259,11 @@ def comparison_cases(cases, Input):
 
 
 def build(cases, Input):
-    import reference_cases_more  # pylint: disable=import-outside-toplevel
+    import reference_cases_nn_sequence  # pylint: disable=import-outside-toplevel
 
     unary_cases(cases, Input)
     binary_cases(cases, Input)
     scalar_cases(cases, Input)
     selection_cases(cases, Input)
     comparison_cases(cases, Input)
-    reference_cases_more.build(cases, Input)
+    reference_cases_nn_sequence.build(cases, Input)

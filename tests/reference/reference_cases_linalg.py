@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from reference_cases_more import softmax, logsumexp
+from reference_cases_nn_sequence import softmax, logsumexp
 
 I64_MAX = 2**63 - 1
 

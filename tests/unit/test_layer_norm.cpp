@@ -8,7 +8,7 @@
 #include "kael/autograd.h"
 #include "kael/ops_more.h"
 #include "kael/registry.h"
-#include "ops_more_test_support.h"
+#include "composite_ops_test_support.h"
 
 using kael::DType;
 using kael::Shape;

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "kael/ops_more.h"
-#include "ops_more_test_support.h"
+#include "composite_ops_test_support.h"
 
 using kael::DType;
 using kael::Shape;

@@ -101,7 +101,7 @@ private:
                                                     const Tensor& out,
                                                     const kael_element_params& params);
 [[nodiscard]] const char* elementwise_name(kael_element_op op);
-// The same for the rounding, division and math ops (nodes_elementwise_more.cpp), which the two
+// The same for the rounding, division and math ops (nodes_elementwise_math.cpp), which the two
 // above defer to.
 [[nodiscard]] BackwardFunction elementwise_more_backward(kael_element_op op,
                                                          const std::vector<Tensor>& inputs,

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by the ops_more test files: host references computed line by line.
+// Helpers shared by the composite-op test files: host references computed line by line.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-#define BOOST_TEST_MODULE ops_more
+#define BOOST_TEST_MODULE composite_ops
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "kael/ops_more.h"
 #include "kael/plugin_api.h"
 #include "kael/registry.h"
-#include "ops_more_test_support.h"
+#include "composite_ops_test_support.h"
 
 using kael::DType;
 using kael::Shape;

@@ -1,10 +1,10 @@
 #pragma once
-// Shared by bind_ops_more.cpp and bind_ops_in_place.cpp.
+// Shared by bind_composite_ops.cpp and bind_ops_in_place.cpp.
 #include "bind_common.h"
 
 namespace kael::python {
 
-// kael.return_types' named tuples, made once by bind_ops_more.
+// kael.return_types' named tuples, made once by bind_composite_ops.
 struct ReturnTypes {
     py::object max;
     py::object min;

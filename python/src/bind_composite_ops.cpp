@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "bind_common.h"
-#include "bind_ops_more.h"
+#include "bind_composite_ops.h"
 #include "docs_compops_reduce.h"
 #include "docs_compops_shape.h"
 #include "kael/ops_common.h"
@@ -272,7 +272,7 @@ void bind_reductions_more(py::module_& module, py::class_<Tensor>& cls,
 
 }  // namespace
 
-void bind_ops_more(py::module_& module) {
+void bind_composite_ops(py::module_& module) {
     auto cls = py::reinterpret_borrow<py::class_<Tensor>>(module.attr("Tensor"));
     // torch.return_types: one named tuple per op, so results unpack and name their parts.
     py::module_ return_types = module.def_submodule(
