@@ -79,9 +79,9 @@ void bind_random(py::module_& module);
 [[nodiscard]] Shape to_shape(const py::args& sizes, const char* op);
 [[nodiscard]] Shape sequence_to_shape(py::handle sequence, const char* op);
 // A tuple or list of ints passed as argument what of op (TypeError naming both otherwise), or
-// also a single int (as a list of one).
+// also a single int (as a list of one): dims, sizes, shifts, pad, normalized_shape.
 [[nodiscard]] Shape int_sequence(py::handle sequence, const char* op, const char* what);
-[[nodiscard]] Shape int_or_int_sequence(py::handle object, const char* op, const char* what);
+[[nodiscard]] Shape int_or_ints(py::handle object, const char* op, const char* what);
 // An int size or a sequence of them, as full(size, ...) and randint(..., size) take.
 [[nodiscard]] Shape size_argument(py::handle size, const char* op);
 

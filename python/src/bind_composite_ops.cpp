@@ -12,21 +12,6 @@
 
 namespace kael::python {
 
-Shape int_or_ints(py::handle object, const char* op, const char* what) {
-    if (PyIndex_Check(object.ptr())) {
-        return {to_int64(object, op, what)};
-    }
-    if (!PySequence_Check(object.ptr()) || py::isinstance<py::str>(object)) {
-        throw TypeError(std::string(op) + ": " + what + " must be an int or a tuple of ints, got " +
-                        type_name(object));
-    }
-    Shape values;
-    for (const py::handle item : py::iter(object)) {
-        values.push_back(to_int64(item, op, what));
-    }
-    return values;
-}
-
 std::optional<Shape> optional_dims(py::handle object, const char* op) {
     if (object.is_none()) return std::nullopt;
     return int_or_ints(object, op, "dim");

@@ -13,8 +13,6 @@ struct ReturnTypes {
     py::object aminmax;
 };
 
-// An int or a sequence of ints (TypeError naming op and what otherwise).
-[[nodiscard]] Shape int_or_ints(py::handle object, const char* op, const char* what);
 // None, an int or a sequence of ints as dims.
 [[nodiscard]] std::optional<Shape> optional_dims(py::handle object, const char* op);
 

@@ -83,8 +83,8 @@ void bind_layer_functions(py::module_& functional) {
                    [](const Tensor& input, py::handle normalized_shape, py::handle weight,
                       py::handle bias, double eps) {
                        return F::layer_norm(input,
-                                            int_or_int_sequence(normalized_shape, "layer_norm",
-                                                                "normalized_shape"),
+                                            int_or_ints(normalized_shape, "layer_norm",
+                                                        "normalized_shape"),
                                             optional_tensor(weight, "layer_norm", "weight"),
                                             optional_tensor(bias, "layer_norm", "bias"), eps);
                    },
@@ -137,7 +137,7 @@ void bind_layer_functions(py::module_& functional) {
                            throw py::value_error("pad: only mode='constant' is supported, got '" +
                                                  mode + "'");
                        }
-                       return F::pad(input, int_or_int_sequence(pad, "pad", "pad"), value);
+                       return F::pad(input, int_or_ints(pad, "pad", "pad"), value);
                    },
                    py::arg("input"), py::arg("pad"), py::arg("mode") = "constant",
                    py::arg("value") = 0.0, docs::pad);

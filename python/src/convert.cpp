@@ -282,9 +282,13 @@ Shape int_sequence(py::handle sequence, const char* op, const char* what) {
     return values;
 }
 
-Shape int_or_int_sequence(py::handle object, const char* op, const char* what) {
-    if (is_integral_number(object)) {
+Shape int_or_ints(py::handle object, const char* op, const char* what) {
+    if (PyIndex_Check(object.ptr())) {
         return {to_int64(object, op, what)};
+    }
+    if (!PySequence_Check(object.ptr()) || py::isinstance<py::str>(object)) {
+        throw TypeError(std::string(op) + ": " + what + " must be an int or a tuple of ints, got " +
+                        type_name(object));
     }
     return int_sequence(object, op, what);
 }
