@@ -143,6 +143,10 @@ enum { KAEL_ELEMENT_OPS(KAEL_OP_POSITION_) kael_op_rows_ };
  * Norm2 (f32/f64, since 1.7) writes sqrt(sum of x^2) in the input's dtype, the squares summed in
  * double (so an f32 row cannot overflow before the root); empty rows give 0. Reducing a row of
  * norms again gives the norm of the whole, so norms over several runs of memory compose.
+ * LogSumExp (f32/f64, since 1.9) writes log(sum(exp(x))) in the input's dtype, accumulated in at
+ * least the input's dtype with the row's max subtracted (kael's reducer keeps one online max and
+ * sum of exp(x - max), as PyTorch does): all -inf and empty rows give -inf, a +inf gives +inf,
+ * NaN propagates. A logsumexp of logsumexps is the whole one's, so it composes like Norm2.
  * KAEL_REDUCE_OPS is their one list, as KAEL_ELEMENT_OPS is for elementwise operations. A row is
  * X(op, value, name, in, out, empty, since): KAEL_REDUCE_<op> = value (as released, appended
  * only), its name, the in_dtypes it takes (KAEL_OP_INPUTS_<in>), the out_dtype it writes
