@@ -319,6 +319,7 @@ check_dev() {
     local lib="$usr/$libdir"
     local file
     for file in include/kael/ops.h include/kael/plugin_api.h include/kael/plugin_ops.h \
+        include/kael/plugin_structs.h \
         include/kael/plugin_kit.h bin/kael-conformance "$libdir/libkael_core.so" \
         "$libdir/cmake/kael/kaelConfig.cmake" "$libdir/cmake/kael/kaelConfigVersion.cmake" \
         "$libdir/cmake/kael/kaelTargets.cmake" "$libdir/pkgconfig/kael.pc"; do
