@@ -50,12 +50,14 @@ cd "$scratch"  # nothing of kael's source tree can shadow the installed files
 clean kael-info | tee info.txt || fail "kael-info exited $?"
 grep -Eq '^  cpu +loaded' info.txt || fail "kael-info does not list the cpu plugin"
 grep -q "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/kael/plugins/kael_plugin_cpu.so" info.txt ||
-    clean kael-info --verbose | grep -q "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/kael/plugins" ||
+    grep -q "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/kael/plugins" <(clean kael-info --verbose) ||
     fail "kael-info does not load from /usr/lib/<multiarch>/kael/plugins"
 for page in kael-info kael-demo kael-bench kael-conformance; do
     [[ -f /usr/share/man/man1/$page.1.gz ]] || fail "no man page for $page"
 done
-ldconfig -p | grep -q 'libkael_core.so.0 ' || fail "libkael_core.so.0 is not in ld.so's cache (ldconfig trigger)"
+# grep -q reads from a file, not a pipe: with pipefail, a grep that stops at its first match
+# would fail the pipeline on ldconfig's SIGPIPE whenever the cache is larger than a pipe buffer.
+grep -q 'libkael_core.so.0 ' <(ldconfig -p) || fail "libkael_core.so.0 is not in ld.so's cache (ldconfig trigger)"
 
 # pkg-config and plain c++ (Cflags carry -std=c++20; the system paths need no -I/-L).
 flags=$(pkg-config --cflags --libs kael)
@@ -87,5 +89,5 @@ if ! diff "$scratch/before.txt" "$scratch/after.txt" >"$scratch/left.txt"; then
     fail "installing and purging the packages changed these paths"
 fi
 [[ ! -e /usr/lib/python3/dist-packages/kael ]] || fail "/usr/lib/python3/dist-packages/kael is left"
-! ldconfig -p | grep -q libkael_core || fail "libkael_core is still in ld.so's cache"
+! grep -q libkael_core <(ldconfig -p) || fail "libkael_core is still in ld.so's cache"
 echo "PASS apt: installed, used from PATH, pkg-config, CMake and Python, purged without a trace"

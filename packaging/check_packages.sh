@@ -231,7 +231,7 @@ check_core() {
     [[ -f "$plugin_dir/kael_plugin_cpu.so" ]] || fail "kael-core lacks $libdir/kael/plugins/kael_plugin_cpu.so"
     [[ "$(ls "$plugin_dir")" == kael_plugin_cpu.so ]] || fail "kael-core ships other plugins: $(ls "$plugin_dir")"
     [[ ! -e "$usr/include" && ! -e "$usr/$libdir/libkael_core.so" ]] || fail "kael-core ships development files"
-    ! dpkg-deb -c "$(deb kael-core)" | grep -q 'libkael_core\.so' || fail "kael-core ships libkael_core (libkael-core0's)"
+    ! grep -q 'libkael_core\.so' <(dpkg-deb -c "$(deb kael-core)") || fail "kael-core ships libkael_core (libkael-core0's)"
     local page
     for page in kael-info kael-demo kael-bench; do
         [[ -f "$usr/share/man/man1/$page.1.gz" ]] || fail "kael-core lacks the man page of $page"
@@ -412,7 +412,7 @@ check_plugin() {
     local exported
     exported=$(nm -D --defined-only "$build/kael_plugin_toy.so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}')
     [[ "$exported" == "kael_plugin_query" ]] || fail "the toy plugin exports: $exported"
-    ! readelf -dW "$build/kael_plugin_toy.so" | grep -q 'libkael' || fail "the toy plugin links a kael library"
+    ! grep -q 'libkael' <(readelf -dW "$build/kael_plugin_toy.so") || fail "the toy plugin links a kael library"
     # Installed with kael's prefix, it lands in kael's plugin folder and loads with no variable.
     clean "$cmake_command" --install "$build" --prefix "$usr" >/dev/null || fail "toy plugin install"
     [[ -f "$usr/$libdir/kael/plugins/kael_plugin_toy.so" ]] ||
