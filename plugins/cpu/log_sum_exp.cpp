@@ -10,6 +10,7 @@
 
 #include "cpu_kernels.h"
 #include "kael/kernels/tasks/reduce_finished.h"
+#include "reduce_rows_f32.h"
 #include "vector_math.h"
 
 namespace kael::cpu {
@@ -29,18 +30,37 @@ void exp_in_place(T* values, std::int64_t count) {
     }
 }
 
-// exp(x[k] - shift) for k < count into buffer, summed in order in double.
+// values[0, count) summed in double lanes, in a fixed order: one in-order chain of adds waited
+// on each add's latency and took longer than the exps.
+template <typename T>
+double sum_in_lanes(const T* values, std::int64_t count) {
+    if constexpr (std::is_same_v<T, float>) {
+        if (count >= rows_f32::kMinCount) {
+            return rows_f32::table().sum(values, count);
+        }
+    }
+    double lanes[8] = {};
+    std::int64_t k = 0;
+    for (; k + 8 <= count; k += 8) {
+        for (int lane = 0; lane < 8; ++lane) {
+            lanes[lane] += static_cast<double>(values[k + lane]);
+        }
+    }
+    for (int lane = 0; k < count; ++k, ++lane) {
+        lanes[lane] += static_cast<double>(values[k]);
+    }
+    return ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) +
+           ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
+}
+
+// exp(x[k] - shift) for k < count into buffer, summed in double.
 template <typename T>
 double shifted_exp_sum(const T* x, T shift, std::int64_t count, T* buffer) {
     for (std::int64_t k = 0; k < count; ++k) {
         buffer[k] = x[k] - shift;
     }
     exp_in_place(buffer, count);
-    double total = 0.0;
-    for (std::int64_t k = 0; k < count; ++k) {
-        total += static_cast<double>(buffer[k]);
-    }
-    return total;
+    return sum_in_lanes(buffer, count);
 }
 
 template <typename T>
@@ -70,10 +90,7 @@ void rows(T* out, const T* x, const T* shift, std::int64_t outer, std::int64_t s
                 }
                 exp_in_place(buffer.get(), count * size);
                 for (std::int64_t r = 0; r < count; ++r) {
-                    double total = 0.0;
-                    for (std::int64_t k = r * size; k < (r + 1) * size; ++k) {
-                        total += static_cast<double>(buffer[k]);
-                    }
+                    const double total = sum_in_lanes(buffer.get() + r * size, size);
                     out[first + r] = finish(total, shift[first + r]);
                 }
             }
