@@ -7,6 +7,7 @@
 #include "cpu_kernels.h"
 #include "kael/kernels/abi_checks.h"
 #include "kael/kernels/element_functions.h"
+#include "kael/kernels/matmul_layout.h"
 #include "kael/kernels/plugin_support.h"
 
 namespace kael::cpu {
@@ -114,8 +115,8 @@ void float_batches(const T* a, const T* b, const T* bias, T* out, const kael_mat
     const auto columns = static_cast<int>(s.columns);
     const int a_op = s.a_transposed != 0 ? kCblasTrans : kCblasNoTrans;
     const int b_op = s.b_transposed != 0 ? kCblasTrans : kCblasNoTrans;
-    const int lda = s.a_transposed != 0 ? rows : inner;
-    const int ldb = s.b_transposed != 0 ? inner : columns;
+    const auto lda = static_cast<int>(kernels::stored_a(s).leading);
+    const auto ldb = static_cast<int>(kernels::stored_b(s).leading);
     for (int64_t batch = 0; batch < s.batches; ++batch) {
         gemm(kCblasRowMajor, a_op, b_op, rows, columns, inner, T{1}, a + batch * s.a_batch_stride,
              lda, b + batch * s.b_batch_stride, ldb, beta, out + batch * s.rows * s.columns,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cuda_context.h"
+#include "kael/kernels/matmul_layout.h"
 
 namespace kael::cuda {
 namespace {
@@ -114,8 +115,8 @@ void multiply(GemmFunction<T> gemm, StridedGemmFunction<T> strided, const void* 
     const auto inner = static_cast<int>(s.inner);
     const cublasOperation_t b_operation = s.b_transposed != 0 ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t a_operation = s.a_transposed != 0 ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const int b_leading = s.b_transposed != 0 ? inner : columns;
-    const int a_leading = s.a_transposed != 0 ? rows : inner;
+    const auto b_leading = static_cast<int>(kernels::stored_b(s).leading);
+    const auto a_leading = static_cast<int>(kernels::stored_a(s).leading);
     const auto* a_typed = static_cast<const T*>(a);
     const auto* b_typed = static_cast<const T*>(b);
     auto* out_typed = static_cast<T*>(out);

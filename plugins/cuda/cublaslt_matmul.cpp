@@ -15,6 +15,7 @@
 
 #include "cublas_loader.h"
 #include "cuda_context.h"
+#include "kael/kernels/matmul_layout.h"
 
 namespace kael::cuda {
 namespace {
@@ -151,13 +152,14 @@ void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype, const kae
               "EPILOGUE");
     }
     const auto u = [](std::int64_t value) { return static_cast<std::uint64_t>(value); };
-    const std::int64_t b_rows = s.b_transposed != 0 ? s.inner : s.columns;
-    const std::int64_t a_rows = s.a_transposed != 0 ? s.rows : s.inner;
-    check(lt.layout_create(&plan.b_layout, type, u(b_rows),
-                           u(s.b_transposed != 0 ? s.columns : s.inner), b_rows),
+    // Column-major layouts of the same bytes: a stored row is a column, leading elements long.
+    const kernels::StoredMatrix stored_b = kernels::stored_b(s);
+    const kernels::StoredMatrix stored_a = kernels::stored_a(s);
+    check(lt.layout_create(&plan.b_layout, type, u(stored_b.leading), u(stored_b.stored_rows),
+                           stored_b.leading),
           "cublasLtMatrixLayoutCreate");
-    check(lt.layout_create(&plan.a_layout, type, u(a_rows),
-                           u(s.a_transposed != 0 ? s.inner : s.rows), a_rows),
+    check(lt.layout_create(&plan.a_layout, type, u(stored_a.leading), u(stored_a.stored_rows),
+                           stored_a.leading),
           "cublasLtMatrixLayoutCreate");
     check(lt.layout_create(&plan.out_layout, type, u(s.columns), u(s.rows), s.columns),
           "cublasLtMatrixLayoutCreate");
