@@ -48,8 +48,8 @@ DeviceGraph DeviceGraph::record(const Device& device, const std::function<void()
     if (!supported(device)) {
         throw TypeError("DeviceGraph.record: the " + backend.name() + " plugin serving " +
                         device.str() +
-                        " cannot record device graphs (it lacks the ABI 1.3 "
-                        "graph slots); run the work directly");
+                        " cannot record device graphs (it lacks the graph "
+                        "slots); run the work directly");
     }
     if (recording) {
         throw ValueError("DeviceGraph.record: this thread is already recording a device graph");

@@ -139,7 +139,7 @@ inline std::uint32_t reduce_since_minor(kael_reduce_op op) {
 }
 
 // A plugin serves op when it has the slot and knows the op: one built before the op arrived
-// (variance in ABI 1.2) falls back to the cpu plugin (counted) rather than get an unknown value.
+// (an older minor without variance) falls back to the cpu plugin (counted) rather than get an unknown value.
 template <typename HasSlot>
 auto knows_reduce_op(kael_reduce_op op, HasSlot has_slot) {
     return [op, has_slot](const kael_plugin* table) {

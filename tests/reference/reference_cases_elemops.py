@@ -1,4 +1,4 @@
-"""The elementwise ops of ABI 1.6: rounding, the division family, classification, more math,
+"""The numeric elementwise ops: rounding, the division family, classification, more math,
 silu and bitwise ops, against numpy (gradients by hand)."""
 
 import math

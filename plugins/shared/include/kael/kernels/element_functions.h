@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kael/kernels/element_functions_more.h"
+#include "kael/kernels/element_functions_numeric.h"
 #include "kael/kernels/element_math.h"
 
 namespace kael::kernels {

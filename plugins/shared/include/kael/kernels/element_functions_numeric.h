@@ -1,6 +1,7 @@
 #pragma once
-// The element functions of rounding, the division family, classification, more math,
-// silu, bitwise ops), one functor per row of KAEL_ELEMENT_OPS as element_functions.h has them.
+// The numeric element functions (rounding, the division family, classification, the math
+// beyond exp/log, silu, bitwise ops), one functor per row of KAEL_ELEMENT_OPS as
+// element_functions.h has the arithmetic ones.
 // Their formulas are PyTorch's, so every plugin agrees with it on signs, NaN and ties.
 #include <cmath>
 #include <cstdint>

@@ -248,7 +248,7 @@ inline std::int64_t attention_extent(const kael_attention_layout& layout,
 inline AttentionShape attention_shape(const char* entry, kael_dtype dtype,
                                       const kael_attention_layout* layout) {
     const std::string name(entry);
-    // A core of ABI 1.2 passes the layout without key_lengths.
+    // An older core passes the layout without key_lengths (its released size, _SIZE_1_2).
     if (layout == nullptr || layout->struct_size < KAEL_ATTENTION_LAYOUT_SIZE_1_2) {
         plugin::invalid(name + ": null or short attention layout");
     }
