@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/registry.h"
 
 namespace conformance {
@@ -86,7 +86,7 @@ struct Layout {
 // Logical shape {3, 4, 5}: contiguous, transposed, strided, broadcast, permuted,
 // permuted_strided, wide ({2, 3, 300}), empty, scalar; then long_rows ({3, 12289}, transposed).
 [[nodiscard]] const std::vector<Layout>& reduce_layouts();
-// Views of logical shape {3, 4} for the composite ops (ops_common.h): contiguous, transposed,
+// Views of logical shape {3, 4} for the composite ops (ops_shape.h, ops_reduce.h): contiguous, transposed,
 // strided, broadcast; then permuted_3d ({2, 3, 4}), vector ({5}), empty ({0, 4}) and scalar.
 [[nodiscard]] const std::vector<View>& composite_views();
 // base read through operand `operand`'s view of layout (which must outlive the Operand).

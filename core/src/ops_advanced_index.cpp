@@ -6,7 +6,7 @@
 
 #include "autograd/record.h"
 #include "dims.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "in_place.h"
 #include "kernel_calls.h"

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "autograd/record.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kernel_calls.h"
 #include "tensor_internal.h"
 

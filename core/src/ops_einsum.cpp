@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 
 namespace kael {
 

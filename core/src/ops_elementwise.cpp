@@ -10,7 +10,6 @@
 #include "elementwise_run.h"
 #include "kael/device_graph.h"
 #include "kael/ops.h"
-#include "kael/ops_more.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
 #include "tensor_internal.h"
@@ -114,7 +113,7 @@ Tensor detail::scalar_operand(const Tensor& tensor, double value) {
     return scalar_like(tensor, value);
 }
 
-// Sixteen entries per thread, replaced in turn (kael/ops_more.h says why).
+// Sixteen entries per thread, replaced in turn (kael/ops_elementwise.h says why).
 Tensor cached_scalar(double value, DType dtype, const Device& device) {
     struct Entry {
         std::uint64_t bits = 0;

@@ -8,7 +8,7 @@
 #include "autograd/record.h"
 #include "dims.h"
 #include "in_place.h"
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 
 namespace kael {
 

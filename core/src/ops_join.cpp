@@ -1,7 +1,7 @@
 // cat and stack: the output is allocated once and each input copied into its slice.
 #include <string>
 
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kernel_calls.h"
 
 namespace kael {

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "autograd/record.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kernel_calls.h"
 
 namespace kael {

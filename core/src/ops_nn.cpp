@@ -5,7 +5,7 @@
 
 #include "autograd/record.h"
 #include "dims.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kernel_calls.h"
 #include "ops_index_internal.h"
 

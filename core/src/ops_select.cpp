@@ -6,7 +6,7 @@
 #include <string>
 
 #include "dims.h"
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 
 namespace kael {
 

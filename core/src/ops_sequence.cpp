@@ -5,7 +5,7 @@
 
 #include "dims.h"
 #include "autograd/record.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kernel_calls.h"
 
 namespace kael {

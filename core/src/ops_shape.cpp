@@ -4,7 +4,7 @@
 #include <numeric>
 #include <string>
 
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 #include "tensor_internal.h"
 
 namespace kael {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "autograd/record.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "tensor_internal.h"
 
 namespace kael {

@@ -8,8 +8,7 @@
 
 #include "autograd/record.h"
 #include "dims.h"
-#include "kael/ops_common.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kernel_calls.h"
 #include "reduce_dims.h"
 

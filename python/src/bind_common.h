@@ -54,7 +54,7 @@ void bind_tensor(py::module_& module);
 // After bind_tensor, so that signatures in errors say kael._kael.Tensor, not kael::Tensor.
 void bind_factories(py::module_& module);
 void bind_ops(py::module_& module);
-// After bind_ops: the composite ops of ops_common.h (bind_composite_ops.cpp).
+// After bind_ops: the composite shape, selection and reduction ops (bind_composite_ops.cpp).
 void bind_composite_ops(py::module_& module);
 void bind_autograd(py::module_& module);
 void bind_nn(py::module_& module);

@@ -1,4 +1,4 @@
-// The composite ops of ops_common.h as kael.* functions and Tensor methods (shape, factories,
+// The composite ops of kael/ops.h as kael.* functions and Tensor methods (shape, factories,
 // selection, reductions, einsum), with PyTorch's names, signatures and result tuples
 // (kael.return_types.*, as torch.return_types).
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "bind_composite_ops.h"
 #include "docs_compops_reduce.h"
 #include "docs_compops_shape.h"
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 
 namespace kael::python {
 

@@ -1,4 +1,4 @@
-// The rounding, division, math and bitwise elementwise ops (kael/ops_math.h) as kael.*
+// The rounding, division, math and bitwise elementwise ops (kael/ops_elementwise.h) as kael.*
 // functions, Tensor methods and in-place methods, and the operators % // & | ^ ~ << >> with
 // their reflected and in-place forms.
 #include <deque>

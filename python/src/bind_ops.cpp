@@ -1,11 +1,11 @@
-// Every op of ops.h and ops_more.h as a kael.* function, and as a Tensor method where PyTorch
+// Every op of kael/ops.h as a kael.* function, and as a Tensor method where PyTorch
 // has one. Python numbers are accepted wherever a tensor operand is.
 #include <algorithm>
 #include <limits>
 
 #include "bind_common.h"
 #include "bind_composite_ops.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 
 namespace kael::python {
 

@@ -6,7 +6,7 @@
 
 #include "bind_composite_ops.h"
 #include "docs_compops_inplace.h"
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 
 namespace kael::python {
 

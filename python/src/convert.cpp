@@ -6,7 +6,6 @@
 
 #include "bind_common.h"
 #include "kael/ops.h"
-#include "kael/ops_more.h"
 
 namespace kael::python {
 

@@ -1,4 +1,4 @@
-"""Composite ops (ops_common.h) against torch 1.13 on every device: shape, factories, selection,
+"""Composite ops (kael/ops_shape.h, ops_reduce.h) against torch 1.13 on every device: shape, factories, selection,
 reductions, einsum and in-place forms, with gradchecks of the differentiable ones."""
 import math
 

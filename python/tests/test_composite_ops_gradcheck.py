@@ -1,4 +1,4 @@
-"""Gradchecks of every differentiable composite op (ops_common.h) on every device, on f64
+"""Gradchecks of every differentiable composite op (kael/ops.h) on every device, on f64
 inputs read contiguous, transposed and strided (a slice with a step)."""
 import math
 

@@ -9,7 +9,7 @@
 #include "kael/allocator.h"
 #include "kael/autograd.h"
 #include "kael/gpt.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/optim.h"
 #include "kael/registry.h"
 

@@ -1,5 +1,5 @@
 """numpy references for the op fuzzer, following kael's documented dtype rules (core/src/ops_*.cpp,
-ops.h, ops_more.h): promotion bool < int64 < float32 < float64, Python scalars are "weak" (they
+kael/ops.h): promotion bool < int64 < float32 < float64, Python scalars are "weak" (they
 take the tensor's dtype unless of a higher kind), integer inputs of floating functions give
 float32. float32 references are computed in float64 and rounded once, so they are the correctly
 rounded answer kael's kernels must come close to."""

@@ -4,7 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "kael/gpt.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/optim.h"
 #include "plugin_loading_support.h"
 

@@ -8,7 +8,7 @@
 #include <ostream>
 #include <vector>
 
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 
 namespace kael {
 // Lets Boost.Test print dtypes in failed comparisons.

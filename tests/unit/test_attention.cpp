@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "kael/autograd.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/random.h"
 
 using kael::DType;

@@ -4,7 +4,6 @@
 
 #include "kael/autograd.h"
 #include "kael/ops.h"
-#include "kael/ops_more.h"
 #include "kael/registry.h"
 
 using kael::DType;

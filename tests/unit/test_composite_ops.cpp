@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/plugin_api.h"
 #include "kael/registry.h"
 #include "composite_ops_test_support.h"

@@ -10,7 +10,6 @@
 
 #include "kael/autograd.h"
 #include "kael/ops.h"
-#include "kael/ops_more.h"
 
 using kael::DType;
 using kael::Tensor;

@@ -9,7 +9,6 @@
 #include "kael/allocator.h"
 #include "kael/autograd.h"
 #include "kael/ops.h"
-#include "kael/ops_more.h"
 #include "kael/registry.h"
 
 using kael::DType;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kael/ops.h"
-#include "kael/ops_common.h"
 
 using kael::DType;
 using kael::Tensor;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kael/autograd.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/registry.h"
 #include "composite_ops_test_support.h"
 

@@ -4,7 +4,7 @@
 #include <limits>
 #include <numeric>
 
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "composite_ops_test_support.h"
 
 using kael::DType;

@@ -11,7 +11,7 @@
 
 #include "kael/allocator.h"
 #include "kael/autograd.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/random.h"
 #include "kael/registry.h"
 

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "kael/ops.h"
-#include "kael/ops_more.h"
 #include "kael/registry.h"
 
 using kael::DType;

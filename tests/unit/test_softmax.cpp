@@ -7,7 +7,7 @@
 #include <random>
 
 #include "kael/autograd.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/registry.h"
 
 using kael::DType;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kael/autograd.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/random.h"
 #include "kael/registry.h"
 

@@ -3,7 +3,6 @@
 
 #include "kael/autograd.h"
 #include "kael/ops.h"
-#include "kael/ops_more.h"
 
 using kael::Shape;
 using kael::Tensor;

@@ -1,4 +1,4 @@
-// Conformance of the composite shape and selection ops and factories (ops_common.h): each one
+// Conformance of the composite shape and selection ops and factories (ops_shape.h): each one
 // in every dtype over the composite views (contiguous, transposed, strided, broadcast, 3-d,
 // 1-d, empty, 0-d), on the device against cpu; where an op refuses a dtype or a rank, both
 // sides must throw the same error.

@@ -1,5 +1,5 @@
 // Conformance of the composite reductions (amax/amin, max/min with indices, norms, var/std
-// over dim sets, cumprod), einsum and the in-place forms (ops_common.h): every dtype over the
+// over dim sets, cumprod), einsum and the in-place forms (ops_reduce.h, ops_linalg.h, ops_elementwise.h): every dtype over the
 // composite views, on the device against cpu; refusals must match.
 #include <cmath>
 #include <limits>

@@ -1,11 +1,11 @@
 #pragma once
-// Tables of one-input composite ops (ops_common.h), run in every dtype over composite_views().
+// Tables of one-input composite ops (ops_shape.h), run in every dtype over composite_views().
 #include <optional>
 #include <string>
 #include <tuple>
 
 #include "conformance.h"
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 
 namespace conformance {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 
 namespace kael::nn {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 
 namespace kael::nn::functional {
 

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "kael/autograd.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/plugin_api.h"
 
 namespace kael::autograd {

@@ -7,7 +7,6 @@
 
 #include "kael/autograd.h"
 #include "kael/ops.h"
-#include "kael/ops_more.h"
 
 namespace kael::nn {
 

@@ -4,7 +4,7 @@
 
 #include "../autograd/record.h"
 #include "kael/nn_functional.h"
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 #include "nn_internal.h"
 
 namespace kael::nn::functional {

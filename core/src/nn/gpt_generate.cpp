@@ -13,7 +13,7 @@
 #include "kael/autograd.h"
 #include "kael/device_graph.h"
 #include "kael/gpt.h"
-#include "kael/ops_more.h"
+#include "kael/ops.h"
 #include "kael/random.h"
 #include "nn_internal.h"
 

@@ -5,7 +5,7 @@
 #include "kael/autograd.h"
 #include "kael/nn.h"
 #include "kael/nn_functional.h"
-#include "kael/ops_common.h"
+#include "kael/ops.h"
 #include "nn_internal.h"
 
 namespace kael::nn {
