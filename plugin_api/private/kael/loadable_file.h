@@ -2,8 +2,8 @@
 // Whether a file may be handed to dlopen. Only a regular file: opening a FIFO blocks forever and
 // a device never ends. And, when it is ELF, a whole one: the loader maps every segment the
 // program headers name, and touching a mapped page past the end of a truncated file is SIGBUS,
-// which no error handling can catch. Header-only and private, so the core's plugin registry and
-// the cpu plugin's BLAS loader (which may link only plugin_api) share one definition.
+// which no error handling can catch. Header-only and private (kael_loader_checks, never
+// installed), so the core's plugin registry and the cpu plugin's BLAS loader share one definition.
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
