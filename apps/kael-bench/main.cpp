@@ -21,7 +21,7 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 
-// What a case computes; scripts/bench_vs_numpy.py rebuilds each case in numpy from these names.
+// What a case computes; benchmarks/ops_vs_numpy.py rebuilds each case in numpy from these names.
 enum class Operation { Matmul, Add, Sum, Relu, AddTransposed };
 
 const char* operation_name(Operation operation) {
@@ -115,7 +115,7 @@ std::vector<BenchCase> cpu_cases(bool quick) {
     return cases;
 }
 
-// The cases compared with PyTorch on a GPU (scripts/bench_vs_torch.py): add and sum over 2^24 and
+// The cases compared with PyTorch on a GPU (benchmarks/gpu_vs_torch.py): add and sum over 2^24 and
 // 2^28 f32 elements, and f32 matmul from 512 to 8192 (the matmul path is the plugin's choice, e.g.
 // KAEL_CUDA_MATMUL=cublas|tile for the cuda plugin). The 8192 product runs at most 3 times.
 std::vector<BenchCase> gpu_cases(bool quick) {
@@ -178,7 +178,7 @@ double timed_run(const std::function<kael::Tensor()>& run, const kael::Device& d
     }
     kael::synchronize(device);
     const auto stop = std::chrono::steady_clock::now();
-    // The last result is released after the clock stops, as numpy's is in bench_vs_numpy.py.
+    // The last result is released after the clock stops, as numpy's is in ops_vs_numpy.py.
     return std::chrono::duration<double>(stop - start).count() / inner;
 }
 
@@ -297,8 +297,8 @@ void print_row(const Measurement& measurement) {
 
 int main(int argc, char** argv) {
     CLI::App app{"kael-bench: median throughput of matmul, add, sum, relu and a transposed add on "
-                 "one device (compare with numpy: scripts/bench_vs_numpy.py; on a GPU with "
-                 "PyTorch: scripts/bench_vs_torch.py, which uses --suite gpu)"};
+                 "one device (compare with numpy: benchmarks/ops_vs_numpy.py; on a GPU with "
+                 "PyTorch: benchmarks/gpu_vs_torch.py, which uses --suite gpu)"};
     app.set_version_flag("--version", "kael-bench " + kael::core_version());
     std::string device_name = "cpu";
     int repeat = 10;

@@ -648,16 +648,16 @@ step_benchmarks() {
     [[ -n "$DATA_DIR" ]] && arguments+=(--data "$DATA_DIR")
     ((QUICK)) && arguments+=(--repeat 5)
     {
-        echo "\$ KAEL_PLUGINS=cpu,cuda $PYTHON $SOURCE_DIR/scripts/bench_vs_torch.py ${arguments[*]}"
+        echo "\$ KAEL_PLUGINS=cpu,cuda $PYTHON $SOURCE_DIR/benchmarks/gpu_vs_torch.py ${arguments[*]}"
     } >>"$log"
     local start=$SECONDS
     KAEL_PLUGINS=cpu,cuda PYTHONUNBUFFERED=1 timeout --kill-after=30 "$LIMIT_LONG" \
-        "$PYTHON" "$SOURCE_DIR/scripts/bench_vs_torch.py" "${arguments[@]}" \
+        "$PYTHON" "$SOURCE_DIR/benchmarks/gpu_vs_torch.py" "${arguments[@]}" \
         2>>"$log" | tee "$table" >>"$log"
     local status=${PIPESTATUS[0]}
     echo "# exit status $status after $((SECONDS - start)) s" >>"$log"
     if ((status == 77)); then
-        record SKIP "$step" "bench_vs_torch.py: torch or CUDA unavailable for $PYTHON (see log)"
+        record SKIP "$step" "gpu_vs_torch.py: torch or CUDA unavailable for $PYTHON (see log)"
         return
     fi
     write_bars "$json" "$REPORT_DIR/bars.txt" >>"$log" 2>&1
@@ -666,7 +666,7 @@ step_benchmarks() {
         bars="; bars: $(grep -Eo '^(PASS|MISS|SKIP)' "$REPORT_DIR/bars.txt" | sort | uniq -c |
             awk '{printf "%s%d %s", (NR > 1 ? ", " : ""), $1, $2}') (bars.txt)"
     if ((status != 0)); then
-        record FAIL "$step" "bench_vs_torch.py $(status_text "$status" "$LIMIT_LONG") (see benchmarks.log)$bars"
+        record FAIL "$step" "gpu_vs_torch.py $(status_text "$status" "$LIMIT_LONG") (see benchmarks.log)$bars"
     else
         record PASS "$step" "see benchmarks.txt$bars"
     fi

@@ -10,8 +10,8 @@ the case until it lasts --min-sample-ms, between two synchronisations (kael.sync
 torch.cuda.synchronize).
 "speed" is torch time / kael time: above 1, kael is faster. TF32 is off.
 
-    /opt/torch/.venv/bin/python3 scripts/bench_model_path.py --device cuda     # on the H200
-    /usr/bin/python3 scripts/bench_model_path.py --device cpu --scale 0.125    # python3-torch
+    /opt/torch/.venv/bin/python3 benchmarks/model_path_vs_torch.py --device cuda     # on the H200
+    /usr/bin/python3 benchmarks/model_path_vs_torch.py --device cpu --scale 0.125    # python3-torch
 
 kael is imported from PYTHONPATH (build/python, or a module built on the GPU machine). Prints a
 table; --json-out writes it as JSON. Exit 0 whatever the ratios, 1 when a case failed (the rest
@@ -24,8 +24,8 @@ import statistics
 import sys
 import time
 
-import bench_model_cases
-import bench_reduce_cases
+import model_path_cases
+import reduce_cases
 
 SKIPPED = 77
 
@@ -51,7 +51,7 @@ BARS = [("sort", 0.5), ("argsort", 0.5), ("topk", 0.5), ("cumsum", 0.5),
 BAR_TOKENS_PER_SECOND = 800
 
 
-# Issue 28's GPU bars for the generated reductions (bench_reduce_cases.py): 0.95 for every op
+# Issue 28's GPU bars for the generated reductions (reduce_cases.py): 0.95 for every op
 # over every dim, 0.9 for the one-row cumsum, 1.0 for the 1024-element sum from Python.
 REDUCTION_BARS = [("sum over the whole tensor, 1024", 1.0), ("(one row)", 0.9)]
 
@@ -61,7 +61,7 @@ def bar_for(name):
         if key in name:
             return minimum
     if any(name.startswith(f"{reduction.name} over ")
-           for reduction in bench_reduce_cases.REDUCTIONS):
+           for reduction in reduce_cases.REDUCTIONS):
         return 0.95
     return next(minimum for key, minimum in BARS if key in name)
 
@@ -153,14 +153,14 @@ def main():
         import torch
         import kael
     except ImportError as error:
-        print(f"bench_model_path: {error}; nothing measured", file=sys.stderr)
+        print(f"model_path_vs_torch: {error}; nothing measured", file=sys.stderr)
         return SKIPPED
     on_gpu = arguments.device.startswith("cuda")
     if on_gpu and not torch.cuda.is_available():
-        print("bench_model_path: torch sees no CUDA device", file=sys.stderr)
+        print("model_path_vs_torch: torch sees no CUDA device", file=sys.stderr)
         return SKIPPED
     if not kael.is_available(arguments.device):
-        print(f"bench_model_path: kael has no {arguments.device}", file=sys.stderr)
+        print(f"model_path_vs_torch: kael has no {arguments.device}", file=sys.stderr)
         return SKIPPED
     if on_gpu:
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -176,9 +176,9 @@ def main():
     min_seconds = arguments.min_sample_ms / 1000
     time_torch = Timer(sync_torch, arguments.repeat, min_seconds)
     time_kael = Timer(lambda: kael.synchronize(kael_device), arguments.repeat, min_seconds)
-    cases = bench_model_cases.op_cases(arguments.scale)
+    cases = model_path_cases.op_cases(arguments.scale)
     if not arguments.skip_models:
-        cases += bench_model_cases.model_cases(arguments.scale)
+        cases += model_path_cases.model_cases(arguments.scale)
     rows, failed = [], False
     print(f"{'case':<52} {'kael':>12} {'torch':>12} {'speed':>7} {'bar':>5}")
     for case in cases:

@@ -1,5 +1,5 @@
 """Where a reduction's time goes on the GPU: for each generated case matching --filter, the
-seconds per call in a synchronised loop (what bench_model_path times), the host's seconds per
+seconds per call in a synchronised loop (what model_path_vs_torch times), the host's seconds per
 call to enqueue it (a short loop without synchronisation) for kael and torch. Run under
 `ncu --clock-control none --print-summary per-kernel` with --once to list each call's kernels.
 Usage: reduction_costs.py [--filter REGEX] [--once]"""
@@ -10,8 +10,8 @@ import time
 import torch
 import kael
 
-import bench_model_cases
-import bench_reduce_cases
+import model_path_cases
+import reduce_cases
 
 
 class Case:
@@ -36,7 +36,7 @@ def main():
     parser.add_argument("--once", action="store_true", help="one call each (under ncu)")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
-    cases = bench_reduce_cases.reduction_cases(Case, 1.0, bench_model_cases.sized)
+    cases = reduce_cases.reduction_cases(Case, 1.0, model_path_cases.sized)
     kdev = kael.device("cuda")
     ksync = lambda: kael.synchronize(kdev)  # noqa: E731
     tsync = torch.cuda.synchronize

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Wall time of GPT-2-small greedy generation (bench_model_gpt.py's model) for several lengths,
+"""Wall time of GPT-2-small greedy generation (model_path_gpt.py's model) for several lengths,
 so that the per-token cost of the steady decoding loop shows apart from the prefill and the
 recording: (t(512) - t(128)) / 384 is one token. KAEL_DEVICE_GRAPHS=0 compares eager steps.
 
-    PYTHONPATH=<module>:scripts decode_timing.py [--device cuda:0]
+    PYTHONPATH=<module> benchmarks/decode_timing.py [--device cuda:0]
 """
 import argparse
 import time
 
-import bench_model_gpt
+import model_path_gpt
 
 
 def main():
@@ -16,7 +16,7 @@ def main():
     parser.add_argument("--device", default="cuda:0")
     arguments = parser.parse_args()
     import kael
-    model = bench_model_gpt.kael_gpt(kael, arguments.device)
+    model = model_path_gpt.kael_gpt(kael, arguments.device)
     model.eval()
     for tokens in (2, 3, 16, 128, 512):
         with kael.no_grad():

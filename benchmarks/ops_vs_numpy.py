@@ -6,7 +6,7 @@ warm-up and number of repeats, median time), and prints one table with the ratio
 (above 1: kael is faster). Both sides use OpenBLAS for matmul with the same thread count.
 
 Run with Debian's interpreter, which has python3-numpy:
-    /usr/bin/python3 scripts/bench_vs_numpy.py [--threads N] [--repeat N] [--filter TEXT]
+    /usr/bin/python3 benchmarks/ops_vs_numpy.py [--threads N] [--repeat N] [--filter TEXT]
 
 Exit status: 0 whatever the ratios, 1 on an error, 77 when numpy is missing (CTest: skipped).
 """
@@ -39,7 +39,7 @@ def parse_arguments():
 def find_kael_bench(given):
     path = given or pathlib.Path(__file__).resolve().parent.parent / "build" / "bin" / "kael-bench"
     if not path.is_file():
-        sys.exit(f"bench_vs_numpy: kael-bench not found at {path} (build it, or pass --kael-bench)")
+        sys.exit(f"ops_vs_numpy: kael-bench not found at {path} (build it, or pass --kael-bench)")
     return path
 
 
@@ -64,12 +64,12 @@ def run_kael_bench(path, arguments, environment):
     finished = subprocess.run(command, stdout=subprocess.PIPE, text=True, env=environment,
                               check=False)
     if finished.returncode != 0:
-        sys.exit(f"bench_vs_numpy: {' '.join(command)} exited with {finished.returncode}")
+        sys.exit(f"ops_vs_numpy: {' '.join(command)} exited with {finished.returncode}")
     lines = [json.loads(line) for line in finished.stdout.splitlines() if line.startswith("{")]
     header = next((line for line in lines if line.get("type") == "environment"), {})
     cases = [line for line in lines if line.get("type") == "case"]
     if not cases:
-        sys.exit("bench_vs_numpy: kael-bench reported no case")
+        sys.exit("ops_vs_numpy: kael-bench reported no case")
     return header, cases
 
 
@@ -88,7 +88,7 @@ def numpy_operation(numpy, case):
         "add_transposed": lambda: a.T + b,
     }
     if case["op"] not in operations:
-        sys.exit(f"bench_vs_numpy: no numpy version of op {case['op']!r} ({case['name']})")
+        sys.exit(f"ops_vs_numpy: no numpy version of op {case['op']!r} ({case['name']})")
     return operations[case["op"]]
 
 
@@ -136,13 +136,13 @@ def main():
     path = find_kael_bench(arguments.kael_bench)
     if arguments.threads is not None:
         if arguments.threads < 1:
-            sys.exit("bench_vs_numpy: --threads must be at least 1")
+            sys.exit("ops_vs_numpy: --threads must be at least 1")
         # Before numpy is imported: OpenBLAS reads it once, when it loads.
         os.environ["OPENBLAS_NUM_THREADS"] = str(arguments.threads)
     try:
         import numpy  # pylint: disable=import-outside-toplevel
     except ImportError:
-        print(f"bench_vs_numpy: numpy is missing for {sys.executable} (Debian: apt-get install "
+        print(f"ops_vs_numpy: numpy is missing for {sys.executable} (Debian: apt-get install "
               "python3-numpy); skipped", file=sys.stderr)
         return SKIPPED
     threads = openblas_threads(numpy)

@@ -2,7 +2,7 @@
 is timed by being listed here and nothing escapes by not being named: every op of REDUCTIONS x
 every dim position it takes (first, middle, last, several, whole) x contiguous or transposed, on
 a [N, 128, 128] tensor, plus the first and last dim of a large matrix; every activation of
-ACTIVATIONS at 2^21 and 2^26 (scaled) elements. Used by bench_model_cases.op_cases."""
+ACTIVATIONS at 2^21 and 2^26 (scaled) elements. Used by model_path_cases.op_cases."""
 import dataclasses
 from typing import Callable
 

@@ -1,4 +1,4 @@
-"""GPT-2 small in both libraries for bench_model_path.py: one AdamW training step on
+"""GPT-2 small in both libraries for model_path_vs_torch.py: one AdamW training step on
 [batch, 512] tokens, and greedy generation of new tokens after a one-token prompt (batch 1, KV
 cache); and the char-GPT example's model (apps/examples/char_gpt.cpp's defaults), one AdamW
 step on [16, 32] tokens. The PyTorch model has kael's nn.GPT shape (pre-norm blocks, tanh GELU,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs one case of bench_model_path.py once, warmed up, between cudaProfilerStart and Stop, for
+"""Runs one case of model_path_vs_torch.py once, warmed up, between cudaProfilerStart and Stop, for
 a kernel profiler started with --profile-from-start off (scripts/cuda/profile_kernels.sh).
 
     profile_case.py --lib kael --filter "training step" [--scale 1] [--calls 1]
@@ -8,7 +8,7 @@ import argparse
 import sys
 import time
 
-import bench_model_cases
+import model_path_cases
 
 
 def main():
@@ -20,8 +20,8 @@ def main():
     arguments = parser.parse_args()
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
-    cases = bench_model_cases.op_cases(arguments.scale) + \
-        bench_model_cases.model_cases(arguments.scale)
+    cases = model_path_cases.op_cases(arguments.scale) + \
+        model_path_cases.model_cases(arguments.scale)
     case = next(c for c in cases if arguments.filter in c.name)
     if arguments.lib == "kael":
         import kael

@@ -13,7 +13,7 @@ enough (--min-sample-ms) by running the op several times between two synchroniza
 samples run the op the same number of times between two CUDA events.
 
 Run with the GPU machine's python3 that has torch:
-    /opt/torch/.venv/bin/python3 scripts/bench_vs_torch.py [--build-dir build] [--data DIR]
+    /opt/torch/.venv/bin/python3 benchmarks/gpu_vs_torch.py [--build-dir build] [--data DIR]
         [--repeat 20] [--json-out FILE] [--torch-only]
 
 Prints one table (case, unit, kael, torch, kael/torch); --json-out writes it as JSON too.
@@ -75,11 +75,11 @@ def import_torch(device):
     try:
         import torch  # pylint: disable=import-outside-toplevel
     except ImportError as error:
-        note(f"bench_vs_torch: torch is missing for {sys.executable} ({error}); run it with the "
+        note(f"gpu_vs_torch: torch is missing for {sys.executable} ({error}); run it with the "
              "GPU machine's python3 (/opt/torch/.venv/bin/python3); skipped")
         return None
     if not torch.cuda.is_available():
-        note(f"bench_vs_torch: torch {torch.__version__} at {sys.executable} sees no CUDA device "
+        note(f"gpu_vs_torch: torch {torch.__version__} at {sys.executable} sees no CUDA device "
              f"(torch.version.cuda={torch.version.cuda}); skipped")
         return None
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -138,7 +138,7 @@ class KaelRuns:
                 if matmul_path == "cublas" or not self.environment:
                     self.environment = record
                 if record.get("emulated") or record.get("plugin") != "cuda":
-                    note(f"bench_vs_torch: WARNING: kael's {record.get('device')} is served by "
+                    note(f"gpu_vs_torch: WARNING: kael's {record.get('device')} is served by "
                          f"plugin {record.get('plugin')!r}"
                          f"{' (emulated)' if record.get('emulated') else ''}, not by 'cuda': its "
                          "figures are not the GPU's")
@@ -383,11 +383,11 @@ def main():
     if not arguments.torch_only:
         for program in ("kael-bench", "mlp_fashion_mnist"):
             if not (arguments.build_dir / "bin" / program).is_file():
-                note(f"bench_vs_torch: {arguments.build_dir / 'bin' / program} is missing "
+                note(f"gpu_vs_torch: {arguments.build_dir / 'bin' / program} is missing "
                      "(--build-dir, or --torch-only)")
                 return 1
     if arguments.data is not None and not arguments.data.is_dir():
-        note(f"bench_vs_torch: --data {arguments.data} is not a folder")
+        note(f"gpu_vs_torch: --data {arguments.data} is not a folder")
         return 1
 
     kael = KaelRuns(arguments)

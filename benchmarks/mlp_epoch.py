@@ -4,7 +4,7 @@ beside the same recipe in PyTorch CPU (784-128-10, ReLU, SGD lr 0.1, batch 64, o
 epoch = 938 steps), both with the same thread count, in one run. The bar (issue "CPU speed"):
 kael's epoch takes at most PyTorch's time. Prints a table, writes JSON with --json-out.
 
-    /usr/bin/python3 scripts/bench_cpu_mlp.py [--build-dir build] [--data DIR] [--epochs 2]
+    /usr/bin/python3 benchmarks/mlp_epoch.py [--build-dir build] [--data DIR] [--epochs 2]
 
 Exit status 1 when a side failed, 77 when torch or the data is missing.
 """
@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-import bench_vs_torch
+import gpu_vs_torch
 
 DEFAULT_DATA = pathlib.Path("/usr/share/datasets/fashion-mnist")
 
@@ -48,7 +48,7 @@ def measure(torch, build_dir, data, epochs, threads, errors):
         errors.append(str(error))
         kael = None
     recipe = argparse.Namespace(data=data, mlp_epochs=epochs)
-    theirs = bench_vs_torch.measure_torch_mlp(torch, "cpu", recipe, errors)
+    theirs = gpu_vs_torch.measure_torch_mlp(torch, "cpu", recipe, errors)
     row = {"case": "Fashion-MNIST MLP epoch (C++ example, cpu)", "unit": "s", "threads": threads,
            "kael": kael, "torch": theirs}
     if kael and theirs:

@@ -1,9 +1,9 @@
-"""The cases of bench_model_path.py: each builds its operands once per library and returns the
+"""The cases of model_path_vs_torch.py: each builds its operands once per library and returns the
 call to time, written as a user of that library writes it."""
 import dataclasses
 from typing import Callable
 
-import bench_reduce_cases
+import reduce_cases
 
 
 @dataclasses.dataclass
@@ -48,8 +48,8 @@ def randint(lib, dev, is_torch, high, *shape):
 def op_cases(scale):
     """The hand-written cases, then the generated reductions and activations."""
     rows = sized(8192, scale)
-    return hand_cases(scale, rows) + bench_reduce_cases.reduction_cases(Case, scale, sized) + \
-        bench_reduce_cases.activation_cases(Case, scale, sized)
+    return hand_cases(scale, rows) + reduce_cases.reduction_cases(Case, scale, sized) + \
+        reduce_cases.activation_cases(Case, scale, sized)
 
 
 def hand_cases(scale, rows):
@@ -179,5 +179,5 @@ def attention_case(batch):
 
 
 def model_cases(scale):
-    import bench_model_gpt
-    return bench_model_gpt.cases(scale, Case)
+    import model_path_gpt
+    return model_path_gpt.cases(scale, Case)

@@ -2,7 +2,7 @@
 python/examples/gpt2_generate.py), beside a plain PyTorch loop over transformers' GPT-2 with its
 KV cache, all from the same checkpoint folder in the same run: greedy, batch 1.
 
-    python3 scripts/bench_gpt2_generate.py --example build/bin/gpt2_generate --device cuda
+    python3 benchmarks/gpt2_generate.py --example build/bin/gpt2_generate --device cuda
 (without --checkpoint, a random-init checkpoint of GPT-2 small's shape is written first.)
 """
 import argparse

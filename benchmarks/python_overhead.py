@@ -4,7 +4,7 @@ CPU speed issue (16 elements: at most 1.5x numpy's time) and the bandwidth one (
 at least numpy's speed). Rounds alternate between the libraries, and each side keeps its best
 round, so a slow moment of the machine does not land on one side only.
 
-    PYTHONPATH=build/python /usr/bin/python3 scripts/bench_python_overhead.py [--rounds 9]
+    PYTHONPATH=build/python /usr/bin/python3 benchmarks/python_overhead.py [--rounds 9]
 """
 import argparse
 import json

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """kael on the CPU beside PyTorch CPU and numpy in one run, judged against the CPU speed issue's
-bars: every model-path case of bench_model_path.py (row ops, reductions, index and sequence ops,
+bars: every model-path case of model_path_vs_torch.py (row ops, reductions, index and sequence ops,
 elementwise, linear, attention, a GPT-2 small training step and generation, a char-GPT step),
-a + b from Python beside numpy (bench_python_overhead.py) and the Fashion-MNIST MLP epoch from
-C++ (bench_cpu_mlp.py), with the same thread count on every side. Prints one table, writes JSON.
+a + b from Python beside numpy (python_overhead.py) and the Fashion-MNIST MLP epoch from
+C++ (mlp_epoch.py), with the same thread count on every side. Prints one table, writes JSON.
 
-    PYTHONPATH=build/python:scripts /usr/bin/python3 scripts/bench_cpu_vs_torch.py \\
+    PYTHONPATH=build/python /usr/bin/python3 benchmarks/cpu_vs_torch.py \\
         [--scale 0.125] [--repeat 5] [--min-sample-ms 20] [--threads N] [--json-out F]
 
 --guard F (CI's smoke run, F = 1/3): exit 1 when any case's speed stays below F after two more
@@ -25,9 +25,9 @@ import pathlib
 import re
 import sys
 
-import bench_cpu_mlp
-import bench_model_cases
-import bench_model_path
+import mlp_epoch
+import model_path_cases
+import model_path_vs_torch
 
 SKIPPED = 77
 STRIDED = ("a + a.T", "a + row", "contiguous() of a transpose", "where on", "masked_fill on")
@@ -50,7 +50,7 @@ def parse_arguments():
     parser.add_argument("--min-sample-ms", type=float, default=20)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--build-dir", type=pathlib.Path, default=pathlib.Path("build"))
-    parser.add_argument("--data", type=pathlib.Path, default=bench_cpu_mlp.DEFAULT_DATA)
+    parser.add_argument("--data", type=pathlib.Path, default=mlp_epoch.DEFAULT_DATA)
     parser.add_argument("--skip-models", action="store_true", help="no GPT rows (a smoke run)")
     parser.add_argument("--skip-mlp", action="store_true", help="no MLP epoch row")
     parser.add_argument("--json-out", type=pathlib.Path)
@@ -87,16 +87,16 @@ def main():
     try:
         import torch  # pylint: disable=import-outside-toplevel
         import kael  # pylint: disable=import-outside-toplevel
-        import bench_python_overhead  # pylint: disable=import-outside-toplevel (numpy)
+        import python_overhead  # pylint: disable=import-outside-toplevel (numpy)
     except ImportError as error:
-        print(f"bench_cpu_vs_torch: {error}; nothing measured", file=sys.stderr)
+        print(f"cpu_vs_torch: {error}; nothing measured", file=sys.stderr)
         return SKIPPED
     kael.set_num_threads(arguments.threads)
     torch.set_num_threads(arguments.threads)
-    timer = bench_model_path.Timer(lambda: None, arguments.repeat, arguments.min_sample_ms / 1000)
-    cases = bench_model_cases.op_cases(arguments.scale)
+    timer = model_path_vs_torch.Timer(lambda: None, arguments.repeat, arguments.min_sample_ms / 1000)
+    cases = model_path_cases.op_cases(arguments.scale)
     if not arguments.skip_models:
-        cases += bench_model_cases.model_cases(arguments.scale)
+        cases += model_path_cases.model_cases(arguments.scale)
     if arguments.filter:
         cases = [case for case in cases if re.search(arguments.filter, case.name)]
     rows, failed = [], False
@@ -104,7 +104,7 @@ def main():
           f"{torch.__version__}, {arguments.threads} threads each")
     print(f"{'case':<56} {'kael':>11} {'torch':>11} {'speed':>7} {'bar':>5}")
     for case in cases:
-        row = bench_model_path.measure_case(case, (kael, torch), ("cpu", torch.device("cpu")),
+        row = model_path_vs_torch.measure_case(case, (kael, torch), ("cpu", torch.device("cpu")),
                                             (timer, timer))
         row["bar"] = bar_for(case.name)
         if "error" in row:
@@ -118,7 +118,7 @@ def main():
                   f"{case.unit:>2} {row['speed']:>7.2f} {row['bar'] or '':>5} {row['verdict']}",
                   flush=True)
         rows.append(row)
-    for overhead in bench_python_overhead.measure(rounds=7):
+    for overhead in python_overhead.measure(rounds=7):
         name = f"Python a + b of {overhead['elements']} elements (beside numpy)"
         row = {"case": name, "unit": "us", "kael": overhead["kael_us"],
                "numpy": overhead["numpy_us"], "speed": 1 / overhead["time_ratio"],
@@ -128,7 +128,7 @@ def main():
               f" {row['verdict']} ({row['bar']})")
     if not arguments.skip_mlp and (arguments.data / "train-images-idx3-ubyte.gz").exists():
         errors = []
-        row = bench_cpu_mlp.measure(torch, arguments.build_dir, arguments.data, 1,
+        row = mlp_epoch.measure(torch, arguments.build_dir, arguments.data, 1,
                                     arguments.threads, errors)
         failed = failed or bool(errors)
         if "speed" in row:
@@ -140,7 +140,7 @@ def main():
             print("error: " + error, file=sys.stderr)
         rows.append(row)
     if arguments.guard is not None:
-        measure = lambda case: bench_model_path.measure_case(  # noqa: E731
+        measure = lambda case: model_path_vs_torch.measure_case(  # noqa: E731
             case, (kael, torch), ("cpu", torch.device("cpu")), (timer, timer))
         slow = guard(rows, cases, arguments.guard, measure)
         for row in slow:
