@@ -111,7 +111,7 @@ check_build() {
         dpkg-deb -f "$file" Package Version Architecture Multi-Arch Depends Recommends Suggests
     done
     local package
-    for package in libkael-core0 kael-core kael-emulated kael-dev; do
+    for package in libkael-core0 libkael-nn0 kael-core kael-emulated kael-dev; do
         deb "$package" >/dev/null
         deb "$package-dbgsym" >/dev/null
     done
@@ -137,6 +137,15 @@ check_depends() {
         fail "libkael-core0 has no shlibs entry for libkael_core.so.0"
     dpkg-deb --ctrl-tarfile "$(deb libkael-core0)" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig" ||
         fail "libkael-core0 has no ldconfig trigger"
+    # libkael_nn: its own package (one SONAME each), on libkael-core0 of the same version.
+    [[ "$(field libkael-nn0 Multi-Arch)" == same ]] || fail "libkael-nn0 is not Multi-Arch: same"
+    [[ ", $(field libkael-nn0 Depends)," == *", libkael-core0 (>= ${version%-*}),"* ]] ||
+        fail "libkael-nn0 Depends lacks libkael-core0 (>= ${version%-*}): $(field libkael-nn0 Depends)"
+    dpkg-deb --ctrl-tarfile "$(deb libkael-nn0)" | tar -xO ./shlibs | grep -qx "libkael_nn 0 libkael-nn0 (>= ${version%-*})" ||
+        fail "libkael-nn0 has no shlibs entry for libkael_nn.so.0"
+    dpkg-deb --ctrl-tarfile "$(deb libkael-nn0)" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig" ||
+        fail "libkael-nn0 has no ldconfig trigger"
+    ! grep -q 'libkael_nn\.so' <(dpkg-deb -c "$(deb libkael-core0)") || fail "libkael-core0 ships libkael_nn"
     [[ "$(field kael-core Recommends)" == *libopenblas0* ]] || fail "kael-core does not recommend libopenblas0"
 
     local package depends file
@@ -182,6 +191,7 @@ check_depends() {
             while IFS= read -r soname; do
                 case "$soname" in
                     libkael_core.so.*) provider=libkael-core0 ;;
+                    libkael_nn.so.*) provider=libkael-nn0 ;;
                     libc.so.6 | libm.so.6 | libmvec.so.1 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux-*.so.*)
                         provider=libc6 ;;
                     libstdc++.so.6) provider=libstdc++6 ;;
@@ -314,13 +324,14 @@ check_cuda() {
 
 check_dev() {
     local root="$scratch/dev" usr
-    unpack "$root" libkael-core0 kael-core kael-dev
+    unpack "$root" libkael-core0 libkael-nn0 kael-core kael-dev
     usr="$root/usr"
     local lib="$usr/$libdir"
     local file
     for file in include/kael/ops.h include/kael/plugin_api.h include/kael/plugin_ops.h \
         include/kael/plugin_structs.h \
-        include/kael/plugin_kit.h bin/kael-conformance "$libdir/libkael_core.so" \
+        include/kael/plugin_kit.h include/kael/nn.h include/kael/gpt.h bin/kael-conformance \
+        "$libdir/libkael_core.so" "$libdir/libkael_nn.so" \
         "$libdir/cmake/kael/kaelConfig.cmake" "$libdir/cmake/kael/kaelConfigVersion.cmake" \
         "$libdir/cmake/kael/kaelTargets.cmake" "$libdir/pkgconfig/kael.pc"; do
         [[ -e "$usr/$file" ]] || fail "core + dev lack usr/$file"
@@ -380,7 +391,7 @@ check_python() {
         exit "$SKIP"
     fi
     local root="$scratch/python" site
-    unpack "$root" libkael-core0 kael-core python3-kael
+    unpack "$root" libkael-core0 libkael-nn0 kael-core python3-kael
     site="$root/usr/lib/python3/dist-packages"
     [[ -d "$site/kael" ]] || fail "python3-kael lacks usr/lib/python3/dist-packages/kael"
     # From the scratch folder, so no kael source folder can shadow the unpacked one.
@@ -396,7 +407,7 @@ check_python() {
 # unpacked kael-dev alone, found through KAEL_PLUGIN_PATH by the unpacked kael-core, used from
 # C++ (its demo) and Python (when python3-kael was built), and passing kael-conformance.
 check_plugin() {
-    local root="$scratch/plugin" usr packages=(libkael-core0 kael-core kael-dev)
+    local root="$scratch/plugin" usr packages=(libkael-core0 libkael-nn0 kael-core kael-dev)
     has_deb python3-kael && packages+=(python3-kael)
     unpack "$root" "${packages[@]}"
     usr="$root/usr"

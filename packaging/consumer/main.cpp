@@ -1,4 +1,6 @@
-// Computes a small matmul with kael on cpu and prints it with the plugin that served it.
+// Computes a small matmul with kael on cpu and prints it with the plugin that served it, then
+// runs an nn layer (libkael_nn) over it.
+#include <kael/nn.h>
 #include <kael/ops.h>
 #include <kael/registry.h>
 
@@ -18,6 +20,12 @@ int main() {
     }
     if (total != 763.0) {
         std::cerr << "kael_consumer: expected sum 763, got " << total << "\n";
+        return 1;
+    }
+    kael::nn::Linear layer(2, 3);
+    const kael::Tensor y = layer.forward(c);
+    if (y.shape() != kael::Shape{2, 3}) {
+        std::cerr << "kael_consumer: nn::Linear gave shape " << y.shape().size() << "-d\n";
         return 1;
     }
     std::cout << "kael consumer ok\n";

@@ -1,6 +1,6 @@
 """kael's PEP 517 build backend (pyproject.toml's backend-path), for two projects:
 
-- python/ ("kael"): libkael_core, the cpu plugin, the module kael._kael and the pure-Python
+- python/ ("kael"): libkael_core, libkael_nn, the cpu plugin, the module kael._kael and the pure-Python
   package, all inside the wheel's kael/ folder (tag cp3XX-cp3XX-linux_<arch>);
 - python/cuda/ ("kael-cuda"): only the cuda plugin, in kael_cuda/ (tag py3-none-linux_<arch>).
 
@@ -36,8 +36,8 @@ PROJECTS = {
         "defines": {"KAEL_BUILD_PYTHON": "ON", "KAEL_BUILD_CUDA": "OFF",
                     "CMAKE_INSTALL_LIBDIR": "kael/lib", "CMAKE_INSTALL_DATADIR": "kael/share",
                     "KAEL_PYTHON_INSTALL_DIR": "kael"},
-        "targets": ["kael_core", "kael_plugin_cpu", "_kael"],
-        "components": ["library", "core", "cpu", "python"],  # core: GPT-2's vocabulary
+        "targets": ["kael_core", "kael_nn", "kael_plugin_cpu", "_kael"],
+        "components": ["library", "nn_library", "core", "cpu", "python"],  # core: GPT-2's vocabulary
         "packages": [],  # CMake installs the pure-Python files with the module
         "pure_python_tag": False,
     },

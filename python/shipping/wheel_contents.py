@@ -62,7 +62,7 @@ def check_rpaths(archive, members):
             # C++ exceptions cross from libkael_core through kael._kael into Python, where
             # other extensions (torch) use the system's libstdc++: one runtime for all, never a
             # static copy (a toolchain linking -static-libstdc++ gave crashes at import torch).
-            if ("libkael_core" in member or "/_kael." in member) and \
+            if ("libkael_core" in member or "libkael_nn" in member or "/_kael." in member) and \
                     "libstdc++.so.6" not in needed:
                 fail(f"{member}: libstdc++ is linked statically (NEEDED: {needed}); build the "
                      "wheel with a compiler that links the shared libstdc++.so.6")
@@ -82,7 +82,7 @@ def check_kael(name, archive, python_tag, arch, vocabulary):
     members = set(archive.namelist())
     dist_info = f"kael-{version()}.dist-info"
     required = set(pure_python_files()) | {
-        "kael/_kael.pyi", "kael/py.typed", "kael/lib/libkael_core.so.0",
+        "kael/_kael.pyi", "kael/py.typed", "kael/lib/libkael_core.so.0", "kael/lib/libkael_nn.so.0",
         "kael/lib/kael/plugins/kael_plugin_cpu.so", f"{dist_info}/RECORD"}
     if vocabulary:
         required |= {"kael/share/kael/gpt2/encoder.json", "kael/share/kael/gpt2/vocab.bpe"}
@@ -94,7 +94,7 @@ def check_kael(name, archive, python_tag, arch, vocabulary):
     if len(modules) != 1:
         fail(f"{name}: no single module kael/_kael.cpython-{python_tag[2:]}*.so: {modules}")
     shared = sorted(m for m in members if re.search(r"\.so(\.|$)", m))
-    expected_shared = sorted(modules + ["kael/lib/libkael_core.so.0",
+    expected_shared = sorted(modules + ["kael/lib/libkael_core.so.0", "kael/lib/libkael_nn.so.0",
                                         "kael/lib/kael/plugins/kael_plugin_cpu.so"])
     if shared != expected_shared:  # no cuda or emulated plugin, no second copy of the core
         fail(f"{name}: shared libraries {shared}, expected {expected_shared}")

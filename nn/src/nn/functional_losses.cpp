@@ -2,7 +2,7 @@
 // fused cross_entropy kernel serves the default options.
 #include <cmath>
 
-#include "../autograd/record.h"
+#include "autograd/record.h"
 #include "kael/nn_functional.h"
 #include "kael/ops.h"
 #include "nn_internal.h"

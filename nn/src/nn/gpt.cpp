@@ -5,8 +5,8 @@
 #include <tuple>
 #include <utility>
 
-#include "../kernel_calls.h"
-#include "../ops_index_internal.h"
+#include "kernel_calls.h"
+#include "ops_index_internal.h"
 #include "kael/autograd.h"
 #include "nn_internal.h"
 

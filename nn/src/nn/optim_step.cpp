@@ -5,7 +5,7 @@
 #include "kael/autograd.h"
 #include "kael/ops.h"
 #include "kael/optim.h"
-#include "../kernel_calls.h"
+#include "kernel_calls.h"
 
 namespace kael::optim {
 
