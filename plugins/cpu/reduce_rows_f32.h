@@ -1,7 +1,8 @@
 #pragma once
-// f32 row folds written once with 64-byte GCC vectors (reduce_rows_f32.inc) and compiled three
-// times, for the baseline, AVX2 and AVX-512: the lanes and their merge order are the same in all
-// three, so results do not depend on the CPU. Each takes row[0, count), count >= kMinCount.
+// f32 row folds written once with GCC vectors (reduce_rows_f32.inc) and compiled three times,
+// for the baseline, AVX2 and AVX-512, each with vectors as wide as its registers: sums keep the
+// same 32 lanes and merge order in all three, so results do not depend on the CPU. Each takes
+// row[0, count), count >= kMinCount.
 #include <cstdint>
 
 namespace kael::cpu::rows_f32 {
