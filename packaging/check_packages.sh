@@ -132,19 +132,20 @@ check_depends() {
     [[ "$core_depends," == "libkael-core0 (= $version),"* || ", $core_depends," == *", libkael-core0 (= $version),"* ]] ||
         fail "kael-core Depends lacks libkael-core0 (= $version): $core_depends"
     [[ "$(field libkael-core0 Depends)" != *kael* ]] || fail "libkael-core0 depends on a kael package"
-    [[ "$(field libkael-core0 Multi-Arch)" == same ]] || fail "libkael-core0 is not Multi-Arch: same"
-    dpkg-deb --ctrl-tarfile "$(deb libkael-core0)" | tar -xO ./shlibs | grep -qx "libkael_core 0 libkael-core0 (>= ${version%-*})" ||
-        fail "libkael-core0 has no shlibs entry for libkael_core.so.0"
-    dpkg-deb --ctrl-tarfile "$(deb libkael-core0)" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig" ||
-        fail "libkael-core0 has no ldconfig trigger"
-    # libkael_nn: its own package (one SONAME each), on libkael-core0 of the same version.
-    [[ "$(field libkael-nn0 Multi-Arch)" == same ]] || fail "libkael-nn0 is not Multi-Arch: same"
+    # Each library has its own package (one SONAME each): Multi-Arch same, shlibs, ldconfig.
+    local library package_name
+    for library in kael_core kael_nn; do
+        package_name="lib${library//_/-}0"
+        [[ "$(field "$package_name" Multi-Arch)" == same ]] || fail "$package_name is not Multi-Arch: same"
+        dpkg-deb --ctrl-tarfile "$(deb "$package_name")" | tar -xO ./shlibs |
+            grep -qx "lib$library 0 $package_name (>= ${version%-*})" ||
+            fail "$package_name has no shlibs entry for lib$library.so.0"
+        dpkg-deb --ctrl-tarfile "$(deb "$package_name")" | tar -xO ./triggers |
+            grep -qx "activate-noawait ldconfig" || fail "$package_name has no ldconfig trigger"
+    done
+    # libkael_nn sits on libkael-core0 of the same version.
     [[ ", $(field libkael-nn0 Depends)," == *", libkael-core0 (>= ${version%-*}),"* ]] ||
         fail "libkael-nn0 Depends lacks libkael-core0 (>= ${version%-*}): $(field libkael-nn0 Depends)"
-    dpkg-deb --ctrl-tarfile "$(deb libkael-nn0)" | tar -xO ./shlibs | grep -qx "libkael_nn 0 libkael-nn0 (>= ${version%-*})" ||
-        fail "libkael-nn0 has no shlibs entry for libkael_nn.so.0"
-    dpkg-deb --ctrl-tarfile "$(deb libkael-nn0)" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig" ||
-        fail "libkael-nn0 has no ldconfig trigger"
     ! grep -q 'libkael_nn\.so' <(dpkg-deb -c "$(deb libkael-core0)") || fail "libkael-core0 ships libkael_nn"
     [[ "$(field kael-core Recommends)" == *libopenblas0* ]] || fail "kael-core does not recommend libopenblas0"
 
