@@ -94,19 +94,16 @@ void float_batches(const T* a, const T* b, const T* bias, T* out, const kael_mat
     if (s.rows == 1 && gemv != nullptr) {
         // One row (a decoding step): out = op(b)^T a as a GEMV, which OpenBLAS runs at memory
         // speed where its GEMM with one row does not. a's one row is contiguous either way.
-        const auto inner = static_cast<int>(s.inner);
-        const auto columns = static_cast<int>(s.columns);
+        // b as stored: columns x inner when transposed (no transpose for the GEMV), else
+        // inner x columns (transposed).
+        const kernels::StoredMatrix stored = kernels::stored_b(s);
+        const int operation = s.b_transposed != 0 ? kCblasNoTrans : kCblasTrans;
+        const auto stored_rows = static_cast<int>(stored.stored_rows);
+        const auto leading = static_cast<int>(stored.leading);
         for (int64_t batch = 0; batch < s.batches; ++batch) {
-            const T* matrix = b + batch * s.b_batch_stride;
-            const T* vector = a + batch * s.a_batch_stride;
-            T* result = out + batch * s.columns;
-            if (s.b_transposed != 0) {  // b stored columns x inner
-                gemv(kCblasRowMajor, kCblasNoTrans, columns, inner, T{1}, matrix, inner, vector, 1,
-                     beta, result, 1);
-            } else {  // b stored inner x columns
-                gemv(kCblasRowMajor, kCblasTrans, inner, columns, T{1}, matrix, columns, vector, 1,
-                     beta, result, 1);
-            }
+            gemv(kCblasRowMajor, operation, stored_rows, leading, T{1},
+                 b + batch * s.b_batch_stride, leading, a + batch * s.a_batch_stride, 1, beta,
+                 out + batch * s.columns, 1);
         }
         return;
     }
