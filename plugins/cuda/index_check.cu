@@ -160,10 +160,9 @@ void IndexErrorReport::report() {
     std::string message;
     if (record.check >= 0 && record.check < static_cast<long long>(checks_->sites.size())) {
         const CheckSite& site = checks_->sites[static_cast<size_t>(record.check)];
-        message = kernels::index_error_message(site.op.c_str(), site.what.c_str(), record.value,
-                                               site.axis, site.high) +
-                  " (issued by thread " + std::to_string(site.thread) +
-                  "; a cuda index check reports at the next synchronising call)";
+        message = kernels::deferred_index_error_message(site.op.c_str(), site.what.c_str(),
+                                                        record.value, site.axis, site.high,
+                                                        site.thread);
         KAEL_CUDA_CHECK(
             cudaMemsetAsync(checks_->device_record, 0xFF, kClearedBytes, launch_stream()));
     }

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include "kael/kernels/tasks/index.h"
 
 #include "emulated_kernels.h"
@@ -53,8 +55,8 @@ kael_status check_indices(int32_t device, const int64_t* indices, int64_t count,
         check_on_device(indices, count * int64_t{sizeof(int64_t)}, "check_indices indices");
         const int64_t bad = kernels::first_bad_index(indices, count, low, high);
         if (bad >= 0) {
-            pending_index_error().record(
-                kernels::index_error_message(op, what, indices[bad], axis, high));
+            pending_index_error().record(kernels::deferred_index_error_message(
+                op, what, indices[bad], axis, high, static_cast<long>(gettid())));
         }
     });
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine (no apt): builds kael there, cuda plugin and Python module for its Python,
-# without the tests and kael-conformance (its Boost.Test library is missing there). Headers and
+# On the GPU machine (no apt): builds kael there, cuda plugin, test suites, kael-conformance and
+# the Python module for its Python. Boost.Test's library is missing there, so the suites compile
+# it from Boost's headers (KAEL_BOOST_TEST_HEADER_ONLY). Headers and
 # libraries that machine lacks (nlohmann-json, PCRE2, zlib) come from third_party/gpu_deps,
 # copied from a Debian machine by scripts/cuda/gpu_deps.sh. Usage: scripts/cuda/build_on_gpu.sh <build dir>
 set -euo pipefail
@@ -9,8 +10,8 @@ build=${1:?build dir}
 deps=$root/third_party/gpu_deps
 py=${KAEL_PYTHON:-/opt/torch/.venv/bin/python3}
 export PKG_CONFIG_PATH=$deps/pkgconfig CPATH=$deps/include LIBRARY_PATH=$deps/lib
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAEL_BUILD_TESTS=OFF \
-    -DKAEL_BUILD_CONFORMANCE=OFF -DKAEL_BUILD_PYTHON=ON -DKAEL_WERROR=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real \
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAEL_BUILD_TESTS=ON \
+    -DKAEL_BOOST_TEST_HEADER_ONLY=ON -DKAEL_BUILD_PYTHON=ON -DKAEL_WERROR=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real \
     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPython3_EXECUTABLE="$py" \
     -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" \
     -Dnlohmann_json_DIR="$deps/share/cmake/nlohmann_json" -DZLIB_ROOT="$deps" >/dev/null

@@ -195,7 +195,8 @@ BOOST_AUTO_TEST_CASE(gradients_match_the_composed_formula) {
                 const Tensor out = use_fused ? kael::scaled_dot_product_attention(q, k, v, causal)
                                              : composed(q, k, v, causal);
                 kael::sum(out * weights).backward();
-                (use_fused ? fused : reference) = {q.grad(), k.grad(), v.grad()};
+                std::vector<Tensor>& grads = use_fused ? fused : reference;
+                grads = {q.grad(), k.grad(), v.grad()};
             }
             for (std::size_t i = 0; i < 3; ++i) {
                 check_close(fused[i], reference[i], tolerance);

@@ -41,6 +41,15 @@ inline std::string index_error_message(const char* op, const char* what, std::in
            std::to_string(high);
 }
 
+// The same, for a check reported later (cuda's deferred checks, and the emulated plugin's that
+// imitate them): it names the thread that issued the op, since another may be the one told.
+inline std::string deferred_index_error_message(const char* op, const char* what,
+                                                std::int64_t value, std::int64_t axis,
+                                                std::int64_t high, long thread) {
+    return index_error_message(op, what, value, axis, high) + " (issued by thread " +
+           std::to_string(thread) + "; a cuda index check reports at the next synchronising call)";
+}
+
 [[noreturn]] inline void throw_index_error(const std::string& message) {
     throw plugin::StatusError(KAEL_STATUS_INDEX_ERROR, message);
 }
