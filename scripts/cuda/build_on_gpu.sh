@@ -9,10 +9,19 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:?build dir}
 deps=$root/third_party/gpu_deps
 py=${KAEL_PYTHON:-/opt/torch/.venv/bin/python3}
+# The system's g++ (shared libstdc++.so.6, as torch uses): that machine's CXX (/opt/gcc) links
+# libstdc++ statically, and two C++ runtimes in one process crash kael's first error message
+# formatted after `import torch`.
+cxx=${KAEL_GPU_CXX:-/usr/bin/g++}
+cc=${KAEL_GPU_CC:-/usr/bin/gcc}
 export PKG_CONFIG_PATH=$deps/pkgconfig CPATH=$deps/include LIBRARY_PATH=$deps/lib
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DKAEL_BUILD_TESTS=ON \
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CUDA_HOST_COMPILER="$cxx" -DKAEL_BUILD_TESTS=ON \
     -DKAEL_BOOST_TEST_HEADER_ONLY=ON -DKAEL_BUILD_PYTHON=ON -DKAEL_WERROR=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real \
     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPython3_EXECUTABLE="$py" \
     -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" \
     -Dnlohmann_json_DIR="$deps/share/cmake/nlohmann_json" -DZLIB_ROOT="$deps" >/dev/null
 cmake --build "$build" -j16 2>&1 | grep -E "error|Error" -A3 | head -40 || true
+core=$(find "$build/lib" -name 'libkael_core.so.0' | head -1)
+grep -q 'NEEDED.*libstdc++.so.6' <(readelf -dW "$core") ||
+    { echo "build_on_gpu.sh: $core links libstdc++ statically ($cxx); use a g++ that links libstdc++.so.6" >&2; exit 1; }
