@@ -1,6 +1,7 @@
 """Fuzz cases of the classes issue 29 found: shapes whose element count overflows (or is empty
 with huge dims, printed in no time), float scalars written into int64 and bool tensors, NaN in
-order statistics (kthvalue and searchsorted put it last), and std's gradient at zero deviation."""
+order statistics (kthvalue and searchsorted put it last), std's gradient at zero deviation, and
+cross_entropy's ignored rows whose logits are not finite (a fully masked position)."""
 import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
@@ -124,5 +125,37 @@ def zero_deviation_cases(draw):
         "inf", "float('inf')"), reference, ACCUMULATED)
 
 
+@st.composite
+def ignored_row_cases(draw):
+    rows, classes = draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    logits = np.array(draw(st.lists(st.integers(-4, 4), min_size=rows * classes,
+                                    max_size=rows * classes)), dtype=np.float64)
+    logits = logits.reshape(rows, classes)
+    targets = np.array(draw(st.lists(st.integers(0, classes - 1), min_size=rows, max_size=rows)))
+    ignored = np.array(draw(st.lists(st.booleans(), min_size=rows, max_size=rows)))
+    for row in np.flatnonzero(ignored):  # an ignored row may hold anything, -inf, inf or nan
+        logits[row] = draw(st.sampled_from([-np.inf, np.inf, np.nan]))
+        targets[row] = -100
+    reduction = draw(st.sampled_from(["mean", "sum", "none"]))
+
+    def reference(_):
+        kept = ~ignored
+        shifted = logits[kept] - logits[kept].max(axis=1, keepdims=True)
+        picked = shifted[np.arange(int(kept.sum())), targets[kept]]
+        losses = np.zeros(rows)
+        losses[kept] = np.log(np.exp(shifted).sum(axis=1)) - picked
+        if reduction == "none":
+            return [losses]
+        total = losses.sum()
+        with np.errstate(all="ignore"):  # every row ignored: PyTorch's mean is nan (0 / 0)
+            return [np.array(total / kept.sum() if reduction == "mean" else total)]
+
+    stmt = (f"x = kael.tensor({logits.tolist()!r}, dtype=kael.float64, device=DEVICE)\n"
+            f"t = kael.tensor({targets.tolist()!r}, dtype=kael.int64, device=DEVICE)\n"
+            f"out = kael.nn.functional.cross_entropy(x, t, reduction={reduction!r})")
+    return Case("cross_entropy ignored rows", {}, stmt.replace("nan", "float('nan')").replace(
+        "inf", "float('inf')"), reference, ACCUMULATED)
+
+
 STRATEGIES = [huge_shape_cases(), scalar_write_cases(), order_statistic_cases(),
-              zero_deviation_cases()]
+              zero_deviation_cases(), ignored_row_cases()]
