@@ -145,13 +145,19 @@ void bind_elemops(py::module_& module) {
           std::optional<double> neginf) -> Tensor& {
         return nan_to_num_(self, nan, posinf, neginf);
     }, py::arg("nan") = 0.0, py::arg("posinf") = py::none(), py::arg("neginf") = py::none());
-    def_unary(module, cls, "log1p", log1p, log1p_);
-    def_unary(module, cls, "expm1", expm1, expm1_);
-    def_unary(module, cls, "erf", erf, erf_);
-    def_unary(module, cls, "erfc", erfc, erfc_);
-    def_unary(module, cls, "log2", log2, log2_);
-    def_unary(module, cls, "log10", log10, log10_);
-    def_unary(module, cls, "exp2", exp2, exp2_);
+#define KAEL_BIND_FLOAT_MATH(name, OP) def_unary(module, cls, #name, name, name##_);
+    KAEL_FLOAT_MATH_FUNCTIONS(KAEL_BIND_FLOAT_MATH)
+#undef KAEL_BIND_FLOAT_MATH
+    // The test suites iterate the same rows.
+    module.def("_op_rows", [] {
+        py::dict rows;
+        py::list float_math;
+#define KAEL_NAME_FLOAT_MATH(name, OP) float_math.append(#name);
+        KAEL_FLOAT_MATH_FUNCTIONS(KAEL_NAME_FLOAT_MATH)
+#undef KAEL_NAME_FLOAT_MATH
+        rows["float_math"] = float_math;
+        return rows;
+    }, "The front end's op rows by family (kael/op_rows.h), as the test suites iterate them.");
     def_unary(module, cls, "silu", silu, silu_);
     def_unary(module, cls, "bitwise_not", bitwise_not, bitwise_not_);
     def_binary(module, cls, "fmod", fmod, fmod_);

@@ -90,13 +90,9 @@ std::map<std::string, ReferenceOp> make_ops() {
         {"round", unary([](const Tensor& a) { return k::round(a); })},
         {"trunc", unary(k::trunc)},
         {"frac", unary(k::frac)},
-        {"log1p", unary(k::log1p)},
-        {"expm1", unary(k::expm1)},
-        {"erf", unary(k::erf)},
-        {"erfc", unary(k::erfc)},
-        {"log2", unary(k::log2)},
-        {"log10", unary(k::log10)},
-        {"exp2", unary(k::exp2)},
+#define KAEL_FLOAT_MATH_REFERENCE(name, OP) {#name, unary(k::name)},
+        KAEL_FLOAT_MATH_FUNCTIONS(KAEL_FLOAT_MATH_REFERENCE)
+#undef KAEL_FLOAT_MATH_REFERENCE
         {"silu", unary(k::silu)},
         {"isnan", unary(k::isnan)},
         {"isinf", unary(k::isinf)},

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "kael/op_rows.h"
 #include "kael/tensor.h"
 
 namespace kael {
@@ -92,14 +93,13 @@ Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value);
                                 std::optional<double> posinf = std::nullopt,
                                 std::optional<double> neginf = std::nullopt);
 
-// Math on floats (integer inputs compute in f32, as exp does).
-[[nodiscard]] Tensor log1p(const Tensor& a);
-[[nodiscard]] Tensor expm1(const Tensor& a);
-[[nodiscard]] Tensor erf(const Tensor& a);
-[[nodiscard]] Tensor erfc(const Tensor& a);
-[[nodiscard]] Tensor log2(const Tensor& a);
-[[nodiscard]] Tensor log10(const Tensor& a);
-[[nodiscard]] Tensor exp2(const Tensor& a);
+// Math on floats (integer inputs compute in f32, as exp does), and in place: log1p, expm1, erf,
+// erfc, log2, log10, exp2 (kael/op_rows.h).
+#define KAEL_DECLARE_FLOAT_MATH(name, OP)  \
+    [[nodiscard]] Tensor name(const Tensor& a); \
+    Tensor& name##_(Tensor& a);
+KAEL_FLOAT_MATH_FUNCTIONS(KAEL_DECLARE_FLOAT_MATH)
+#undef KAEL_DECLARE_FLOAT_MATH
 // x * sigmoid(x) on floats (TypeError otherwise, as PyTorch); silu_backward is its fused
 // gradient, grad * d/dx silu(input).
 [[nodiscard]] Tensor silu(const Tensor& a);
@@ -121,13 +121,6 @@ Tensor& ceil_(Tensor& a);
 Tensor& round_(Tensor& a, std::int64_t decimals = 0);
 Tensor& trunc_(Tensor& a);
 Tensor& frac_(Tensor& a);
-Tensor& log1p_(Tensor& a);
-Tensor& expm1_(Tensor& a);
-Tensor& erf_(Tensor& a);
-Tensor& erfc_(Tensor& a);
-Tensor& log2_(Tensor& a);
-Tensor& log10_(Tensor& a);
-Tensor& exp2_(Tensor& a);
 Tensor& silu_(Tensor& a);
 Tensor& bitwise_not_(Tensor& a);
 Tensor& nan_to_num_(Tensor& a, double nan = 0.0, std::optional<double> posinf = std::nullopt,

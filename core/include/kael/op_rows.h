@@ -1,0 +1,20 @@
+#pragma once
+// The front end's op rows (PyTorch's native_functions.yaml for these families): one row per
+// kael:: function that runs one element op of KAEL_ELEMENT_OPS, beside that table. The rows
+// generate the declarations (kael/ops_elementwise.h), the definitions (core/src/ops_math.cpp),
+// the Python functions and methods (python/src/bind_elemops.cpp) and the op lists that
+// kael-conformance, the C++ reference test and the Python tests iterate
+// (kael._kael._op_rows()). A new op of a family here touches: its KAEL_ELEMENT_OPS row and its
+// functor (plugins/shared), its row here, its backward (core/src/autograd), its numpy reference
+// (tests/reference/reference_cases_elemops.py) and its docstring (python/src/docs_elemops.h).
+
+// Float math: kael::NAME(a) and its in-place form kael::NAME_(a) run KAEL_OP_<OP>; integer and
+// bool inputs compute in f32, as exp's do. X(NAME, OP).
+#define KAEL_FLOAT_MATH_FUNCTIONS(X) \
+    X(log1p, LOG1P)                  \
+    X(expm1, EXPM1)                  \
+    X(erf, ERF)                      \
+    X(erfc, ERFC)                    \
+    X(log2, LOG2)                    \
+    X(log10, LOG10)                  \
+    X(exp2, EXP2)
