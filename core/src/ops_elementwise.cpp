@@ -198,15 +198,6 @@ Tensor abs(const Tensor& a) { return unary_numeric(KAEL_OP_ABS, "abs", a); }
 Tensor sign(const Tensor& a) { return unary_numeric(KAEL_OP_SIGN, "sign", a); }
 Tensor square(const Tensor& a) { return unary_numeric(KAEL_OP_SQUARE, "square", a); }
 Tensor relu(const Tensor& a) { return unary_numeric(KAEL_OP_RELU, "relu", a); }
-Tensor exp(const Tensor& a) { return unary_float(KAEL_OP_EXP, "exp", a); }
-Tensor log(const Tensor& a) { return unary_float(KAEL_OP_LOG, "log", a); }
-Tensor sqrt(const Tensor& a) { return unary_float(KAEL_OP_SQRT, "sqrt", a); }
-Tensor rsqrt(const Tensor& a) { return unary_float(KAEL_OP_RSQRT, "rsqrt", a); }
-Tensor sin(const Tensor& a) { return unary_float(KAEL_OP_SIN, "sin", a); }
-Tensor cos(const Tensor& a) { return unary_float(KAEL_OP_COS, "cos", a); }
-Tensor tanh(const Tensor& a) { return unary_float(KAEL_OP_TANH, "tanh", a); }
-Tensor sigmoid(const Tensor& a) { return unary_float(KAEL_OP_SIGMOID, "sigmoid", a); }
-Tensor reciprocal(const Tensor& a) { return unary_float(KAEL_OP_RECIPROCAL, "reciprocal", a); }
 Tensor gelu(const Tensor& a, bool tanh_approximation) {
     return unary_float(tanh_approximation ? KAEL_OP_GELU_TANH : KAEL_OP_GELU_EXACT, "gelu", a);
 }

@@ -3,7 +3,6 @@ each opens with its text signature, so inspect.signature reads it."""
 from . import _kael
 from ._kael import _add_docstr
 
-_FLOATING = "f32 or f64 (an integer input is a TypeError)"
 _DEFERRED_INDEX = """An index outside the dim is an IndexError naming this op. On cuda, as on any GPU, the device
 finds it after the call returns: the error is raised at the next call that waits for the
 device (item(), tolist(), numpy(), kael.synchronize()), in whichever thread makes it, and its
@@ -17,17 +16,6 @@ def _doc(name, signature, text):
     _add_docstr(function, f"{signature}\n--\n\n{text.strip()}\n")
 
 
-_UNARY_FLOATING = {
-    "exp": ("The exponential e**x of each element.", "[0.0, 1.0]"),
-    "log": ("The natural logarithm of each element (-inf at 0, nan below).", "[1.0, 2.718281828]"),
-    "sqrt": ("The square root of each element (nan below 0).", "[4.0, 9.0]"),
-    "rsqrt": ("The reciprocal square root 1/sqrt(x) of each element.", "[4.0, 0.25]"),
-    "sin": ("The sine of each element, in radians.", "[0.0, 1.5707963]"),
-    "cos": ("The cosine of each element, in radians.", "[0.0, 3.1415927]"),
-    "tanh": ("The hyperbolic tangent of each element.", "[0.0, 1.0]"),
-    "sigmoid": ("The logistic sigmoid 1/(1+exp(-x)) of each element.", "[0.0, 2.0]"),
-    "reciprocal": ("The reciprocal 1/x of each element (inf at 0).", "[2.0, -4.0]"),
-}
 _UNARY_ANY = {
     "abs": ("The absolute value of each element.", "[-1.5, 2.0]", "every dtype"),
     "neg": ("The negation -x of each element.", "[1.0, -2.0]", "every dtype but bool"),
@@ -38,19 +26,6 @@ _UNARY_ANY = {
     "logical_not": ("True where the element is zero (or False), as a bool tensor.",
                     "[0.0, 2.0]", "every dtype"),
 }
-for _name, (_summary, _values) in _UNARY_FLOATING.items():
-    _doc(_name, f"{_name}(input)", f"""
-{_summary}
-
-Args:
-    input (Tensor): any shape and device; dtype {_FLOATING}.
-
-Returns a new tensor of input's shape, dtype and device; differentiable.
-
-Example:
-
-    >>> kael.{_name}(kael.tensor({_values}))
-""")
 for _name, (_summary, _values, _dtypes) in _UNARY_ANY.items():
     _doc(_name, f"{_name}(input)", f"""
 {_summary}

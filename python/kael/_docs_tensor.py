@@ -25,9 +25,8 @@ Example:
 
 # Methods that are the module function of the same name with self as its input.
 _MIRRORS = {
-    "abs": "()", "neg": "()", "sign": "()", "exp": "()", "log": "()", "sqrt": "()",
-    "rsqrt": "()", "sin": "()", "cos": "()", "tanh": "()", "sigmoid": "()", "relu": "()",
-    "square": "()", "reciprocal": "()", "logical_not": "()", "gelu": "(approximate='none')",
+    "abs": "()", "neg": "()", "sign": "()", "relu": "()",
+    "square": "()", "logical_not": "()", "gelu": "(approximate='none')",
     "add": "(other)", "sub": "(other)", "mul": "(other)", "div": "(other)", "pow": "(other)",
     "maximum": "(other)", "minimum": "(other)", "eq": "(other)", "ne": "(other)",
     "lt": "(other)", "le": "(other)", "gt": "(other)", "ge": "(other)",

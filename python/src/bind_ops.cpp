@@ -126,17 +126,8 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     unary("neg", &neg);
     unary("abs", &abs);
     unary("sign", &sign);
-    unary("exp", &exp);
-    unary("log", &log);
-    unary("sqrt", &sqrt);
-    unary("rsqrt", &rsqrt);
-    unary("sin", &sin);
-    unary("cos", &cos);
-    unary("tanh", &tanh);
-    unary("sigmoid", &sigmoid);
     unary("relu", &relu);
     unary("square", &square);
-    unary("reciprocal", &reciprocal);
     def_function_and_method(module, cls, "gelu", [](const Tensor& input, py::handle approximate) {
         return gelu(input, gelu_uses_tanh(approximate));
     }, py::arg("approximate") = "none");

@@ -1,5 +1,5 @@
 #pragma once
-// Docstrings of the rounding, division, math and bitwise elementwise ops (bind_elemops.cpp
+// Docstrings of the rounding, division, float math and bitwise elementwise ops (bind_elemops.cpp
 // composes each function's, method's and in-place method's docstring from one entry:
 // signature, text, example).
 #include <string_view>
@@ -105,6 +105,19 @@ inline constexpr ElementDoc kElementDocs[] = {
      "largest and lowest finite values.\n\n"
      "Returns a new tensor of input's shape, dtype and device; differentiable where input is "
      "kept."},
+    {"exp", "", "kael.tensor([0.0, 1.0])", "", "The exponential e**x of each element."},
+    {"log", "", "kael.tensor([1.0, 2.718281828])", "",
+     "The natural logarithm of each element (-inf at 0, nan below)."},
+    {"sqrt", "", "kael.tensor([4.0, 9.0])", "", "The square root of each element (nan below 0)."},
+    {"rsqrt", "", "kael.tensor([4.0, 0.25])", "",
+     "The reciprocal square root 1/sqrt(x) of each element."},
+    {"sin", "", "kael.tensor([0.0, 1.5707963])", "", "The sine of each element, in radians."},
+    {"cos", "", "kael.tensor([0.0, 3.1415927])", "", "The cosine of each element, in radians."},
+    {"tanh", "", "kael.tensor([0.0, 1.0])", "", "The hyperbolic tangent of each element."},
+    {"sigmoid", "", "kael.tensor([0.0, 2.0])", "",
+     "The logistic sigmoid 1/(1+exp(-x)) of each element."},
+    {"reciprocal", "", "kael.tensor([2.0, -4.0])", "",
+     "The reciprocal 1/x of each element (inf at 0)."},
     {"log1p", "", "kael.tensor([0.0, 1e-10, 1.0])", "",
      "log(1 + x) of each element, exact for small x."},
     {"expm1", "", "kael.tensor([0.0, 1e-10, 1.0])", "",

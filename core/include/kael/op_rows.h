@@ -11,6 +11,15 @@
 // Float math: kael::NAME(a) and its in-place form kael::NAME_(a) run KAEL_OP_<OP>; integer and
 // bool inputs compute in f32, as exp's do. X(NAME, OP).
 #define KAEL_FLOAT_MATH_FUNCTIONS(X) \
+    X(exp, EXP)                      \
+    X(log, LOG)                      \
+    X(sqrt, SQRT)                    \
+    X(rsqrt, RSQRT)                  \
+    X(sin, SIN)                      \
+    X(cos, COS)                      \
+    X(tanh, TANH)                    \
+    X(sigmoid, SIGMOID)              \
+    X(reciprocal, RECIPROCAL)        \
     X(log1p, LOG1P)                  \
     X(expm1, EXPM1)                  \
     X(erf, ERF)                      \

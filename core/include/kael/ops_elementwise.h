@@ -31,18 +31,9 @@ namespace kael {
 [[nodiscard]] Tensor neg(const Tensor& a);
 [[nodiscard]] Tensor abs(const Tensor& a);
 [[nodiscard]] Tensor sign(const Tensor& a);
-[[nodiscard]] Tensor exp(const Tensor& a);
-[[nodiscard]] Tensor log(const Tensor& a);
-[[nodiscard]] Tensor sqrt(const Tensor& a);
-[[nodiscard]] Tensor rsqrt(const Tensor& a);
-[[nodiscard]] Tensor sin(const Tensor& a);
-[[nodiscard]] Tensor cos(const Tensor& a);
-[[nodiscard]] Tensor tanh(const Tensor& a);
-[[nodiscard]] Tensor sigmoid(const Tensor& a);
 [[nodiscard]] Tensor relu(const Tensor& a);
 [[nodiscard]] Tensor gelu(const Tensor& a, bool tanh_approximation = false);
 [[nodiscard]] Tensor square(const Tensor& a);
-[[nodiscard]] Tensor reciprocal(const Tensor& a);
 [[nodiscard]] Tensor relu_backward(const Tensor& input, const Tensor& grad);
 [[nodiscard]] Tensor sigmoid_backward(const Tensor& input, const Tensor& grad);
 // grad * d/dx gelu(input), one fused kernel (tanh_approximation as in gelu).
@@ -93,8 +84,9 @@ Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value);
                                 std::optional<double> posinf = std::nullopt,
                                 std::optional<double> neginf = std::nullopt);
 
-// Math on floats (integer inputs compute in f32, as exp does), and in place: log1p, expm1, erf,
-// erfc, log2, log10, exp2 (kael/op_rows.h).
+// Math on floats (integer and bool inputs compute in f32), and in place: exp, log, sqrt, rsqrt,
+// sin, cos, tanh, sigmoid, reciprocal, log1p, expm1, erf, erfc, log2, log10, exp2
+// (kael/op_rows.h).
 #define KAEL_DECLARE_FLOAT_MATH(name, OP)  \
     [[nodiscard]] Tensor name(const Tensor& a); \
     Tensor& name##_(Tensor& a);
