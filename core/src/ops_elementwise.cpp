@@ -8,6 +8,7 @@
 
 #include "autograd/record.h"
 #include "elementwise_run.h"
+#include "in_place.h"
 #include "kael/device_graph.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
@@ -78,7 +79,8 @@ Tensor unary_float(kael_element_op op, const char* name, const Tensor& a) {
 
 Tensor unary_numeric(kael_element_op op, const char* name, const Tensor& a) {
     const DType dtype = a.dtype() == DType::Bool ? DType::I64 : a.dtype();
-    return run(op, name, dtype, dtype, {a});
+    const std::array<Tensor, 1> inputs{a};
+    return run(op, name, dtype, dtype, inputs);
 }
 
 Tensor binary(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
@@ -194,10 +196,12 @@ Tensor neg(const Tensor& a) {
     }
     return run(KAEL_OP_NEGATE, "neg", a.dtype(), a.dtype(), {a});
 }
-Tensor abs(const Tensor& a) { return unary_numeric(KAEL_OP_ABS, "abs", a); }
-Tensor sign(const Tensor& a) { return unary_numeric(KAEL_OP_SIGN, "sign", a); }
-Tensor square(const Tensor& a) { return unary_numeric(KAEL_OP_SQUARE, "square", a); }
-Tensor relu(const Tensor& a) { return unary_numeric(KAEL_OP_RELU, "relu", a); }
+// The numeric rows of kael/op_rows.h, and their in-place forms.
+#define KAEL_DEFINE_NUMERIC_UNARY(name, OP)                                              \
+    Tensor name(const Tensor& a) { return unary_numeric(KAEL_OP_##OP, #name, a); }        \
+    Tensor& name##_(Tensor& a) { return detail::unary_in_place(a, #name "_", name); }
+KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_DEFINE_NUMERIC_UNARY)
+#undef KAEL_DEFINE_NUMERIC_UNARY
 Tensor gelu(const Tensor& a, bool tanh_approximation) {
     return unary_float(tanh_approximation ? KAEL_OP_GELU_TANH : KAEL_OP_GELU_EXACT, "gelu", a);
 }

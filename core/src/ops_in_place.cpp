@@ -70,7 +70,10 @@ Tensor& detail::binary_in_place(Tensor& target, const Tensor& other, const char*
 
 Tensor& detail::unary_in_place(Tensor& target, const char* op, Tensor (*compute)(const Tensor&)) {
     detail::check_no_internal_overlap(target, op);
-    const Tensor result = compute(target);
+    // From a copy when autograd records: the backward may save its input (log1p_, sigmoid_),
+    // which the write below would otherwise invalidate (PyTorch saves original_self).
+    const bool records = is_grad_enabled() && target.requires_grad();
+    const Tensor result = compute(records ? target.clone() : target);
     check_castable(result.dtype(), target, op);
     return detail::write_into(target, result, op);
 }

@@ -17,12 +17,7 @@ def _doc(name, signature, text):
 
 
 _UNARY_ANY = {
-    "abs": ("The absolute value of each element.", "[-1.5, 2.0]", "every dtype"),
     "neg": ("The negation -x of each element.", "[1.0, -2.0]", "every dtype but bool"),
-    "sign": ("The sign (-1, 0 or 1) of each element.", "[-3.0, 0.0, 2.5]", "every dtype"),
-    "square": ("The square x*x of each element.", "[-2.0, 3.0]", "every dtype"),
-    "relu": ("The rectified linear unit max(x, 0) of each element.", "[-1.0, 2.0]",
-             "every dtype"),
     "logical_not": ("True where the element is zero (or False), as a bool tensor.",
                     "[0.0, 2.0]", "every dtype"),
 }

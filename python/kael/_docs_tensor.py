@@ -25,8 +25,7 @@ Example:
 
 # Methods that are the module function of the same name with self as its input.
 _MIRRORS = {
-    "abs": "()", "neg": "()", "sign": "()", "relu": "()",
-    "square": "()", "logical_not": "()", "gelu": "(approximate='none')",
+    "neg": "()", "logical_not": "()", "gelu": "(approximate='none')",
     "add": "(other)", "sub": "(other)", "mul": "(other)", "div": "(other)", "pow": "(other)",
     "maximum": "(other)", "minimum": "(other)", "eq": "(other)", "ne": "(other)",
     "lt": "(other)", "le": "(other)", "gt": "(other)", "ge": "(other)",

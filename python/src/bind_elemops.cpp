@@ -145,17 +145,23 @@ void bind_elemops(py::module_& module) {
           std::optional<double> neginf) -> Tensor& {
         return nan_to_num_(self, nan, posinf, neginf);
     }, py::arg("nan") = 0.0, py::arg("posinf") = py::none(), py::arg("neginf") = py::none());
-#define KAEL_BIND_FLOAT_MATH(name, OP) def_unary(module, cls, #name, name, name##_);
-    KAEL_FLOAT_MATH_FUNCTIONS(KAEL_BIND_FLOAT_MATH)
-#undef KAEL_BIND_FLOAT_MATH
+#define KAEL_BIND_UNARY(name, OP) def_unary(module, cls, #name, name, name##_);
+    KAEL_FLOAT_MATH_FUNCTIONS(KAEL_BIND_UNARY)
+    KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_BIND_UNARY)
+#undef KAEL_BIND_UNARY
     // The test suites iterate the same rows.
     module.def("_op_rows", [] {
         py::dict rows;
         py::list float_math;
+        py::list numeric;
 #define KAEL_NAME_FLOAT_MATH(name, OP) float_math.append(#name);
+#define KAEL_NAME_NUMERIC(name, OP) numeric.append(#name);
         KAEL_FLOAT_MATH_FUNCTIONS(KAEL_NAME_FLOAT_MATH)
+        KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_NAME_NUMERIC)
 #undef KAEL_NAME_FLOAT_MATH
+#undef KAEL_NAME_NUMERIC
         rows["float_math"] = float_math;
+        rows["numeric"] = numeric;
         return rows;
     }, "The front end's op rows by family (kael/op_rows.h), as the test suites iterate them.");
     def_unary(module, cls, "silu", silu, silu_);

@@ -124,10 +124,6 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     };
     unary("logical_not", &logical_not);
     unary("neg", &neg);
-    unary("abs", &abs);
-    unary("sign", &sign);
-    unary("relu", &relu);
-    unary("square", &square);
     def_function_and_method(module, cls, "gelu", [](const Tensor& input, py::handle approximate) {
         return gelu(input, gelu_uses_tanh(approximate));
     }, py::arg("approximate") = "none");

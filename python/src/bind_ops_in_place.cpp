@@ -63,8 +63,8 @@ void bind_arithmetic(py::class_<Tensor>& cls) {
     }, py::arg("exponent"), docs::pow_);
     // Docstrings live as long as the module: kept in a static list.
     static std::deque<std::string> unary_docs;
-    // (exp_, log_, sqrt_, sigmoid_, tanh_ and the other float math rows: bind_elemops.cpp)
-    for (const char* name : {"neg_", "abs_", "relu_"}) {
+    // (exp_, abs_, relu_ and the other rows of kael/op_rows.h: bind_elemops.cpp)
+    for (const char* name : {"neg_"}) {
         unary_docs.push_back(std::string(name) + "($self)\n--\n\n" + docs::unary_in_place);
         cls.def(name, [name = std::string(name)](Tensor& self) -> Tensor& {
             return unary_(self, name);

@@ -12,6 +12,7 @@ struct ElementDoc {
     const char* example;    // the example's input tensor
     const char* example_arguments;  // the example's further arguments, with a leading ", "
     const char* text;       // summary, arguments, result
+    const char* args = nullptr;  // the Args block when not the family's (element_doc_arguments)
 };
 
 inline constexpr const char* kRoundingArgs = R"doc(
@@ -33,6 +34,12 @@ Args:
     input (Tensor): any shape and device; f32 or f64 (i64 and bool compute in f32).
 
 Returns a new tensor of input's shape on input's device; differentiable.)doc";
+
+inline constexpr const char* kNumericArgs = R"doc(
+Args:
+    input (Tensor): any shape, dtype and device (bool computes in i64).
+
+Returns a new tensor of input's shape and device, of its dtype (i64 for bool); differentiable.)doc";
 
 inline constexpr const char* kDivisionArgs = R"doc(
 Args:
@@ -118,6 +125,14 @@ inline constexpr ElementDoc kElementDocs[] = {
      "The logistic sigmoid 1/(1+exp(-x)) of each element."},
     {"reciprocal", "", "kael.tensor([2.0, -4.0])", "",
      "The reciprocal 1/x of each element (inf at 0)."},
+    {"abs", "", "kael.tensor([-1.5, 2.0])", "", "The absolute value of each element.",
+     kNumericArgs},
+    {"sign", "", "kael.tensor([-3.0, 0.0, 2.5])", "", "The sign (-1, 0 or 1) of each element.",
+     kNumericArgs},
+    {"square", "", "kael.tensor([-2.0, 3.0])", "", "The square x*x of each element.",
+     kNumericArgs},
+    {"relu", "", "kael.tensor([-1.0, 2.0])", "",
+     "The rectified linear unit max(x, 0) of each element.", kNumericArgs},
     {"log1p", "", "kael.tensor([0.0, 1e-10, 1.0])", "",
      "log(1 + x) of each element, exact for small x."},
     {"expm1", "", "kael.tensor([0.0, 1e-10, 1.0])", "",
@@ -153,6 +168,7 @@ inline constexpr ElementDoc kElementDocs[] = {
 // The argument paragraph of each entry; none for those whose text has its own "Args:".
 inline const char* element_doc_arguments(const ElementDoc& doc) {
     const std::string_view name = doc.name;
+    if (doc.args != nullptr) return doc.args;
     if (std::string_view(doc.text).find("Args:") != std::string_view::npos) return "";
     if (name == "floor" || name == "ceil" || name == "round" || name == "trunc") {
         return kRoundingArgs;

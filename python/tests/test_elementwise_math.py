@@ -39,6 +39,7 @@ def same(ours, theirs, rtol=1e-6, atol=1e-6):
 
 ROUNDING = ["floor", "ceil", "round", "trunc"]
 MATH = kael._kael._op_rows()["float_math"]  # the rows of kael/op_rows.h
+NUMERIC = kael._kael._op_rows()["numeric"]
 
 
 @pytest.mark.parametrize("name", ROUNDING + ["frac"])
@@ -47,6 +48,21 @@ def test_rounding_matches_torch(device, name, dtype):
     ours, theirs = pair(FLOATS, dtype, device)
     same(getattr(kael, name)(ours), getattr(torch, name)(theirs))
     same(getattr(ours, name)(), getattr(theirs, name)())
+
+
+@pytest.mark.parametrize("name", NUMERIC)
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i64"])
+def test_numeric_rows_match_torch(device, name, dtype):
+    # Without NaN and -0.0, where kael keeps numpy's rules: sign(nan) is nan (torch: 0) and
+    # relu(-0.0) is +0.0 (torch: -0.0); tests/reference holds them to numpy.
+    floats = [v for v in FLOATS if v == v and math.copysign(1.0, v) > 0 or v < 0]
+    values = floats if dtype != "i64" else [v for v in INTS if abs(v) < 2**31]
+    ours, theirs = pair(values, dtype, device)
+    same(getattr(kael, name)(ours), getattr(torch, name)(theirs))
+    same(getattr(ours, name)(), getattr(theirs, name)())
+    assert getattr(ours, name + "_")() is ours
+    getattr(theirs, name + "_")()
+    same(ours, theirs)
 
 
 @pytest.mark.parametrize("name", ROUNDING)

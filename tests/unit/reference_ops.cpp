@@ -70,10 +70,6 @@ std::map<std::string, ReferenceOp> make_ops() {
     namespace k = kael;
     std::map<std::string, ReferenceOp> ops{
         {"neg", unary([](const Tensor& a) { return k::neg(a); })},
-        {"abs", unary([](const Tensor& a) { return k::abs(a); })},
-        {"sign", unary([](const Tensor& a) { return k::sign(a); })},
-        {"relu", unary([](const Tensor& a) { return k::relu(a); })},
-        {"square", unary([](const Tensor& a) { return k::square(a); })},
         {"logical_not", unary([](const Tensor& a) { return k::logical_not(a); })},
         // rounding, division family, classification, math, silu, bitwise
         {"floor", unary(k::floor)},
@@ -81,9 +77,10 @@ std::map<std::string, ReferenceOp> make_ops() {
         {"round", unary([](const Tensor& a) { return k::round(a); })},
         {"trunc", unary(k::trunc)},
         {"frac", unary(k::frac)},
-#define KAEL_FLOAT_MATH_REFERENCE(name, OP) {#name, unary(k::name)},
-        KAEL_FLOAT_MATH_FUNCTIONS(KAEL_FLOAT_MATH_REFERENCE)
-#undef KAEL_FLOAT_MATH_REFERENCE
+#define KAEL_UNARY_REFERENCE(name, OP) {#name, unary(k::name)},
+        KAEL_FLOAT_MATH_FUNCTIONS(KAEL_UNARY_REFERENCE)
+        KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_UNARY_REFERENCE)
+#undef KAEL_UNARY_REFERENCE
         {"silu", unary(k::silu)},
         {"isnan", unary(k::isnan)},
         {"isinf", unary(k::isinf)},

@@ -27,3 +27,11 @@
     X(log2, LOG2)                    \
     X(log10, LOG10)                  \
     X(exp2, EXP2)
+
+// Numeric: kael::NAME(a) and kael::NAME_(a) run KAEL_OP_<OP> in a's dtype (bool computes in
+// i64). X(NAME, OP).
+#define KAEL_NUMERIC_UNARY_FUNCTIONS(X) \
+    X(abs, ABS)                         \
+    X(sign, SIGN)                       \
+    X(square, SQUARE)                   \
+    X(relu, RELU)

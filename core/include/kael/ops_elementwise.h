@@ -29,11 +29,7 @@ namespace kael {
 [[nodiscard]] Tensor logical_or(const Tensor& a, const Tensor& b);
 [[nodiscard]] Tensor logical_not(const Tensor& a);
 [[nodiscard]] Tensor neg(const Tensor& a);
-[[nodiscard]] Tensor abs(const Tensor& a);
-[[nodiscard]] Tensor sign(const Tensor& a);
-[[nodiscard]] Tensor relu(const Tensor& a);
 [[nodiscard]] Tensor gelu(const Tensor& a, bool tanh_approximation = false);
-[[nodiscard]] Tensor square(const Tensor& a);
 [[nodiscard]] Tensor relu_backward(const Tensor& input, const Tensor& grad);
 [[nodiscard]] Tensor sigmoid_backward(const Tensor& input, const Tensor& grad);
 // grad * d/dx gelu(input), one fused kernel (tanh_approximation as in gelu).
@@ -87,11 +83,13 @@ Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value);
 // Math on floats (integer and bool inputs compute in f32), and in place: exp, log, sqrt, rsqrt,
 // sin, cos, tanh, sigmoid, reciprocal, log1p, expm1, erf, erfc, log2, log10, exp2
 // (kael/op_rows.h).
-#define KAEL_DECLARE_FLOAT_MATH(name, OP)  \
+#define KAEL_DECLARE_UNARY(name, OP)  \
     [[nodiscard]] Tensor name(const Tensor& a); \
     Tensor& name##_(Tensor& a);
-KAEL_FLOAT_MATH_FUNCTIONS(KAEL_DECLARE_FLOAT_MATH)
-#undef KAEL_DECLARE_FLOAT_MATH
+KAEL_FLOAT_MATH_FUNCTIONS(KAEL_DECLARE_UNARY)
+// Numeric, in a's dtype (bool computes in i64), and in place: abs, sign, square, relu.
+KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_DECLARE_UNARY)
+#undef KAEL_DECLARE_UNARY
 // x * sigmoid(x) on floats (TypeError otherwise, as PyTorch); silu_backward is its fused
 // gradient, grad * d/dx silu(input).
 [[nodiscard]] Tensor silu(const Tensor& a);
