@@ -36,9 +36,16 @@ Tensor classify(kael_element_op op, const char* name, const Tensor& a, bool valu
 
 }  // namespace
 
-Tensor floor(const Tensor& a) { return rounding(KAEL_OP_FLOOR, "floor", a); }
-Tensor ceil(const Tensor& a) { return rounding(KAEL_OP_CEIL, "ceil", a); }
-Tensor trunc(const Tensor& a) { return rounding(KAEL_OP_TRUNC, "trunc", a); }
+// The rounding and classification rows of kael/op_rows.h.
+#define KAEL_DEFINE_ROUNDING(name, OP)                                                    \
+    Tensor name(const Tensor& a) { return rounding(KAEL_OP_##OP, #name, a); }              \
+    Tensor& name##_(Tensor& a) { return detail::unary_in_place(a, #name "_", name); }
+KAEL_ROUNDING_FUNCTIONS(KAEL_DEFINE_ROUNDING)
+#undef KAEL_DEFINE_ROUNDING
+#define KAEL_DEFINE_CLASSIFY(name, OP, INTEGERS) \
+    Tensor name(const Tensor& a) { return classify(KAEL_OP_##OP, #name, a, INTEGERS); }
+KAEL_CLASSIFY_FUNCTIONS(KAEL_DEFINE_CLASSIFY)
+#undef KAEL_DEFINE_CLASSIFY
 Tensor round(const Tensor& a, std::int64_t decimals) {
     if (decimals == 0 || !is_floating(a.dtype())) {
         return rounding(KAEL_OP_ROUND, "round", a);
@@ -58,12 +65,6 @@ Tensor frac(const Tensor& a) {
     return run_unary(KAEL_OP_FRAC, "frac", a.dtype(), a);
 }
 
-Tensor isnan(const Tensor& a) { return classify(KAEL_OP_ISNAN, "isnan", a, false); }
-Tensor isinf(const Tensor& a) { return classify(KAEL_OP_ISINF, "isinf", a, false); }
-Tensor isfinite(const Tensor& a) { return classify(KAEL_OP_ISFINITE, "isfinite", a, true); }
-Tensor isposinf(const Tensor& a) { return classify(KAEL_OP_ISPOSINF, "isposinf", a, false); }
-Tensor isneginf(const Tensor& a) { return classify(KAEL_OP_ISNEGINF, "isneginf", a, false); }
-
 Tensor nan_to_num(const Tensor& a, double nan, std::optional<double> posinf,
                   std::optional<double> neginf) {
     if (!is_floating(a.dtype())) {
@@ -77,9 +78,6 @@ Tensor nan_to_num(const Tensor& a, double nan, std::optional<double> posinf,
     return where(isneginf(a), constant(neginf.value_or(-largest)), out);
 }
 
-Tensor& floor_(Tensor& a) { return detail::unary_in_place(a, "floor_", floor); }
-Tensor& ceil_(Tensor& a) { return detail::unary_in_place(a, "ceil_", ceil); }
-Tensor& trunc_(Tensor& a) { return detail::unary_in_place(a, "trunc_", trunc); }
 Tensor& frac_(Tensor& a) { return detail::unary_in_place(a, "frac_", frac); }
 Tensor& round_(Tensor& a, std::int64_t decimals) {
     return detail::write_into(a, round(a, decimals), "round_");

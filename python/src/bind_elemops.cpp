@@ -124,19 +124,17 @@ void def_operator(py::class_<Tensor>& cls, const char* forward, const char* refl
 
 void bind_elemops(py::module_& module) {
     auto cls = py::reinterpret_borrow<py::class_<Tensor>>(module.attr("Tensor"));
-    def_unary(module, cls, "floor", floor, floor_);
-    def_unary(module, cls, "ceil", ceil, ceil_);
-    def_unary(module, cls, "trunc", trunc, trunc_);
+#define KAEL_BIND_ROUNDING(name, OP) def_unary(module, cls, #name, name, name##_);
+    KAEL_ROUNDING_FUNCTIONS(KAEL_BIND_ROUNDING)
+#undef KAEL_BIND_ROUNDING
     def_unary(module, cls, "frac", frac, frac_);
     def_op(module, cls, "round", [](const Tensor& input, std::int64_t decimals) {
         return round(input, decimals);
     }, [](Tensor& self, std::int64_t decimals) -> Tensor& { return round_(self, decimals); },
            py::kw_only(), py::arg("decimals") = 0);
-    def_unary(module, cls, "isnan", isnan, nullptr);
-    def_unary(module, cls, "isinf", isinf, nullptr);
-    def_unary(module, cls, "isfinite", isfinite, nullptr);
-    def_unary(module, cls, "isposinf", isposinf, nullptr);
-    def_unary(module, cls, "isneginf", isneginf, nullptr);
+#define KAEL_BIND_CLASSIFY(name, OP, INTEGERS) def_unary(module, cls, #name, name, nullptr);
+    KAEL_CLASSIFY_FUNCTIONS(KAEL_BIND_CLASSIFY)
+#undef KAEL_BIND_CLASSIFY
     def_op(module, cls, "nan_to_num", [](const Tensor& input, double nan,
                                          std::optional<double> posinf,
                                          std::optional<double> neginf) {
@@ -154,14 +152,24 @@ void bind_elemops(py::module_& module) {
         py::dict rows;
         py::list float_math;
         py::list numeric;
+        py::list rounding;
+        py::list classify;
 #define KAEL_NAME_FLOAT_MATH(name, OP) float_math.append(#name);
 #define KAEL_NAME_NUMERIC(name, OP) numeric.append(#name);
+#define KAEL_NAME_ROUNDING(name, OP) rounding.append(#name);
+#define KAEL_NAME_CLASSIFY(name, OP, INTEGERS) classify.append(#name);
         KAEL_FLOAT_MATH_FUNCTIONS(KAEL_NAME_FLOAT_MATH)
         KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_NAME_NUMERIC)
+        KAEL_ROUNDING_FUNCTIONS(KAEL_NAME_ROUNDING)
+        KAEL_CLASSIFY_FUNCTIONS(KAEL_NAME_CLASSIFY)
 #undef KAEL_NAME_FLOAT_MATH
 #undef KAEL_NAME_NUMERIC
+#undef KAEL_NAME_ROUNDING
+#undef KAEL_NAME_CLASSIFY
         rows["float_math"] = float_math;
         rows["numeric"] = numeric;
+        rows["rounding"] = rounding;
+        rows["classify"] = classify;
         return rows;
     }, "The front end's op rows by family (kael/op_rows.h), as the test suites iterate them.");
     def_unary(module, cls, "silu", silu, silu_);

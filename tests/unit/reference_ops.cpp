@@ -72,21 +72,17 @@ std::map<std::string, ReferenceOp> make_ops() {
         {"neg", unary([](const Tensor& a) { return k::neg(a); })},
         {"logical_not", unary([](const Tensor& a) { return k::logical_not(a); })},
         // rounding, division family, classification, math, silu, bitwise
-        {"floor", unary(k::floor)},
-        {"ceil", unary(k::ceil)},
         {"round", unary([](const Tensor& a) { return k::round(a); })},
-        {"trunc", unary(k::trunc)},
         {"frac", unary(k::frac)},
 #define KAEL_UNARY_REFERENCE(name, OP) {#name, unary(k::name)},
         KAEL_FLOAT_MATH_FUNCTIONS(KAEL_UNARY_REFERENCE)
         KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_UNARY_REFERENCE)
+        KAEL_ROUNDING_FUNCTIONS(KAEL_UNARY_REFERENCE)
+#define KAEL_CLASSIFY_REFERENCE(name, OP, INTEGERS) KAEL_UNARY_REFERENCE(name, OP)
+        KAEL_CLASSIFY_FUNCTIONS(KAEL_CLASSIFY_REFERENCE)
+#undef KAEL_CLASSIFY_REFERENCE
 #undef KAEL_UNARY_REFERENCE
         {"silu", unary(k::silu)},
-        {"isnan", unary(k::isnan)},
-        {"isinf", unary(k::isinf)},
-        {"isfinite", unary(k::isfinite)},
-        {"isposinf", unary(k::isposinf)},
-        {"isneginf", unary(k::isneginf)},
         {"bitwise_not", unary(k::bitwise_not)},
         {"fmod", binary(k::fmod)},
         {"remainder", binary(k::remainder)},

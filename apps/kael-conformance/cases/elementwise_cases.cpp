@@ -38,15 +38,7 @@ std::vector<ElementCase> unary_cases() {
         {"neg", kael::neg},
         {"logical_not", kael::logical_not},
         // rounding, division, classification, more math, bitwise
-        {"floor", kael::floor},
-        {"ceil", kael::ceil},
-        {"trunc", kael::trunc},
         {"frac", kael::frac},
-        {"isnan", kael::isnan},
-        {"isinf", kael::isinf},
-        {"isfinite", kael::isfinite},
-        {"isposinf", kael::isposinf},
-        {"isneginf", kael::isneginf},
         {"silu", kael::silu},
         {"bitwise_not", kael::bitwise_not},
     };
@@ -85,6 +77,10 @@ std::vector<ElementCase> unary_cases() {
 #define KAEL_NUMERIC_CASE(name, OP) \
     cases.push_back({#name, {Role::First}, [](const Tensors& x) { return kael::name(x[0]); }});
     KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_NUMERIC_CASE)
+    KAEL_ROUNDING_FUNCTIONS(KAEL_NUMERIC_CASE)
+#define KAEL_CLASSIFY_CASE(name, OP, INTEGERS) KAEL_NUMERIC_CASE(name, OP)
+    KAEL_CLASSIFY_FUNCTIONS(KAEL_CLASSIFY_CASE)
+#undef KAEL_CLASSIFY_CASE
 #undef KAEL_NUMERIC_CASE
     cases.push_back({"round", {Role::First}, [](const Tensors& x) { return kael::round(x[0]); }});
     cases.push_back({"round_to_hundredths", {Role::First}, [](const Tensors& x) {

@@ -35,3 +35,19 @@
     X(sign, SIGN)                       \
     X(square, SQUARE)                   \
     X(relu, RELU)
+
+// Rounding: kael::NAME(a) and kael::NAME_(a) run KAEL_OP_<OP> on floats; an integer input comes
+// back as a copy and bool is a TypeError, as in PyTorch. X(NAME, OP).
+#define KAEL_ROUNDING_FUNCTIONS(X) \
+    X(floor, FLOOR)                \
+    X(ceil, CEIL)                  \
+    X(trunc, TRUNC)
+
+// Classification, writing bool (no in-place form): kael::NAME(a) runs KAEL_OP_<OP> on floats;
+// integer and bool inputs are finite, so the answer for them is INTEGERS. X(NAME, OP, INTEGERS).
+#define KAEL_CLASSIFY_FUNCTIONS(X) \
+    X(isnan, ISNAN, false)         \
+    X(isinf, ISINF, false)         \
+    X(isfinite, ISFINITE, true)    \
+    X(isposinf, ISPOSINF, false)   \
+    X(isneginf, ISNEGINF, false)

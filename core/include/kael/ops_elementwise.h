@@ -54,10 +54,13 @@ Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value);
 // Rounding. Integer tensors pass through (a copy), bool is a TypeError; round is half to even
 // and with decimals rounds x * 10^decimals (as torch.round(decimals=)). frac(x) = x - trunc(x)
 // takes floats only. Gradients are zero (frac's is the incoming one).
-[[nodiscard]] Tensor floor(const Tensor& a);
-[[nodiscard]] Tensor ceil(const Tensor& a);
+// floor, ceil, trunc and their in-place forms (kael/op_rows.h).
+#define KAEL_DECLARE_ROUNDING(name, OP)         \
+    [[nodiscard]] Tensor name(const Tensor& a); \
+    Tensor& name##_(Tensor& a);
+KAEL_ROUNDING_FUNCTIONS(KAEL_DECLARE_ROUNDING)
+#undef KAEL_DECLARE_ROUNDING
 [[nodiscard]] Tensor round(const Tensor& a, std::int64_t decimals = 0);
-[[nodiscard]] Tensor trunc(const Tensor& a);
 [[nodiscard]] Tensor frac(const Tensor& a);
 
 // Division family, promoting as add (int with float gives float; bool with bool is a
@@ -69,11 +72,10 @@ Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value);
 [[nodiscard]] Tensor floor_divide(const Tensor& a, const Tensor& b);
 
 // Classification, writing bool: integer and bool inputs are never NaN or infinite.
-[[nodiscard]] Tensor isnan(const Tensor& a);
-[[nodiscard]] Tensor isinf(const Tensor& a);
-[[nodiscard]] Tensor isfinite(const Tensor& a);
-[[nodiscard]] Tensor isposinf(const Tensor& a);
-[[nodiscard]] Tensor isneginf(const Tensor& a);
+// isnan, isinf, isfinite, isposinf, isneginf (kael/op_rows.h).
+#define KAEL_DECLARE_CLASSIFY(name, OP, INTEGERS) [[nodiscard]] Tensor name(const Tensor& a);
+KAEL_CLASSIFY_FUNCTIONS(KAEL_DECLARE_CLASSIFY)
+#undef KAEL_DECLARE_CLASSIFY
 // NaN, +inf and -inf replaced: by 0, and by the dtype's largest and lowest finite values unless
 // given. Integer tensors pass through.
 [[nodiscard]] Tensor nan_to_num(const Tensor& a, double nan = 0.0,
@@ -106,10 +108,7 @@ KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_DECLARE_UNARY)
 
 // In-place forms, under add_'s rules (the result must be castable to a's dtype); op names the
 // operation in errors ("%=" from Python).
-Tensor& floor_(Tensor& a);
-Tensor& ceil_(Tensor& a);
 Tensor& round_(Tensor& a, std::int64_t decimals = 0);
-Tensor& trunc_(Tensor& a);
 Tensor& frac_(Tensor& a);
 Tensor& silu_(Tensor& a);
 Tensor& bitwise_not_(Tensor& a);
