@@ -4,6 +4,7 @@
 # it from Boost's headers (KAEL_BOOST_TEST_HEADER_ONLY). Headers and
 # libraries that machine lacks (nlohmann-json, PCRE2, zlib) come from third_party/gpu_deps,
 # copied from a Debian machine by scripts/cuda/gpu_deps.sh. Usage: scripts/cuda/build_on_gpu.sh <build dir>
+# KAEL_GPU_SUITES=0 leaves the suites out (a benchmark-only build, about a minute shorter).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:?build dir}
@@ -14,9 +15,11 @@ py=${KAEL_PYTHON:-/opt/torch/.venv/bin/python3}
 # formatted after `import torch`.
 cxx=${KAEL_GPU_CXX:-/usr/bin/g++}
 cc=${KAEL_GPU_CC:-/usr/bin/gcc}
+tests=ON
+[[ ${KAEL_GPU_SUITES:-1} == 0 ]] && tests=OFF
 export PKG_CONFIG_PATH=$deps/pkgconfig CPATH=$deps/include LIBRARY_PATH=$deps/lib
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" \
-    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CUDA_HOST_COMPILER="$cxx" -DKAEL_BUILD_TESTS=ON \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CUDA_HOST_COMPILER="$cxx" -DKAEL_BUILD_TESTS="$tests" \
     -DKAEL_BOOST_TEST_HEADER_ONLY=ON -DKAEL_BUILD_PYTHON=ON -DKAEL_WERROR=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real \
     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPython3_EXECUTABLE="$py" \
     -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" \
