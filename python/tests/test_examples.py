@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+import kael
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 FASHION_MNIST = os.environ.get("KAEL_FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 TEXT = "/usr/share/common-licenses/GPL-3"
@@ -22,6 +24,29 @@ def run_example(name, *arguments):
 def read_lines(path):
     with open(path, encoding="utf-8") as file:
         return file.read().splitlines()
+
+
+def atomics_reorder_sums(device):
+    """A real GPU adds some gradients with atomics (attention backward, embedding backward), so
+    the last bits of a run may differ between processes there, as in PyTorch without
+    deterministic algorithms; cpu and the emulated device repeat bit for bit."""
+    name = str(kael.device(device))
+    return any(info.device == name and info.plugin != "cpu" and not info.emulated
+               for info in kael.devices())
+
+
+def same_metrics(got, expected, device):
+    if not atomics_reorder_sums(device):
+        return got == expected
+    if len(got) != len(expected):
+        return False
+    for line, want in zip(got, expected):
+        fields, wanted = line.split(","), want.split(",")
+        if len(fields) != len(wanted) or any(
+                abs(float(a) - float(b)) > 1e-4 * max(1.0, abs(float(b)))
+                for a, b in zip(fields, wanted)):
+            return False
+    return True
 
 
 def test_fashion_mnist_resumes_exactly(device, tmp_path):
@@ -57,7 +82,7 @@ def test_char_transformer_resumes_exactly(device, tmp_path):
     assert "resumed from" in resumed and "at step 5" in resumed
     expected = read_lines(tmp_path / "whole.csv")
     assert len(expected) == 12
-    assert read_lines(tmp_path / "parts.csv") == expected
+    assert same_metrics(read_lines(tmp_path / "parts.csv"), expected, device)
     losses = [float(line.split(",")[1]) for line in expected]
     assert losses[-1] < losses[0]
 

@@ -1,4 +1,4 @@
-# Sourced by validate.sh and sanitize_fused.sh: the one list of kael-conformance cases whose
+# Sourced by validate.sh: the one list of kael-conformance cases whose
 # kernels share memory between threads (shared-memory trees, tiles, staged rows), which
 # compute-sanitizer's racecheck inspects. KAEL_RACECHECK_CONFORMANCE overrides it.
 # shellcheck shell=bash

@@ -10,13 +10,16 @@ SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SOURCE_DIR="$(cd "$SCRIPT_DIR/../.." && pwd)"
 readonly SCRIPT_DIR SOURCE_DIR
 readonly ALL_STEPS=(environment kael-info ctest device-suite-cublas device-suite-tile
-    conformance-cublas conformance-tile reference-on-cuda compute-sanitizer-memcheck
+    conformance-cublas conformance-tile unit-suites toy-plugin matmul-cublas matmul-tuned
+    pytest-cuda reference-on-cuda compute-sanitizer-memcheck
     compute-sanitizer-racecheck mlp-cuda char-gpt-cuda benchmarks wheels)
 
 # Wall-clock limits per step, in seconds (a hung kernel must not hang the whole run).
 # Conformance cases whose kernels share memory between threads (racecheck inspects those).
 # shellcheck source-path=SCRIPTDIR source=racecheck_cases.sh
 source "$SCRIPT_DIR/racecheck_cases.sh"
+# shellcheck source-path=SCRIPTDIR source=validate_suites.sh
+source "$SCRIPT_DIR/validate_suites.sh"
 readonly RACECHECK_CONFORMANCE
 readonly LIMIT_SHORT=300 LIMIT_SUITE=1200 LIMIT_LONG=2400
 
@@ -59,8 +62,9 @@ else python3 on PATH).
 Exit status: 0 when every step ran and passed, 1 when a step failed (or the build tree is
 missing), 2 on a usage error, 3 when nothing failed but some step was skipped (not a full pass).
 
-On the GPU machine, e.g.:
-  bash scripts/cuda/validate.sh --build-dir build-cuda --data fmnist --report-dir /tmp/report
+On the GPU machine, e.g. on a tree built there (scripts/cuda/build_on_gpu.sh build-gpu):
+  bash scripts/cuda/validate.sh --build-dir build-gpu --report-dir /tmp/report
+  bash scripts/cuda/validate.sh --build-dir build-gpu --only unit-suites,pytest-cuda
   tar czf "\$OUT/cuda-report.tgz" -C /tmp report
 EOF
 }
@@ -547,7 +551,7 @@ step_memcheck() {
         return
     fi
     # Boost.Test: a comma list continues the same suite path; a colon starts another filter.
-    local s1 s2 s3
+    local s1 s2 s3 s4 s5
     sanitizer_run "$log" memcheck cublas tests/device_suite \
         '--run_test=Cuda/BackwardMatchesCpuAndStaysOnTheDevice'
     s1=$?
@@ -556,7 +560,12 @@ step_memcheck() {
     # Every conformance case: each kernel family over every layout and dtype.
     sanitizer_run "$log" memcheck cublas bin/kael-conformance
     s3=$?
-    sanitizer_verdict "$step" "$log" "$s1" "$s2" "$s3"
+    # Bad indices left pending for a deferred check must not reach memory.
+    sanitizer_run "$log" memcheck cublas tests/unit_index_check
+    s4=$?
+    sanitizer_run "$log" memcheck cublas tests/unit_indexing
+    s5=$?
+    sanitizer_verdict "$step" "$log" "$s1" "$s2" "$s3" "$s4" "$s5"
 }
 
 step_racecheck() {
@@ -773,6 +782,11 @@ main() {
     run_step device-suite-tile device_run device-suite-tile tests/device_suite tile
     run_step conformance-cublas device_run conformance-cublas bin/kael-conformance cublas
     run_step conformance-tile device_run conformance-tile bin/kael-conformance tile
+    run_step unit-suites step_unit_suites
+    run_step toy-plugin step_toy_plugin
+    run_step matmul-cublas step_matmul_cublas
+    run_step matmul-tuned step_matmul_tuned
+    run_step pytest-cuda step_pytest_cuda
     run_step reference-on-cuda step_reference_on_cuda
     run_step compute-sanitizer-memcheck step_memcheck
     run_step compute-sanitizer-racecheck step_racecheck
