@@ -37,10 +37,15 @@ template <bool kTimesX>
 }
 
 // The chunk's own loops (around libmvec's calls) are compiled for AVX-512 and AVX2 as well, below.
+// GCC cannot see that each loop writes scratch's first count elements before apply reads them.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 [[gnu::always_inline]] inline void vector_chunk(kael_element_op op, const float* in, float* out,
                                                 int64_t count) {
     using vector_math::Function;
-    float scratch[kChunk] = {};  // (zeroed: GCC cannot see the loops write it first)
+    // Not zeroed: each loop writes the first count elements before anything reads them, and a
+    // 4 KiB memset a chunk cost gelu about 15% of its time (and exp, which never uses it, too).
+    float scratch[kChunk];
     switch (op) {
         case KAEL_OP_EXP: return vector_math::apply(Function::Exp, in, out, count);
         case KAEL_OP_LOG: return vector_math::apply(Function::Log, in, out, count);
@@ -54,7 +59,7 @@ template <bool kTimesX>
             // silu = x sigmoid(x).
             const bool gelu = op == KAEL_OP_GELU_TANH;
             const bool times_x = gelu || op == KAEL_OP_SILU;
-            float arguments[kChunk] = {};  // z, kept for its sign
+            float arguments[kChunk];  // z, kept for its sign
             for (int64_t i = 0; i < count; ++i) {
                 const float x = in[i];
                 arguments[i] =
@@ -75,7 +80,7 @@ template <bool kTimesX>
             // both tails), reflected as 2 - erfc(|z|) for z < 0: one libmvec exp a element
             // instead of erf and erfc (libmvec's erff alone cost 1.7x PyTorch's whole gelu).
             constexpr float kInverseSqrt2 = 0.70710678118654752440F;
-            float fractions[kChunk] = {};
+            float fractions[kChunk];
             for (int64_t i = 0; i < count; ++i) {
                 const float z = std::fabs(in[i]) * kInverseSqrt2;
                 const float t = 1.0F / (1.0F + 0.5F * z);
@@ -108,6 +113,7 @@ template <bool kTimesX>
         default: return;
     }
 }
+#pragma GCC diagnostic pop
 
 [[gnu::target("avx512f")]] void vector_chunk_avx512(kael_element_op op, const float* in,
                                                    float* out, int64_t count) {
