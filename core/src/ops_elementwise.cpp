@@ -174,18 +174,11 @@ Tensor pow(const Tensor& a, const Tensor& b) {
 }
 Tensor maximum(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MAXIMUM, "maximum", a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MINIMUM, "minimum", a, b); }
-Tensor eq(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_EQUAL, "eq", a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_NOT_EQUAL, "ne", a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_LESS, "lt", a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_LESS_EQUAL, "le", a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_GREATER, "gt", a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_GREATER_EQUAL, "ge", a, b); }
-Tensor logical_and(const Tensor& a, const Tensor& b) {
-    return compare(KAEL_OP_LOGICAL_AND, "logical_and", a, b);
-}
-Tensor logical_or(const Tensor& a, const Tensor& b) {
-    return compare(KAEL_OP_LOGICAL_OR, "logical_or", a, b);
-}
+// The comparison rows of kael/op_rows.h.
+#define KAEL_DEFINE_COMPARISON(name, OP, OPERATOR) \
+    Tensor name(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_##OP, #name, a, b); }
+KAEL_COMPARISON_FUNCTIONS(KAEL_DEFINE_COMPARISON)
+#undef KAEL_DEFINE_COMPARISON
 Tensor logical_not(const Tensor& a) {
     return run(KAEL_OP_LOGICAL_NOT, "logical_not", DType::Bool, a.dtype(), {a});
 }

@@ -43,11 +43,6 @@ _BINARY = {
     "pow": "input raised to the power other", "maximum": "The larger of input and other "
     "(NaN wins)", "minimum": "The smaller of input and other (NaN wins)",
 }
-_COMPARISONS = {
-    "eq": "input == other", "ne": "input != other", "lt": "input < other",
-    "le": "input <= other", "gt": "input > other", "ge": "input >= other",
-    "logical_and": "both input and other are nonzero", "logical_or": "input or other is nonzero",
-}
 for _name, _summary in _BINARY.items():
     _doc(_name, f"{_name}(input, other)", f"""
 {_summary}, element by element, broadcasting.
@@ -62,18 +57,6 @@ Returns a new tensor of the broadcast shape; differentiable in both arguments.
 Example:
 
     >>> kael.{_name}(kael.tensor([1.0, 4.0]), kael.tensor([2.0, 2.0]))
-""")
-for _name, _summary in _COMPARISONS.items():
-    _doc(_name, f"{_name}(input, other)", f"""
-True where {_summary}, element by element, broadcasting: a bool tensor.
-
-Args:
-    input (Tensor or number), other (Tensor or number): shapes that broadcast together, on one
-        device; any dtypes (compared after promotion).
-
-Example:
-
-    >>> kael.{_name}(kael.tensor([1, 2, 3]), 2)
 """)
 
 _REDUCTIONS = {

@@ -27,9 +27,7 @@ Example:
 _MIRRORS = {
     "neg": "()", "logical_not": "()", "gelu": "(approximate='none')",
     "add": "(other)", "sub": "(other)", "mul": "(other)", "div": "(other)", "pow": "(other)",
-    "maximum": "(other)", "minimum": "(other)", "eq": "(other)", "ne": "(other)",
-    "lt": "(other)", "le": "(other)", "gt": "(other)", "ge": "(other)",
-    "logical_and": "(other)", "logical_or": "(other)", "matmul": "(other)",
+    "maximum": "(other)", "minimum": "(other)", "matmul": "(other)",
     "sum": "(dim=None, keepdim=False)", "mean": "(dim=None, keepdim=False)",
     "prod": "(dim=None, keepdim=False)", "argmax": "(dim=None, keepdim=False)",
     "argmin": "(dim=None, keepdim=False)", "all": "(dim=None, keepdim=False)",

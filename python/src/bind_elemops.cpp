@@ -1,6 +1,6 @@
-// The rounding, division, math and bitwise elementwise ops (kael/ops_elementwise.h) as kael.*
-// functions, Tensor methods and in-place methods, and the operators % // & | ^ ~ << >> with
-// their reflected and in-place forms.
+// The rounding, division, math, comparison and bitwise elementwise ops (kael/ops_elementwise.h)
+// as kael.* functions, Tensor methods and in-place methods, and the operators % // & | ^ ~ << >>
+// with their reflected and in-place forms.
 #include <deque>
 #include <string>
 
@@ -91,6 +91,14 @@ void def_binary(py::module_& module, py::class_<Tensor>& cls, const char* name, 
     }, py::arg("other"));
 }
 
+// kael.<name>(input, other) and Tensor.<name>(other), with no in-place form.
+void def_comparison(py::module_& module, py::class_<Tensor>& cls, const char* name, Binary op) {
+    def_op(module, cls, name, [op, name](py::handle a, py::handle b) {
+        auto [left, right] = operands(a, b, name);
+        return op(left, right);
+    }, nullptr, py::arg("other"));
+}
+
 bool is_operand(py::handle other) { return is_tensor(other) || is_python_scalar(other); }
 
 py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
@@ -147,6 +155,9 @@ void bind_elemops(py::module_& module) {
     KAEL_FLOAT_MATH_FUNCTIONS(KAEL_BIND_UNARY)
     KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_BIND_UNARY)
 #undef KAEL_BIND_UNARY
+#define KAEL_BIND_COMPARISON(name, OP, OPERATOR) def_comparison(module, cls, #name, name);
+    KAEL_COMPARISON_FUNCTIONS(KAEL_BIND_COMPARISON)
+#undef KAEL_BIND_COMPARISON
     // The test suites iterate the same rows.
     module.def("_op_rows", [] {
         py::dict rows;
@@ -154,22 +165,27 @@ void bind_elemops(py::module_& module) {
         py::list numeric;
         py::list rounding;
         py::list classify;
+        py::list comparison;
 #define KAEL_NAME_FLOAT_MATH(name, OP) float_math.append(#name);
 #define KAEL_NAME_NUMERIC(name, OP) numeric.append(#name);
 #define KAEL_NAME_ROUNDING(name, OP) rounding.append(#name);
 #define KAEL_NAME_CLASSIFY(name, OP, INTEGERS) classify.append(#name);
+#define KAEL_NAME_COMPARISON(name, OP, OPERATOR) comparison.append(#name);
         KAEL_FLOAT_MATH_FUNCTIONS(KAEL_NAME_FLOAT_MATH)
         KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_NAME_NUMERIC)
         KAEL_ROUNDING_FUNCTIONS(KAEL_NAME_ROUNDING)
         KAEL_CLASSIFY_FUNCTIONS(KAEL_NAME_CLASSIFY)
+        KAEL_COMPARISON_FUNCTIONS(KAEL_NAME_COMPARISON)
 #undef KAEL_NAME_FLOAT_MATH
 #undef KAEL_NAME_NUMERIC
 #undef KAEL_NAME_ROUNDING
 #undef KAEL_NAME_CLASSIFY
+#undef KAEL_NAME_COMPARISON
         rows["float_math"] = float_math;
         rows["numeric"] = numeric;
         rows["rounding"] = rounding;
         rows["classify"] = classify;
+        rows["comparison"] = comparison;
         return rows;
     }, "The front end's op rows by family (kael/op_rows.h), as the test suites iterate them.");
     def_unary(module, cls, "silu", silu, silu_);

@@ -111,14 +111,7 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     binary("pow", &pow);
     binary("maximum", &maximum);
     binary("minimum", &minimum);
-    binary("eq", &eq);
-    binary("ne", &ne);
-    binary("lt", &lt);
-    binary("le", &le);
-    binary("gt", &gt);
-    binary("ge", &ge);
-    binary("logical_and", &logical_and);
-    binary("logical_or", &logical_or);
+    // The comparison rows (kael/op_rows.h) are bound with their docstrings in bind_elemops.cpp.
     const auto unary = [&](const char* name, Tensor (*op)(const Tensor&)) {
         def_function_and_method(module, cls, name, op);
     };

@@ -231,12 +231,14 @@ void bind_operators(py::class_<Tensor>& cls) {
     def_binary("__pow__", "__rpow__", [](const Tensor& a, const Tensor& b) { return pow(a, b); });
     def_binary("__matmul__", "__rmatmul__",
                [](const Tensor& a, const Tensor& b) { return matmul(a, b); });
-    def_binary("__eq__", nullptr, [](const Tensor& a, const Tensor& b) { return eq(a, b); });
-    def_binary("__ne__", nullptr, [](const Tensor& a, const Tensor& b) { return ne(a, b); });
-    def_binary("__lt__", nullptr, [](const Tensor& a, const Tensor& b) { return lt(a, b); });
-    def_binary("__le__", nullptr, [](const Tensor& a, const Tensor& b) { return le(a, b); });
-    def_binary("__gt__", nullptr, [](const Tensor& a, const Tensor& b) { return gt(a, b); });
-    def_binary("__ge__", nullptr, [](const Tensor& a, const Tensor& b) { return ge(a, b); });
+    // == != < <= > >= from the comparison rows (kael/op_rows.h) that name an operator.
+#define KAEL_BIND_COMPARISON_OPERATOR(name, OP, OPERATOR)                        \
+    if (const char* dunder = OPERATOR; dunder != nullptr) {                      \
+        def_binary(dunder, nullptr,                                              \
+                   [](const Tensor& a, const Tensor& b) { return name(a, b); }); \
+    }
+    KAEL_COMPARISON_FUNCTIONS(KAEL_BIND_COMPARISON_OPERATOR)
+#undef KAEL_BIND_COMPARISON_OPERATOR
     cls.def("__neg__", [](const Tensor& a) { return neg(a); })
         .def("__pos__", [](const Tensor& a) { return a; })
         .def("__abs__", [](const Tensor& a) { return abs(a); });

@@ -1,5 +1,5 @@
 #pragma once
-// Docstrings of the rounding, division, float math and bitwise elementwise ops (bind_elemops.cpp
+// Docstrings of the rounding, division, float math, comparison and bitwise elementwise ops (bind_elemops.cpp
 // composes each function's, method's and in-place method's docstring from one entry:
 // signature, text, example).
 #include <string_view>
@@ -58,6 +58,13 @@ Args:
         op), anything with i64 gives i64.
 
 Returns a new tensor of the broadcast shape; not differentiable.)doc";
+
+inline constexpr const char* kComparisonArgs = R"doc(
+Args:
+    input (Tensor or number), other (Tensor or number): shapes that broadcast together, on one
+        device; any dtypes (compared after promotion).
+
+Returns a bool tensor of the broadcast shape; not differentiable.)doc";
 
 inline constexpr const char* kShiftArgs = R"doc(
 Args:
@@ -149,6 +156,19 @@ inline constexpr ElementDoc kElementDocs[] = {
      "one fused kernel.\n\nArgs:\n    input (Tensor): any shape and device; f32 or f64 "
      "(others are a TypeError, as in PyTorch).\n\nReturns a new tensor of input's shape, dtype "
      "and device; differentiable."},
+// eq ... ge: "True where input <relation> other".
+#define KAEL_COMPARISON_DOC(name, relation)                                             \
+    {#name, ", other", "kael.tensor([1, 2, 3])", ", 2",                                  \
+     "True where input " relation " other, element by element, broadcasting.", kComparisonArgs}
+    KAEL_COMPARISON_DOC(eq, "=="), KAEL_COMPARISON_DOC(ne, "!="), KAEL_COMPARISON_DOC(lt, "<"),
+    KAEL_COMPARISON_DOC(le, "<="), KAEL_COMPARISON_DOC(gt, ">"), KAEL_COMPARISON_DOC(ge, ">="),
+#undef KAEL_COMPARISON_DOC
+    {"logical_and", ", other", "kael.tensor([0, 1, 2])", ", kael.tensor([1, 1, 0])",
+     "True where both input and other are nonzero, element by element, broadcasting.",
+     kComparisonArgs},
+    {"logical_or", ", other", "kael.tensor([0, 1, 2])", ", kael.tensor([0, 0, 1])",
+     "True where input or other is nonzero, element by element, broadcasting.",
+     kComparisonArgs},
     {"bitwise_and", ", other", "kael.tensor([12, -1, 5])", ", 10",
      "The bitwise AND input & other, element by element."},
     {"bitwise_or", ", other", "kael.tensor([12, -1, 5])", ", 10",

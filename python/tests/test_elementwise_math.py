@@ -1,6 +1,7 @@
 """The rounding, division, math and bitwise elementwise ops against torch on every device:
 rounding, the division family, classification, more math, silu, bitwise ops, their operators,
 in-place forms and gradients."""
+import inspect
 import math
 
 import numpy as np
@@ -41,6 +42,9 @@ ROUNDING = kael._kael._op_rows()["rounding"] + ["round"]
 CLASSIFY = kael._kael._op_rows()["classify"]
 MATH = kael._kael._op_rows()["float_math"]  # the rows of kael/op_rows.h
 NUMERIC = kael._kael._op_rows()["numeric"]
+COMPARISON = kael._kael._op_rows()["comparison"]
+OPERATORS = {"eq": "__eq__", "ne": "__ne__", "lt": "__lt__", "le": "__le__", "gt": "__gt__",
+             "ge": "__ge__"}
 
 
 @pytest.mark.parametrize("name", ROUNDING + ["frac"])
@@ -153,6 +157,30 @@ def test_classification(device, name, dtype):
     same(result, getattr(torch, name)(theirs))
     same(getattr(ours, name)(), getattr(theirs, name)())
     assert result.device == ours.device
+
+
+@pytest.mark.parametrize("name", COMPARISON)
+@pytest.mark.parametrize("dtypes", [("f32", "f32"), ("f64", "i64"), ("i64", "i64"),
+                                    ("bool", "bool"), ("i64", "f32")])
+def test_comparisons_match_torch(device, name, dtypes):
+    """Each comparison row as a function, a method and (where it has one) an operator, with a
+    tensor and with a Python number, NaN and infinities included, broadcast from a row."""
+    pools = {"f32": FLOATS, "f64": FLOATS, "i64": INTS, "bool": [True, False, True, False]}
+    left = pools[dtypes[0]][:8]
+    right = ([True, True, False, False] if dtypes[1] == "bool"
+             else pools[dtypes[1]][-len(left):])
+    ours, theirs = pair([left, left[::-1]], dtypes[0], device)
+    ours_row, theirs_row = pair(right, dtypes[1], device)
+    same(getattr(kael, name)(ours, ours_row), getattr(torch, name)(theirs, theirs_row))
+    same(getattr(ours, name)(ours_row), getattr(theirs, name)(theirs_row))
+    # torch 1.13's logical_and/or take no Python number; kael's do, as its comparisons.
+    same(getattr(kael, name)(ours, 1),
+         getattr(torch, name)(theirs, 1 if name in OPERATORS else torch.tensor(1)))
+    if name in OPERATORS:
+        operator = OPERATORS[name]
+        same(getattr(ours, operator)(ours_row), getattr(theirs, operator)(theirs_row))
+    assert list(inspect.signature(getattr(kael, name)).parameters) == ["input", "other"]
+    assert getattr(kael, name).__doc__.startswith("True where")
 
 
 def test_nan_to_num(device):

@@ -103,16 +103,10 @@ std::map<std::string, ReferenceOp> make_ops() {
         {"pow", binary([](const Tensor& a, const Tensor& b) { return k::pow(a, b); })},
         {"maximum", binary([](const Tensor& a, const Tensor& b) { return k::maximum(a, b); })},
         {"minimum", binary([](const Tensor& a, const Tensor& b) { return k::minimum(a, b); })},
-        {"eq", binary([](const Tensor& a, const Tensor& b) { return k::eq(a, b); })},
-        {"ne", binary([](const Tensor& a, const Tensor& b) { return k::ne(a, b); })},
-        {"lt", binary([](const Tensor& a, const Tensor& b) { return k::lt(a, b); })},
-        {"le", binary([](const Tensor& a, const Tensor& b) { return k::le(a, b); })},
-        {"gt", binary([](const Tensor& a, const Tensor& b) { return k::gt(a, b); })},
-        {"ge", binary([](const Tensor& a, const Tensor& b) { return k::ge(a, b); })},
-        {"logical_and",
-         binary([](const Tensor& a, const Tensor& b) { return k::logical_and(a, b); })},
-        {"logical_or",
-         binary([](const Tensor& a, const Tensor& b) { return k::logical_or(a, b); })},
+#define KAEL_COMPARISON_REFERENCE(name, OP, OPERATOR) \
+    {#name, binary([](const Tensor& a, const Tensor& b) { return k::name(a, b); })},
+        KAEL_COMPARISON_FUNCTIONS(KAEL_COMPARISON_REFERENCE)
+#undef KAEL_COMPARISON_REFERENCE
         {"matmul", binary([](const Tensor& a, const Tensor& b) { return k::matmul(a, b); })},
         {"embedding",
          binary([](const Tensor& w, const Tensor& i) { return k::embedding(w, i); })},

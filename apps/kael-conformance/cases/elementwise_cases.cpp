@@ -102,14 +102,9 @@ std::vector<ElementCase> binary_cases() {
         {"pow", kael::pow},
         {"maximum", kael::maximum},
         {"minimum", kael::minimum},
-        {"eq", kael::eq},
-        {"ne", kael::ne},
-        {"lt", kael::lt},
-        {"le", kael::le},
-        {"gt", kael::gt},
-        {"ge", kael::ge},
-        {"logical_and", kael::logical_and},
-        {"logical_or", kael::logical_or},
+#define KAEL_COMPARISON_CASE(name, OP, OPERATOR) {#name, kael::name},
+        KAEL_COMPARISON_FUNCTIONS(KAEL_COMPARISON_CASE)
+#undef KAEL_COMPARISON_CASE
         {"relu_backward", kael::relu_backward},
         {"sigmoid_backward", kael::sigmoid_backward},
         // rounding, division, classification, more math, bitwise

@@ -1,7 +1,7 @@
 #pragma once
 // The front end's op rows (PyTorch's native_functions.yaml for these families): one row per
 // kael:: function that runs one element op of KAEL_ELEMENT_OPS, beside that table. The rows
-// generate the declarations (kael/ops_elementwise.h), the definitions (core/src/ops_math.cpp),
+// generate the declarations (kael/ops_elementwise.h), the definitions (core/src/ops_*.cpp),
 // the Python functions and methods (python/src/bind_elemops.cpp) and the op lists that
 // kael-conformance, the C++ reference test and the Python tests iterate
 // (kael._kael._op_rows()). A new op of a family here touches: its KAEL_ELEMENT_OPS row and its
@@ -51,3 +51,16 @@
     X(isfinite, ISFINITE, true)    \
     X(isposinf, ISPOSINF, false)   \
     X(isneginf, ISNEGINF, false)
+
+// Comparison and logical ops, writing bool after promoting both inputs (no in-place form):
+// kael::NAME(a, b) runs KAEL_OP_<OP>; OPERATOR is the Tensor's Python operator for it, or
+// nullptr. X(NAME, OP, OPERATOR).
+#define KAEL_COMPARISON_FUNCTIONS(X)           \
+    X(eq, EQUAL, "__eq__")                     \
+    X(ne, NOT_EQUAL, "__ne__")                 \
+    X(lt, LESS, "__lt__")                      \
+    X(le, LESS_EQUAL, "__le__")                \
+    X(gt, GREATER, "__gt__")                   \
+    X(ge, GREATER_EQUAL, "__ge__")             \
+    X(logical_and, LOGICAL_AND, nullptr)       \
+    X(logical_or, LOGICAL_OR, nullptr)

@@ -19,14 +19,11 @@ namespace kael {
 [[nodiscard]] Tensor pow(const Tensor& a, const Tensor& b);
 [[nodiscard]] Tensor maximum(const Tensor& a, const Tensor& b);
 [[nodiscard]] Tensor minimum(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor eq(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor ne(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor lt(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor le(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor gt(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor ge(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor logical_and(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor logical_or(const Tensor& a, const Tensor& b);
+// eq, ne, lt, le, gt, ge, logical_and, logical_or: bool results (kael/op_rows.h).
+#define KAEL_DECLARE_COMPARISON(name, OP, OPERATOR) \
+    [[nodiscard]] Tensor name(const Tensor& a, const Tensor& b);
+KAEL_COMPARISON_FUNCTIONS(KAEL_DECLARE_COMPARISON)
+#undef KAEL_DECLARE_COMPARISON
 [[nodiscard]] Tensor logical_not(const Tensor& a);
 [[nodiscard]] Tensor neg(const Tensor& a);
 [[nodiscard]] Tensor gelu(const Tensor& a, bool tanh_approximation = false);
