@@ -16,26 +16,6 @@ def _doc(name, signature, text):
     _add_docstr(function, f"{signature}\n--\n\n{text.strip()}\n")
 
 
-_UNARY_ANY = {
-    "neg": ("The negation -x of each element.", "[1.0, -2.0]", "every dtype but bool"),
-    "logical_not": ("True where the element is zero (or False), as a bool tensor.",
-                    "[0.0, 2.0]", "every dtype"),
-}
-for _name, (_summary, _values, _dtypes) in _UNARY_ANY.items():
-    _doc(_name, f"{_name}(input)", f"""
-{_summary}
-
-Args:
-    input (Tensor): any shape and device; {_dtypes}.
-
-Returns a new tensor of input's shape on input's device{"" if _name == "logical_not" else
-", of its dtype; differentiable"}.
-
-Example:
-
-    >>> kael.{_name}(kael.tensor({_values}))
-""")
-
 _BINARY = {
     "add": "The sum input + other", "sub": "The difference input - other",
     "mul": "The product input * other", "div": "The true quotient input / other (integers "

@@ -25,7 +25,7 @@ Example:
 
 # Methods that are the module function of the same name with self as its input.
 _MIRRORS = {
-    "neg": "()", "logical_not": "()", "gelu": "(approximate='none')",
+    "gelu": "(approximate='none')",
     "add": "(other)", "sub": "(other)", "mul": "(other)", "div": "(other)", "pow": "(other)",
     "maximum": "(other)", "minimum": "(other)", "matmul": "(other)",
     "sum": "(dim=None, keepdim=False)", "mean": "(dim=None, keepdim=False)",

@@ -155,6 +155,8 @@ void bind_elemops(py::module_& module) {
     KAEL_FLOAT_MATH_FUNCTIONS(KAEL_BIND_UNARY)
     KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_BIND_UNARY)
 #undef KAEL_BIND_UNARY
+    def_unary(module, cls, "neg", neg, nullptr);  // neg_: bind_ops_in_place.cpp
+    def_unary(module, cls, "logical_not", logical_not, nullptr);
 #define KAEL_BIND_COMPARISON(name, OP, OPERATOR) def_comparison(module, cls, #name, name);
     KAEL_COMPARISON_FUNCTIONS(KAEL_BIND_COMPARISON)
 #undef KAEL_BIND_COMPARISON

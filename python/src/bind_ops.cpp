@@ -111,12 +111,8 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     binary("pow", &pow);
     binary("maximum", &maximum);
     binary("minimum", &minimum);
-    // The comparison rows (kael/op_rows.h) are bound with their docstrings in bind_elemops.cpp.
-    const auto unary = [&](const char* name, Tensor (*op)(const Tensor&)) {
-        def_function_and_method(module, cls, name, op);
-    };
-    unary("logical_not", &logical_not);
-    unary("neg", &neg);
+    // neg, logical_not and the comparison rows (kael/op_rows.h) are bound with their docstrings
+    // in bind_elemops.cpp.
     def_function_and_method(module, cls, "gelu", [](const Tensor& input, py::handle approximate) {
         return gelu(input, gelu_uses_tanh(approximate));
     }, py::arg("approximate") = "none");
