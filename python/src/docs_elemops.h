@@ -41,6 +41,19 @@ Args:
 
 Returns a new tensor of input's shape and device, of its dtype (i64 for bool); differentiable.)doc";
 
+inline constexpr const char* kNegArgs = R"doc(
+Args:
+    input (Tensor): any shape and device; every dtype but bool (a TypeError, as in PyTorch: use
+        logical_not).
+
+Returns a new tensor of input's shape, dtype and device; differentiable.)doc";
+
+inline constexpr const char* kLogicalNotArgs = R"doc(
+Args:
+    input (Tensor): any shape, dtype and device.
+
+Returns a bool tensor of input's shape on input's device; not differentiable.)doc";
+
 inline constexpr const char* kDivisionArgs = R"doc(
 Args:
     input (Tensor or number), other (Tensor or number): shapes that broadcast together, on one
@@ -156,14 +169,9 @@ inline constexpr ElementDoc kElementDocs[] = {
      "one fused kernel.\n\nArgs:\n    input (Tensor): any shape and device; f32 or f64 "
      "(others are a TypeError, as in PyTorch).\n\nReturns a new tensor of input's shape, dtype "
      "and device; differentiable."},
-    {"neg", "", "kael.tensor([1.0, -2.0])", "",
-     "The negation -x of each element.\n\nArgs:\n    input (Tensor): any shape and device; every "
-     "dtype but bool (a TypeError, as in PyTorch: use logical_not).\n\nReturns a new tensor of "
-     "input's shape, dtype and device; differentiable."},
-    {"logical_not", "", "kael.tensor([0.0, 2.0])", "",
-     "True where the element is zero (or False).\n\nArgs:\n    input (Tensor): any shape, "
-     "dtype and device.\n\nReturns a bool tensor of input's shape on input's device; not "
-     "differentiable."},
+    {"neg", "", "kael.tensor([1.0, -2.0])", "", "The negation -x of each element.", kNegArgs},
+    {"logical_not", "", "kael.tensor([0.0, 2.0])", "", "True where the element is zero (or False).",
+     kLogicalNotArgs},
 // eq ... ge: "True where input <relation> other".
 #define KAEL_COMPARISON_DOC(name, relation)                                             \
     {#name, ", other", "kael.tensor([1, 2, 3])", ", 2",                                  \
