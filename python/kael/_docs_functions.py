@@ -16,29 +16,6 @@ def _doc(name, signature, text):
     _add_docstr(function, f"{signature}\n--\n\n{text.strip()}\n")
 
 
-_BINARY = {
-    "add": "The sum input + other", "sub": "The difference input - other",
-    "mul": "The product input * other", "div": "The true quotient input / other (integers "
-    "divide to a float result, as PyTorch's default rounding_mode=None)",
-    "pow": "input raised to the power other", "maximum": "The larger of input and other "
-    "(NaN wins)", "minimum": "The smaller of input and other (NaN wins)",
-}
-for _name, _summary in _BINARY.items():
-    _doc(_name, f"{_name}(input, other)", f"""
-{_summary}, element by element, broadcasting.
-
-Args:
-    input (Tensor or number), other (Tensor or number): shapes that broadcast together, on one
-        device (a mixed-device pair is an error, never a silent copy); a Python number takes
-        the tensor's dtype as in PyTorch, two tensors promote (int64 with f32 gives f32).
-
-Returns a new tensor of the broadcast shape; differentiable in both arguments.
-
-Example:
-
-    >>> kael.{_name}(kael.tensor([1.0, 4.0]), kael.tensor([2.0, 2.0]))
-""")
-
 _REDUCTIONS = {
     "sum": ("The sum of the elements", "integers and bool sum to int64", "[[1.0, 2.0], [3.0, 4.0]]"),
     "mean": ("The mean of the elements", "floating dtypes only", "[[1.0, 2.0], [3.0, 4.0]]"),

@@ -26,8 +26,7 @@ Example:
 # Methods that are the module function of the same name with self as its input.
 _MIRRORS = {
     "gelu": "(approximate='none')",
-    "add": "(other)", "sub": "(other)", "mul": "(other)", "div": "(other)", "pow": "(other)",
-    "maximum": "(other)", "minimum": "(other)", "matmul": "(other)",
+    "matmul": "(other)",
     "sum": "(dim=None, keepdim=False)", "mean": "(dim=None, keepdim=False)",
     "prod": "(dim=None, keepdim=False)", "argmax": "(dim=None, keepdim=False)",
     "argmin": "(dim=None, keepdim=False)", "all": "(dim=None, keepdim=False)",

@@ -3,6 +3,7 @@
 // with their reflected and in-place forms.
 #include <deque>
 #include <string>
+#include <utility>
 
 #include "bind_common.h"
 #include "docs_elemops.h"
@@ -91,8 +92,8 @@ void def_binary(py::module_& module, py::class_<Tensor>& cls, const char* name, 
     }, py::arg("other"));
 }
 
-// kael.<name>(input, other) and Tensor.<name>(other), with no in-place form.
-void def_comparison(py::module_& module, py::class_<Tensor>& cls, const char* name, Binary op) {
+// kael.<name>(input, other) and Tensor.<name>(other), with no in-place form here.
+void def_binary_function(py::module_& module, py::class_<Tensor>& cls, const char* name, Binary op) {
     def_op(module, cls, name, [op, name](py::handle a, py::handle b) {
         auto [left, right] = operands(a, b, name);
         return op(left, right);
@@ -155,9 +156,16 @@ void bind_elemops(py::module_& module) {
     KAEL_FLOAT_MATH_FUNCTIONS(KAEL_BIND_UNARY)
     KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_BIND_UNARY)
 #undef KAEL_BIND_UNARY
+    // The arithmetic operators' functions; their in-place forms and operators take Python
+    // numbers their own way (bind_ops_in_place.cpp, bind_tensor.cpp).
+    for (const auto& [name, op] : {std::pair<const char*, Binary>{"add", add}, {"sub", sub},
+                                   {"mul", mul}, {"div", div}, {"pow", pow},
+                                   {"maximum", maximum}, {"minimum", minimum}}) {
+        def_binary_function(module, cls, name, op);
+    }
     def_unary(module, cls, "neg", neg, nullptr);  // neg_: bind_ops_in_place.cpp
     def_unary(module, cls, "logical_not", logical_not, nullptr);
-#define KAEL_BIND_COMPARISON(name, OP, OPERATOR) def_comparison(module, cls, #name, name);
+#define KAEL_BIND_COMPARISON(name, OP, OPERATOR) def_binary_function(module, cls, #name, name);
     KAEL_COMPARISON_FUNCTIONS(KAEL_BIND_COMPARISON)
 #undef KAEL_BIND_COMPARISON
     // The test suites iterate the same rows.

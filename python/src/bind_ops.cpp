@@ -98,21 +98,8 @@ Tensor masked_fill_any(const Tensor& input, const Tensor& mask, py::handle value
 }
 
 void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
-    const auto binary = [&](const char* name, Tensor (*op)(const Tensor&, const Tensor&)) {
-        def_function_and_method(module, cls, name, [op, name](py::handle a, py::handle b) {
-            auto [left, right] = operands(a, b, name);
-            return op(left, right);
-        }, py::arg("other"));
-    };
-    binary("add", &add);
-    binary("sub", &sub);
-    binary("mul", &mul);
-    binary("div", &div);
-    binary("pow", &pow);
-    binary("maximum", &maximum);
-    binary("minimum", &minimum);
-    // neg, logical_not and the comparison rows (kael/op_rows.h) are bound with their docstrings
-    // in bind_elemops.cpp.
+    // add ... minimum, neg, logical_not and the comparison rows (kael/op_rows.h) are bound with
+    // their docstrings in bind_elemops.cpp.
     def_function_and_method(module, cls, "gelu", [](const Tensor& input, py::handle approximate) {
         return gelu(input, gelu_uses_tanh(approximate));
     }, py::arg("approximate") = "none");

@@ -41,6 +41,14 @@ Args:
 
 Returns a new tensor of input's shape and device, of its dtype (i64 for bool); differentiable.)doc";
 
+inline constexpr const char* kArithmeticArgs = R"doc(
+Args:
+    input (Tensor or number), other (Tensor or number): shapes that broadcast together, on one
+        device (a mixed-device pair is an error, never a silent copy); a Python number takes
+        the tensor's dtype as in PyTorch, two tensors promote (int64 with f32 gives f32).
+
+Returns a new tensor of the broadcast shape; differentiable in both arguments.)doc";
+
 inline constexpr const char* kNegArgs = R"doc(
 Args:
     input (Tensor): any shape and device; every dtype but bool (a TypeError, as in PyTorch: use
@@ -169,6 +177,19 @@ inline constexpr ElementDoc kElementDocs[] = {
      "one fused kernel.\n\nArgs:\n    input (Tensor): any shape and device; f32 or f64 "
      "(others are a TypeError, as in PyTorch).\n\nReturns a new tensor of input's shape, dtype "
      "and device; differentiable."},
+// add ... minimum: "<summary>, element by element, broadcasting."
+#define KAEL_ARITHMETIC_DOC(name, summary)                                                 \
+    {#name, ", other", "kael.tensor([1.0, 4.0])", ", kael.tensor([2.0, 2.0])",             \
+     summary ", element by element, broadcasting.", kArithmeticArgs}
+    KAEL_ARITHMETIC_DOC(add, "The sum input + other"),
+    KAEL_ARITHMETIC_DOC(sub, "The difference input - other"),
+    KAEL_ARITHMETIC_DOC(mul, "The product input * other"),
+    KAEL_ARITHMETIC_DOC(div, "The true quotient input / other (integers divide to a float "
+                             "result, as PyTorch's default rounding_mode=None)"),
+    KAEL_ARITHMETIC_DOC(pow, "input raised to the power other"),
+    KAEL_ARITHMETIC_DOC(maximum, "The larger of input and other (NaN wins)"),
+    KAEL_ARITHMETIC_DOC(minimum, "The smaller of input and other (NaN wins)"),
+#undef KAEL_ARITHMETIC_DOC
     {"neg", "", "kael.tensor([1.0, -2.0])", "", "The negation -x of each element.", kNegArgs},
     {"logical_not", "", "kael.tensor([0.0, 2.0])", "", "True where the element is zero (or False).",
      kLogicalNotArgs},
