@@ -117,14 +117,36 @@ template <typename R, typename In>
     } else if constexpr (std::is_same_v<R, tasks::Variance<In>>) {
         return fold_moments<In>(slab, inner, begin, end, width, states);
     } else {
+        int64_t j = 0;
+        if constexpr (std::is_floating_point_v<In> && std::is_same_v<typename R::State, In>) {
+            // f32/f64 max and min: blocks of kRegisterColumns columns held in registers down
+            // every row, as the sums' blocks (the states in memory cost a load and a store an
+            // element: 0.7 of PyTorch's amax over dim 0 of 1024x8192). Rows still fold in order.
+            constexpr int64_t kRegisterColumns = 64 / sizeof(In) * 4;
+            for (; j + kRegisterColumns <= width; j += kRegisterColumns) {
+                In block[kRegisterColumns];
+                for (int64_t k = 0; k < kRegisterColumns; ++k) {
+                    block[k] = R::first(load_element<In>(slab + begin * inner + j + k), begin);
+                }
+                for (int64_t i = begin + 1; i < end; ++i) {
+                    const Storage<In>* row = slab + i * inner + j;
+                    for (int64_t k = 0; k < kRegisterColumns; ++k) {
+                        block[k] = R::step(block[k], load_element<In>(row + k), i);
+                    }
+                }
+                for (int64_t k = 0; k < kRegisterColumns; ++k) {
+                    states[j + k] = block[k];
+                }
+            }
+        }
         const Storage<In>* row = slab + begin * inner;
-        for (int64_t j = 0; j < width; ++j) {
-            states[j] = R::first(load_element<In>(row + j), begin);
+        for (int64_t c = j; c < width; ++c) {
+            states[c] = R::first(load_element<In>(row + c), begin);
         }
         for (int64_t i = begin + 1; i < end; ++i) {
             row = slab + i * inner;
-            for (int64_t j = 0; j < width; ++j) {
-                states[j] = R::step(states[j], load_element<In>(row + j), i);
+            for (int64_t c = j; c < width; ++c) {
+                states[c] = R::step(states[c], load_element<In>(row + c), i);
             }
         }
     }
