@@ -91,6 +91,23 @@ template <typename In>
     }
 }
 
+// into[k] = rows [begin, end) of column k of slab folded in row order, k < count; with a
+// constant count the states stay in registers.
+template <typename R, typename In, typename State>
+[[gnu::always_inline]] inline void fold_column_span(const Storage<In>* slab, int64_t inner,
+                                                    int64_t begin, int64_t end, int64_t count,
+                                                    State* into) {
+    for (int64_t k = 0; k < count; ++k) {
+        into[k] = R::first(load_element<In>(slab + begin * inner + k), begin);
+    }
+    for (int64_t i = begin + 1; i < end; ++i) {
+        const Storage<In>* row = slab + i * inner;
+        for (int64_t k = 0; k < count; ++k) {
+            into[k] = R::step(into[k], load_element<In>(row + k), i);
+        }
+    }
+}
+
 // states[j] = rows [begin, end) (begin < end) of column j of slab folded, j < width.
 template <typename R, typename In>
 [[gnu::always_inline]] inline void fold_rows(const Storage<In>* slab, int64_t inner, int64_t begin,
@@ -125,30 +142,11 @@ template <typename R, typename In>
             constexpr int64_t kRegisterColumns = 64 / sizeof(In) * 4;
             for (; j + kRegisterColumns <= width; j += kRegisterColumns) {
                 In block[kRegisterColumns];
-                for (int64_t k = 0; k < kRegisterColumns; ++k) {
-                    block[k] = R::first(load_element<In>(slab + begin * inner + j + k), begin);
-                }
-                for (int64_t i = begin + 1; i < end; ++i) {
-                    const Storage<In>* row = slab + i * inner + j;
-                    for (int64_t k = 0; k < kRegisterColumns; ++k) {
-                        block[k] = R::step(block[k], load_element<In>(row + k), i);
-                    }
-                }
-                for (int64_t k = 0; k < kRegisterColumns; ++k) {
-                    states[j + k] = block[k];
-                }
+                fold_column_span<R, In>(slab + j, inner, begin, end, kRegisterColumns, block);
+                std::copy_n(block, kRegisterColumns, states + j);
             }
         }
-        const Storage<In>* row = slab + begin * inner;
-        for (int64_t c = j; c < width; ++c) {
-            states[c] = R::first(load_element<In>(row + c), begin);
-        }
-        for (int64_t i = begin + 1; i < end; ++i) {
-            row = slab + i * inner;
-            for (int64_t c = j; c < width; ++c) {
-                states[c] = R::step(states[c], load_element<In>(row + c), i);
-            }
-        }
+        fold_column_span<R, In>(slab + j, inner, begin, end, width - j, states + j);
     }
 }
 
