@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "autograd/record.h"
 #include "dims.h"
@@ -214,11 +216,12 @@ Tensor norm(const Tensor& input, double p, std::optional<Shape> dims, bool keepd
     return vector_norm(input, p, std::move(dims), keepdim);
 }
 
-Tensor var(const Tensor& input, const Shape& dims, std::int64_t correction, bool keepdim) {
-    if (dims.size() == 1) {
-        return var(input, dims.front(), correction, keepdim);
-    }
-    const std::vector<bool> flags = reduced_flags(input, dims, "var");
+namespace {
+
+// var over the flagged dims as a one-dim var of the input with them moved last and merged
+// (a view where they are adjacent and innermost, else a copy): differentiable by composition.
+Tensor var_merged(const Tensor& input, const std::vector<bool>& flags, std::int64_t correction,
+                  bool keepdim) {
     const Shape reduced = flagged_dims(flags);
     Shape kept_dims;
     Shape kept_sizes;
@@ -228,7 +231,6 @@ Tensor var(const Tensor& input, const Shape& dims, std::int64_t correction, bool
             kept_sizes.push_back(input.shape()[i]);
         }
     }
-    // The reduced dims moved last and merged into one make it a one-dim variance.
     Shape order = kept_dims;
     order.insert(order.end(), reduced.begin(), reduced.end());
     // The merged size spelled out, not -1, which cannot be inferred when a kept dim is empty.
@@ -243,12 +245,76 @@ Tensor var(const Tensor& input, const Shape& dims, std::int64_t correction, bool
     return keepdim ? out.reshape(kept_shape(input, flags)) : out;
 }
 
-Tensor stddev(const Tensor& input, const Shape& dims, std::int64_t correction, bool keepdim) {
-    if (dims.size() == 1) {
-        return stddev(input, dims.front(), correction, keepdim);
+// The biased variance (M2 / n) of float64 a over its flagged dims, which form several runs of
+// its memory, `lowest` the lowest of them: each group of the lowest run's variance and mean, a
+// read of a each, then the law of total variance over the rest (mean of the groups' variances
+// plus variance of their means), instead of copying the runs together into one dim. Not for
+// float32: its means round to float32, whose error swamps a small spread around a large mean.
+Tensor variance_by_groups(const Tensor& a, const std::vector<bool>& flags,
+                          const std::vector<bool>& lowest) {
+    std::int64_t group = 1;
+    std::vector<bool> rest;  // flags of the dims the groups' results keep
+    for (std::size_t d = 0; d < flags.size(); ++d) {
+        if (lowest[d]) {
+            group *= a.shape()[d];
+        } else {
+            rest.push_back(flags[d]);
+        }
     }
-    (void)reduced_flags(input, dims, "std");  // so that errors name std, not var
-    return sqrt(var(input, dims, correction, keepdim));
+    const Tensor within = detail::reduce_over(KAEL_REDUCE_VARIANCE, a, lowest);
+    const Tensor means = detail::reduce_over(
+        KAEL_REDUCE_SUM, a, lowest, detail::Finish{1.0 / static_cast<double>(group), false});
+    const Shape rest_dims = flagged_dims(rest);
+    return mean(within, rest_dims) + var(means, rest_dims, 0);
+}
+
+// var (root: std) over several dims. Without a gradient to record, read where the input lies:
+// reduced dims adjacent in memory in one variance pass, separate runs of float64 by groups.
+// Otherwise the reduced dims moved last and merged into one (a copy when they are not adjacent),
+// whose one-dim variance records any gradient.
+Tensor variance_over(const Tensor& input, const Shape& dims, std::int64_t correction,
+                     bool keepdim, bool root) {
+    if (dims.size() == 1) {
+        return root ? stddev(input, dims.front(), correction, keepdim)
+                    : var(input, dims.front(), correction, keepdim);
+    }
+    const std::vector<bool> flags = reduced_flags(input, dims, root ? "std" : "var");
+    if (input.dim() == 0 || input.numel() == 0 ||
+        !is_floating(input.dtype()) || correction < 0 ||
+        (input.requires_grad() && is_grad_enabled())) {
+        const Tensor out = var_merged(input, flags, correction, keepdim);
+        return root ? sqrt(out) : out;
+    }
+    const Tensor a = detail::reads_in_place(input) ? input : input.contiguous();
+    std::int64_t count = 1;
+    for (std::size_t d = 0; d < flags.size(); ++d) {
+        count *= flags[d] ? a.shape()[d] : 1;
+    }
+    // n / 0 is inf: inf for a spread, NaN for a constant (0 * inf), as the one-dim var.
+    const double factor = static_cast<double>(count) /
+                          static_cast<double>(std::max<std::int64_t>(count - correction, 0));
+    const std::optional<std::vector<bool>> lowest = detail::lowest_reduced_run(a, flags);
+    Tensor out;
+    if (!lowest) {
+        out = detail::reduce_over(KAEL_REDUCE_VARIANCE, a, flags, detail::Finish{factor, root});
+    } else if (a.dtype() == DType::F64) {
+        out = variance_by_groups(a, flags, *lowest) * factor;
+        out = root ? sqrt(out) : out;
+    } else {
+        out = var_merged(a, flags, correction, false);
+        out = root ? sqrt(out) : out;
+    }
+    return keepdim ? out.reshape(kept_shape(input, flags)) : out;
+}
+
+}  // namespace
+
+Tensor var(const Tensor& input, const Shape& dims, std::int64_t correction, bool keepdim) {
+    return variance_over(input, dims, correction, keepdim, false);
+}
+
+Tensor stddev(const Tensor& input, const Shape& dims, std::int64_t correction, bool keepdim) {
+    return variance_over(input, dims, correction, keepdim, true);
 }
 
 Tensor cumprod(const Tensor& input, std::int64_t dim) {

@@ -206,6 +206,27 @@ Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& 
     return finished_by_ops(reduce_over_impl(op, a, reduced, nullptr), a.dtype(), finish);
 }
 
+bool reads_in_place(const Tensor& a) { return memory_order(a).has_value(); }
+
+std::optional<std::vector<bool>> lowest_reduced_run(const Tensor& a,
+                                                    const std::vector<bool>& reduced) {
+    const std::optional<std::vector<std::size_t>> order = memory_order(a);
+    if (!order) {
+        throw std::logic_error("lowest_reduced_run: a tensor reduce_over copies first");
+    }
+    std::vector<bool> lowest(reduced.size(), false);
+    auto d = order->rbegin();
+    for (; d != order->rend() && !reduced[*d]; ++d) {
+    }
+    for (; d != order->rend() && reduced[*d]; ++d) {
+        lowest[*d] = true;
+    }
+    if (std::none_of(d, order->rend(), [&](std::size_t dim) { return reduced[dim]; })) {
+        return std::nullopt;
+    }
+    return lowest;
+}
+
 std::pair<Tensor, Tensor> reduce_indexed_over(kael_reduce_op op, const Tensor& a,
                                               std::size_t dim) {
     const NoGradGuard no_grad;

@@ -1,5 +1,6 @@
 #pragma once
 // Reductions over any set of dims in memory order, through the reduce_dims slot.
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,15 @@ struct Finish {
 // elementwise ops on the results.
 Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& reduced,
                    Finish finish);
+
+// Whether reduce_over reads a where it lies: a is laid out as a permutation of a dense block.
+bool reads_in_place(const Tensor& a);
+
+// The reduced dims of a (flagged in `reduced`; a read in place) that lie lowest in its memory
+// when the reduced dims form several runs there (a variance covers one run a pass); nullopt
+// when they form one run.
+std::optional<std::vector<bool>> lowest_reduced_run(const Tensor& a,
+                                                    const std::vector<bool>& reduced);
 
 // max(dim)/min(dim) (op ARGMAX/ARGMIN) of a over dim (wrapped, of size > 0) in one pass of the
 // reduce_indexed slot, read where a lies as reduce_over does: values and int64 indices, the dim

@@ -65,3 +65,35 @@ def test_scans_along_every_dim_of_every_layout_match_numpy(device, dtype):
                 np.testing.assert_allclose(kael.cumprod(view, dim).numpy(),
                                            np.cumprod(wide, axis=axis).reshape(expected.shape),
                                            rtol=1e-5, err_msg=f"{name} {shape} cumprod {dim}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_var_and_std_over_separate_runs_of_memory_match_numpy(device, dtype):
+    """var and std over dims that are not adjacent in memory (float64: each group's variance
+    and mean, then the law of total variance, with no copy) and over adjacent ones that are not
+    innermost (one pass where they lie), of contiguous and permuted tensors, every correction,
+    keepdim: numpy's float64 answer. A large offset beside a small spread is where a variance
+    from raw sums of squares, or from group means rounded to float32, loses its digits."""
+    rng = np.random.default_rng(11)
+    values = (1000 + rng.standard_normal((4, 5, 6)) / 100).astype(dtype)
+    base = kael.tensor(values, device=device)
+    views = [("contiguous", base, values)] + _views(values, device)
+    rtol = 1e-4 if dtype == "float32" else 1e-10
+    for name, view, expected in views:
+        for dims in [(0, 2), (2, 0), (0, 1), (1, 2), (0, 1, 2)]:
+            wide = expected.astype(np.float64)
+            for correction in (0, 1, 2):
+                for keepdim in (False, True):
+                    want = wide.var(axis=dims, ddof=correction, keepdims=keepdim)
+                    got = view.var(dim=dims, correction=correction, keepdim=keepdim)
+                    assert got.dtype == view.dtype
+                    message = f"{name} {dims} correction {correction} keepdim {keepdim}"
+                    np.testing.assert_allclose(got.numpy(), want, rtol=rtol, err_msg=message)
+                    np.testing.assert_allclose(
+                        view.std(dim=dims, correction=correction, keepdim=keepdim).numpy(),
+                        np.sqrt(want), rtol=rtol, err_msg=message)
+    # Fewer elements than the correction: inf for a spread, NaN for a constant.
+    spread = kael.tensor(values[:2, :, :3], device=device)
+    assert np.isinf(spread.var(dim=(0, 2), correction=6).numpy()).all()
+    constant = kael.ones(2, 3, 2, dtype=getattr(kael, dtype), device=device)
+    assert np.isnan(constant.var(dim=(0, 2), correction=5).numpy()).all()
