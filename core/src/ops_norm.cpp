@@ -67,6 +67,9 @@ Tensor extreme(const Tensor& input, const Shape& dims, bool keepdim, bool is_max
     const autograd::Recording recording({input});
     const Tensor reduced =
         detail::reduce_over(is_max ? KAEL_REDUCE_MAX : KAEL_REDUCE_MIN, input, flags);
+    if (!recording.active()) {
+        return keepdim ? reduced.view(kept_shape(input, flags)) : reduced;
+    }
     const Tensor kept = reduced.view(kept_shape(input, flags));
     const Tensor out = keepdim ? kept : reduced;
     // The gradient is shared evenly by the elements equal to the extreme.

@@ -134,6 +134,11 @@ Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bo
         return out;
     }
     const bool all_reduced = std::all_of(reduced.begin(), reduced.end(), [](bool r) { return r; });
+    if (all_reduced && a.is_contiguous()) {  // the commonest call (a loss, a mean) in one pass
+        Tensor out = empty({}, out_dtype, a.device());
+        reduce_pass(op, out, a, 1, a.numel(), 1, finish);
+        return out;
+    }
     Tensor input = a;
     std::optional<std::vector<std::size_t>> order = memory_order(input);
     if (!order || (is_arg(op) && all_reduced && !input.is_contiguous())) {

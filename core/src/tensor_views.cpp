@@ -292,21 +292,23 @@ namespace {
 // dims, computed without overflow.
 void check_strided_extent(const Shape& shape, const Shape& strides, std::int64_t offset,
                           std::int64_t storage_elements, const char* op) {
-    const std::string view = std::string(op) + ": view of shape " + to_string(shape) +
-                             " with strides " + to_string(strides) + " and offset " +
-                             std::to_string(offset);
+    // Spelled out only for an error: every view passes here.
+    const auto view = [&] {
+        return std::string(op) + ": view of shape " + to_string(shape) + " with strides " +
+               to_string(strides) + " and offset " + std::to_string(offset);
+    };
     bool empty_view = false;
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (shape[i] < 0) {
-            throw ValueError(view + ": negative size");
+            throw ValueError(view() + ": negative size");
         }
         if (strides[i] < 0) {
-            throw ValueError(view + ": negative strides are not supported");
+            throw ValueError(view() + ": negative strides are not supported");
         }
         empty_view = empty_view || shape[i] == 0;
     }
     if (offset < 0) {
-        throw ValueError(view + ": negative offset");
+        throw ValueError(view() + ": negative offset");
     }
     if (empty_view) {
         return;
@@ -316,11 +318,11 @@ void check_strided_extent(const Shape& shape, const Shape& strides, std::int64_t
         std::int64_t reach = 0;
         if (__builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
             __builtin_add_overflow(last, reach, &last)) {
-            throw ValueError(view + ": offsets overflow 64 bits");
+            throw ValueError(view() + ": offsets overflow 64 bits");
         }
     }
     if (last >= storage_elements) {
-        throw IndexError(view + " reaches element " + std::to_string(last) +
+        throw IndexError(view() + " reaches element " + std::to_string(last) +
                          ", outside a storage of " + std::to_string(storage_elements) +
                          " elements");
     }

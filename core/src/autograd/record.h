@@ -2,8 +2,10 @@
 // How ops record themselves: a Recording around the forward computation, then finish() with
 // the backward formula, written with ops on the incoming gradient.
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <span>
+#include <type_traits>
 
 #include "kael/autograd.h"
 #include "kael/ops.h"
@@ -24,6 +26,9 @@ public:
     explicit Recording(std::span<const Tensor> inputs);
     explicit Recording(const std::vector<Tensor>& inputs)
         : Recording(std::span<const Tensor>(inputs)) {}
+    // Recording({a, b}): the inputs without a vector on the heap (every op builds a Recording).
+    explicit Recording(std::initializer_list<Tensor> inputs)
+        : Recording(std::span<const Tensor>(inputs.begin(), inputs.size())) {}
     Recording(const Recording&) = delete;
     Recording& operator=(const Recording&) = delete;
 
@@ -31,6 +36,16 @@ public:
     // Gives out a node with edges to the inputs; returns out unchanged when inactive, when
     // backward is empty, when out is not floating, or when out is one of the inputs.
     Tensor finish(Tensor out, const char* name, BackwardFunction backward) const;
+    // A backward lambda becomes a std::function (a heap block for most captures) only when the
+    // op is recorded.
+    template <typename F, typename = std::enable_if_t<
+                              !std::is_same_v<std::decay_t<F>, BackwardFunction>>>
+    Tensor finish(Tensor out, const char* name, F&& backward) const {
+        if (!active_) {
+            return out;
+        }
+        return finish(std::move(out), name, BackwardFunction(std::forward<F>(backward)));
+    }
 
 private:
     std::vector<Tensor> inputs_;
