@@ -100,6 +100,19 @@ void relax() {
 #endif
 }
 
+// A waiting round: a pause for the first kPauses rounds, then a yield. The scheduler may put a
+// woken worker on the caller's CPU; a waiter that spun there would keep the thread it waits for
+// (or the caller) off that CPU for the rest of its time slice (ops 5x slower, milliseconds on).
+constexpr int kPauses = 256;
+
+void wait_round(int round) {
+    if (round < kPauses) {
+        relax();
+    } else {
+        std::this_thread::yield();
+    }
+}
+
 class Pool {
 public:
     explicit Pool(int threads) {
@@ -137,8 +150,8 @@ public:
             wake_.notify_all();
         }
         job->take_parts();
-        while (job->remaining.load(std::memory_order_acquire) != 0) {
-            relax();  // the parts workers took finish within the op's own time
+        for (int round = 0; job->remaining.load(std::memory_order_acquire) != 0; ++round) {
+            wait_round(round);  // the parts workers took finish within the op's own time
         }
         {
             const std::lock_guard lock(mutex_);
@@ -157,9 +170,10 @@ private:
             // About 50 us of spinning after a job: ops come back to back, and waking a sleeping
             // thread costs more than a small op.
             const auto give_up = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-            for (int spin = 0; generation_.load(std::memory_order_acquire) == seen; ++spin) {
-                relax();
-                if (spin % 64 == 63 && std::chrono::steady_clock::now() > give_up) {
+            for (int round = 0; generation_.load(std::memory_order_acquire) == seen; ++round) {
+                wait_round(round);
+                if ((round >= kPauses || round % 64 == 63) &&
+                    std::chrono::steady_clock::now() > give_up) {
                     break;
                 }
             }
