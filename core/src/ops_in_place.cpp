@@ -1,5 +1,8 @@
 // In-place ops: the result is computed, checked against the target's dtype, then written through
 // write_into, so every in-place op shares copy_'s overlap, broadcast and autograd rules.
+#include <array>
+#include <optional>
+
 #include "autograd/record.h"
 #include "in_place.h"
 #include "kael/ops.h"
@@ -47,9 +50,46 @@ namespace {
 
 using detail::check_castable;
 
+// Whether other, read elementwise beside target, broadcasts to target's shape.
+bool broadcasts_to(const Tensor& other, const Tensor& target) {
+    const Shape& from = other.shape();
+    const Shape& to = target.shape();
+    if (from.size() > to.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < from.size(); ++i) {
+        const std::int64_t size = from[from.size() - 1 - i];
+        if (size != 1 && size != to[to.size() - 1 - i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// target = target op other by one kernel that writes target: no temporary, no second pass (an
+// optimizer's or an accumulator's add_ was two kernels and an allocation). Only when nothing is
+// recorded and other has target's float or int64 dtype and device and broadcasts to its shape;
+// the kernel call copies other away first where it partly overlaps target.
+bool computed_in_place(Tensor& target, const Tensor& other, kael_element_op op) {
+    const DType dtype = target.dtype();
+    if ((is_grad_enabled() && (target.requires_grad() || other.requires_grad())) ||
+        other.dtype() != dtype || other.device() != target.device() ||
+        !(is_floating(dtype) || (dtype == DType::I64 && op != KAEL_OP_DIVIDE)) ||
+        !broadcasts_to(other, target)) {
+        return false;
+    }
+    const std::array<Tensor, 2> inputs{target, other};
+    detail::elementwise(op, target, inputs, dtype, detail::no_params());
+    return true;
+}
+
 template <typename Op>
-Tensor& in_place(Tensor& target, const Tensor& other, const char* op, Op compute) {
+Tensor& in_place(Tensor& target, const Tensor& other, const char* op, Op compute,
+                 std::optional<kael_element_op> element_op = std::nullopt) {
     detail::check_no_internal_overlap(target, op);
+    if (element_op && computed_in_place(target, other, *element_op)) {
+        return target;
+    }
     // When other's gradient reads the target's old value (a *= w), compute from a copy of it,
     // as PyTorch saves original_self: the write below would otherwise invalidate what was saved.
     const bool saves_target = is_grad_enabled() && other.requires_grad();
@@ -79,20 +119,24 @@ Tensor& detail::unary_in_place(Tensor& target, const char* op, Tensor (*compute)
 }
 
 Tensor& add_(Tensor& a, const Tensor& b, const char* op) {
-    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return add(x, y); });
+    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return add(x, y); },
+                    KAEL_OP_PLUS);
 }
 Tensor& sub_(Tensor& a, const Tensor& b, const char* op) {
-    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return sub(x, y); });
+    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return sub(x, y); },
+                    KAEL_OP_MINUS);
 }
 Tensor& mul_(Tensor& a, const Tensor& b, const char* op) {
-    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return mul(x, y); });
+    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return mul(x, y); },
+                    KAEL_OP_MULTIPLY);
 }
 Tensor& div_(Tensor& a, const Tensor& b, const char* op) {
     // The result dtype is known before computing: refuse integer targets without the work.
     check_castable(is_floating(promote(a.dtype(), b.dtype())) ? promote(a.dtype(), b.dtype())
                                                               : DType::F32,
                    a, op);
-    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return div(x, y); });
+    return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return div(x, y); },
+                    KAEL_OP_DIVIDE);
 }
 Tensor& masked_fill_(Tensor& a, const Tensor& mask, const Tensor& value) {
     if (value.numel() != 1) {

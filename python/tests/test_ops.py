@@ -67,6 +67,59 @@ def test_in_place_operators_keep_identity():
     close(t, (np.array([2.0, 4.0, 6.0]) - 0.5) / 2)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_in_place_arithmetic_on_every_layout_matches_numpy(device, dtype):
+    """add_/sub_/mul_/div_ with nothing recorded write their target in one kernel: broadcast,
+    strided and 0-d operands, the target itself, and views that partly overlap the target (read
+    as they were before the write, as numpy with a copy); saved tensors still see the write."""
+    base = np.arange(1, 25).reshape(4, 6).astype(dtype)
+    names = ("add_", "sub_", "mul_") + (("div_",) if dtype != "int64" else ())
+    for name in names:
+        apply = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply,
+                 "div_": np.divide}[name]
+        operands = [("row", lambda t: t[1], lambda a: a[1].copy()),
+                    ("column", lambda t: t[:, :1], lambda a: a[:, :1].copy()),
+                    ("0-d", lambda t: kael.tensor(base[0, 0], device=device), lambda a: base[0, 0]),
+                    ("itself", lambda t: t, lambda a: a.copy()),
+                    ("strided", lambda t: kael.tensor(np.ascontiguousarray(base.T),
+                                                      device=device).t(),
+                     lambda a: base.copy())]
+        for label, make_kael, make_numpy in operands:
+            target = kael.tensor(base, device=device)
+            expected = base.copy()
+            expected = apply(expected, make_numpy(expected))
+            getattr(target, name)(make_kael(target))
+            np.testing.assert_allclose(target.numpy(), expected, err_msg=f"{name} {label}")
+        # A view shifted by one column partly overlaps its target.
+        target = kael.tensor(base, device=device)
+        expected = base.copy()
+        expected[:, 1:] = apply(expected[:, 1:], expected[:, :-1].copy())
+        getattr(target[:, 1:], name)(target[:, :-1])
+        np.testing.assert_allclose(target.numpy(), expected, err_msg=f"{name} shifted")
+    if dtype != "int64":
+        x = kael.ones(3, dtype=getattr(kael, dtype), device=device, requires_grad=True)
+        y = x.exp()
+        with kael.no_grad():
+            y.add_(kael.ones(3, dtype=getattr(kael, dtype), device=device))
+        with pytest.raises(RuntimeError, match="modified by an inplace"):
+            y.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_square_powers_match_numpy_on_special_values(device, dtype):
+    """x ** 2 and pow(x, tensor of 2s) are x * x (the power kernel's shortcut): -0.0, the
+    infinities, NaN and subnormals included; other exponents beside them still go through pow."""
+    values = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 3.5, -2.5, 1e-30, 1e30, 1e-40],
+                      dtype=dtype)
+    x = kael.tensor(values, device=device)
+    exponents = np.array([2, 2, 2, 2, 2, 2, 3, 2, 0.5, 2], dtype=dtype)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal((x ** 2).numpy(), values * values)
+        np.testing.assert_array_equal(
+            kael.pow(x, kael.tensor(exponents, device=device)).numpy(),
+            np.power(values, exponents))
+
+
 def test_unknown_operand_types_give_type_error():
     with pytest.raises(TypeError):
         kael.ones(2) + "x"

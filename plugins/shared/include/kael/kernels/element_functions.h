@@ -198,7 +198,9 @@ struct Power {
         if constexpr (std::is_same_v<T, std::int64_t>) {
             return integer_power(a, b);
         } else {
-            return math::pow(a, b);
+            // x ** 2, the commonest power (losses, variances), is x * x exactly, NaN, infinities
+            // and -0.0 alike: a multiply instead of a libm call per element.
+            return b == T(2) ? a * a : math::pow(a, b);
         }
     }
 };
