@@ -1,6 +1,8 @@
 // cat and stack: the output is allocated once and each input copied into its slice.
+#include <algorithm>
 #include <string>
 
+#include "kael/autograd.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 
@@ -75,11 +77,20 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
         out_shape[dim] += part.shape()[dim];
     }
     Tensor out = empty(out_shape, dtype, first.device());
+    // copy_ records each part's gradient; with none to record, the copy kernel alone (out is
+    // new and the shapes match, so copy_'s checks have nothing to find).
+    const bool records = is_grad_enabled() &&
+                         std::any_of(parts.begin(), parts.end(),
+                                     [](const Tensor& part) { return part.requires_grad(); });
     std::int64_t start = 0;
     for (const Tensor& part : parts) {
         const std::int64_t stop = start + part.shape()[dim];
         Tensor destination = out.slice(dim, start, stop);
-        destination.copy_(part);
+        if (records) {
+            destination.copy_(part);
+        } else {
+            detail::convert(destination, part);
+        }
         start = stop;
     }
     return out;
