@@ -221,10 +221,11 @@ Tensor norm(const Tensor& input, double p, std::optional<Shape> dims, bool keepd
 
 namespace {
 
-// var over the flagged dims as a one-dim var of the input with them moved last and merged
-// (a view where they are adjacent and innermost, else a copy): differentiable by composition.
+// var (root: std) over the flagged dims as a one-dim var (std) of the input with them moved
+// last and merged (a view where they are adjacent and innermost, else a copy): differentiable
+// by composition, std's root taken in the variance's own store.
 Tensor var_merged(const Tensor& input, const std::vector<bool>& flags, std::int64_t correction,
-                  bool keepdim) {
+                  bool keepdim, bool root) {
     const Shape reduced = flagged_dims(flags);
     Shape kept_dims;
     Shape kept_sizes;
@@ -243,8 +244,10 @@ Tensor var_merged(const Tensor& input, const std::vector<bool>& flags, std::int6
     }
     kept_sizes.push_back(merged_size);
     const Tensor merged = input.dim() == 0 ? input : input.permute(order).reshape(kept_sizes);
-    const Tensor out = var(merged, input.dim() == 0 ? std::nullopt : std::optional(-1),
-                           correction, false);
+    const std::optional<std::int64_t> dim =
+        input.dim() == 0 ? std::nullopt : std::optional<std::int64_t>(-1);
+    const Tensor out = root ? stddev(merged, dim, correction, false)
+                            : var(merged, dim, correction, false);
     return keepdim ? out.reshape(kept_shape(input, flags)) : out;
 }
 
@@ -285,8 +288,7 @@ Tensor variance_over(const Tensor& input, const Shape& dims, std::int64_t correc
     if (input.dim() == 0 || input.numel() == 0 ||
         !is_floating(input.dtype()) || correction < 0 ||
         (input.requires_grad() && is_grad_enabled())) {
-        const Tensor out = var_merged(input, flags, correction, keepdim);
-        return root ? sqrt(out) : out;
+        return var_merged(input, flags, correction, keepdim, root);
     }
     const Tensor a = detail::reads_in_place(input) ? input : input.contiguous();
     std::int64_t count = 1;
@@ -304,8 +306,7 @@ Tensor variance_over(const Tensor& input, const Shape& dims, std::int64_t correc
         out = variance_by_groups(a, flags, *lowest) * factor;
         out = root ? sqrt(out) : out;
     } else {
-        out = var_merged(a, flags, correction, false);
-        out = root ? sqrt(out) : out;
+        out = var_merged(a, flags, correction, false, root);
     }
     return keepdim ? out.reshape(kept_shape(input, flags)) : out;
 }
