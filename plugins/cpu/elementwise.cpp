@@ -99,6 +99,25 @@ template <>
 inline constexpr bool kWideF32<kernels::Maximum<float>> = true;
 template <>
 inline constexpr bool kWideF32<kernels::Minimum<float>> = true;
+// Correctly rounded at every width (IEEE sqrt and division, exact rounding to an integer and
+// sign bits): at baseline floor was a libm call an element and sqrt kept errno's check, about
+// 0.1-0.25 of PyTorch's speed.
+template <>
+inline constexpr bool kWideF32<kernels::Abs<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Square<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Sqrt<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Rsqrt<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Reciprocal<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Floor<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Ceil<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Trunc<float>> = true;
 
 template <typename F, size_t... Input>
 [[gnu::always_inline]] inline void contiguous_f32(std::byte* const* pointers, int64_t count,
