@@ -16,6 +16,11 @@ __m128 _ZGVbN4v_logf(__m128);
 __m128 _ZGVbN4v_tanhf(__m128);
 __m128 _ZGVbN4v_erff(__m128);
 __m128 _ZGVbN4v_erfcf(__m128);
+__m128 _ZGVbN4v_sinf(__m128);
+__m128 _ZGVbN4v_cosf(__m128);
+__m128 _ZGVbN4v_log1pf(__m128);
+__m128 _ZGVbN4v_expm1f(__m128);
+__m128 _ZGVbN4v_log10f(__m128);
 }
 #endif
 
@@ -29,6 +34,11 @@ float scalar(Function function, float x) {
         case Function::Tanh: return std::tanh(x);
         case Function::Erf: return std::erf(x);
         case Function::Erfc: return std::erfc(x);
+        case Function::Sin: return std::sin(x);
+        case Function::Cos: return std::cos(x);
+        case Function::Log1p: return std::log1p(x);
+        case Function::Expm1: return std::expm1(x);
+        case Function::Log10: return std::log10(x);
     }
     return x;
 }
@@ -52,6 +62,11 @@ void apply_sse(Function function, const float* in, float* out, std::int64_t coun
         case Function::Tanh: return run_sse<_ZGVbN4v_tanhf>(in, out, count);
         case Function::Erf: return run_sse<_ZGVbN4v_erff>(in, out, count);
         case Function::Erfc: return run_sse<_ZGVbN4v_erfcf>(in, out, count);
+        case Function::Sin: return run_sse<_ZGVbN4v_sinf>(in, out, count);
+        case Function::Cos: return run_sse<_ZGVbN4v_cosf>(in, out, count);
+        case Function::Log1p: return run_sse<_ZGVbN4v_log1pf>(in, out, count);
+        case Function::Expm1: return run_sse<_ZGVbN4v_expm1f>(in, out, count);
+        case Function::Log10: return run_sse<_ZGVbN4v_log10f>(in, out, count);
     }
 }
 #endif
