@@ -1,8 +1,11 @@
 // Elementwise front-end: promotion, broadcasting and the scalar rules, then one plugin call.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -13,6 +16,7 @@
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
+#include "reduce_dims.h"
 #include "tensor_internal.h"
 
 namespace kael {
@@ -35,6 +39,29 @@ Tensor differentiable(const autograd::Recording& recording, kael_element_op op,
     return recording.finish(std::move(out), autograd::elementwise_name(op), std::move(backward));
 }
 
+// The result of a one-input op of a transposed or permuted dense tensor, laid out in the input's
+// memory order (PyTorch's preserve_format): input and result then walk memory in order, one
+// contiguous run the plugins' vector loops take, instead of a strided gather an element.
+std::optional<Tensor> empty_in_input_order(std::span<const Tensor> inputs, DType dtype) {
+    const Tensor& input = inputs.front();
+    if (inputs.size() != 1 || input.is_contiguous() || !detail::reads_in_place(input)) {
+        return std::nullopt;
+    }
+    Shape order(input.shape().size());
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) {
+        return input.strides()[static_cast<std::size_t>(x)] >
+               input.strides()[static_cast<std::size_t>(y)];
+    });
+    Shape stored(order.size());
+    Shape back(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        stored[i] = input.shape()[static_cast<std::size_t>(order[i])];
+        back[static_cast<std::size_t>(order[i])] = static_cast<std::int64_t>(i);
+    }
+    return empty(stored, dtype, input.device()).permute(back);
+}
+
 // inputs as a span: binary ops pass an array, no vector per call (host overhead).
 Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
            std::span<const Tensor> inputs, const kael_element_params& params = no_params(),
@@ -52,7 +79,8 @@ Tensor run(kael_element_op op, const char* name, DType out_dtype, DType compute,
         }
         convert = convert || (i >= converted_from && inputs[i].dtype() != compute);
     }
-    Tensor out = empty(*shape, out_dtype, inputs.front().device());
+    std::optional<Tensor> in_order = empty_in_input_order(inputs, out_dtype);
+    Tensor out = in_order ? std::move(*in_order) : empty(*shape, out_dtype, inputs.front().device());
     if (!convert) {
         detail::elementwise(op, out, inputs, compute, params);
         return differentiable(recording, op, inputs, std::move(out), params);

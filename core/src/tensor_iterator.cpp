@@ -39,9 +39,11 @@ std::int64_t broadcast_stride(const Tensor& input, const Shape& out_shape, std::
     return 0;
 }
 
-// Non-trivial dimensions of out = f(inputs...) outermost first, neighbours merged where every
-// operand allows it, written into layout (up to KAEL_MAX_DIMS of them); returns how many there
-// are. One pass without heap allocation: every elementwise call builds its layout here.
+// Non-trivial dimensions of out = f(inputs...) outermost first in out's memory order (its strides
+// descending; a contiguous out keeps logical order), neighbours merged where every operand allows
+// it, written into layout (up to KAEL_MAX_DIMS of them); returns how many there are. A result laid
+// out as its transposed input (preserve_format) so walks memory in order, as one run. One pass
+// without heap allocation: every elementwise call builds its layout here.
 std::int64_t merge_dims(const Tensor& out, std::span<const Tensor> inputs,
                         kael_element_layout* layout) {
     const int operands = static_cast<int>(inputs.size()) + 1;
@@ -56,10 +58,25 @@ std::int64_t merge_dims(const Tensor& out, std::span<const Tensor> inputs,
                              to_string(shape));
         }
     }
+    std::size_t order[kMaxRank];
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        order[d] = d;
+    }
+    if (!out.is_contiguous()) {  // a stable insertion sort: ranks are small
+        for (std::size_t k = 1; k < shape.size(); ++k) {
+            const std::size_t d = order[k];
+            std::size_t j = k;
+            for (; j > 0 && out.strides()[order[j - 1]] < out.strides()[d]; --j) {
+                order[j] = order[j - 1];
+            }
+            order[j] = d;
+        }
+    }
     std::int64_t last_size = 0;
     std::int64_t last_strides[KAEL_MAX_OPERANDS] = {};
     std::int64_t dims = 0;
-    for (std::size_t d = 0; d < shape.size(); ++d) {
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+        const std::size_t d = order[k];
         if (shape[d] == 1) {
             continue;
         }

@@ -4,6 +4,7 @@ import operator
 
 import numpy as np
 import pytest
+import torch
 
 import kael
 
@@ -118,6 +119,25 @@ def test_square_powers_match_numpy_on_special_values(device, dtype):
         np.testing.assert_array_equal(
             kael.pow(x, kael.tensor(exponents, device=device)).numpy(),
             np.power(values, exponents))
+
+
+@pytest.mark.parametrize("name", ["exp", "sqrt", "floor", "neg", "relu", "sigmoid", "isnan"])
+def test_one_input_ops_of_permuted_tensors_keep_their_layout_as_torch(device, name):
+    """A one-input op of a transposed or permuted dense tensor returns its result in the input's
+    memory order, strides and all, as PyTorch's preserve_format: the kernel walks both in order.
+    Values match numpy; sliced (not dense) inputs still give contiguous results."""
+    values = np.abs(np.random.default_rng(2).standard_normal((3, 4, 5))).astype(np.float32)
+    base = kael.tensor(values, device=device)
+    reference = torch.tensor(values)
+    for permutation in [(1, 0, 2), (2, 1, 0), (1, 2, 0)]:
+        got = getattr(kael, name)(base.permute(*permutation))
+        want = getattr(torch, name)(reference.permute(*permutation))
+        assert got.stride() == want.stride(), (name, permutation)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    sliced = getattr(kael, name)(base[:, ::2])
+    assert sliced.is_contiguous()
+    np.testing.assert_allclose(sliced.numpy(), getattr(torch, name)(reference[:, ::2]).numpy(),
+                               rtol=1e-6)
 
 
 def test_unknown_operand_types_give_type_error():
