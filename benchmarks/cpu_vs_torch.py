@@ -38,7 +38,8 @@ def bar_for(name):
     """The issue's bar for a model-path case, or None for the model rows."""
     if any(part in name for part in MODELS):
         return None
-    if any(name.startswith(part) for part in STRIDED):
+    if any(name.startswith(part) for part in STRIDED) or (
+            name.startswith("elementwise ") and (", transposed" in name or " + row" in name)):
         return 0.8
     return 1.0  # contiguous elementwise, row ops, reductions, index and sequence ops
 

@@ -3,6 +3,7 @@ call to time, written as a user of that library writes it."""
 import dataclasses
 from typing import Callable
 
+import elementwise_cases
 import reduce_cases
 
 
@@ -46,10 +47,11 @@ def randint(lib, dev, is_torch, high, *shape):
 
 
 def op_cases(scale):
-    """The hand-written cases, then the generated reductions and activations."""
+    """The hand-written cases, then the generated reductions, activations and elementwise ops."""
     rows = sized(8192, scale)
     return hand_cases(scale, rows) + reduce_cases.reduction_cases(Case, scale, sized) + \
-        reduce_cases.activation_cases(Case, scale, sized)
+        reduce_cases.activation_cases(Case, scale, sized) + \
+        elementwise_cases.elementwise_cases(Case, scale, sized)
 
 
 def hand_cases(scale, rows):
