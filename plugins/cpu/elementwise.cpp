@@ -118,6 +118,8 @@ template <>
 inline constexpr bool kWideF32<kernels::Ceil<float>> = true;
 template <>
 inline constexpr bool kWideF32<kernels::Trunc<float>> = true;
+template <>
+inline constexpr bool kWideF32<kernels::Sign<float>> = true;  // compares and selects
 
 template <typename F, size_t... Input>
 [[gnu::always_inline]] inline void contiguous_f32(std::byte* const* pointers, int64_t count,
