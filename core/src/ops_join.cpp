@@ -1,8 +1,7 @@
 // cat and stack: the output is allocated once and each input copied into its slice.
-#include <algorithm>
 #include <string>
 
-#include "kael/autograd.h"
+#include "autograd/record.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 
@@ -79,9 +78,7 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
     Tensor out = empty(out_shape, dtype, first.device());
     // copy_ records each part's gradient; with none to record, the copy kernel alone (out is
     // new and the shapes match, so copy_'s checks have nothing to find).
-    const bool records = is_grad_enabled() &&
-                         std::any_of(parts.begin(), parts.end(),
-                                     [](const Tensor& part) { return part.requires_grad(); });
+    const bool records = is_grad_enabled() && autograd::any_requires_grad(parts);
     std::int64_t start = 0;
     for (const Tensor& part : parts) {
         const std::int64_t stop = start + part.shape()[dim];

@@ -135,14 +135,6 @@ void set_history(const Tensor& tensor, std::shared_ptr<Node> node) {
     meta.output_nr = 0;
 }
 
-bool any_requires_grad(std::span<const Tensor> tensors) {
-    for (const Tensor& tensor : tensors) {
-        if (tensor.defined() && tensor.requires_grad()) {
-            return true;
-        }
-    }
-    return false;
-}
 
 }  // namespace
 
@@ -235,6 +227,15 @@ void Tensor::backward(const std::optional<Tensor>& gradient, bool retain_graph) 
 }
 
 namespace autograd {
+
+bool any_requires_grad(std::span<const Tensor> tensors) {
+    for (const Tensor& tensor : tensors) {
+        if (tensor.defined() && tensor.requires_grad()) {
+            return true;
+        }
+    }
+    return false;
+}
 
 // A view's history as its base's now is: the gradient flows to the base's current history
 // through the view's elements (PyTorch's view rebase after an in-place op on the base).

@@ -16,6 +16,9 @@ namespace kael::autograd {
 // Input gradients for one output gradient, one per recorded input (undefined: none).
 using BackwardFunction = std::function<std::vector<Tensor>(const Tensor& grad)>;
 
+// Whether any defined tensor of tensors requires grad.
+[[nodiscard]] bool any_requires_grad(std::span<const Tensor> tensors);
+
 // The gradient edge of a tensor: its grad_fn, its leaf accumulator, or none.
 [[nodiscard]] Edge gradient_edge(const Tensor& tensor);
 
