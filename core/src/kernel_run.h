@@ -121,7 +121,7 @@ void run(const char* slot, std::span<const Tensor> outputs, const std::vector<Te
 // the plugin then refuses.
 inline std::uint32_t since_minor(kael_element_op op) {
     switch (op) {
-#define KAEL_ELEMENT_OP_SINCE(op, value, name, inputs, in, out, params, since, functor) \
+#define KAEL_ELEMENT_OP_SINCE(op, value, name, inputs, in, out, params, since) \
     case KAEL_OP_##op: return since;
         KAEL_ELEMENT_OPS(KAEL_ELEMENT_OP_SINCE)
 #undef KAEL_ELEMENT_OP_SINCE

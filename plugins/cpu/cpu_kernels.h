@@ -45,7 +45,6 @@ void log_sum_exp(kael_dtype dtype, void* results, const void* data, std::int64_t
                  std::int64_t size, std::int64_t inner);
 
 // The scan slot (scan.cpp).
-kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                 void* out, const void* data, int64_t outer, int64_t size, int64_t inner);
+KAEL_DECLARE_ENTRY(scan);
 
 }  // namespace kael::cpu

@@ -10,18 +10,11 @@ namespace kael::cuda {
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
 
-// Slots only this plugin has (matmul.cu).
-kael_status matmul_epilogue(int32_t device, kael_dtype dtype, const void* a, const void* b,
-                            const void* bias, const void* residual, void* out,
-                            const kael_matmul_sizes* sizes, int32_t activation);
-
-// The scan slot (scan.cu).
-kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                 void* out, const void* data, int64_t outer, int64_t size, int64_t inner);
-// The reduce_indexed slot (reduce_dims.cu) and its rows (inner == 1, reduce.cu).
-kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, void* values,
-                           int64_t* indices, const void* data, int64_t outer, int64_t size,
-                           int64_t inner);
+// Slots only this plugin has: matmul_epilogue (matmul.cu), scan (scan.cu), reduce_indexed
+// (reduce_dims.cu) and its rows (inner == 1, reduce.cu).
+KAEL_DECLARE_ENTRY(matmul_epilogue);
+KAEL_DECLARE_ENTRY(scan);
+KAEL_DECLARE_ENTRY(reduce_indexed);
 void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int64_t* indices,
                          const void* data, std::int64_t length, std::int64_t rows);
 // The rows of reduce_dims_finished (inner == 1, or any empty reduction; reduce.cu), the call

@@ -5,8 +5,10 @@
 #define BOOST_TEST_MODULE abi_values
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kael/kernels/element_dispatch.h"
@@ -105,7 +107,7 @@ std::string lower(std::string text) {
 
 // The header's rows as (suffix in lower case, value, since), in row order.
 std::vector<Released> header_element_ops() {
-#define KAEL_TEST_ROW(op, value, name, inputs, in, out, params, since, functor) \
+#define KAEL_TEST_ROW(op, value, name, inputs, in, out, params, since) \
     {lower(#op), KAEL_OP_##op, since},
     return {KAEL_ELEMENT_OPS(KAEL_TEST_ROW)};
 #undef KAEL_TEST_ROW
@@ -192,6 +194,37 @@ BOOST_AUTO_TEST_CASE(table_offsets_are_as_released) {
     BOOST_TEST(KAEL_DEVICE_PROPERTIES_SIZE_1_0 == 160U);
     BOOST_TEST(KAEL_ATTENTION_LAYOUT_SIZE_1_2 == 160U);
     BOOST_TEST(KAEL_ADAM_PARAMS_SIZE_1_2 == 72U);
+}
+
+// KAEL_PLUGIN_SLOTS is the table's function slots, all of them, in order, each typed by its
+// kael_<slot>_fn, with minors that never fall and the function slots after 1.0's header fields.
+#define KAEL_TEST_SLOT_TYPE(slot, since)                                                      \
+    static_assert(std::is_same_v<decltype(kael_plugin::slot), kael_##slot##_fn*>, #slot); \
+    static_assert((since) <= KAEL_ABI_MINOR, #slot);
+KAEL_PLUGIN_SLOTS(KAEL_TEST_SLOT_TYPE)
+#undef KAEL_TEST_SLOT_TYPE
+
+BOOST_AUTO_TEST_CASE(the_slot_list_is_the_table_in_order) {
+    struct Slot {
+        const char* name;
+        std::size_t offset;
+        std::uint32_t since;
+    };
+#define KAEL_TEST_SLOT(slot, since) Slot{#slot, offsetof(kael_plugin, slot), since},
+    const std::vector<Slot> slots = {KAEL_PLUGIN_SLOTS(KAEL_TEST_SLOT)};
+#undef KAEL_TEST_SLOT
+    BOOST_TEST(std::string(slots.front().name) == "last_error");
+    BOOST_TEST(slots.front().offset == offsetof(kael_plugin, build_info) + sizeof(const char*));
+    for (std::size_t i = 1; i < slots.size(); ++i) {
+        BOOST_TEST_CONTEXT("slot " << slots[i].name) {
+            BOOST_TEST(slots[i].since >= slots[i - 1].since);
+            // The next pointer, except across 1.5's two 32-bit fields.
+            const std::size_t gap = slots[i].offset - slots[i - 1].offset;
+            BOOST_TEST((gap == sizeof(void*) ||
+                        (std::string(slots[i].name) == "scan" && gap == 2 * sizeof(void*))));
+        }
+    }
+    BOOST_TEST(slots.back().offset + sizeof(void*) == sizeof(kael_plugin));
 }
 
 BOOST_AUTO_TEST_CASE(element_op_columns_match_known_facts) {

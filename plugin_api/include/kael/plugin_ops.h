@@ -13,7 +13,7 @@ extern "C" {
 
 /* Elementwise operations. Inputs are operands 1.. of the layout, the output is operand 0.
  * KAEL_ELEMENT_OPS is their one list: kael generates every enum, name table, arity and dtype rule
- * from it. A row is X(op, value, name, inputs, in, out, params, since, functor):
+ * from it. A row is X(op, value, name, inputs, in, out, params, since):
  *   op, value  KAEL_OP_<op> = value, as released: never changed, rows are only appended
  *   name       the op as messages and tools spell it
  *   inputs     input operands, 1..3 (the layout holds one more, the output)
@@ -21,8 +21,6 @@ extern "C" {
  *   out        the out_dtype it writes, KAEL_OP_WRITES_<out>
  *   params     1 if it reads kael_element_params (which must then be given)
  *   since      the ABI minor it arrived in; the core sends it only to plugins of that minor on
- *   functor    kael's own functor template (plugins/shared, element_functions.h); other plugins
- *              may ignore it
  * Paste in and out (KAEL_OP_INPUTS_##in) rather than use them bare: a bare word such as BOOL may
  * be someone's macro. */
 #define KAEL_OP_INPUTS_ANY 0      /* all four dtypes */
@@ -35,93 +33,93 @@ extern "C" {
 /* clang-format off */
 #define KAEL_ELEMENT_OPS(X)                                                                        \
     /* copy (convert uses it with out_dtype != in_dtype) */                                        \
-    X(IDENTITY,             0, "identity",            1, ANY,      SAME, 0, 0, Identity)           \
-    X(NEGATE,               1, "negate",              1, NUMERIC,  SAME, 0, 0, Negate)             \
-    X(ABS,                  2, "abs",                 1, ANY,      SAME, 0, 0, Abs)                \
-    X(SIGN,                 3, "sign",                1, ANY,      SAME, 0, 0, Sign)               \
-    X(EXP,                  4, "exp",                 1, FLOATING, SAME, 0, 0, Exp)                \
-    X(LOG,                  5, "log",                 1, FLOATING, SAME, 0, 0, Log)                \
-    X(SQRT,                 6, "sqrt",                1, FLOATING, SAME, 0, 0, Sqrt)               \
-    X(RSQRT,                7, "rsqrt",               1, FLOATING, SAME, 0, 0, Rsqrt)              \
-    X(SIN,                  8, "sin",                 1, FLOATING, SAME, 0, 0, Sin)                \
-    X(COS,                  9, "cos",                 1, FLOATING, SAME, 0, 0, Cos)                \
-    X(TANH,                10, "tanh",                1, FLOATING, SAME, 0, 0, Tanh)               \
-    X(SIGMOID,             11, "sigmoid",             1, FLOATING, SAME, 0, 0, Sigmoid)            \
-    X(RELU,                12, "relu",                1, ANY,      SAME, 0, 0, Relu)               \
-    X(GELU_EXACT,          13, "gelu_exact",          1, FLOATING, SAME, 0, 0, GeluExact)          \
-    X(GELU_TANH,           14, "gelu_tanh",           1, FLOATING, SAME, 0, 0, GeluTanh)           \
-    X(SQUARE,              15, "square",              1, ANY,      SAME, 0, 0, Square)             \
-    X(RECIPROCAL,          16, "reciprocal",          1, FLOATING, SAME, 0, 0, Reciprocal)         \
-    X(LOGICAL_NOT,         17, "logical_not",         1, ANY,      BOOL, 0, 0, LogicalNot)         \
-    X(PLUS,                18, "plus",                2, ANY,      SAME, 0, 0, Plus)               \
-    X(MINUS,               19, "minus",               2, NUMERIC,  SAME, 0, 0, Minus)              \
-    X(MULTIPLY,            20, "multiply",            2, ANY,      SAME, 0, 0, Multiply)           \
+    X(IDENTITY,             0, "identity",            1, ANY,      SAME, 0, 0)                     \
+    X(NEGATE,               1, "negate",              1, NUMERIC,  SAME, 0, 0)                     \
+    X(ABS,                  2, "abs",                 1, ANY,      SAME, 0, 0)                     \
+    X(SIGN,                 3, "sign",                1, ANY,      SAME, 0, 0)                     \
+    X(EXP,                  4, "exp",                 1, FLOATING, SAME, 0, 0)                     \
+    X(LOG,                  5, "log",                 1, FLOATING, SAME, 0, 0)                     \
+    X(SQRT,                 6, "sqrt",                1, FLOATING, SAME, 0, 0)                     \
+    X(RSQRT,                7, "rsqrt",               1, FLOATING, SAME, 0, 0)                     \
+    X(SIN,                  8, "sin",                 1, FLOATING, SAME, 0, 0)                     \
+    X(COS,                  9, "cos",                 1, FLOATING, SAME, 0, 0)                     \
+    X(TANH,                10, "tanh",                1, FLOATING, SAME, 0, 0)                     \
+    X(SIGMOID,             11, "sigmoid",             1, FLOATING, SAME, 0, 0)                     \
+    X(RELU,                12, "relu",                1, ANY,      SAME, 0, 0)                     \
+    X(GELU_EXACT,          13, "gelu_exact",          1, FLOATING, SAME, 0, 0)                     \
+    X(GELU_TANH,           14, "gelu_tanh",           1, FLOATING, SAME, 0, 0)                     \
+    X(SQUARE,              15, "square",              1, ANY,      SAME, 0, 0)                     \
+    X(RECIPROCAL,          16, "reciprocal",          1, FLOATING, SAME, 0, 0)                     \
+    X(LOGICAL_NOT,         17, "logical_not",         1, ANY,      BOOL, 0, 0)                     \
+    X(PLUS,                18, "plus",                2, ANY,      SAME, 0, 0)                     \
+    X(MINUS,               19, "minus",               2, NUMERIC,  SAME, 0, 0)                     \
+    X(MULTIPLY,            20, "multiply",            2, ANY,      SAME, 0, 0)                     \
     /* integer division truncates toward zero; division by zero gives 0 */                         \
-    X(DIVIDE,              21, "divide",              2, NUMERIC,  SAME, 0, 0, Divide)             \
-    X(POWER,               22, "power",               2, NUMERIC,  SAME, 0, 0, Power)              \
+    X(DIVIDE,              21, "divide",              2, NUMERIC,  SAME, 0, 0)                     \
+    X(POWER,               22, "power",               2, NUMERIC,  SAME, 0, 0)                     \
     /* maximum and minimum: NaN propagates */                                                      \
-    X(MAXIMUM,             23, "maximum",             2, ANY,      SAME, 0, 0, Maximum)            \
-    X(MINIMUM,             24, "minimum",             2, ANY,      SAME, 0, 0, Minimum)            \
+    X(MAXIMUM,             23, "maximum",             2, ANY,      SAME, 0, 0)                     \
+    X(MINIMUM,             24, "minimum",             2, ANY,      SAME, 0, 0)                     \
     /* comparisons and logical ops write bool */                                                   \
-    X(EQUAL,               25, "equal",               2, ANY,      BOOL, 0, 0, Equal)              \
-    X(NOT_EQUAL,           26, "not_equal",           2, ANY,      BOOL, 0, 0, NotEqual)           \
-    X(LESS,                27, "less",                2, ANY,      BOOL, 0, 0, Less)               \
-    X(LESS_EQUAL,          28, "less_equal",          2, ANY,      BOOL, 0, 0, LessEqual)          \
-    X(GREATER,             29, "greater",             2, ANY,      BOOL, 0, 0, Greater)            \
-    X(GREATER_EQUAL,       30, "greater_equal",       2, ANY,      BOOL, 0, 0, GreaterEqual)       \
-    X(LOGICAL_AND,         31, "logical_and",         2, ANY,      BOOL, 0, 0, LogicalAnd)         \
-    X(LOGICAL_OR,          32, "logical_or",          2, ANY,      BOOL, 0, 0, LogicalOr)          \
+    X(EQUAL,               25, "equal",               2, ANY,      BOOL, 0, 0)                     \
+    X(NOT_EQUAL,           26, "not_equal",           2, ANY,      BOOL, 0, 0)                     \
+    X(LESS,                27, "less",                2, ANY,      BOOL, 0, 0)                     \
+    X(LESS_EQUAL,          28, "less_equal",          2, ANY,      BOOL, 0, 0)                     \
+    X(GREATER,             29, "greater",             2, ANY,      BOOL, 0, 0)                     \
+    X(GREATER_EQUAL,       30, "greater_equal",       2, ANY,      BOOL, 0, 0)                     \
+    X(LOGICAL_AND,         31, "logical_and",         2, ANY,      BOOL, 0, 0)                     \
+    X(LOGICAL_OR,          32, "logical_or",          2, ANY,      BOOL, 0, 0)                     \
     /* (input, grad): grad where input > 0 else 0 */                                               \
-    X(RELU_BACKWARD,       33, "relu_backward",       2, NUMERIC,  SAME, 0, 0, ReluBackward)       \
+    X(RELU_BACKWARD,       33, "relu_backward",       2, NUMERIC,  SAME, 0, 0)                     \
     /* (input, grad): grad * s * (1 - s), s = sigmoid(input) */                                    \
-    X(SIGMOID_BACKWARD,    34, "sigmoid_backward",    2, FLOATING, SAME, 0, 0, SigmoidBackward)    \
+    X(SIGMOID_BACKWARD,    34, "sigmoid_backward",    2, FLOATING, SAME, 0, 0)                     \
     /* (bool condition, a, b): a where condition else b; in_dtype is that of a and b */            \
-    X(WHERE,               35, "where",               3, ANY,      SAME, 0, 0, Where)              \
+    X(WHERE,               35, "where",               3, ANY,      SAME, 0, 0)                     \
     /* params: [0] low, [1] high */                                                                \
-    X(CLAMP,               36, "clamp",               1, ANY,      SAME, 1, 0, Clamp)              \
+    X(CLAMP,               36, "clamp",               1, ANY,      SAME, 1, 0)                     \
     /* (input, bool mask): params[0] where mask else input */                                      \
-    X(MASKED_FILL,         37, "masked_fill",         2, ANY,      SAME, 1, 0, MaskedFill)         \
-    X(GELU_EXACT_BACKWARD, 38, "gelu_exact_backward", 2, FLOATING, SAME, 0, 2, GeluExactBackward)  \
-    X(GELU_TANH_BACKWARD,  39, "gelu_tanh_backward",  2, FLOATING, SAME, 0, 2, GeluTanhBackward)  \
+    X(MASKED_FILL,         37, "masked_fill",         2, ANY,      SAME, 1, 0)                     \
+    X(GELU_EXACT_BACKWARD, 38, "gelu_exact_backward", 2, FLOATING, SAME, 0, 2)                     \
+    X(GELU_TANH_BACKWARD,  39, "gelu_tanh_backward",  2, FLOATING, SAME, 0, 2)                     \
     /* since 1.6. Rounding: round is half to even; frac = x - trunc(x) */                          \
-    X(FLOOR,               40, "floor",               1, FLOATING, SAME, 0, 6, Floor)              \
-    X(CEIL,                41, "ceil",                1, FLOATING, SAME, 0, 6, Ceil)               \
-    X(ROUND,               42, "round",               1, FLOATING, SAME, 0, 6, Round)              \
-    X(TRUNC,               43, "trunc",               1, FLOATING, SAME, 0, 6, Trunc)              \
-    X(FRAC,                44, "frac",                1, FLOATING, SAME, 0, 6, Frac)               \
+    X(FLOOR,               40, "floor",               1, FLOATING, SAME, 0, 6)                     \
+    X(CEIL,                41, "ceil",                1, FLOATING, SAME, 0, 6)                     \
+    X(ROUND,               42, "round",               1, FLOATING, SAME, 0, 6)                     \
+    X(TRUNC,               43, "trunc",               1, FLOATING, SAME, 0, 6)                     \
+    X(FRAC,                44, "frac",                1, FLOATING, SAME, 0, 6)                     \
     /* fmod takes the dividend's sign, remainder the divisor's; floor_divide floors. Integer   \
      * division by zero gives 0, INT64_MIN by -1 wraps */                                         \
-    X(FMOD,                45, "fmod",                2, NUMERIC,  SAME, 0, 6, Fmod)               \
-    X(REMAINDER,           46, "remainder",           2, NUMERIC,  SAME, 0, 6, Remainder)          \
-    X(FLOOR_DIVIDE,        47, "floor_divide",        2, NUMERIC,  SAME, 0, 6, FloorDivide)        \
+    X(FMOD,                45, "fmod",                2, NUMERIC,  SAME, 0, 6)                     \
+    X(REMAINDER,           46, "remainder",           2, NUMERIC,  SAME, 0, 6)                     \
+    X(FLOOR_DIVIDE,        47, "floor_divide",        2, NUMERIC,  SAME, 0, 6)                     \
     /* classification writes bool */                                                          \
-    X(ISNAN,               48, "isnan",               1, FLOATING, BOOL, 0, 6, IsNan)              \
-    X(ISINF,               49, "isinf",               1, FLOATING, BOOL, 0, 6, IsInf)              \
-    X(ISFINITE,            50, "isfinite",            1, FLOATING, BOOL, 0, 6, IsFinite)           \
-    X(ISPOSINF,            51, "isposinf",            1, FLOATING, BOOL, 0, 6, IsPosInf)           \
-    X(ISNEGINF,            52, "isneginf",            1, FLOATING, BOOL, 0, 6, IsNegInf)           \
-    X(LOG1P,               53, "log1p",               1, FLOATING, SAME, 0, 6, Log1p)              \
-    X(EXPM1,               54, "expm1",               1, FLOATING, SAME, 0, 6, Expm1)              \
-    X(ERF,                 55, "erf",                 1, FLOATING, SAME, 0, 6, Erf)                \
-    X(ERFC,                56, "erfc",                1, FLOATING, SAME, 0, 6, Erfc)               \
-    X(LOG2,                57, "log2",                1, FLOATING, SAME, 0, 6, Log2)               \
-    X(LOG10,               58, "log10",               1, FLOATING, SAME, 0, 6, Log10)              \
-    X(EXP2,                59, "exp2",                1, FLOATING, SAME, 0, 6, Exp2)               \
+    X(ISNAN,               48, "isnan",               1, FLOATING, BOOL, 0, 6)                     \
+    X(ISINF,               49, "isinf",               1, FLOATING, BOOL, 0, 6)                     \
+    X(ISFINITE,            50, "isfinite",            1, FLOATING, BOOL, 0, 6)                     \
+    X(ISPOSINF,            51, "isposinf",            1, FLOATING, BOOL, 0, 6)                     \
+    X(ISNEGINF,            52, "isneginf",            1, FLOATING, BOOL, 0, 6)                     \
+    X(LOG1P,               53, "log1p",               1, FLOATING, SAME, 0, 6)                     \
+    X(EXPM1,               54, "expm1",               1, FLOATING, SAME, 0, 6)                     \
+    X(ERF,                 55, "erf",                 1, FLOATING, SAME, 0, 6)                     \
+    X(ERFC,                56, "erfc",                1, FLOATING, SAME, 0, 6)                     \
+    X(LOG2,                57, "log2",                1, FLOATING, SAME, 0, 6)                     \
+    X(LOG10,               58, "log10",               1, FLOATING, SAME, 0, 6)                     \
+    X(EXP2,                59, "exp2",                1, FLOATING, SAME, 0, 6)                     \
     /* silu = x * sigmoid(x); (input, grad): grad * s * (1 + x * (1 - s)) */                      \
-    X(SILU,                60, "silu",                1, FLOATING, SAME, 0, 6, Silu)               \
-    X(SILU_BACKWARD,       61, "silu_backward",       2, FLOATING, SAME, 0, 6, SiluBackward)       \
+    X(SILU,                60, "silu",                1, FLOATING, SAME, 0, 6)                     \
+    X(SILU_BACKWARD,       61, "silu_backward",       2, FLOATING, SAME, 0, 6)                     \
     /* bitwise ops on i64 (two's complement). A shift by a negative count or >= 64 gives 0      \
      * (left) or the sign fill, a >> 63 (right), as PyTorch's cpu kernels */                      \
-    X(BITWISE_AND,         62, "bitwise_and",         2, INTEGER,  SAME, 0, 6, BitwiseAnd)         \
-    X(BITWISE_OR,          63, "bitwise_or",          2, INTEGER,  SAME, 0, 6, BitwiseOr)          \
-    X(BITWISE_XOR,         64, "bitwise_xor",         2, INTEGER,  SAME, 0, 6, BitwiseXor)         \
-    X(BITWISE_NOT,         65, "bitwise_not",         1, INTEGER,  SAME, 0, 6, BitwiseNot)         \
-    X(LEFT_SHIFT,          66, "left_shift",          2, INTEGER,  SAME, 0, 6, LeftShift)          \
-    X(RIGHT_SHIFT,         67, "right_shift",         2, INTEGER,  SAME, 0, 6, RightShift)
+    X(BITWISE_AND,         62, "bitwise_and",         2, INTEGER,  SAME, 0, 6)                     \
+    X(BITWISE_OR,          63, "bitwise_or",          2, INTEGER,  SAME, 0, 6)                     \
+    X(BITWISE_XOR,         64, "bitwise_xor",         2, INTEGER,  SAME, 0, 6)                     \
+    X(BITWISE_NOT,         65, "bitwise_not",         1, INTEGER,  SAME, 0, 6)                     \
+    X(LEFT_SHIFT,          66, "left_shift",          2, INTEGER,  SAME, 0, 6)                     \
+    X(RIGHT_SHIFT,         67, "right_shift",         2, INTEGER,  SAME, 0, 6)
 /* clang-format on */
 
 typedef int32_t kael_element_op;
-#define KAEL_OP_ENUMERATOR_(op, value, name, inputs, in, out, params, since, functor) \
+#define KAEL_OP_ENUMERATOR_(op, value, name, inputs, in, out, params, since) \
     KAEL_OP_##op = value,
 enum {
     KAEL_ELEMENT_OPS(KAEL_OP_ENUMERATOR_)
@@ -129,7 +127,7 @@ enum {
     KAEL_OP_COUNT = 68
 };
 /* Each row's position, for the check at the end that the values are 0.. in row order. */
-#define KAEL_OP_POSITION_(op, value, name, inputs, in, out, params, since, functor) \
+#define KAEL_OP_POSITION_(op, value, name, inputs, in, out, params, since) \
     kael_op_position_##op##_,
 enum { KAEL_ELEMENT_OPS(KAEL_OP_POSITION_) kael_op_rows_ };
 #undef KAEL_OP_ENUMERATOR_
@@ -199,7 +197,7 @@ KAEL_STATIC_ASSERT_(kael_op_rows_ + 0 == KAEL_OP_COUNT + 0,
                     "KAEL_OP_COUNT is not the number of rows")
 KAEL_STATIC_ASSERT_(kael_reduce_rows_ + 0 == KAEL_REDUCE_COUNT + 0,
                     "KAEL_REDUCE_COUNT is not the number of rows")
-#define KAEL_OP_IN_ORDER_(op, value, name, inputs, in, out, params, since, functor) \
+#define KAEL_OP_IN_ORDER_(op, value, name, inputs, in, out, params, since) \
     KAEL_STATIC_ASSERT_(KAEL_OP_##op + 0 == kael_op_position_##op##_ + 0,           \
                         "element op " name " misplaced")
 #define KAEL_REDUCE_IN_ORDER_(op, value, name, in, out, empty, since)             \

@@ -61,7 +61,7 @@ struct ElementOpInfo {
 };
 
 // Indexed by op: plugin_api.h checks that each row's value is its position.
-#define KAEL_ELEMENT_OP_INFO(op, value, name, inputs, in, out, params, since, functor) \
+#define KAEL_ELEMENT_OP_INFO(op, value, name, inputs, in, out, params, since) \
     {KAEL_OP_##op, name, inputs, KAEL_OP_INPUTS_##in, KAEL_OP_WRITES_##out, params != 0, since},
 inline constexpr ElementOpInfo kElementOps[KAEL_OP_COUNT] = {
     KAEL_ELEMENT_OPS(KAEL_ELEMENT_OP_INFO)};
@@ -188,10 +188,11 @@ void run_functor(const kael_element_params* params, Runner& runner) {
 template <int input_class, typename T, typename Runner>
 bool run_class(kael_element_op op, const kael_element_params* params, Runner& runner) {
     switch (op) {
-#define KAEL_ELEMENT_OP_CASE(op, value, name, inputs, in, out, params_, since, functor) \
+#define KAEL_ELEMENT_OP_CASE(op, value, name, inputs, in, out, params_, since) \
     case KAEL_OP_##op:                                                                  \
         if constexpr (KAEL_OP_INPUTS_##in == input_class) {                             \
-            run_functor<KAEL_OP_##op, functor, T>(params, runner);                      \
+            run_functor<KAEL_OP_##op, ElementFunctor<KAEL_OP_##op>::template type, T>(   \
+                params, runner);                                                        \
             return true;                                                                \
         }                                                                               \
         return false;

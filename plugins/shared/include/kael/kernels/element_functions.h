@@ -1,7 +1,7 @@
 #pragma once
 // One definition of every element function, shared by the cpu, emulated and cuda plugins so they
 // cannot disagree on NaN propagation, integer overflow or rounding. One functor per
-// kael_element_op (the functor column of plugin_api.h's KAEL_ELEMENT_OPS), templated on the
+// row of plugin_api.h's KAEL_ELEMENT_OPS (named to it by KAEL_ELEMENT_FUNCTOR), templated on the
 // compute type (bool for KAEL_DTYPE_BOOL); its call operator's parameters and result are the
 // op's operand types. Convert serves the convert slot. Valid in CUDA device code.
 #include <cstdint>
@@ -17,6 +17,7 @@ template <typename T>
 struct Identity {
     KAEL_HD T operator()(T x) const { return x; }
 };
+KAEL_ELEMENT_FUNCTOR(IDENTITY, Identity);
 template <typename Out, typename In>
 struct Convert {
     KAEL_HD Out operator()(In x) const { return saturating_cast<Out>(x); }
@@ -31,6 +32,7 @@ struct Negate {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(NEGATE, Negate);
 template <typename T>
 struct Abs {
     KAEL_HD T operator()(T x) const {
@@ -43,6 +45,7 @@ struct Abs {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(ABS, Abs);
 template <typename T>
 struct Sign {
     KAEL_HD T operator()(T x) const {
@@ -56,42 +59,52 @@ struct Sign {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(SIGN, Sign);
 template <typename T>
 struct Exp {
     KAEL_HD T operator()(T x) const { return math::exp(x); }
 };
+KAEL_ELEMENT_FUNCTOR(EXP, Exp);
 template <typename T>
 struct Log {
     KAEL_HD T operator()(T x) const { return math::log(x); }
 };
+KAEL_ELEMENT_FUNCTOR(LOG, Log);
 template <typename T>
 struct Sqrt {
     KAEL_HD T operator()(T x) const { return math::sqrt(x); }
 };
+KAEL_ELEMENT_FUNCTOR(SQRT, Sqrt);
 template <typename T>
 struct Rsqrt {
     KAEL_HD T operator()(T x) const { return T(1) / math::sqrt(x); }
 };
+KAEL_ELEMENT_FUNCTOR(RSQRT, Rsqrt);
 template <typename T>
 struct Sin {
     KAEL_HD T operator()(T x) const { return math::sin(x); }
 };
+KAEL_ELEMENT_FUNCTOR(SIN, Sin);
 template <typename T>
 struct Cos {
     KAEL_HD T operator()(T x) const { return math::cos(x); }
 };
+KAEL_ELEMENT_FUNCTOR(COS, Cos);
 template <typename T>
 struct Tanh {
     KAEL_HD T operator()(T x) const { return math::tanh(x); }
 };
+KAEL_ELEMENT_FUNCTOR(TANH, Tanh);
 template <typename T>
 struct Sigmoid {
     KAEL_HD T operator()(T x) const { return stable_sigmoid(x); }
 };
+KAEL_ELEMENT_FUNCTOR(SIGMOID, Sigmoid);
 template <typename T>
 struct Relu {
     KAEL_HD T operator()(T x) const { return x > T(0) ? x : (is_nan(x) ? x : T(0)); }
 };
+KAEL_ELEMENT_FUNCTOR(RELU, Relu);
 // Phi(x) = (1 + erf(x / sqrt 2)) / 2 as PyTorch computes it, down to x = -3 (relative error
 // under 3e-5 there); below, erfc(-x / sqrt 2) / 2 without the cancellation. erfc everywhere
 // made gelu compute-bound on H200 (0.79 of PyTorch); few warps reach the tail branch.
@@ -110,6 +123,7 @@ template <typename T>
 struct GeluExact {
     KAEL_HD T operator()(T x) const { return x * gaussian_cdf(x); }
 };
+KAEL_ELEMENT_FUNCTOR(GELU_EXACT, GeluExact);
 template <typename T>
 struct GeluTanh {
     KAEL_HD T operator()(T x) const {
@@ -120,6 +134,7 @@ struct GeluTanh {
         return x * stable_sigmoid(T(2) * inner);
     }
 };
+KAEL_ELEMENT_FUNCTOR(GELU_TANH, GeluTanh);
 template <typename T>
 struct Square {
     KAEL_HD T operator()(T x) const {
@@ -132,14 +147,17 @@ struct Square {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(SQUARE, Square);
 template <typename T>
 struct Reciprocal {
     KAEL_HD T operator()(T x) const { return T(1) / x; }
 };
+KAEL_ELEMENT_FUNCTOR(RECIPROCAL, Reciprocal);
 template <typename T>
 struct LogicalNot {
     KAEL_HD bool operator()(T x) const { return x == T(0); }
 };
+KAEL_ELEMENT_FUNCTOR(LOGICAL_NOT, LogicalNot);
 
 // ---- Binary functors -------------------------------------------------------------------------
 template <typename T>
@@ -154,6 +172,7 @@ struct Plus {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(PLUS, Plus);
 template <typename T>
 struct Minus {
     KAEL_HD T operator()(T a, T b) const {
@@ -164,6 +183,7 @@ struct Minus {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(MINUS, Minus);
 template <typename T>
 struct Multiply {
     KAEL_HD T operator()(T a, T b) const {
@@ -176,6 +196,7 @@ struct Multiply {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(MULTIPLY, Multiply);
 template <typename T>
 struct Divide {
     KAEL_HD T operator()(T a, T b) const {
@@ -192,6 +213,7 @@ struct Divide {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(DIVIDE, Divide);
 template <typename T>
 struct Power {
     KAEL_HD T operator()(T a, T b) const {
@@ -204,50 +226,62 @@ struct Power {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(POWER, Power);
 template <typename T>
 struct Maximum {
     KAEL_HD T operator()(T a, T b) const { return nan_aware_max(a, b); }
 };
+KAEL_ELEMENT_FUNCTOR(MAXIMUM, Maximum);
 template <typename T>
 struct Minimum {
     KAEL_HD T operator()(T a, T b) const { return nan_aware_min(a, b); }
 };
+KAEL_ELEMENT_FUNCTOR(MINIMUM, Minimum);
 template <typename T>
 struct Equal {
     KAEL_HD bool operator()(T a, T b) const { return a == b; }
 };
+KAEL_ELEMENT_FUNCTOR(EQUAL, Equal);
 template <typename T>
 struct NotEqual {
     KAEL_HD bool operator()(T a, T b) const { return a != b; }
 };
+KAEL_ELEMENT_FUNCTOR(NOT_EQUAL, NotEqual);
 template <typename T>
 struct Less {
     KAEL_HD bool operator()(T a, T b) const { return a < b; }
 };
+KAEL_ELEMENT_FUNCTOR(LESS, Less);
 template <typename T>
 struct LessEqual {
     KAEL_HD bool operator()(T a, T b) const { return a <= b; }
 };
+KAEL_ELEMENT_FUNCTOR(LESS_EQUAL, LessEqual);
 template <typename T>
 struct Greater {
     KAEL_HD bool operator()(T a, T b) const { return a > b; }
 };
+KAEL_ELEMENT_FUNCTOR(GREATER, Greater);
 template <typename T>
 struct GreaterEqual {
     KAEL_HD bool operator()(T a, T b) const { return a >= b; }
 };
+KAEL_ELEMENT_FUNCTOR(GREATER_EQUAL, GreaterEqual);
 template <typename T>
 struct LogicalAnd {
     KAEL_HD bool operator()(T a, T b) const { return a != T(0) && b != T(0); }
 };
+KAEL_ELEMENT_FUNCTOR(LOGICAL_AND, LogicalAnd);
 template <typename T>
 struct LogicalOr {
     KAEL_HD bool operator()(T a, T b) const { return a != T(0) || b != T(0); }
 };
+KAEL_ELEMENT_FUNCTOR(LOGICAL_OR, LogicalOr);
 template <typename T>
 struct ReluBackward {
     KAEL_HD T operator()(T input, T grad) const { return input > T(0) ? grad : T(0); }
 };
+KAEL_ELEMENT_FUNCTOR(RELU_BACKWARD, ReluBackward);
 template <typename T>
 struct SigmoidBackward {
     KAEL_HD T operator()(T input, T grad) const {
@@ -255,6 +289,7 @@ struct SigmoidBackward {
         return grad * s * (T(1) - s);
     }
 };
+KAEL_ELEMENT_FUNCTOR(SIGMOID_BACKWARD, SigmoidBackward);
 
 // d/dx of x * Phi(x) = Phi(x) + x * phi(x), Phi as GeluExact computes it.
 template <typename T>
@@ -266,6 +301,7 @@ struct GeluExactBackward {
         return grad * (cdf + x * pdf);
     }
 };
+KAEL_ELEMENT_FUNCTOR(GELU_EXACT_BACKWARD, GeluExactBackward);
 // d/dx of x * s, s = sigmoid(2u), u = k (x + kappa x^3): s + x * 2 s (1 - s) * k (1 + 3 kappa x^2).
 template <typename T>
 struct GeluTanhBackward {
@@ -277,12 +313,14 @@ struct GeluTanhBackward {
         return grad * (s + x * T(2) * s * (T(1) - s) * du);
     }
 };
+KAEL_ELEMENT_FUNCTOR(GELU_TANH_BACKWARD, GeluTanhBackward);
 
 // ---- Functors with more inputs or parameters ---------------------------------------------------
 template <typename T>
 struct Where {
     KAEL_HD T operator()(bool condition, T a, T b) const { return condition ? a : b; }
 };
+KAEL_ELEMENT_FUNCTOR(WHERE, Where);
 // The functors of ops that read params (the op table's params column) are made by from().
 template <typename T>
 struct Clamp {
@@ -293,6 +331,7 @@ struct Clamp {
     }
     KAEL_HD T operator()(T x) const { return nan_aware_min(nan_aware_max(x, low), high); }
 };
+KAEL_ELEMENT_FUNCTOR(CLAMP, Clamp);
 template <typename T>
 struct MaskedFill {
     T value;
@@ -301,5 +340,6 @@ struct MaskedFill {
     }
     KAEL_HD T operator()(T x, bool mask) const { return mask ? value : x; }
 };
+KAEL_ELEMENT_FUNCTOR(MASKED_FILL, MaskedFill);
 
 }  // namespace kael::kernels

@@ -47,29 +47,31 @@ KAEL_MATH_SPELLING_2(copysign)
 #undef KAEL_MATH_SPELLING
 #undef KAEL_MATH_SPELLING_2
 
-// A functor applying math::function: the unary math rows differ only in that.
-#define KAEL_MATH_FUNCTOR(Name, function)                                \
+// A functor applying math::function, op's: the unary math rows differ only in that.
+#define KAEL_MATH_FUNCTOR(op, Name, function)                            \
     template <typename T>                                                \
     struct Name {                                                        \
         KAEL_HD T operator()(T x) const { return math::function(x); }    \
-    };
-KAEL_MATH_FUNCTOR(Floor, floor)
-KAEL_MATH_FUNCTOR(Ceil, ceil)
-KAEL_MATH_FUNCTOR(Round, rint)
-KAEL_MATH_FUNCTOR(Trunc, trunc)
-KAEL_MATH_FUNCTOR(Log1p, log1p)
-KAEL_MATH_FUNCTOR(Expm1, expm1)
-KAEL_MATH_FUNCTOR(Erf, erf)
-KAEL_MATH_FUNCTOR(Erfc, erfc)
-KAEL_MATH_FUNCTOR(Log2, log2)
-KAEL_MATH_FUNCTOR(Log10, log10)
-KAEL_MATH_FUNCTOR(Exp2, exp2)
+    };                                                                   \
+    KAEL_ELEMENT_FUNCTOR(op, Name);
+KAEL_MATH_FUNCTOR(FLOOR, Floor, floor)
+KAEL_MATH_FUNCTOR(CEIL, Ceil, ceil)
+KAEL_MATH_FUNCTOR(ROUND, Round, rint)
+KAEL_MATH_FUNCTOR(TRUNC, Trunc, trunc)
+KAEL_MATH_FUNCTOR(LOG1P, Log1p, log1p)
+KAEL_MATH_FUNCTOR(EXPM1, Expm1, expm1)
+KAEL_MATH_FUNCTOR(ERF, Erf, erf)
+KAEL_MATH_FUNCTOR(ERFC, Erfc, erfc)
+KAEL_MATH_FUNCTOR(LOG2, Log2, log2)
+KAEL_MATH_FUNCTOR(LOG10, Log10, log10)
+KAEL_MATH_FUNCTOR(EXP2, Exp2, exp2)
 #undef KAEL_MATH_FUNCTOR
 
 template <typename T>
 struct Frac {
     KAEL_HD T operator()(T x) const { return x - math::trunc(x); }
 };
+KAEL_ELEMENT_FUNCTOR(FRAC, Frac);
 
 // ---- Division family: integer division by zero gives 0, INT64_MIN by -1 wraps ---------------
 template <typename T>
@@ -82,6 +84,7 @@ struct Fmod {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(FMOD, Fmod);
 // The divisor's sign: fmod moved by one divisor where the signs differ (PyTorch's formula).
 template <typename T>
 struct Remainder {
@@ -90,6 +93,7 @@ struct Remainder {
         return mod != T(0) && ((b < T(0)) != (mod < T(0))) ? mod + b : mod;
     }
 };
+KAEL_ELEMENT_FUNCTOR(REMAINDER, Remainder);
 template <typename T>
 struct FloorDivide {
     KAEL_HD T operator()(T a, T b) const {
@@ -124,34 +128,41 @@ struct FloorDivide {
         }
     }
 };
+KAEL_ELEMENT_FUNCTOR(FLOOR_DIVIDE, FloorDivide);
 
 // ---- Classification --------------------------------------------------------------------------
 template <typename T>
 struct IsNan {
     KAEL_HD bool operator()(T x) const { return x != x; }
 };
+KAEL_ELEMENT_FUNCTOR(ISNAN, IsNan);
 template <typename T>
 struct IsInf {
     KAEL_HD bool operator()(T x) const { return math::fabs(x) == static_cast<T>(INFINITY); }
 };
+KAEL_ELEMENT_FUNCTOR(ISINF, IsInf);
 template <typename T>
 struct IsFinite {
     KAEL_HD bool operator()(T x) const { return x - x == T(0); }  // NaN for inf and NaN
 };
+KAEL_ELEMENT_FUNCTOR(ISFINITE, IsFinite);
 template <typename T>
 struct IsPosInf {
     KAEL_HD bool operator()(T x) const { return x == static_cast<T>(INFINITY); }
 };
+KAEL_ELEMENT_FUNCTOR(ISPOSINF, IsPosInf);
 template <typename T>
 struct IsNegInf {
     KAEL_HD bool operator()(T x) const { return x == -static_cast<T>(INFINITY); }
 };
+KAEL_ELEMENT_FUNCTOR(ISNEGINF, IsNegInf);
 
 // ---- silu ------------------------------------------------------------------------------------
 template <typename T>
 struct Silu {
     KAEL_HD T operator()(T x) const { return x * stable_sigmoid(x); }
 };
+KAEL_ELEMENT_FUNCTOR(SILU, Silu);
 // d/dx of x * s = s + x * s * (1 - s) = s * (1 + x * (1 - s)).
 template <typename T>
 struct SiluBackward {
@@ -160,24 +171,29 @@ struct SiluBackward {
         return grad * s * (T(1) + x * (T(1) - s));
     }
 };
+KAEL_ELEMENT_FUNCTOR(SILU_BACKWARD, SiluBackward);
 
 // ---- Bitwise (i64) ---------------------------------------------------------------------------
 template <typename T>
 struct BitwiseAnd {
     KAEL_HD T operator()(T a, T b) const { return a & b; }
 };
+KAEL_ELEMENT_FUNCTOR(BITWISE_AND, BitwiseAnd);
 template <typename T>
 struct BitwiseOr {
     KAEL_HD T operator()(T a, T b) const { return a | b; }
 };
+KAEL_ELEMENT_FUNCTOR(BITWISE_OR, BitwiseOr);
 template <typename T>
 struct BitwiseXor {
     KAEL_HD T operator()(T a, T b) const { return a ^ b; }
 };
+KAEL_ELEMENT_FUNCTOR(BITWISE_XOR, BitwiseXor);
 template <typename T>
 struct BitwiseNot {
     KAEL_HD T operator()(T a) const { return ~a; }
 };
+KAEL_ELEMENT_FUNCTOR(BITWISE_NOT, BitwiseNot);
 // Shifts of the bits as unsigned (no signed overflow); counts outside [0, 64) as PyTorch 2.
 template <typename T>
 struct LeftShift {
@@ -188,9 +204,11 @@ struct LeftShift {
         return static_cast<T>(static_cast<std::uint64_t>(a) << b);
     }
 };
+KAEL_ELEMENT_FUNCTOR(LEFT_SHIFT, LeftShift);
 template <typename T>
 struct RightShift {
     KAEL_HD T operator()(T a, T b) const { return a >> (b < 0 || b >= 64 ? 63 : b); }
 };
+KAEL_ELEMENT_FUNCTOR(RIGHT_SHIFT, RightShift);
 
 }  // namespace kael::kernels

@@ -16,6 +16,18 @@
 
 namespace kael::kernels {
 
+// The functor of each KAEL_ELEMENT_OPS row: ElementFunctor<KAEL_OP_X>::type<T>, declared with
+// KAEL_ELEMENT_FUNCTOR beside the functor (element_functions*.h). The C header names no C++
+// template; a row without one fails to compile in element_dispatch.h.
+template <int op>
+struct ElementFunctor;
+#define KAEL_ELEMENT_FUNCTOR(op, Functor)     \
+    template <>                               \
+    struct ElementFunctor<KAEL_OP_##op> {     \
+        template <typename T>                 \
+        using type = Functor<T>;              \
+    }
+
 // bool is computed as C++ bool and stored as one byte holding 0 or 1.
 template <typename T>
 using Storage = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;
