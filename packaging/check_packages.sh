@@ -331,6 +331,7 @@ check_dev() {
     local file
     for file in include/kael/ops.h include/kael/plugin_api.h include/kael/plugin_ops.h \
         include/kael/plugin_structs.h include/kael/plugin_slots.h \
+        include/kael/plugin_extensions.h \
         include/kael/plugin_kit.h include/kael/nn.h include/kael/gpt.h bin/kael-conformance \
         "$libdir/libkael_core.so" "$libdir/libkael_nn.so" \
         "$libdir/cmake/kael/kaelConfig.cmake" "$libdir/cmake/kael/kaelConfigVersion.cmake" \

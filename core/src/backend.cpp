@@ -1,6 +1,9 @@
 // Checked calls into plugins and the public views of the registry.
 #include "backend.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "kael/error.h"
 #include "registry_state.h"
 
@@ -16,8 +19,34 @@ MemoryKind memory_kind(const kael_plugin* table) {
     return {host, host ? 1 : 0};  // 1: DLPack's kDLCPU
 }
 
+namespace {
+
+// The table's own bytes (up to its struct_size; the rest zero), with the model kernels taken from
+// its model extension when it returns one: every one of them, a NULL one included.
+kael_plugin with_extensions(const kael_plugin* table) {
+    kael_plugin copy{};
+    std::memcpy(&copy, table, std::min(table->struct_size, sizeof copy));
+    if (!KAEL_HAS_SLOT(table, extension)) {
+        return copy;
+    }
+    const auto* model =
+        static_cast<const kael_model_kernels*>(table->extension(KAEL_EXTENSION_MODEL));
+    if (model == nullptr) {
+        return copy;
+    }
+#define KAEL_TAKE_MODEL_KERNEL(kernel)                                                   \
+    copy.kernel = model->struct_size >= offsetof(kael_model_kernels, kernel) + sizeof(void*) \
+                      ? model->kernel                                                    \
+                      : nullptr;
+    KAEL_MODEL_KERNELS(KAEL_TAKE_MODEL_KERNEL)
+#undef KAEL_TAKE_MODEL_KERNEL
+    return copy;
+}
+
+}  // namespace
+
 Backend::Backend(const kael_plugin* table, std::size_t record_index)
-    : table_(table),
+    : table_(with_extensions(table)),
       record_index_(record_index),
       memory_(memory_kind(table)) {}
 
@@ -25,7 +54,7 @@ void Backend::check(kael_status status, const char* what) const {
     if (status == KAEL_STATUS_OK) {
         return;
     }
-    const char* raw = table_->last_error();
+    const char* raw = table_.last_error();
     if (status == KAEL_STATUS_INDEX_ERROR) {
         // The plugin's message names the user's op; a deferred check may surface here, later.
         throw IndexError(raw != nullptr ? raw : "index out of range");
@@ -43,7 +72,7 @@ void Backend::check(kael_status status, const char* what) const {
 
 void* Backend::allocate(int device, std::int64_t bytes) const {
     void* block = nullptr;
-    check(table_->allocate(device, bytes, &block), "allocate");
+    check(table_.allocate(device, bytes, &block), "allocate");
     allocated_.store(true, std::memory_order_relaxed);
     return block;
 }
@@ -52,24 +81,24 @@ void Backend::release(int device, void* block) const noexcept {
     if (state().shut_down) {
         return;  // the plugin already released everything in shutdown()
     }
-    table_->release(device, block);
+    table_.release(device, block);
 }
 
 void Backend::copy_to_device(int device, void* target, const void* source,
                              std::int64_t bytes) const {
-    check(table_->copy_to_device(device, target, source, bytes), "copy_to_device");
+    check(table_.copy_to_device(device, target, source, bytes), "copy_to_device");
 }
 
 void Backend::copy_to_host(int device, void* target, const void* source, std::int64_t bytes) const {
-    check(table_->copy_to_host(device, target, source, bytes), "copy_to_host");
+    check(table_.copy_to_host(device, target, source, bytes), "copy_to_host");
 }
 
 void Backend::copy_within(int device, void* target, const void* source, std::int64_t bytes) const {
-    check(table_->copy_within_device(device, target, source, bytes), "copy_within_device");
+    check(table_.copy_within_device(device, target, source, bytes), "copy_within_device");
 }
 
 void Backend::synchronize(int device) const {
-    check(table_->synchronize(device), "synchronize");
+    check(table_.synchronize(device), "synchronize");
 }
 
 namespace {

@@ -37,8 +37,11 @@ class Backend {
 public:
     Backend(const kael_plugin* table, std::size_t record_index);
 
-    [[nodiscard]] const kael_plugin* table() const { return table_; }
-    [[nodiscard]] std::string name() const { return table_->name; }
+    // The plugin's table as the core calls it: the model kernels come from the plugin's
+    // KAEL_EXTENSION_MODEL extension when it has one (plugin_extensions.h), else from the
+    // table's own slots of those names.
+    [[nodiscard]] const kael_plugin* table() const { return &table_; }
+    [[nodiscard]] std::string name() const { return table_.name; }
     // KAEL_MEMORY_HOST_ADDRESSABLE, read from the table or inferred from an older one's kind.
     [[nodiscard]] bool host_addressable() const { return memory_.host_addressable; }
     // The DLPack device type of its memory; 0 when it has none.
@@ -58,7 +61,7 @@ public:
     void synchronize(int device) const;
 
 private:
-    const kael_plugin* table_;
+    kael_plugin table_;
     std::size_t record_index_;
     MemoryKind memory_;
     mutable std::atomic<bool> allocated_{false};

@@ -51,6 +51,8 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
     });
 }
 
+KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
+
 kael_plugin make_table() {
     plugin::Description description;
     description.name = "cpu";
@@ -64,6 +66,7 @@ kael_plugin make_table() {
     kael_plugin table = plugin::make_table(description);
     table.device_properties = device_properties;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
+    table.extension = extension;
     table.host_threads = host_threads;
     table.scan = scan;
     return table;

@@ -65,6 +65,8 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
     });
 }
 
+KAEL_DEFINE_MODEL_EXTENSION(kernels.matmul_epilogue = matmul_epilogue)
+
 kael_plugin make_table() {
     plugin::Description description;
     description.name = "cuda";
@@ -81,11 +83,11 @@ kael_plugin make_table() {
     kael_plugin table = plugin::make_table(description);
     table.device_properties = device_properties;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
+    table.extension = extension;
     table.capture_begin = capture_begin;
     table.capture_end = capture_end;
     table.graph_launch = graph_launch;
     table.graph_release = graph_release;
-    table.matmul_epilogue = matmul_epilogue;
     table.scan = scan;
     table.reduce_indexed = reduce_indexed;
     return table;

@@ -22,6 +22,8 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
     });
 }
 
+KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
+
 kael_plugin make_table() {
     plugin::Description description;
     description.name = "emulated";
@@ -38,6 +40,7 @@ kael_plugin make_table() {
     kael_plugin table = plugin::make_table(description);
     table.device_properties = device_properties;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
+    table.extension = extension;
     return table;
 }
 

@@ -187,6 +187,8 @@ BOOST_AUTO_TEST_CASE(table_offsets_are_as_released) {
     BOOST_TEST(offsetof(kael_plugin, scan) == 384U);                    // 1.7
     BOOST_TEST(offsetof(kael_plugin, reduce_indexed) == 392U);          // 1.8
     BOOST_TEST(offsetof(kael_plugin, reduce_dims_finished) == 400U);    // 1.9
+    BOOST_TEST(offsetof(kael_plugin, extension) == 408U);               // 1.10
+    BOOST_TEST(KAEL_MODEL_KERNELS_SIZE_1_10 == 104U);
     BOOST_TEST(KAEL_ELEMENT_LAYOUT_SIZE_1_0 == 376U);
     BOOST_TEST(KAEL_ELEMENT_PARAMS_SIZE_1_0 == 40U);
     BOOST_TEST(KAEL_INDEX_LAYOUT_SIZE_1_0 == 280U);
@@ -225,6 +227,26 @@ BOOST_AUTO_TEST_CASE(the_slot_list_is_the_table_in_order) {
         }
     }
     BOOST_TEST(slots.back().offset + sizeof(void*) == sizeof(kael_plugin));
+}
+
+// The model extension's kernels: in KAEL_MODEL_KERNELS's order, each typed as the table slot
+// of its name.
+#define KAEL_TEST_MODEL_KERNEL(kernel)                                                      \
+    static_assert(std::is_same_v<decltype(kael_model_kernels::kernel), kael_##kernel##_fn*>, \
+                  #kernel);                                                                 \
+    static_assert(offsetof(kael_model_kernels, kernel) >= sizeof(std::size_t), #kernel);
+KAEL_MODEL_KERNELS(KAEL_TEST_MODEL_KERNEL)
+#undef KAEL_TEST_MODEL_KERNEL
+
+BOOST_AUTO_TEST_CASE(the_model_kernel_list_is_the_extension_in_order) {
+    std::vector<std::size_t> offsets;
+#define KAEL_TEST_MODEL_OFFSET(kernel) offsets.push_back(offsetof(kael_model_kernels, kernel));
+    KAEL_MODEL_KERNELS(KAEL_TEST_MODEL_OFFSET)
+#undef KAEL_TEST_MODEL_OFFSET
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+        BOOST_TEST(offsets[i] == sizeof(std::size_t) + i * sizeof(void*));
+    }
+    BOOST_TEST(offsets.back() + sizeof(void*) == sizeof(kael_model_kernels));
 }
 
 BOOST_AUTO_TEST_CASE(element_op_columns_match_known_facts) {

@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 9
+#define KAEL_ABI_MINOR 10
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -101,6 +101,9 @@ typedef int32_t kael_plugin_kind;
 
 /* The function slots' types, kael_<slot>_fn, each with its contract, and KAEL_PLUGIN_SLOTS. */
 #include "kael/plugin_slots.h"
+
+/* The extensions' tables (the model kernels), returned by the extension slot. */
+#include "kael/plugin_extensions.h"
 
 /* The table a plugin returns from kael_plugin_query. Static, owned by the plugin.
  * Memory and runtime slots are required; kernel slots may be NULL, in which case the core runs
@@ -190,6 +193,9 @@ typedef struct kael_plugin {
 
     /* Since ABI 1.9. */
     kael_reduce_dims_finished_fn* reduce_dims_finished;
+
+    /* Since ABI 1.10: extensions, the model kernels among them (plugin_extensions.h). */
+    kael_extension_fn* extension;
 } kael_plugin;
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
@@ -208,9 +214,9 @@ typedef const kael_plugin* (*kael_plugin_query_fn)(uint32_t core_abi_major,
 #endif
 
 #if defined(__cplusplus)
-static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8 + 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8 + 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */

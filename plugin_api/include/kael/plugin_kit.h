@@ -5,6 +5,7 @@
  *    per-thread message last_error() returns, so no exception crosses the ABI;
  *  - Description + make_table(): the identity part of the table filled in one place;
  *  - fill_device_properties(): writes only the fields the caller's struct has room for;
+ *  - model_extension(): an extension slot serving the model kernels (KAEL_EXTENSION_MODEL);
  *  - KAEL_PLUGIN_DEFINE_ENTRY(): the one exported symbol, building the table once. */
 #ifndef KAEL_PLUGIN_KIT_H
 #define KAEL_PLUGIN_KIT_H
@@ -166,6 +167,12 @@ inline void fill_device_properties(kael_device_properties* properties, const cha
     if (KAEL_KIT_FITS(capability_major)) properties->capability_major = capability_major;
     if (KAEL_KIT_FITS(capability_minor)) properties->capability_minor = capability_minor;
 #undef KAEL_KIT_FITS
+}
+
+// The extension slot of a plugin whose one extension is its model kernels (a static table):
+//   const void* extension(const char* name) { return model_extension(name, kernels()); }
+inline const void* model_extension(const char* name, const kael_model_kernels& kernels) {
+    return name != nullptr && std::strcmp(name, KAEL_EXTENSION_MODEL) == 0 ? &kernels : nullptr;
 }
 
 }  // namespace kael::plugin

@@ -1,9 +1,9 @@
 /* kael plugin ABI, part of plugin_api.h (include that, not this): the type of every function
  * slot of kael_plugin, kael_<slot>_fn, with its contract, and KAEL_PLUGIN_SLOTS, their one
  * list in table order. A plugin declares an entry as `kael_softmax_fn softmax;`, so its
- * signature is written here only. Slots arriving after 1.9 take one const kael_<slot>_args*
- * (a struct starting with struct_size), so a later parameter is an appended field, not a new
- * slot. This header compiles as C99 and as C++. */
+ * signature is written here only. Kernel slots arriving after 1.10 take one
+ * const kael_<slot>_args* (a struct starting with struct_size), so a later parameter is an
+ * appended field, not a new slot; model kernels arrive in an extension (plugin_extensions.h). This header compiles as C99 and as C++. */
 #ifndef KAEL_PLUGIN_SLOTS_H
 #define KAEL_PLUGIN_SLOTS_H
 
@@ -290,6 +290,12 @@ typedef kael_status kael_reduce_dims_finished_fn(int32_t device, kael_reduce_op 
                                                  int64_t outer, int64_t size, int64_t inner,
                                                  double scale, int32_t root);
 
+/* Since ABI 1.10. The extension called name (KAEL_EXTENSION_MODEL, plugin_extensions.h), a
+ * static table owned by the plugin whose first field is its struct_size, or NULL when the plugin
+ * has no such extension. The core asks once per name when it loads the plugin; must not fail.
+ * May be NULL (no extensions). */
+typedef const void* kael_extension_fn(const char* name);
+
 /* Every function slot of kael_plugin in table order, X(slot, since): since is the ABI minor it
  * arrived in. kael's plugins generate their declarations and table assignments from it, and a
  * test checks it against the table. */
@@ -337,7 +343,8 @@ typedef kael_status kael_reduce_dims_finished_fn(int32_t device, kael_reduce_op 
     X(adam_many, 4)               \
     X(scan, 7)                    \
     X(reduce_indexed, 8)          \
-    X(reduce_dims_finished, 9)
+    X(reduce_dims_finished, 9)    \
+    X(extension, 10)
 /* clang-format on */
 
 #ifdef __cplusplus
