@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kael/error.h"
+#include "kael/plugin_kit.h"
 #include "registry_state.h"
 
 namespace kael {
@@ -21,26 +22,12 @@ MemoryKind memory_kind(const kael_plugin* table) {
 
 namespace {
 
-// The table's own bytes (up to its struct_size; the rest zero), with the model kernels taken from
-// its model extension when it returns one: every one of them, a NULL one included.
+// The table's own bytes (up to its struct_size; the rest zero), with its model extension's
+// kernels in their slots (plugin_kit.h's with_model_slots, which plugins give older cores).
 kael_plugin with_extensions(const kael_plugin* table) {
     kael_plugin copy{};
     std::memcpy(&copy, table, std::min(table->struct_size, sizeof copy));
-    if (!KAEL_HAS_SLOT(table, extension)) {
-        return copy;
-    }
-    const auto* model =
-        static_cast<const kael_model_kernels*>(table->extension(KAEL_EXTENSION_MODEL));
-    if (model == nullptr) {
-        return copy;
-    }
-#define KAEL_TAKE_MODEL_KERNEL(kernel)                                                   \
-    copy.kernel = model->struct_size >= offsetof(kael_model_kernels, kernel) + sizeof(void*) \
-                      ? model->kernel                                                    \
-                      : nullptr;
-    KAEL_MODEL_KERNELS(KAEL_TAKE_MODEL_KERNEL)
-#undef KAEL_TAKE_MODEL_KERNEL
-    return copy;
+    return plugin::with_model_slots(copy);
 }
 
 }  // namespace

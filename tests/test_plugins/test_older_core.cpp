@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -130,5 +131,23 @@ BOOST_AUTO_TEST_CASE(matmul_with_first_size_sizes) {
     BOOST_TEST(download(out, 4) == (std::vector<double>{7, 10, 15, 22}),
                boost::test_tools::per_element());
     table().release(0, a);
+    table().release(0, out);
+}
+
+// A core before 1.10 asks no extension: the plugin hands it the model kernels in the table's own
+// slots, so its softmax still runs there.
+BOOST_AUTO_TEST_CASE(model_kernels_sit_in_the_table_for_an_older_core) {
+    BOOST_TEST_REQUIRE(table().softmax != nullptr);
+    BOOST_TEST(table().layer_norm != nullptr);
+    BOOST_TEST(table().adam != nullptr);
+    void* data = upload({0, 0, std::log(2.0)});
+    void* out = upload({0, 0, 0});
+    const kael_status status = table().softmax(0, KAEL_DTYPE_F64, out, data, 1, 3, 1, 0);
+    BOOST_TEST(status == KAEL_STATUS_OK, message(status));
+    BOOST_TEST(table().synchronize(0) == KAEL_STATUS_OK);
+    const std::vector<double> result = download(out, 3);
+    BOOST_TEST(result[0] == 0.25, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(result[2] == 0.5, boost::test_tools::tolerance(1e-12));
+    table().release(0, data);
     table().release(0, out);
 }

@@ -5,7 +5,8 @@
  *    per-thread message last_error() returns, so no exception crosses the ABI;
  *  - Description + make_table(): the identity part of the table filled in one place;
  *  - fill_device_properties(): writes only the fields the caller's struct has room for;
- *  - model_extension(): an extension slot serving the model kernels (KAEL_EXTENSION_MODEL);
+ *  - model_extension(): an extension slot serving the model kernels (KAEL_EXTENSION_MODEL), and
+ *    with_model_slots(): those kernels in the table's own slots, for a core before 1.10;
  *  - KAEL_PLUGIN_DEFINE_ENTRY(): the one exported symbol, building the table once. */
 #ifndef KAEL_PLUGIN_KIT_H
 #define KAEL_PLUGIN_KIT_H
@@ -169,6 +170,26 @@ inline void fill_device_properties(kael_device_properties* properties, const cha
 #undef KAEL_KIT_FITS
 }
 
+// table with the model kernels of its KAEL_EXTENSION_MODEL extension, when it has one, in the
+// table's slots of their names (every one, a NULL one included): what a core before 1.10, which
+// asks no extension, must be given, and how the core itself reads a table. table's extension
+// slot must lie within its struct_size.
+inline kael_plugin with_model_slots(kael_plugin table) {
+    const auto* model = table.extension == nullptr ? nullptr
+                                                   : static_cast<const kael_model_kernels*>(
+                                                         table.extension(KAEL_EXTENSION_MODEL));
+    if (model == nullptr) {
+        return table;
+    }
+#define KAEL_KIT_MODEL_SLOT(kernel)                                                        \
+    table.kernel = model->struct_size >= offsetof(kael_model_kernels, kernel) + sizeof(void*) \
+                       ? model->kernel                                                    \
+                       : nullptr;
+    KAEL_MODEL_KERNELS(KAEL_KIT_MODEL_SLOT)
+#undef KAEL_KIT_MODEL_SLOT
+    return table;
+}
+
 // The extension slot of a plugin whose one extension is its model kernels (a static table):
 //   const void* extension(const char* name) { return model_extension(name, kernels()); }
 inline const void* model_extension(const char* name, const kael_model_kernels& kernels) {
@@ -178,16 +199,21 @@ inline const void* model_extension(const char* name, const kael_model_kernels& k
 }  // namespace kael::plugin
 
 /* Defines the one exported symbol: make_table_function() builds the table at the first query,
- * once; an exception there is "no plugin table" for the core, not a crash. */
-#define KAEL_PLUGIN_DEFINE_ENTRY(make_table_function)                   \
-    extern "C" KAEL_PLUGIN_EXPORT const kael_plugin* kael_plugin_query( \
-        uint32_t /*core_abi_major*/, uint32_t /*core_abi_minor*/) {     \
-        try {                                                           \
-            static const kael_plugin table = make_table_function();     \
-            return &table;                                              \
-        } catch (...) {                                                 \
-            return nullptr;                                             \
-        }                                                               \
+ * once; an exception there is "no plugin table" for the core, not a crash. A core before 1.10
+ * gets the model kernels in the table's own slots (with_model_slots). */
+#define KAEL_PLUGIN_DEFINE_ENTRY(make_table_function)                                  \
+    extern "C" KAEL_PLUGIN_EXPORT const kael_plugin* kael_plugin_query(                \
+        uint32_t /*core_abi_major*/, uint32_t core_abi_minor) {                        \
+        try {                                                                          \
+            static const kael_plugin table = make_table_function();                    \
+            if (core_abi_minor >= 10) {                                                \
+                return &table;                                                         \
+            }                                                                          \
+            static const kael_plugin older = ::kael::plugin::with_model_slots(table);  \
+            return &older;                                                             \
+        } catch (...) {                                                                \
+            return nullptr;                                                            \
+        }                                                                              \
     }
 
 #endif /* KAEL_PLUGIN_KIT_H */
