@@ -44,6 +44,12 @@ KAEL_DECLARE_PLUGIN_ENTRIES();
 void log_sum_exp(kael_dtype dtype, void* results, const void* data, std::int64_t outer,
                  std::int64_t size, std::int64_t inner);
 
+// Few (<= 8) f32/f64 rows long enough for sequence.cpp's blocked chains; cumprod of those rows
+// in their dtype, accumulated in double (cumsum's slot takes its own).
+bool long_floating_rows(kael_dtype dtype, int64_t length, int64_t rows);
+void cumprod_long_rows(kael_dtype dtype, void* out, const void* data, int64_t length,
+                       int64_t rows);
+
 // The scan slot (scan.cpp).
 KAEL_DECLARE_ENTRY(scan);
 

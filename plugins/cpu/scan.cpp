@@ -147,8 +147,11 @@ kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_d
         check_device(device);
         kernels::tasks::visit_scan_call(op, out_dtype, in_dtype, out, data, outer, size, inner,
                                         [&]<bool kMultiply, typename In>() {
-                                            scan<kMultiply, In>(data, out, outer, size, inner);
-                                        });
+            if (kMultiply && inner == 1 && long_floating_rows(in_dtype, size, outer)) {
+                return cumprod_long_rows(in_dtype, out, data, size, outer);  // as cumsum's chains
+            }
+            scan<kMultiply, In>(data, out, outer, size, inner);
+        });
     });
 }
 

@@ -145,40 +145,49 @@ kael_status topk(int32_t device, kael_dtype dtype, void* values, int64_t* indice
 
 namespace {
 
-// A long floating row's prefix sums in blocks: each block's total first (independent sums, on
-// the pool), their running offsets, then kChains blocks at a time, each an add chain of its own
-// starting from its offset. The one sequential chain of CumsumRows waits on every add's
-// latency; this keeps several in flight and both threads busy. Accumulation stays in double.
+// A long floating row's prefix sums (or products) in blocks: each block's total first
+// (independent folds, on the pool), their running offsets, then kChains blocks at a time, each a
+// chain of its own starting from its offset. The one sequential chain of a row waits on every
+// add's (multiply's) latency; this keeps several in flight and both threads busy. Accumulation
+// stays in double.
 constexpr int64_t kScanBlock = 2048;
 constexpr int kChains = 4;
 
-template <typename T>
-void cumsum_long_row(const T* in, T* out, int64_t length) {
+template <bool kMultiply>
+[[gnu::always_inline]] inline double fold(double a, double b) {
+    return kMultiply ? a * b : a + b;
+}
+
+template <bool kMultiply, typename T>
+void scan_long_row(const T* in, T* out, int64_t length) {
+    constexpr double kIdentity = kMultiply ? 1.0 : 0.0;
     const int64_t blocks = (length + kScanBlock - 1) / kScanBlock;
-    std::vector<double> offsets(static_cast<size_t>(blocks) + 1, 0.0);
+    std::vector<double> offsets(static_cast<size_t>(blocks) + 1, kIdentity);
     parallel_ranges(blocks, 8, [&](int64_t begin, int64_t end) {
         for (int64_t block = begin; block < end; ++block) {
             const int64_t first = block * kScanBlock;
             const int64_t count = std::min(kScanBlock, length - first);
-            double lanes[8] = {};
+            double lanes[8] = {kIdentity, kIdentity, kIdentity, kIdentity,
+                               kIdentity, kIdentity, kIdentity, kIdentity};
             int64_t i = 0;
             for (; i + 8 <= count; i += 8) {
                 for (int lane = 0; lane < 8; ++lane) {
-                    lanes[lane] += static_cast<double>(in[first + i + lane]);
+                    lanes[lane] = fold<kMultiply>(lanes[lane], static_cast<double>(in[first + i + lane]));
                 }
             }
-            double total = 0;
+            double total = kIdentity;
             for (; i < count; ++i) {
-                total += static_cast<double>(in[first + i]);
+                total = fold<kMultiply>(total, static_cast<double>(in[first + i]));
             }
             for (const double lane : lanes) {
-                total += lane;
+                total = fold<kMultiply>(total, lane);
             }
             offsets[static_cast<size_t>(block) + 1] = total;
         }
     });
     for (int64_t block = 0; block < blocks; ++block) {
-        offsets[static_cast<size_t>(block) + 1] += offsets[static_cast<size_t>(block)];
+        offsets[static_cast<size_t>(block) + 1] = fold<kMultiply>(
+            offsets[static_cast<size_t>(block) + 1], offsets[static_cast<size_t>(block)]);
     }
     const int64_t groups = (blocks + kChains - 1) / kChains;
     parallel_ranges(groups, 2, [&](int64_t begin, int64_t end) {
@@ -197,13 +206,13 @@ void cumsum_long_row(const T* in, T* out, int64_t length) {
             const int64_t common = *std::min_element(counts, counts + kChains);
             for (int64_t i = 0; i < common; ++i) {
                 for (int c = 0; c < kChains; ++c) {
-                    totals[c] += static_cast<double>(in[firsts[c] + i]);
+                    totals[c] = fold<kMultiply>(totals[c], static_cast<double>(in[firsts[c] + i]));
                     out[firsts[c] + i] = static_cast<T>(totals[c]);
                 }
             }
             for (int c = 0; c < kChains; ++c) {
                 for (int64_t i = common; i < counts[c]; ++i) {
-                    totals[c] += static_cast<double>(in[firsts[c] + i]);
+                    totals[c] = fold<kMultiply>(totals[c], static_cast<double>(in[firsts[c] + i]));
                     out[firsts[c] + i] = static_cast<T>(totals[c]);
                 }
             }
@@ -211,26 +220,41 @@ void cumsum_long_row(const T* in, T* out, int64_t length) {
     });
 }
 
+template <bool kMultiply>
+void scan_long_rows(kael_dtype dtype, void* out, const void* data, int64_t length,
+                    int64_t rows) {
+    for (int64_t row = 0; row < rows; ++row) {
+        if (dtype == KAEL_DTYPE_F32) {
+            scan_long_row<kMultiply>(static_cast<const float*>(data) + row * length,
+                                     static_cast<float*>(out) + row * length, length);
+        } else {
+            scan_long_row<kMultiply>(static_cast<const double*>(data) + row * length,
+                                     static_cast<double*>(out) + row * length, length);
+        }
+    }
+}
+
 }  // namespace
+
+bool long_floating_rows(kael_dtype dtype, int64_t length, int64_t rows) {
+    return (dtype == KAEL_DTYPE_F32 || dtype == KAEL_DTYPE_F64) && length >= 8 * kScanBlock &&
+           rows <= 8;
+}
+
+void cumprod_long_rows(kael_dtype dtype, void* out, const void* data, int64_t length,
+                       int64_t rows) {
+    scan_long_rows<true>(dtype, out, data, length, rows);
+}
 
 kael_status cumsum(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
                    const void* data, int64_t chunk_size, int64_t row_count) {
     return plugin::guarded("cpu.cumsum", [&] {
         check_device(device);
         // Few long f32/f64 rows: blocked chains (a row each); else the shared row task.
-        const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
-        if (floating && chunk_size >= 8 * kScanBlock && row_count <= 8 &&
+        if (long_floating_rows(in_dtype, chunk_size, row_count) &&
             kernels::tasks::check_cumsum_call(out_dtype, in_dtype, out, data, chunk_size,
                                               row_count)) {
-            for (int64_t row = 0; row < row_count; ++row) {
-                if (in_dtype == KAEL_DTYPE_F32) {
-                    cumsum_long_row(static_cast<const float*>(data) + row * chunk_size,
-                                    static_cast<float*>(out) + row * chunk_size, chunk_size);
-                } else {
-                    cumsum_long_row(static_cast<const double*>(data) + row * chunk_size,
-                                    static_cast<double*>(out) + row * chunk_size, chunk_size);
-                }
-            }
+            scan_long_rows<false>(in_dtype, out, data, chunk_size, row_count);
             return;
         }
         kernels::tasks::launch_cumsum<Launcher>(out_dtype, in_dtype, out, data, chunk_size,

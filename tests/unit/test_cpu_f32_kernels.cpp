@@ -235,30 +235,27 @@ BOOST_AUTO_TEST_CASE(repeated_inputs_match_materialized_ones) {
     }
 }
 
-// Up to 8 long f32/f64 rows take blocked add chains (sequence.cpp): each row's prefix sums
-// equal those of the shared one-chain task, which 9 copies of the row take, within an f32 ulp
-// (both accumulate in double), on a row that ends in a partial block and carries an inf, a -inf
-// (NaN from there on, in both) in its second half.
-BOOST_AUTO_TEST_CASE(long_row_cumsum_matches_the_row_task) {
-    constexpr std::int64_t kLength = 8 * 2048 + 777;
-    kael::manual_seed(19);
-    std::vector<double> values = kael::randn({kLength}, DType::F64).to_vector<double>();
-    values[12000] = std::numeric_limits<double>::infinity();
-    values[15000] = -std::numeric_limits<double>::infinity();
+// Up to 8 long f32/f64 rows take blocked chains (sequence.cpp), for cumsum and cumprod: each
+// row's prefixes equal those of the one-chain path, which 9 copies of the row take, within an
+// f32 ulp (both accumulate in double), on a row that ends in a partial block. Returns the count
+// of prefixes that differ, and checks the prefixes at the special values as well.
+template <typename Scan>
+void check_blocked_scan(const std::vector<double>& values, Scan scan, double at_13000,
+                        bool nan_at_end) {
+    const auto length = static_cast<std::int64_t>(values.size());
     for (const DType dtype : {DType::F32, DType::F64}) {
         const Tensor row = kael::tensor(values).to(dtype);
         const Tensor rows = kael::stack(std::vector<Tensor>(9, row));
         const std::vector<double> blocked =
-            kael::cumsum(kael::stack({row, row}), 1).to(DType::F64).to_vector<double>();
-        const std::vector<double> chained =
-            kael::cumsum(rows, 1).to(DType::F64).to_vector<double>();
-        // f32: the double sums round to the same float but for an ulp; f64: the sums are
+            scan(kael::stack({row, row})).to(DType::F64).template to_vector<double>();
+        const std::vector<double> chained = scan(rows).to(DType::F64).template to_vector<double>();
+        // f32: the double results round to the same float but for an ulp; f64: they are
         // associated differently, so they differ by rounding relative to the largest prefix.
         std::size_t wrong = 0;
         double largest = 1;
         for (std::size_t i = 0; i < blocked.size(); ++i) {
-            const double want = chained[i % kLength];
-            largest = i % kLength == 0 ? 1 : largest;
+            const double want = chained[i % static_cast<std::size_t>(length)];
+            largest = i % static_cast<std::size_t>(length) == 0 ? 1 : largest;
             largest = std::isfinite(want) ? std::max(largest, std::fabs(want)) : largest;
             const double tolerance =
                 dtype == DType::F32 ? 2.4e-7 * std::max(1.0, std::fabs(want)) : 1e-13 * largest;
@@ -267,7 +264,29 @@ BOOST_AUTO_TEST_CASE(long_row_cumsum_matches_the_row_task) {
             wrong += same ? 0 : 1;
         }
         BOOST_TEST(wrong == 0U, "dtype " << static_cast<int>(dtype) << ": " << wrong);
-        BOOST_TEST(std::isinf(blocked[13000]));
-        BOOST_TEST(std::isnan(blocked[kLength - 1]));
+        BOOST_TEST((blocked[13000] == at_13000 || (std::isinf(at_13000) && std::isinf(blocked[13000]))));
+        BOOST_TEST(std::isnan(blocked[static_cast<std::size_t>(length) - 1]) == nan_at_end);
     }
+}
+
+// cumsum with an inf, then a -inf (NaN from there on, in both).
+BOOST_AUTO_TEST_CASE(long_row_cumsum_matches_the_row_task) {
+    constexpr std::int64_t kLength = 8 * 2048 + 777;
+    kael::manual_seed(19);
+    std::vector<double> values = kael::randn({kLength}, DType::F64).to_vector<double>();
+    values[12000] = std::numeric_limits<double>::infinity();
+    values[15000] = -std::numeric_limits<double>::infinity();
+    check_blocked_scan(values, [](const Tensor& t) { return kael::cumsum(t, 1); },
+                       std::numeric_limits<double>::infinity(), true);
+}
+
+// cumprod of values near one with a 0, then an inf (0 * inf: NaN from there on, in both).
+BOOST_AUTO_TEST_CASE(long_row_cumprod_matches_the_row_task) {
+    constexpr std::int64_t kLength = 8 * 2048 + 777;
+    kael::manual_seed(23);
+    std::vector<double> values =
+        (kael::randn({kLength}, DType::F64) * 1e-3 + 1.0).to_vector<double>();
+    values[12000] = 0.0;
+    values[15000] = std::numeric_limits<double>::infinity();
+    check_blocked_scan(values, [](const Tensor& t) { return kael::cumprod(t, 1); }, 0.0, true);
 }
