@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "cpu_kernels.h"
@@ -121,13 +122,36 @@ inline constexpr bool kWideF32<kernels::Trunc<float>> = true;
 template <>
 inline constexpr bool kWideF32<kernels::Sign<float>> = true;  // compares and selects
 
+// The f32 compares, logical ops and classifications, writing bool bytes: exact at every width.
+// At baseline, logical_and ran a 131k-element run at 0.59 of PyTorch's speed.
+template <typename F>
+inline constexpr bool kWideF32ToBool = false;
+#define KAEL_WIDE_F32_TO_BOOL(Functor) \
+    template <>                        \
+    inline constexpr bool kWideF32ToBool<kernels::Functor<float>> = true;
+KAEL_WIDE_F32_TO_BOOL(Equal)
+KAEL_WIDE_F32_TO_BOOL(NotEqual)
+KAEL_WIDE_F32_TO_BOOL(Less)
+KAEL_WIDE_F32_TO_BOOL(LessEqual)
+KAEL_WIDE_F32_TO_BOOL(Greater)
+KAEL_WIDE_F32_TO_BOOL(GreaterEqual)
+KAEL_WIDE_F32_TO_BOOL(LogicalAnd)
+KAEL_WIDE_F32_TO_BOOL(LogicalOr)
+KAEL_WIDE_F32_TO_BOOL(IsNan)
+KAEL_WIDE_F32_TO_BOOL(IsInf)
+KAEL_WIDE_F32_TO_BOOL(IsFinite)
+KAEL_WIDE_F32_TO_BOOL(IsPosInf)
+KAEL_WIDE_F32_TO_BOOL(IsNegInf)
+#undef KAEL_WIDE_F32_TO_BOOL
+
 template <typename F, size_t... Input>
 [[gnu::always_inline]] inline void contiguous_f32(std::byte* const* pointers, int64_t count,
                                                   const F& function) {
-    auto* const out = reinterpret_cast<float*>(pointers[0]);
+    using Result = std::conditional_t<kWideF32ToBool<F>, std::uint8_t, float>;  // bool: 0 or 1
+    auto* const out = reinterpret_cast<Result*>(pointers[0]);
     const float* const in[] = {reinterpret_cast<const float*>(pointers[Input + 1])...};
     for (int64_t i = 0; i < count; ++i) {
-        out[i] = function(in[Input][i]...);
+        out[i] = static_cast<Result>(function(in[Input][i]...));
     }
 }
 
@@ -164,7 +188,7 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
                             ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)}) && ...);
     std::byte* const out = pointers[0];
     if (contiguous) {
-        if constexpr (kWideF32<F>) {
+        if constexpr (kWideF32<F> || kWideF32ToBool<F>) {
             if (count >= 16 && contiguous_f32_wide<F, Input...>(pointers, count, function)) {
                 return;
             }

@@ -182,6 +182,27 @@ def test_comparisons_match_torch(device, name, dtypes):
     assert getattr(kael, name).__doc__.startswith("True where")
 
 
+@pytest.mark.parametrize("name", COMPARISON + CLASSIFY)
+def test_bool_rows_of_long_f32_runs_match_torch(device, name):
+    """Comparisons, logical ops and classification over runs long enough for the cpu plugin's
+    vector loops (a contiguous 40x50 and its transpose, which goes through tiles), with NaN,
+    infinities, zeros of both signs and equal pairs among the values."""
+    rng = np.random.default_rng(41)
+    left = rng.choice(np.array(FLOATS + [0.0, -0.0, 2.0], dtype=np.float32), size=(40, 50))
+    right = np.where(rng.random((40, 50)) < 0.3, left,
+                     rng.choice(np.array(FLOATS, dtype=np.float32), size=(40, 50)))
+    ours, theirs = kael.tensor(left, device=device), torch.tensor(left)
+    if name in CLASSIFY:
+        for a, b in ((ours, theirs), (ours.T, theirs.T)):
+            same(getattr(kael, name)(a), getattr(torch, name)(b))
+        return
+    ours_right, theirs_right = kael.tensor(right, device=device), torch.tensor(right)
+    same(getattr(kael, name)(ours, ours_right), getattr(torch, name)(theirs, theirs_right))
+    square, theirs_square = ours_right[:40, :40], theirs_right[:40, :40]
+    same(getattr(kael, name)(ours[:, :40], square.T),
+         getattr(torch, name)(theirs[:, :40], theirs_square.T))
+
+
 def test_nan_to_num(device):
     for dtype in ["f32", "f64"]:
         ours, theirs = pair([NAN, INF, -INF, 1.5, -0.0], dtype, device)
