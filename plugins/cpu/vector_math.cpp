@@ -21,6 +21,8 @@ __m128 _ZGVbN4v_cosf(__m128);
 __m128 _ZGVbN4v_log1pf(__m128);
 __m128 _ZGVbN4v_expm1f(__m128);
 __m128 _ZGVbN4v_log10f(__m128);
+__m128 _ZGVbN4v_log2f(__m128);
+__m128 _ZGVbN4v_exp2f(__m128);
 }
 #endif
 
@@ -39,6 +41,8 @@ float scalar(Function function, float x) {
         case Function::Log1p: return std::log1p(x);
         case Function::Expm1: return std::expm1(x);
         case Function::Log10: return std::log10(x);
+        case Function::Log2: return std::log2(x);
+        case Function::Exp2: return std::exp2(x);
     }
     return x;
 }
@@ -67,6 +71,8 @@ void apply_sse(Function function, const float* in, float* out, std::int64_t coun
         case Function::Log1p: return run_sse<_ZGVbN4v_log1pf>(in, out, count);
         case Function::Expm1: return run_sse<_ZGVbN4v_expm1f>(in, out, count);
         case Function::Log10: return run_sse<_ZGVbN4v_log10f>(in, out, count);
+        case Function::Log2: return run_sse<_ZGVbN4v_log2f>(in, out, count);
+        case Function::Exp2: return run_sse<_ZGVbN4v_exp2f>(in, out, count);
     }
 }
 #endif

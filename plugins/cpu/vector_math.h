@@ -7,7 +7,7 @@
 namespace kael::cpu::vector_math {
 
 // Values are the index of each ISA file's switch (vector_math_lanes.inc): appended only.
-enum class Function { Exp, Log, Tanh, Erf, Erfc, Sin, Cos, Log1p, Expm1, Log10 };
+enum class Function { Exp, Log, Tanh, Erf, Erfc, Sin, Cos, Log1p, Expm1, Log10, Log2, Exp2 };
 
 // out[i] = function(in[i]) for i < count; out may be in.
 void apply(Function function, const float* in, float* out, std::int64_t count);

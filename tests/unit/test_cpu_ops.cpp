@@ -327,15 +327,22 @@ BOOST_AUTO_TEST_CASE(vector_math_matches_libm) {
             return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
         },
         1e-5);
+    check(
+        "exp2", kael::exp2(x), [](double v) { return std::exp2(v); }, 1e-6);
     const Tensor positive = kael::exp(x);
     const std::vector<float> positive_values = positive.to_vector<float>();
-    const std::vector<float> logs = kael::log(positive).to_vector<float>();
-    size_t wrong = 0;
-    for (size_t i = 0; i < positive_values.size(); ++i) {
-        wrong += !close(logs[i], std::log(static_cast<double>(positive_values[i])), 1e-6);
+    for (const bool base2 : {false, true}) {
+        const std::vector<float> logs =
+            (base2 ? kael::log2(positive) : kael::log(positive)).to_vector<float>();
+        size_t wrong = 0;
+        for (size_t i = 0; i < positive_values.size(); ++i) {
+            const auto value = static_cast<double>(positive_values[i]);
+            wrong += !close(logs[i], base2 ? std::log2(value) : std::log(value), 1e-6);
+        }
+        BOOST_TEST(wrong == 0U, (base2 ? "log2" : "log") << ": " << wrong << " differ");
     }
-    BOOST_TEST(wrong == 0U);
     // softmax rows against a double reference.
+    size_t wrong = 0;
     const Tensor rows = x.slice(0, 0, 1030).view({10, 103});
     const std::vector<float> soft = kael::softmax(rows, 1).to_vector<float>();
     const std::vector<float> row_values = rows.to_vector<float>();
