@@ -9,6 +9,7 @@
 
 #include "cpu_kernels.h"
 #include "elementwise_math.h"
+#include "elementwise_tiles.h"
 #include "kael/kernels/abi_checks.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
@@ -22,6 +23,10 @@ namespace {
 using kernels::load_element;
 using kernels::Storage;
 using kernels::store_element;
+using tiles::for_each_tile;
+using tiles::kTile;
+using tiles::TileWalk;
+using tiles::transposing_dims;
 
 constexpr int64_t kMinParallelElements = int64_t{1} << 16;
 
@@ -240,124 +245,6 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
         store_element<Out>(
             out + i * strides[0],
             function(load_element<Ins>(pointers[Input + 1] + i * strides[Input + 1])...));
-    }
-}
-
-// A transposing layout: the output runs along the innermost dim but an input runs along
-// another one, `across` (a + a.T, contiguous() of a transpose). Walked in kTile x kTile tiles of
-// those two dims, so both operands' lines stay in cache across a tile; the innermost-dim walk
-// read such an input a full stride apart per element (0.22 of PyTorch's speed).
-constexpr int64_t kTile = 32;
-
-struct TileWalk {
-    int inner = -1;
-    int across = -1;
-};
-
-TileWalk transposing_dims(const kael_element_layout& layout, const int64_t* item_sizes) {
-    const int inner = layout.dims - 1;
-    if (layout.dims < 2 || layout.strides[0][inner] != item_sizes[0] ||
-        layout.shape[inner] < kTile) {
-        return {};
-    }
-    for (int op = 1; op < layout.operands; ++op) {
-        const int64_t stride = layout.strides[op][inner];
-        if (stride == 0 || stride == item_sizes[op]) {
-            continue;
-        }
-        for (int dim = inner - 1; dim >= 0; --dim) {
-            if (layout.strides[op][dim] == item_sizes[op] && layout.shape[dim] >= kTile) {
-                return {inner, dim};
-            }
-        }
-    }
-    return {};
-}
-
-// Copies a tile of an operand that runs along `across` into rows of buffer (row r: the tile's
-// row r, contiguous), reading memory in order. Item sizes 4 and 8 only.
-template <typename Word>
-void gather_tile(std::byte* buffer, const std::byte* source, int64_t across_stride,
-                 int64_t inner_stride, int64_t rows, int64_t columns) {
-    auto* out = reinterpret_cast<Word*>(buffer);
-    for (int64_t column = 0; column < columns; ++column) {
-        const std::byte* line = source + column * inner_stride;
-        for (int64_t row = 0; row < rows; ++row) {
-            std::memcpy(&out[row * kTile + column], line + row * across_stride, sizeof(Word));
-        }
-    }
-}
-
-// Runs span over every row segment of every tile, tiles [begin, end) of the layout's tiling.
-// An input of 4- or 8-byte items that runs along `across` is first gathered into an L1 buffer
-// read in its memory order, so span sees contiguous rows (and their vector loop).
-template <typename Span>
-void for_each_tile(const kael_element_layout& layout, const TileWalk& walk,
-                   const int64_t* item_sizes, int64_t begin, int64_t end, Span&& span) {
-    const int64_t rows_tiles = (layout.shape[walk.across] + kTile - 1) / kTile;
-    const int64_t column_tiles = (layout.shape[walk.inner] + kTile - 1) / kTile;
-    int64_t inner_strides[KAEL_MAX_OPERANDS] = {};
-    bool gathered[KAEL_MAX_OPERANDS] = {};
-    int64_t row_strides[KAEL_MAX_OPERANDS] = {};
-    for (int op = 0; op < layout.operands; ++op) {
-        inner_strides[op] = layout.strides[op][walk.inner];
-        row_strides[op] = inner_strides[op];
-        // An operand broadcast along inner (x - x.amax(-1, keepdim=True) of a transpose) is one
-        // value a row: left repeated, not gathered word by word.
-        gathered[op] = op > 0 && layout.strides[op][walk.across] == item_sizes[op] &&
-                       inner_strides[op] != item_sizes[op] && inner_strides[op] != 0 &&
-                       (item_sizes[op] == 4 || item_sizes[op] == 8);
-        if (gathered[op]) {
-            row_strides[op] = item_sizes[op];
-        }
-    }
-    alignas(64) std::byte buffers[KAEL_MAX_OPERANDS - 1][kTile * kTile * 8];
-    for (int64_t tile = begin; tile < end; ++tile) {
-        const int64_t column_tile = tile % column_tiles;
-        const int64_t row_tile = tile / column_tiles % rows_tiles;
-        int64_t rest = tile / (column_tiles * rows_tiles);  // over the other dims
-        std::byte* base[KAEL_MAX_OPERANDS] = {};
-        for (int op = 0; op < layout.operands; ++op) {
-            base[op] = static_cast<std::byte*>(layout.base[op]);
-        }
-        for (int dim = layout.dims - 1; dim >= 0; --dim) {
-            if (dim == walk.inner || dim == walk.across) {
-                continue;
-            }
-            const int64_t coordinate = rest % layout.shape[dim];
-            rest /= layout.shape[dim];
-            for (int op = 0; op < layout.operands; ++op) {
-                base[op] += coordinate * layout.strides[op][dim];
-            }
-        }
-        const int64_t first_row = row_tile * kTile;
-        const int64_t rows = std::min(kTile, layout.shape[walk.across] - first_row);
-        const int64_t first_column = column_tile * kTile;
-        const int64_t columns = std::min(kTile, layout.shape[walk.inner] - first_column);
-        for (int op = 1; op < layout.operands; ++op) {
-            if (!gathered[op]) {
-                continue;
-            }
-            const std::byte* source = base[op] + first_row * layout.strides[op][walk.across] +
-                                      first_column * inner_strides[op];
-            if (item_sizes[op] == 4) {
-                gather_tile<std::uint32_t>(buffers[op - 1], source, item_sizes[op],
-                                           inner_strides[op], rows, columns);
-            } else {
-                gather_tile<std::uint64_t>(buffers[op - 1], source, item_sizes[op],
-                                           inner_strides[op], rows, columns);
-            }
-        }
-        for (int64_t row = first_row; row < first_row + rows; ++row) {
-            std::byte* pointers[KAEL_MAX_OPERANDS] = {};
-            for (int op = 0; op < layout.operands; ++op) {
-                pointers[op] = gathered[op]
-                                   ? buffers[op - 1] + (row - first_row) * kTile * item_sizes[op]
-                                   : base[op] + row * layout.strides[op][walk.across] +
-                                         first_column * inner_strides[op];
-            }
-            span(pointers, row_strides, columns);
-        }
     }
 }
 
