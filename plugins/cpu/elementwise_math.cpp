@@ -59,6 +59,10 @@ constexpr float kErfcCoefficients[kErfcTerms] = {
 constexpr float kInverseSqrt2 = 0.70710678118654752440F;
 constexpr float kLn2 = 0.69314718055994530942F;
 
+// GCC 12 takes the undefined merge operand inside some AVX-512 intrinsics (min, rcp14) for an
+// uninitialized variable once they are inlined out of a region that ignores the warning.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 // e^a for -112 <= a <= 0, 16 lanes (Cephes' expf: a = n ln 2 + r, |r| <= ln 2 / 2, a degree-7
 // series in r, relative error about 1e-7), inline: libmvec's exp is a call that spills every zmm.
 [[gnu::target("avx512f"), gnu::always_inline]] inline __m512 exp_nonpositive(__m512 a) {
@@ -103,11 +107,12 @@ constexpr float kLn2 = 0.69314718055994530942F;
     }
 }
 
+#pragma GCC diagnostic pop
+
 // The chunk's own loops (around libmvec's calls) are compiled for AVX-512 and AVX2 as well, below.
 // GCC cannot see that each loop writes scratch's first count elements before apply reads them.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-template <vector_math::Isa kIsa>
 [[gnu::always_inline]] inline void vector_chunk(kael_element_op op, const float* in, float* out,
                                                 int64_t count) {
     using vector_math::Function;
@@ -154,9 +159,6 @@ template <vector_math::Isa kIsa>
             // t = 1 / (1 + |z| / 2) (Numerical Recipes' erfcc, relative error under 1.2e-7 in
             // both tails), reflected as 2 - erfc(|z|) for z < 0: one libmvec exp a element
             // instead of erf and erfc (libmvec's erff alone cost 1.7x PyTorch's whole gelu).
-            if constexpr (kIsa == vector_math::Isa::Avx512) {
-                return gelu_exact_avx512(in, out, count);
-            }
             float fractions[kChunk];
             for (int64_t i = 0; i < count; ++i) {
                 const float z = std::fabs(in[i]) * kInverseSqrt2;
@@ -184,19 +186,22 @@ template <vector_math::Isa kIsa>
 
 [[gnu::target("avx512f")]] void vector_chunk_avx512(kael_element_op op, const float* in,
                                                    float* out, int64_t count) {
-    vector_chunk<vector_math::Isa::Avx512>(op, in, out, count);
+    if (op == KAEL_OP_GELU_EXACT) {
+        return gelu_exact_avx512(in, out, count);  // the same formula, all in registers
+    }
+    vector_chunk(op, in, out, count);
 }
 
 [[gnu::target("avx2")]] void vector_chunk_avx2(kael_element_op op, const float* in, float* out,
                                               int64_t count) {
-    vector_chunk<vector_math::Isa::Avx2>(op, in, out, count);
+    vector_chunk(op, in, out, count);
 }
 
 void vector_chunk_widest(kael_element_op op, const float* in, float* out, int64_t count) {
     switch (vector_math::chosen_isa()) {
         case vector_math::Isa::Avx512: return vector_chunk_avx512(op, in, out, count);
         case vector_math::Isa::Avx2: return vector_chunk_avx2(op, in, out, count);
-        default: return vector_chunk<vector_math::Isa::Scalar>(op, in, out, count);
+        default: return vector_chunk(op, in, out, count);
     }
 }
 

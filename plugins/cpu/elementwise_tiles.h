@@ -59,7 +59,7 @@ void gather_tile(std::byte* buffer, const std::byte* source, int64_t across_stri
 }
 
 // gather_tile for 4-byte items with AVX2: 8x8 blocks transposed in registers (eight 32-byte loads
-// and stores, not 64 scalar moves), the tile's ragged edges as gather_tile does them. The scalar
+// and stores, not 64 scalar moves), the tile's ragged edges by gather_tile itself. The scalar
 // moves were most of a + a.T's time.
 [[gnu::target("avx2")]] inline void gather_tile_4_avx2(std::byte* buffer,
                                                        const std::byte* source,
@@ -102,15 +102,12 @@ void gather_tile(std::byte* buffer, const std::byte* source, int64_t across_stri
             }
         }
     }
-    // The edges: columns past the last full block of 8 in every row, then the rows past the
-    // last full block in the columns done above.
-    for (int64_t column = 0; column < columns; ++column) {
-        const std::byte* line = source + column * inner_stride;
-        const int64_t first_row = column < full_columns ? full_rows : 0;
-        for (int64_t row = first_row; row < rows; ++row) {
-            std::memcpy(&out[row * kTile + column], line + row * 4, 4);
-        }
-    }
+    // The ragged edges through gather_tile: the rows past the last full block of 8 in the
+    // columns done above, then every row of the columns past them.
+    gather_tile<std::uint32_t>(buffer + full_rows * kTile * 4, source + full_rows * 4, 4,
+                               inner_stride, rows - full_rows, full_columns);
+    gather_tile<std::uint32_t>(buffer + full_columns * 4, source + full_columns * inner_stride, 4,
+                               inner_stride, rows, columns - full_columns);
 }
 
 // Runs span over every row segment of every tile, tiles [begin, end) of the layout's tiling.
