@@ -233,8 +233,7 @@ BOOST_AUTO_TEST_CASE(the_slot_list_is_the_table_in_order) {
 // of its name.
 #define KAEL_TEST_MODEL_KERNEL(kernel)                                                      \
     static_assert(std::is_same_v<decltype(kael_model_kernels::kernel), kael_##kernel##_fn*>, \
-                  #kernel);                                                                 \
-    static_assert(offsetof(kael_model_kernels, kernel) >= sizeof(std::size_t), #kernel);
+                  #kernel);
 KAEL_MODEL_KERNELS(KAEL_TEST_MODEL_KERNEL)
 #undef KAEL_TEST_MODEL_KERNEL
 
