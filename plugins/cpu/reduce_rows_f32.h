@@ -22,15 +22,16 @@ struct Table {
     float (*min)(const float* row, std::int64_t count);
     double (*sum)(const float* row, std::int64_t count);  // in double, 32 lanes
     double (*prod)(const float* row, std::int64_t count);
-    double (*squares)(const float* row, std::int64_t count);  // the sum of x^2, as sum
+    double (*squares)(const float* row, std::int64_t count);   // the sum of x^2, as sum
     Position (*argmax)(const float* row, std::int64_t count);  // first NaN, else first best
     Position (*argmin)(const float* row, std::int64_t count);
     // rows contiguous rows of count elements: out[r] = op's result for row r, finished as the
     // shared reducers finish (a sum rounded once to f32, a norm's root taken in double). One call
     // for many short rows, so a row pays for no dispatch.
     void (*fold_rows)(Op op, const float* data, std::int64_t count, std::int64_t rows, void* out);
-    // Columns j < width of rows [begin, end) of slab (rows inner apart), each folded in row
-    // order into states[j] (double): kSum, kProd and kNorm2 (its sum of squares) only.
+    // Columns j < width of rows [begin, end) of slab (rows inner apart; begin a multiple of
+    // 64), each folded into states[j] (double) as the shared fold_strided folds it: kSum, kProd
+    // (paired terms) and kNorm2 (its sum of squares, in row order) only.
     void (*fold_columns)(Op op, const float* slab, std::int64_t inner, std::int64_t begin,
                          std::int64_t end, std::int64_t width, double* states);
 };

@@ -4,7 +4,8 @@
 // a fixed shuffle tree merges the lanes. Long rows that are few are cut into chunks of a block
 // each; a chunk's block writes its partial to the workspace and the last block of the row to
 // arrive merges the row's partials in chunk order. The cut depends only on the shape, so results
-// repeat run to run. Variance lanes fold shifted sums (LaneFold), so no lane divides per element.
+// repeat run to run. Variance lanes fold shifted sums (LaneFold), so no lane divides per element;
+// f32 sums and products fold the shared paired terms (fold_pairs).
 #include <cstdint>
 #include <typeinfo>
 
@@ -22,10 +23,12 @@ using kernels::load_element;
 using kernels::Storage;
 namespace tasks = kernels::tasks;
 
-constexpr std::int64_t kShortRow = 16;      // one thread per row: a warp would mostly idle
-constexpr std::int64_t kWarpRow = 2048;     // rows up to this long take a warp each
-constexpr std::int64_t kWarpRows = 4096;    // and so do longer rows when there are this many
-constexpr std::int64_t kMinChunk = 4096;    // elements of a block's chunk: 16 a thread at least
+constexpr std::int64_t kShortRow = 16;  // one thread per row: a warp would mostly idle
+// Their elements have no pair partners (tasks::kPaired), so an in-order fold is the paired one.
+static_assert(kShortRow <= tasks::kPairHalf);
+constexpr std::int64_t kWarpRow = 2048;   // rows up to this long take a warp each
+constexpr std::int64_t kWarpRows = 4096;  // and so do longer rows when there are this many
+constexpr std::int64_t kMinChunk = 4096;  // elements of a block's chunk: 16 a thread at least
 // About a resident wave of blocks on an H100/H200; a constant, not the device's count, so the
 // summation order does not change with the GPU.
 constexpr std::int64_t kTargetBlocks = 1024;
@@ -35,11 +38,49 @@ struct alignas(16) Pack {
     S values[16 / sizeof(S)];
 };
 
-// The elements [begin, end) of row_data folded by `threads` threads from `thread` on.
+// Paired f32 sums and products (tasks::kPaired): a thread folds pair slots, slot s holding
+// elements k and k + 32 of group s / 32 (k = 64 * (s / 32) + s % 32 from begin, a group's
+// start); aligned rows load four slots at once as two 16-byte packs 128 bytes apart.
+template <typename R>
+__device__ typename R::State fold_pairs(const float* row, std::int64_t begin, std::int64_t end,
+                                        int thread, int threads, bool vectorized) {
+    using State = typename R::State;
+    constexpr std::int64_t kGroup = tasks::kPairGroup;
+    constexpr std::int64_t kHalf = tasks::kPairHalf;
+    State state = seed<R>([] { return State{}; });
+    std::int64_t rest = begin;
+    if (vectorized) {
+        constexpr std::int64_t kPacks = kHalf / 4;  // packs of four in half a group
+        const std::int64_t groups = (end - begin) / kGroup;
+        const auto* packs = reinterpret_cast<const float4*>(row + begin);
+#pragma unroll 4
+        for (std::int64_t slot = thread; slot < groups * kPacks; slot += threads) {
+            const std::int64_t low = slot / kPacks * 2 * kPacks + slot % kPacks;
+            const float4 a = packs[low];
+            const float4 b = packs[low + kPacks];
+            state = R::merge(state, R::pair(a.x, b.x));
+            state = R::merge(state, R::pair(a.y, b.y));
+            state = R::merge(state, R::pair(a.z, b.z));
+            state = R::merge(state, R::pair(a.w, b.w));
+        }
+        rest = begin + groups * kGroup;
+    }
+    const std::int64_t slots = tasks::ceil_div(end - rest, kGroup) * kHalf;
+    for (std::int64_t slot = thread; slot < slots; slot += threads) {
+        const std::int64_t k = rest + slot / kHalf * kGroup + slot % kHalf;
+        if (k < end) {
+            const float low = row[k];
+            state = R::merge(state, k + kHalf < end ? R::pair(low, row[k + kHalf]) : R::lone(low));
+        }
+    }
+    return state;
+}
+
+// fold_span for the other reducers: each thread's elements in order into its LaneFold.
 template <typename R, typename In>
-__device__ typename R::State fold_span(const Storage<In>* row_data, std::int64_t begin,
-                                       std::int64_t end, int thread, int threads,
-                                       bool vectorized) {
+__device__ typename R::State fold_lanes(const Storage<In>* row_data, std::int64_t begin,
+                                        std::int64_t end, int thread, int threads,
+                                        bool vectorized) {
     using S = Storage<In>;
     constexpr int kWidth = 16 / sizeof(S);
     const In shift = load_element<In>(row_data + begin);
@@ -62,6 +103,18 @@ __device__ typename R::State fold_span(const Storage<In>* row_data, std::int64_t
         folded.add(load_element<In>(row_data + i), i);
     }
     return folded.result();
+}
+
+// The elements [begin, end) of row_data folded by `threads` threads from `thread` on.
+template <typename R, typename In>
+__device__ typename R::State fold_span(const Storage<In>* row_data, std::int64_t begin,
+                                       std::int64_t end, int thread, int threads, bool vectorized) {
+    if constexpr (tasks::kPaired<R>) {
+        return fold_pairs<R>(reinterpret_cast<const float*>(row_data), begin, end, thread, threads,
+                             vectorized);
+    } else {
+        return fold_lanes<R, In>(row_data, begin, end, thread, threads, vectorized);
+    }
 }
 
 template <typename R, typename In>
@@ -169,8 +222,8 @@ void reduce_rows(Results results, const void* data, std::int64_t length, std::in
         check_launch(typeid(R), __FILE__, __LINE__);
         return;
     }
-    std::int64_t chunks = tasks::min_of(tasks::ceil_div(kTargetBlocks, rows),
-                                        tasks::ceil_div(length, kMinChunk));
+    std::int64_t chunks =
+        tasks::min_of(tasks::ceil_div(kTargetBlocks, rows), tasks::ceil_div(length, kMinChunk));
     // A multiple of 64 elements, so every chunk starts on a 16-byte boundary of its row.
     const std::int64_t chunk_length = tasks::ceil_div(tasks::ceil_div(length, chunks), 64) * 64;
     chunks = tasks::ceil_div(length, chunk_length);
@@ -223,9 +276,8 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
         }
         tasks::with_reducer(op, in_dtype, [&](auto tag) {
             using Tag = decltype(tag);
-            reduce_rows<typename Tag::Reducer, typename Tag::Input>(Results{results, nullptr},
-                                                                    data, chunk_size,
-                                                                    output_count);
+            reduce_rows<typename Tag::Reducer, typename Tag::Input>(Results{results, nullptr}, data,
+                                                                    chunk_size, output_count);
         });
     });
 }

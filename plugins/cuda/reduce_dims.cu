@@ -4,8 +4,8 @@
 // when inner < 256 a tile is whole rows and the block's row groups take every groups-th row,
 // merged through shared memory by a fixed tree. When the tiles alone cannot fill the GPU, i is
 // split over blockIdx.y into partials that the tile's last block merges in the same launch
-// (reduce_common.cuh). The split depends only on the shape, so results repeat on any GPU;
-// inner == 1 is the row path's.
+// (reduce_common.cuh). f32 sums and products fold the shared paired terms (fold_column_pairs). The
+// split depends only on the shape, so results repeat on any GPU; inner == 1 is the row path's.
 #include <cstdint>
 #include <typeinfo>
 
@@ -42,7 +42,7 @@ struct ColumnGrid {
     std::int64_t tiles;            // outer * tiles_per_outer
     std::int64_t splits;           // pieces of i, gridDim.y
     std::int64_t rows_per_split;
-    std::int64_t outputs;          // outer * inner
+    std::int64_t outputs;  // outer * inner
 };
 
 ColumnGrid column_grid(std::int64_t outer, std::int64_t size, std::int64_t inner) {
@@ -56,7 +56,10 @@ ColumnGrid column_grid(std::int64_t outer, std::int64_t size, std::int64_t inner
         splits = tasks::min_of(tasks::ceil_div(kTargetBlocks, grid.tiles),
                                tasks::ceil_div(size, grid.groups * kMinRowsPerThread));
     }
-    grid.rows_per_split = tasks::ceil_div(size, splits < 1 ? 1 : splits);
+    // Whole pair groups (tasks::kPairGroup) a split, so each split's pairs are its own.
+    grid.rows_per_split =
+        tasks::ceil_div(tasks::ceil_div(size, splits < 1 ? 1 : splits), tasks::kPairGroup) *
+        tasks::kPairGroup;
     grid.splits = tasks::ceil_div(size, grid.rows_per_split);
     grid.outputs = outer * inner;
     return grid;
@@ -84,12 +87,47 @@ __device__ void fold_column(LaneFold<R, In>& lane, const Storage<In>* column, st
     }
 }
 
+// Paired f32 sums and products (tasks::kPaired) of rows [begin, end) of one column (begin a
+// group's start): pair slots from first_slot on, every step-th, slot s holding rows k and k + 32
+// of group s / 32 (k = begin + 64 * (s / 32) + s % 32); four slots' eight loads in flight.
+template <typename R>
+__device__ typename R::State fold_column_pairs(const float* column, std::int64_t inner,
+                                               std::int64_t begin, std::int64_t end,
+                                               std::int64_t first_slot, std::int64_t step) {
+    using State = typename R::State;
+    constexpr std::int64_t kGroup = tasks::kPairGroup;
+    constexpr std::int64_t kHalf = tasks::kPairHalf;
+    constexpr int kUnroll = 4;
+    State state = seed<R>([] { return State{}; });
+    const std::int64_t slots = tasks::ceil_div(end - begin, kGroup) * kHalf;
+    for (std::int64_t slot = first_slot; slot < slots; slot += kUnroll * step) {
+        float low[kUnroll];
+        float high[kUnroll];
+        std::int64_t row[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const std::int64_t s = slot + u * step;
+            row[u] = begin + s / kHalf * kGroup + s % kHalf;
+            const bool has_low = s < slots && row[u] < end;
+            low[u] = has_low ? column[row[u] * inner] : 0.0f;
+            high[u] = has_low && row[u] + kHalf < end ? column[(row[u] + kHalf) * inner] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            if (slot + u * step < slots && row[u] < end) {
+                state = R::merge(state,
+                                 row[u] + kHalf < end ? R::pair(low[u], high[u]) : R::lone(low[u]));
+            }
+        }
+    }
+    return state;
+}
+
 // The states of a block's row groups merged by a fixed tree into group 0 (blocks of one group
 // return state as it is). Every thread of the block calls this.
 template <typename R>
 __device__ typename R::State merge_groups(typename R::State state, typename R::State* states,
-                                          const ColumnGrid& grid, bool active,
-                                          std::int64_t group) {
+                                          const ColumnGrid& grid, bool active, std::int64_t group) {
     if (grid.groups == 1) {
         return state;
     }
@@ -133,10 +171,15 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
         State state{};
         if (active) {
             const Storage<In>* column = data + o * size * inner + j;
-            const In shift = load_element<In>(column + begin * inner);
-            LaneFold<R, In> lane(seed<R>([&] { return R::first(shift, begin); }), shift);
-            fold_column<R, In>(lane, column, inner, begin + group, end, grid.groups);
-            state = lane.result();
+            if constexpr (tasks::kPaired<R>) {
+                state = fold_column_pairs<R>(reinterpret_cast<const float*>(column), inner, begin,
+                                             end, group, grid.groups);
+            } else {
+                const In shift = load_element<In>(column + begin * inner);
+                LaneFold<R, In> lane(seed<R>([&] { return R::first(shift, begin); }), shift);
+                fold_column<R, In>(lane, column, inner, begin + group, end, grid.groups);
+                state = lane.result();
+            }
         }
         state = merge_groups<R>(state, states, grid, active, group);
         if (grid.splits == 1) {
@@ -167,8 +210,8 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
 
 // size > 0, inner > 1.
 template <typename R, typename In>
-void reduce_column_tiles(Results results, const void* data, std::int64_t outer,
-                         std::int64_t size, std::int64_t inner) {
+void reduce_column_tiles(Results results, const void* data, std::int64_t outer, std::int64_t size,
+                         std::int64_t inner) {
     using State = typename R::State;
     const auto* input = static_cast<const Storage<In>*>(data);
     const ColumnGrid grid = column_grid(outer, size, inner);
@@ -180,8 +223,7 @@ void reduce_column_tiles(Results results, const void* data, std::int64_t outer,
         check_launch(typeid(R), __FILE__, __LINE__);
         return;
     }
-    const Workspace workspace(grid.outputs * grid.splits * std::int64_t{sizeof(State)},
-                              grid.tiles);
+    const Workspace workspace(grid.outputs * grid.splits * std::int64_t{sizeof(State)}, grid.tiles);
     reduce_columns<R, In><<<blocks, kColumnThreads, 0, launch_stream()>>>(
         input, results, static_cast<State*>(workspace.partials()), workspace.counters(), size,
         inner, grid);
@@ -193,11 +235,11 @@ void reduce_columns_or_empty(Results results, const void* data, std::int64_t out
                              std::int64_t size, std::int64_t inner) {
     if (size == 0) {  // the shared task writes the identity (only reducers with one get here)
         if constexpr (!kIndexed<R>) {
-            Launcher::for_each(outer * inner,
-                               tasks::ReduceColumns<R, In>{
-                                   static_cast<const Storage<In>*>(data),
-                                   static_cast<Storage<typename R::Out>*>(results.values), size,
-                                   inner});
+            Launcher::for_each(
+                outer * inner,
+                tasks::ReduceColumns<R, In>{static_cast<const Storage<In>*>(data),
+                                            static_cast<Storage<typename R::Out>*>(results.values),
+                                            size, inner});
         }
         return;
     }
@@ -255,8 +297,8 @@ kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, 
                            int64_t inner) {
     return plugin::guarded("cuda.reduce_indexed", [&] {
         use_device(device);
-        const bool largest = tasks::check_reduce_indexed_call(op, dtype, values, indices, data,
-                                                              outer, size, inner);
+        const bool largest =
+            tasks::check_reduce_indexed_call(op, dtype, values, indices, data, outer, size, inner);
         if (outer * inner == 0) {
             return;
         }
@@ -268,11 +310,11 @@ kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, 
             using In = kernels::TagType<decltype(tag)>;
             const Results results{values, indices};
             if (largest) {
-                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, true>>, In>(results, data,
-                                                                              outer, size, inner);
+                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, true>>, In>(results, data, outer,
+                                                                              size, inner);
             } else {
-                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, false>>, In>(
-                    results, data, outer, size, inner);
+                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, false>>, In>(results, data, outer,
+                                                                               size, inner);
             }
         });
     });

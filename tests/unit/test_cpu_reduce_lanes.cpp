@@ -2,6 +2,7 @@
 // written here: rows of every length around the lane counts and kBlock, with ties, NaNs at the
 // front, middle and tail, and -0.0; along the last dim (row folds) and the first (column folds).
 // unit_cpu_ops runs this at every KAEL_CPU_VECTOR_ISA and thread count.
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstdint>
@@ -15,7 +16,7 @@ using kael::Tensor;
 
 namespace {
 
-const std::vector<std::int64_t> kLengths = {1,   2,   31,  32,  33,   63,   64,   65,   100,
+const std::vector<std::int64_t> kLengths = {1,   2,   31,  32,  33,   63,   64,   65,  100,
                                             127, 128, 129, 257, 4095, 4096, 4097, 9000};
 
 // Values from a small set, so that ties happen everywhere; position p gets a NaN when listed.
@@ -129,11 +130,95 @@ BOOST_AUTO_TEST_CASE(lane_sums_keep_negative_zero_and_fractions) {
         for (const float t : tenths) {
             reference += static_cast<double>(t);
         }
-        BOOST_TEST(kael::sum(kael::tensor(tenths)).item<float>() ==
-                   static_cast<float>(reference));
+        BOOST_TEST(kael::sum(kael::tensor(tenths)).item<float>() == static_cast<float>(reference));
+        // A product pairs elements 32 apart in f32 (f32_sums_pair_elements_32_apart).
         const Tensor near_one = kael::full({length}, 1.0001);
-        BOOST_TEST(kael::prod(near_one).item<float>() ==
-                       static_cast<float>(std::pow(static_cast<double>(1.0001f), length)),
-                   boost::test_tools::tolerance(1e-6f));
+        const double factor = 1.0001f;
+        const std::int64_t pairs = length / 64 * 32 + std::max<std::int64_t>(0, length % 64 - 32);
+        const double pair = 1.0001f * 1.0001f;
+        BOOST_TEST(
+            kael::prod(near_one).item<float>() ==
+                static_cast<float>(std::pow(pair, pairs) * std::pow(factor, length - 2 * pairs)),
+            boost::test_tools::tolerance(1e-6f));
+    }
+}
+
+namespace {
+
+// First halves of 64-element groups +-512 plus a small integer, second halves odd multiples of
+// 2^-15: every pair's f32 sum rounds (a tie), the +-512 cancel, and any order of double
+// additions of the terms is exact (multiples of 2^-15 below 2^24), so the expected sum is too.
+float paired_value(std::int64_t i, std::int64_t column) {
+    const auto h = static_cast<int>((i * 40503 + column * 2654435761) % 999983);
+    const float sign = ((i / 64 + i + column) & 1) != 0 ? -1.0f : 1.0f;
+    return i % 64 < 32 ? sign * static_cast<float>(512 + h % 16)
+                       : std::ldexp(static_cast<float>(2 * (h % 500) + 1), -15);
+}
+
+// kael's paired f32 sum (kael/kernels/tasks/reduce.h): element k of each 64-element group meets
+// k + 32 in f32; `widened` is the plain double sum, which the data must tell apart.
+double paired_sum(const std::vector<float>& run, bool widened) {
+    double total = 0.0;
+    const auto n = static_cast<std::int64_t>(run.size());
+    for (std::int64_t group = 0; group < n; group += 64) {
+        for (std::int64_t k = group; k < std::min(n, group + 32); ++k) {
+            const float low = run[static_cast<std::size_t>(k)];
+            if (k + 32 >= n) {
+                total += low;
+            } else if (widened) {
+                total += static_cast<double>(low) + run[static_cast<std::size_t>(k + 32)];
+            } else {
+                total += static_cast<double>(low + run[static_cast<std::size_t>(k + 32)]);
+            }
+        }
+    }
+    return total;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(f32_sums_pair_elements_32_apart) {
+    int told_apart = 0;
+    for (const std::int64_t length : kLengths) {
+        // Rows of a [3, length] tensor, and columns of [length, 203] (register blocks of columns,
+        // narrower ones and single columns) and [length, 300] (streamed rows) ones.
+        for (const std::int64_t columns : {std::int64_t{3}, std::int64_t{203}, std::int64_t{300}}) {
+            std::vector<double> values(static_cast<std::size_t>(length * columns));
+            std::vector<std::vector<float>> runs(static_cast<std::size_t>(columns));
+            for (std::int64_t i = 0; i < length; ++i) {
+                for (std::int64_t j = 0; j < columns; ++j) {
+                    const float v = paired_value(i, j);
+                    values[static_cast<std::size_t>(i * columns + j)] = v;
+                    runs[static_cast<std::size_t>(j)].push_back(v);
+                }
+            }
+            const Tensor x = kael::tensor(values, {length, columns}).to(DType::F32);
+            const auto down = kael::sum(x, 0).to_vector<float>();
+            const auto along = kael::sum(x.T().contiguous(), 1).to_vector<float>();
+            for (std::int64_t j = 0; j < columns; ++j) {
+                const auto& run = runs[static_cast<std::size_t>(j)];
+                const auto expected = static_cast<float>(paired_sum(run, false));
+                told_apart += expected != static_cast<float>(paired_sum(run, true));
+                BOOST_TEST_CONTEXT("length " << length << " column " << j << " of " << columns) {
+                    BOOST_TEST(down[static_cast<std::size_t>(j)] == expected);
+                    BOOST_TEST(along[static_cast<std::size_t>(j)] == expected);
+                }
+            }
+        }
+    }
+    BOOST_TEST(told_apart > 100);  // the data can fail a device that widens before pairing
+    // Products pair too: (1 + 2^-12)^2 rounds to 1 + 2^-11 in f32 (a tie, to even), 32 apart.
+    for (const std::int64_t length : {std::int64_t{64}, std::int64_t{1000}, std::int64_t{9000}}) {
+        const float factor = 1.0f + std::ldexp(1.0f, -12);
+        const Tensor x = kael::full({length}, static_cast<double>(factor));
+        const std::int64_t pairs = length / 64 * 32 + std::max<std::int64_t>(0, length % 64 - 32);
+        const std::int64_t alone = length - 2 * pairs;
+        const double expected = std::pow(static_cast<double>(factor * factor), pairs) *
+                                std::pow(static_cast<double>(factor), alone);
+        BOOST_TEST(kael::prod(x).item<float>() == expected, boost::test_tools::tolerance(1e-6));
+        const Tensor columns = kael::full({length, 40}, static_cast<double>(factor));
+        for (const float column : kael::prod(columns, 0).to_vector<float>()) {
+            BOOST_TEST(column == expected, boost::test_tools::tolerance(1e-6));
+        }
     }
 }

@@ -3,7 +3,8 @@
 // for bit: a row of at most kBlock elements is folded in order by one item (ReduceRows); a longer
 // row is folded block by block (ReduceBlocks), each block in order from its first element, and
 // the partials merged pairwise (MergePairs: target[i] = source[2i] + source[2i + 1], the odd last
-// one copied) until one is left (StoreResult). The tree depends only on kBlock.
+// one copied) until one is left (StoreResult). The tree depends only on kBlock. f32 sums and
+// products fold paired terms (kPaired), in the same blocks.
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -12,6 +13,7 @@
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/tasks/launch.h"
 #include "kael/kernels/tasks/log_sum_exp.h"
+#include "kael/kernels/tasks/reduce_checks.h"
 
 namespace kael::kernels::tasks {
 
@@ -39,7 +41,26 @@ struct Accumulate {
         return merge(state, first(value, index));
     }
     KAEL_HD static Out finish(State state) { return static_cast<Out>(state); }
+    // A paired term (kPaired below): one operation in In, then the widening.
+    KAEL_HD static State pair(In low, In high) {
+        return static_cast<State>(Multiply ? low * high : low + high);
+    }
+    KAEL_HD static State lone(In value) { return static_cast<State>(value); }
 };
+
+// kael's f32 sums and products pair elements before they widen. In each 64-element group of a
+// reduced run, counted from the run's first element, element k of the first half meets element
+// k + 32 in one f32 operation (R::pair); an element whose partner lies past the run's end stands
+// alone (R::lone). The terms widen to double and fold. The pairs depend only on indices, so every
+// device rounds the same ones; the cpu then widens half as many values (its bound).
+inline constexpr std::int64_t kPairGroup = 64;
+inline constexpr std::int64_t kPairHalf = kPairGroup / 2;
+static_assert(kBlock % kPairGroup == 0, "blocks start on a group");
+
+template <typename R>
+inline constexpr bool kPaired = false;
+template <bool Multiply>
+inline constexpr bool kPaired<Accumulate<float, Multiply>> = true;
 
 template <typename In, bool Largest>
 struct Extreme {
@@ -169,9 +190,32 @@ struct ShiftedSums {
     }
 };
 
-// Folds row[begin, end) (begin < end) in order; indices are positions within the row.
+// The paired terms (kPaired) of run[i * stride] for i in [begin, end) (begin < end, a multiple
+// of kPairGroup), folded in order of their first element.
+template <typename R, typename In>
+KAEL_HD typename R::State fold_paired(const Storage<In>* run, std::int64_t stride,
+                                      std::int64_t begin, std::int64_t end) {
+    typename R::State state{};
+    for (std::int64_t group = begin; group < end; group += kPairGroup) {
+        const std::int64_t half_end = min_of(end, group + kPairHalf);
+        for (std::int64_t k = group; k < half_end; ++k) {
+            const In low = load_element<In>(run + k * stride);
+            const typename R::State term =
+                k + kPairHalf < end ? R::pair(low, load_element<In>(run + (k + kPairHalf) * stride))
+                                    : R::lone(low);
+            state = k == begin ? term : R::merge(state, term);
+        }
+    }
+    return state;
+}
+
+// Folds row[begin, end) (begin < end) in order; indices are positions within the row. Paired
+// reducers fold their terms instead (begin then a multiple of kPairGroup).
 template <typename R, typename In>
 KAEL_HD typename R::State fold(const Storage<In>* row, std::int64_t begin, std::int64_t end) {
+    if constexpr (kPaired<R>) {
+        return fold_paired<R, In>(row, 1, begin, end);
+    }
     typename R::State state = R::first(load_element<In>(row + begin), begin);
     for (std::int64_t i = begin + 1; i < end; ++i) {
         state = R::step(state, load_element<In>(row + i), i);
@@ -288,88 +332,6 @@ void reduce_rows(void* results, const void* data, std::int64_t chunk_size, std::
         source = merged;
     }
     Launcher::for_each(row_count, StoreResult<R>{source, output, blocks});
-}
-
-// One row of plugin_api.h's reduce op table, KAEL_REDUCE_OPS; indexed by op (the header checks
-// that each row's value is its position).
-struct ReduceOpInfo {
-    const char* name;
-    int input_class;  // KAEL_OP_INPUTS_*
-    int writes;       // KAEL_REDUCE_WRITES_*
-    bool empty_has_value;
-};
-#define KAEL_REDUCE_OP_INFO(op, value, name, in, out, empty, since) \
-    {name, KAEL_OP_INPUTS_##in, KAEL_REDUCE_WRITES_##out, empty != 0},
-inline constexpr ReduceOpInfo kReduceOps[KAEL_REDUCE_COUNT] = {
-    KAEL_REDUCE_OPS(KAEL_REDUCE_OP_INFO)};
-#undef KAEL_REDUCE_OP_INFO
-
-inline const char* reduce_op_name(kael_reduce_op op) {
-    return op >= 0 && op < KAEL_REDUCE_COUNT ? kReduceOps[op].name : "unknown reduction";
-}
-
-// op must be valid.
-inline kael_dtype reduce_out_dtype(kael_reduce_op op, kael_dtype in_dtype) {
-    const bool floating = in_dtype == KAEL_DTYPE_F32 || in_dtype == KAEL_DTYPE_F64;
-    switch (kReduceOps[op].writes) {
-        case KAEL_REDUCE_WRITES_WIDE: return floating ? in_dtype : KAEL_DTYPE_I64;
-        case KAEL_REDUCE_WRITES_SAME: return in_dtype;
-        case KAEL_REDUCE_WRITES_F64: return KAEL_DTYPE_F64;
-        default: return KAEL_DTYPE_I64;
-    }
-}
-
-// Validates a reduce or reduce_dims call (outputs results from reduced runs of `size`) as the cpu
-// plugin does; name is the op's name for messages.
-inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                              const void* results, const void* data, std::int64_t size,
-                              std::int64_t outputs) {
-    if (op < 0 || op >= KAEL_REDUCE_COUNT) {
-        plugin::invalid("invalid reduce op " + std::to_string(op));
-    }
-    const std::string name = reduce_op_name(op);
-    if (!valid_dtype(in_dtype) || !valid_dtype(out_dtype)) {
-        plugin::invalid(name + ": invalid dtype");
-    }
-    if (!takes_dtype(kReduceOps[op].input_class, in_dtype)) {
-        plugin::unsupported(name + " of " + plugin::dtype_name(in_dtype));
-    }
-    const kael_dtype expected = reduce_out_dtype(op, in_dtype);
-    if (out_dtype != expected) {
-        plugin::invalid(name + " of " + plugin::dtype_name(in_dtype) + " writes " +
-                        plugin::dtype_name(expected) + ", not " + plugin::dtype_name(out_dtype));
-    }
-    check_rows(name.c_str(), size, outputs);
-    if (outputs > 0 && (results == nullptr || (size > 0 && data == nullptr))) {
-        plugin::invalid(name + ": null results or data");
-    }
-    if (outputs > 0 && size == 0 && !kReduceOps[op].empty_has_value) {
-        plugin::invalid(name + " of an empty row has no value");
-    }
-}
-
-// The reduce_indexed slot's checks; true for max (ARGMAX), false for min (ARGMIN).
-inline bool check_reduce_indexed_call(kael_reduce_op op, kael_dtype dtype, const void* values,
-                                      const std::int64_t* indices, const void* data,
-                                      std::int64_t outer, std::int64_t size,
-                                      std::int64_t inner) {
-    if (op != KAEL_REDUCE_ARGMAX && op != KAEL_REDUCE_ARGMIN) {
-        plugin::unsupported("reduce_indexed takes argmax or argmin, not op " +
-                            std::to_string(op));
-    }
-    if (!valid_dtype(dtype)) {
-        plugin::invalid("reduce_indexed: invalid dtype");
-    }
-    if (outer < 0 || size < 0 || inner < 0) {
-        plugin::invalid("reduce_indexed: negative outer, size or inner");
-    }
-    if (outer * inner > 0 && size == 0) {
-        plugin::invalid("reduce_indexed: max/min of an empty row has no value");
-    }
-    if (outer * inner > 0 && (values == nullptr || indices == nullptr || data == nullptr)) {
-        plugin::invalid("reduce_indexed: null values, indices or data");
-    }
-    return op == KAEL_REDUCE_ARGMAX;
 }
 
 template <typename R, typename In>

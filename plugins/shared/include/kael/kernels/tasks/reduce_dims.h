@@ -10,10 +10,14 @@
 
 namespace kael::kernels::tasks {
 
-// Folds column[i * stride] for i in [begin, end) (begin < end) in order.
+// Folds column[i * stride] for i in [begin, end) (begin < end) in order, or its paired terms
+// (kPaired; begin a multiple of kPairGroup).
 template <typename R, typename In>
 KAEL_HD typename R::State fold_strided(const Storage<In>* column, std::int64_t stride,
                                        std::int64_t begin, std::int64_t end) {
+    if constexpr (kPaired<R>) {
+        return fold_paired<R, In>(column, stride, begin, end);
+    }
     typename R::State state = R::first(load_element<In>(column + begin * stride), begin);
     for (std::int64_t i = begin + 1; i < end; ++i) {
         state = R::step(state, load_element<In>(column + i * stride), i);
@@ -61,8 +65,8 @@ struct ReduceColumnBlocks {
     KAEL_HD void operator()(std::int64_t item) const {
         const std::int64_t output = item / blocks;
         const std::int64_t begin = (item % blocks) * kBlock;
-        partials[item] = fold_strided<R, In>(data + column_start(output, size, inner), inner,
-                                             begin, min_of(size, begin + kBlock));
+        partials[item] = fold_strided<R, In>(data + column_start(output, size, inner), inner, begin,
+                                             min_of(size, begin + kBlock));
     }
 };
 
@@ -120,8 +124,8 @@ inline bool check_reduce_dims_call(kael_reduce_op op, kael_dtype out_dtype, kael
 
 // The reduce_dims slot: validates like the cpu plugin, then reduces every output.
 template <typename Launcher>
-void launch_reduce_dims(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                        void* results, const void* data, std::int64_t outer, std::int64_t size,
+void launch_reduce_dims(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype, void* results,
+                        const void* data, std::int64_t outer, std::int64_t size,
                         std::int64_t inner) {
     if (!check_reduce_dims_call(op, out_dtype, in_dtype, results, data, outer, size, inner)) {
         return;
