@@ -3,7 +3,6 @@
 // of i for a tile of columns into per-column states, so memory streams in order instead of one
 // strided walk per output. inner == 1 is the reduce slot's case.
 #include "kael/kernels/tasks/reduce_dims.h"
-#include "kael/kernels/tasks/reduce_finished.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -13,6 +12,7 @@
 
 #include "cpu_kernels.h"
 #include "cpu_launcher.h"
+#include "kael/kernels/tasks/reduce_finished.h"
 #include "reduce_rows_f32.h"
 #include "vector_math.h"
 
@@ -26,6 +26,19 @@ using kernels::store_element;
 
 constexpr int64_t kTile = 512;  // columns per item: their states stay in L1 while rows stream
 constexpr int64_t kMinParallelElements = int64_t{1} << 16;
+// Paired f32 sums stream whole rows of a tile (reduce_sums_f32.inc): longer rows keep the
+// prefetchers on (dim 0 of 64x128x128 64 -> 56 us), where there are still two tiles to share.
+constexpr int64_t kStreamTile = 2048;
+
+template <typename R>
+int64_t tile_columns(int64_t outer, int64_t inner) {
+    if constexpr (tasks::kPaired<R>) {
+        if (outer * tasks::ceil_div(inner, kStreamTile) >= 2) {
+            return kStreamTile;
+        }
+    }
+    return kTile;
+}
 
 template <typename R>
 struct IsPosition : std::false_type {};
@@ -162,8 +175,7 @@ template <typename R, typename In>
 
 template <typename R, typename In>
 [[gnu::target("avx2")]] void fold_rows_avx2(const Storage<In>* slab, int64_t inner, int64_t begin,
-                                            int64_t end, int64_t width,
-                                            typename R::State* states) {
+                                            int64_t end, int64_t width, typename R::State* states) {
     fold_rows<R, In>(slab, inner, begin, end, width, states);
 }
 
@@ -172,11 +184,10 @@ void fold_rows_widest(const Storage<In>* slab, int64_t inner, int64_t begin, int
                       int64_t width, typename R::State* states) {
     if constexpr (std::is_same_v<In, float> && std::is_same_v<typename R::State, double>) {
         // f32 sums, products and norms: explicit widening vectors (reduce_rows_f32.h).
-        constexpr rows_f32::Op kOp = std::is_same_v<R, tasks::Accumulate<float, true>>
-                                         ? rows_f32::Op::kProd
-                                     : std::is_same_v<R, tasks::EuclideanNorm<float>>
-                                         ? rows_f32::Op::kNorm2
-                                         : rows_f32::Op::kSum;
+        constexpr rows_f32::Op kOp =
+            std::is_same_v<R, tasks::Accumulate<float, true>> ? rows_f32::Op::kProd
+            : std::is_same_v<R, tasks::EuclideanNorm<float>>  ? rows_f32::Op::kNorm2
+                                                              : rows_f32::Op::kSum;
         static_assert(std::is_same_v<R, tasks::Accumulate<float, false>> ||
                       kOp != rows_f32::Op::kSum);
         return rows_f32::table().fold_columns(kOp, slab, inner, begin, end, width, states);
@@ -198,19 +209,20 @@ void reduce_columns(void* results, const void* data, int64_t outer, int64_t size
     const auto* input = static_cast<const Storage<In>*>(data);
     auto* out = static_cast<Storage<Out>*>(results);
     const int64_t blocks = tasks::ceil_div(size, tasks::kBlock);
-    const int64_t tiles = tasks::ceil_div(inner, kTile);
+    const int64_t tile = tile_columns<R>(outer, inner);
+    const int64_t tiles = tasks::ceil_div(inner, tile);
     const int64_t items = outer * tiles * blocks;
     const bool large = outer * size * inner >= kMinParallelElements;
     // Arrays, not vectors: State may be bool.
     const auto partials =
         std::make_unique<State[]>(static_cast<size_t>(blocks > 1 ? outer * inner * blocks : 0));
     parallel_ranges(items, large ? 2 : items + 1, [&](int64_t begin, int64_t end) {
-        const auto states = std::make_unique<State[]>(static_cast<size_t>(kTile));
+        const auto states = std::make_unique<State[]>(static_cast<size_t>(tile));
         for (int64_t item = begin; item < end; ++item) {
             const int64_t block = item % blocks;
-            const int64_t first_column = (item / blocks) % tiles * kTile;
+            const int64_t first_column = (item / blocks) % tiles * tile;
             const int64_t o = item / (blocks * tiles);
-            const int64_t width = std::min(kTile, inner - first_column);
+            const int64_t width = std::min(tile, inner - first_column);
             const int64_t row_begin = block * tasks::kBlock;
             const int64_t row_end = std::min(size, row_begin + tasks::kBlock);
             const auto* slab = input + o * size * inner + first_column;

@@ -207,6 +207,27 @@ BOOST_AUTO_TEST_CASE(f32_sums_pair_elements_32_apart) {
         }
     }
     BOOST_TEST(told_apart > 100);  // the data can fail a device that widens before pairing
+    {  // 4100 columns: tiles of 2048 streamed (reduce_dims.cpp's kStreamTile) and a ragged one
+        const std::int64_t length = 100;
+        const std::int64_t columns = 4100;
+        std::vector<double> values(static_cast<std::size_t>(length * columns));
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            values[k] = paired_value(static_cast<std::int64_t>(k) / columns,
+                                     static_cast<std::int64_t>(k) % columns);
+        }
+        const auto sums =
+            kael::sum(kael::tensor(values, {length, columns}).to(DType::F32), 0).to_vector<float>();
+        std::size_t wrong = 0;
+        for (std::int64_t j = 0; j < columns; ++j) {
+            std::vector<float> run;
+            for (std::int64_t i = 0; i < length; ++i) {
+                run.push_back(paired_value(i, j));
+            }
+            wrong +=
+                sums[static_cast<std::size_t>(j)] != static_cast<float>(paired_sum(run, false));
+        }
+        BOOST_TEST(wrong == 0U);
+    }
     // Products pair too: (1 + 2^-12)^2 rounds to 1 + 2^-11 in f32 (a tie, to even), 32 apart.
     for (const std::int64_t length : {std::int64_t{64}, std::int64_t{1000}, std::int64_t{9000}}) {
         const float factor = 1.0f + std::ldexp(1.0f, -12);
