@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "autograd/record.h"
@@ -174,34 +175,52 @@ Tensor cached_scalar(double value, DType dtype, const Device& device) {
     return tensor;
 }
 
+namespace {
 
-Tensor add(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_PLUS, "add", a, b); }
-Tensor mul(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MULTIPLY, "mul", a, b); }
-Tensor sub(const Tensor& a, const Tensor& b) {
-    if (a.dtype() == DType::Bool && b.dtype() == DType::Bool) {
-        throw TypeError("sub: subtraction of two bool tensors is not supported; use logical_xor "
-                        "or convert to i64");
+// The rules of KAEL_ARITHMETIC_FUNCTIONS (kael/op_rows.h).
+enum class ArithmeticRule { kPromote, kNotBool, kFloating, kPower };
+
+Tensor arithmetic(kael_element_op op, const char* name, ArithmeticRule rule, const Tensor& a,
+                  const Tensor& b) {
+    switch (rule) {
+        case ArithmeticRule::kPromote: break;
+        case ArithmeticRule::kNotBool:
+            if (a.dtype() == DType::Bool && b.dtype() == DType::Bool) {
+                throw TypeError(std::string(name) +
+                                ": subtraction of two bool tensors is not supported; use "
+                                "logical_xor or convert to i64");
+            }
+            break;
+        case ArithmeticRule::kFloating: {
+            const DType dtype = floating(promote(a.dtype(), b.dtype()));
+            return run(op, name, dtype, dtype, {a, b});
+        }
+        case ArithmeticRule::kPower: {
+            const DType dtype = promote(a.dtype(), b.dtype());
+            if (dtype == DType::Bool) {
+                throw TypeError(std::string(name) + ": not supported for bool tensors");
+            }
+            // As PyTorch: an integer to a negative integer power has no integer result (0 ** -1).
+            if (!is_floating(dtype) && b.numel() > 0 && !is_floating(b.dtype()) &&
+                min(b).item<std::int64_t>() < 0) {
+                throw ValueError(std::string(name) +
+                                 ": integers to negative integer powers are not allowed");
+            }
+            break;
+        }
     }
-    return binary(KAEL_OP_MINUS, "sub", a, b);
+    return binary(op, name, a, b);
 }
-Tensor div(const Tensor& a, const Tensor& b) {
-    const DType dtype = floating(promote(a.dtype(), b.dtype()));
-    return run(KAEL_OP_DIVIDE, "div", dtype, dtype, {a, b});
-}
-Tensor pow(const Tensor& a, const Tensor& b) {
-    if (promote(a.dtype(), b.dtype()) == DType::Bool) {
-        throw TypeError("pow: not supported for bool tensors");
+
+}  // namespace
+
+// The arithmetic rows of kael/op_rows.h.
+#define KAEL_DEFINE_ARITHMETIC(name, OP, RULE)                              \
+    Tensor name(const Tensor& a, const Tensor& b) {                         \
+        return arithmetic(KAEL_OP_##OP, #name, ArithmeticRule::RULE, a, b); \
     }
-    const DType dtype = promote(a.dtype(), b.dtype());
-    // As PyTorch: an integer to a negative integer power has no integer result (0 ** -1).
-    if (!is_floating(dtype) && b.numel() > 0 && !is_floating(b.dtype()) &&
-        min(b).item<std::int64_t>() < 0) {
-        throw ValueError("pow: integers to negative integer powers are not allowed");
-    }
-    return binary(KAEL_OP_POWER, "pow", a, b);
-}
-Tensor maximum(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MAXIMUM, "maximum", a, b); }
-Tensor minimum(const Tensor& a, const Tensor& b) { return binary(KAEL_OP_MINIMUM, "minimum", a, b); }
+KAEL_ARITHMETIC_FUNCTIONS(KAEL_DEFINE_ARITHMETIC)
+#undef KAEL_DEFINE_ARITHMETIC
 // The comparison rows of kael/op_rows.h.
 #define KAEL_DEFINE_COMPARISON(name, OP, OPERATOR) \
     Tensor name(const Tensor& a, const Tensor& b) { return compare(KAEL_OP_##OP, #name, a, b); }

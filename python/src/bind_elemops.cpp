@@ -2,6 +2,7 @@
 // as kael.* functions, Tensor methods and in-place methods, and the operators % // & | ^ ~ << >>
 // with their reflected and in-place forms.
 #include <deque>
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -158,11 +159,9 @@ void bind_elemops(py::module_& module) {
 #undef KAEL_BIND_UNARY
     // The arithmetic operators' functions; their in-place forms and operators take Python
     // numbers their own way (bind_ops_in_place.cpp, bind_tensor.cpp).
-    for (const auto& [name, op] : {std::pair<const char*, Binary>{"add", add}, {"sub", sub},
-                                   {"mul", mul}, {"div", div}, {"pow", pow},
-                                   {"maximum", maximum}, {"minimum", minimum}}) {
-        def_binary_function(module, cls, name, op);
-    }
+#define KAEL_BIND_ARITHMETIC(name, OP, RULE) def_binary_function(module, cls, #name, name);
+    KAEL_ARITHMETIC_FUNCTIONS(KAEL_BIND_ARITHMETIC)
+#undef KAEL_BIND_ARITHMETIC
     def_unary(module, cls, "neg", neg, nullptr);  // neg_: bind_ops_in_place.cpp
     def_unary(module, cls, "logical_not", logical_not, nullptr);
 #define KAEL_BIND_COMPARISON(name, OP, OPERATOR) def_binary_function(module, cls, #name, name);
@@ -171,31 +170,19 @@ void bind_elemops(py::module_& module) {
     // The test suites iterate the same rows.
     module.def("_op_rows", [] {
         py::dict rows;
-        py::list float_math;
-        py::list numeric;
-        py::list rounding;
-        py::list classify;
-        py::list comparison;
-#define KAEL_NAME_FLOAT_MATH(name, OP) float_math.append(#name);
-#define KAEL_NAME_NUMERIC(name, OP) numeric.append(#name);
-#define KAEL_NAME_ROUNDING(name, OP) rounding.append(#name);
-#define KAEL_NAME_CLASSIFY(name, OP, INTEGERS) classify.append(#name);
-#define KAEL_NAME_COMPARISON(name, OP, OPERATOR) comparison.append(#name);
-        KAEL_FLOAT_MATH_FUNCTIONS(KAEL_NAME_FLOAT_MATH)
-        KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_NAME_NUMERIC)
-        KAEL_ROUNDING_FUNCTIONS(KAEL_NAME_ROUNDING)
-        KAEL_CLASSIFY_FUNCTIONS(KAEL_NAME_CLASSIFY)
-        KAEL_COMPARISON_FUNCTIONS(KAEL_NAME_COMPARISON)
-#undef KAEL_NAME_FLOAT_MATH
-#undef KAEL_NAME_NUMERIC
-#undef KAEL_NAME_ROUNDING
-#undef KAEL_NAME_CLASSIFY
-#undef KAEL_NAME_COMPARISON
-        rows["float_math"] = float_math;
-        rows["numeric"] = numeric;
-        rows["rounding"] = rounding;
-        rows["classify"] = classify;
-        rows["comparison"] = comparison;
+        const auto family = [&rows](const char* key, std::initializer_list<const char*> names) {
+            py::list list;
+            for (const char* name : names) list.append(name);
+            rows[key] = list;
+        };
+#define KAEL_ROW_NAME(name, ...) #name,
+        family("float_math", {KAEL_FLOAT_MATH_FUNCTIONS(KAEL_ROW_NAME)});
+        family("numeric", {KAEL_NUMERIC_UNARY_FUNCTIONS(KAEL_ROW_NAME)});
+        family("rounding", {KAEL_ROUNDING_FUNCTIONS(KAEL_ROW_NAME)});
+        family("classify", {KAEL_CLASSIFY_FUNCTIONS(KAEL_ROW_NAME)});
+        family("comparison", {KAEL_COMPARISON_FUNCTIONS(KAEL_ROW_NAME)});
+        family("arithmetic", {KAEL_ARITHMETIC_FUNCTIONS(KAEL_ROW_NAME)});
+#undef KAEL_ROW_NAME
         return rows;
     }, "The front end's op rows by family (kael/op_rows.h), as the test suites iterate them.");
     def_unary(module, cls, "silu", silu, silu_);

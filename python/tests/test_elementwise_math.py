@@ -43,6 +43,7 @@ CLASSIFY = kael._kael._op_rows()["classify"]
 MATH = kael._kael._op_rows()["float_math"]  # the rows of kael/op_rows.h
 NUMERIC = kael._kael._op_rows()["numeric"]
 COMPARISON = kael._kael._op_rows()["comparison"]
+ARITHMETIC = kael._kael._op_rows()["arithmetic"]
 
 
 @pytest.mark.parametrize("name", ROUNDING + ["frac"])
@@ -180,6 +181,44 @@ def test_comparisons_match_torch(device, name, dtypes):
         same(getattr(ours, operator)(ours_row), getattr(theirs, operator)(theirs_row))
     assert list(inspect.signature(getattr(kael, name)).parameters) == ["input", "other"]
     assert getattr(kael, name).__doc__.startswith("True where")
+
+
+@pytest.mark.parametrize("name", ARITHMETIC)
+@pytest.mark.parametrize("dtypes", [("f32", "f32"), ("f64", "i64"), ("i64", "i64"),
+                                    ("i64", "f32"), ("bool", "i64")])
+def test_arithmetic_rows_match_torch(device, name, dtypes):
+    """Each arithmetic row as a function and a method, with a tensor broadcast from a row and
+    with a Python number, beside torch: promotion, NaN, infinities and signed zeros included."""
+    small = {"f32": [0.0, -0.0, 0.5, -2.5, 3.7, NAN, INF, -INF, 2.0, 7.0],
+             "f64": [0.0, -0.0, 0.5, -2.5, 3.7, NAN, INF, -INF, 2.0, 7.0],
+             "i64": [0, 1, -1, 7, -7, 13, 5, -5, 2, 3], "bool": [True, False] * 5}
+    left = small[dtypes[0]]
+    right = small[dtypes[1]][::-1]
+    if name == "pow":  # integers to negative integer powers are an error (tested below)
+        right = [abs(v) for v in right] if dtypes[1] == "i64" else right
+    if name == "div" and dtypes == ("i64", "i64"):
+        right = [v or 3 for v in right]  # torch's integer 0 / 0 is nan as ours; keep it finite
+    ours, theirs = pair([left, left[::-1]], dtypes[0], device)
+    ours_row, theirs_row = pair(right, dtypes[1], device)
+    if name == "sub" and dtypes[0] == "bool":
+        theirs = theirs.long()  # torch refuses any bool operand; kael promotes one (i64 here)
+    same(getattr(kael, name)(ours, ours_row), getattr(torch, name)(theirs, theirs_row),
+         rtol=1e-5)
+    same(getattr(ours, name)(ours_row), getattr(theirs, name)(theirs_row), rtol=1e-5)
+    # torch 1.13's maximum/minimum take no Python number; kael's do, as its other rows.
+    scalar = torch.tensor(2) if name in ("maximum", "minimum") else 2
+    same(getattr(kael, name)(ours, 2), getattr(torch, name)(theirs, scalar), rtol=1e-5)
+    assert list(inspect.signature(getattr(kael, name)).parameters) == ["input", "other"]
+
+
+def test_arithmetic_rows_refuse_what_torch_refuses(device):
+    flags = kael.tensor([True, False], device=device)
+    with pytest.raises(TypeError, match="sub: subtraction of two bool tensors"):
+        kael.sub(flags, flags)
+    with pytest.raises(TypeError, match="pow: not supported for bool tensors"):
+        kael.pow(flags, flags)
+    with pytest.raises(ValueError, match="pow: integers to negative integer powers"):
+        kael.pow(kael.tensor([2, 3], device=device), kael.tensor([1, -1], device=device))
 
 
 @pytest.mark.parametrize("name", COMPARISON + CLASSIFY)

@@ -96,17 +96,11 @@ std::map<std::string, ReferenceOp> make_ops() {
         {"gelu", [](const Tensors& in, const json& p) {
              return Tensors{k::gelu(in.at(0), p.at("approximate") == "tanh")};
          }},
-        {"add", binary([](const Tensor& a, const Tensor& b) { return k::add(a, b); })},
-        {"sub", binary([](const Tensor& a, const Tensor& b) { return k::sub(a, b); })},
-        {"mul", binary([](const Tensor& a, const Tensor& b) { return k::mul(a, b); })},
-        {"div", binary([](const Tensor& a, const Tensor& b) { return k::div(a, b); })},
-        {"pow", binary([](const Tensor& a, const Tensor& b) { return k::pow(a, b); })},
-        {"maximum", binary([](const Tensor& a, const Tensor& b) { return k::maximum(a, b); })},
-        {"minimum", binary([](const Tensor& a, const Tensor& b) { return k::minimum(a, b); })},
-#define KAEL_COMPARISON_REFERENCE(name, OP, OPERATOR) \
+#define KAEL_BINARY_REFERENCE(name, ...) \
     {#name, binary([](const Tensor& a, const Tensor& b) { return k::name(a, b); })},
-        KAEL_COMPARISON_FUNCTIONS(KAEL_COMPARISON_REFERENCE)
-#undef KAEL_COMPARISON_REFERENCE
+        KAEL_ARITHMETIC_FUNCTIONS(KAEL_BINARY_REFERENCE)
+        KAEL_COMPARISON_FUNCTIONS(KAEL_BINARY_REFERENCE)
+#undef KAEL_BINARY_REFERENCE
         {"matmul", binary([](const Tensor& a, const Tensor& b) { return k::matmul(a, b); })},
         {"embedding",
          binary([](const Tensor& w, const Tensor& i) { return k::embedding(w, i); })},

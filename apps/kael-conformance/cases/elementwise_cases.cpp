@@ -95,16 +95,10 @@ std::vector<ElementCase> unary_cases() {
 std::vector<ElementCase> binary_cases() {
     using F = Tensor (*)(const Tensor&, const Tensor&);
     const std::pair<const char*, F> binary[] = {
-        {"add", kael::add},
-        {"sub", kael::sub},
-        {"mul", kael::mul},
-        {"div", kael::div},
-        {"pow", kael::pow},
-        {"maximum", kael::maximum},
-        {"minimum", kael::minimum},
-#define KAEL_COMPARISON_CASE(name, OP, OPERATOR) {#name, kael::name},
-        KAEL_COMPARISON_FUNCTIONS(KAEL_COMPARISON_CASE)
-#undef KAEL_COMPARISON_CASE
+#define KAEL_BINARY_CASE(name, ...) {#name, kael::name},
+        KAEL_ARITHMETIC_FUNCTIONS(KAEL_BINARY_CASE)
+        KAEL_COMPARISON_FUNCTIONS(KAEL_BINARY_CASE)
+#undef KAEL_BINARY_CASE
         {"relu_backward", kael::relu_backward},
         {"sigmoid_backward", kael::sigmoid_backward},
         // rounding, division, classification, more math, bitwise

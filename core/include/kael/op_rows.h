@@ -8,6 +8,20 @@
 // functor (plugins/shared), its row here, its backward (core/src/autograd), its numpy reference
 // (tests/reference/reference_cases_elemops.py) and its docstring (python/src/docs_elemops.h).
 
+// Arithmetic with broadcasting and promotion: kael::NAME(a, b) runs KAEL_OP_<OP> under RULE
+// (kPromote: in the promoted dtype; kNotBool: as kPromote, two bools a TypeError; kFloating: in
+// the promoted floating dtype; kPower: not bool, integers to negative integer powers a
+// ValueError). Their in-place forms and operators take Python numbers their own way
+// (bind_ops_in_place.cpp, bind_tensor.cpp). X(NAME, OP, RULE).
+#define KAEL_ARITHMETIC_FUNCTIONS(X) \
+    X(add, PLUS, kPromote)           \
+    X(sub, MINUS, kNotBool)          \
+    X(mul, MULTIPLY, kPromote)       \
+    X(div, DIVIDE, kFloating)        \
+    X(pow, POWER, kPower)            \
+    X(maximum, MAXIMUM, kPromote)    \
+    X(minimum, MINIMUM, kPromote)
+
 // Float math: kael::NAME(a) and its in-place form kael::NAME_(a) run KAEL_OP_<OP>; integer and
 // bool inputs compute in f32, as exp's do. X(NAME, OP).
 #define KAEL_FLOAT_MATH_FUNCTIONS(X) \

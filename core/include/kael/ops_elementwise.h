@@ -11,14 +11,12 @@
 
 namespace kael {
 
-// Elementwise, with broadcasting and type promotion.
-[[nodiscard]] Tensor add(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor sub(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor mul(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor div(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor pow(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor maximum(const Tensor& a, const Tensor& b);
-[[nodiscard]] Tensor minimum(const Tensor& a, const Tensor& b);
+// Elementwise, with broadcasting and type promotion: add, sub, mul, div, pow, maximum, minimum
+// (kael/op_rows.h).
+#define KAEL_DECLARE_ARITHMETIC(name, OP, RULE) \
+    [[nodiscard]] Tensor name(const Tensor& a, const Tensor& b);
+KAEL_ARITHMETIC_FUNCTIONS(KAEL_DECLARE_ARITHMETIC)
+#undef KAEL_DECLARE_ARITHMETIC
 // eq, ne, lt, le, gt, ge, logical_and, logical_or: bool results (kael/op_rows.h).
 #define KAEL_DECLARE_COMPARISON(name, OP, OPERATOR) \
     [[nodiscard]] Tensor name(const Tensor& a, const Tensor& b);
