@@ -88,36 +88,33 @@ __device__ void fold_column(LaneFold<R, In>& lane, const Storage<In>* column, st
 }
 
 // Paired f32 sums and products (tasks::kPaired) of rows [begin, end) of one column (begin a
-// group's start): pair slots from first_slot on, every step-th, slot s holding rows k and k + 32
-// of group s / 32 (k = begin + 64 * (s / 32) + s % 32); four slots' eight loads in flight.
+// group's start): in each 64-row group, rows first, first + step, ... below 32 with their
+// partners 32 rows on. Pointers step through whole groups unchecked (a first version that mapped
+// a flat slot index to rows, with 64-bit multiplies and checks per pair, ran column sums at half
+// the bandwidth of max/min on the H200).
 template <typename R>
 __device__ typename R::State fold_column_pairs(const float* column, std::int64_t inner,
                                                std::int64_t begin, std::int64_t end,
-                                               std::int64_t first_slot, std::int64_t step) {
+                                               std::int64_t first, std::int64_t step) {
     using State = typename R::State;
     constexpr std::int64_t kGroup = tasks::kPairGroup;
     constexpr std::int64_t kHalf = tasks::kPairHalf;
-    constexpr int kUnroll = 4;
     State state = seed<R>([] { return State{}; });
-    const std::int64_t slots = tasks::ceil_div(end - begin, kGroup) * kHalf;
-    for (std::int64_t slot = first_slot; slot < slots; slot += kUnroll * step) {
-        float low[kUnroll];
-        float high[kUnroll];
-        std::int64_t row[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const std::int64_t s = slot + u * step;
-            row[u] = begin + s / kHalf * kGroup + s % kHalf;
-            const bool has_low = s < slots && row[u] < end;
-            low[u] = has_low ? column[row[u] * inner] : 0.0f;
-            high[u] = has_low && row[u] + kHalf < end ? column[(row[u] + kHalf) * inner] : 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            if (slot + u * step < slots && row[u] < end) {
-                state = R::merge(state,
-                                 row[u] + kHalf < end ? R::pair(low[u], high[u]) : R::lone(low[u]));
+    const std::int64_t stride = step * inner;
+    const std::int64_t partner = kHalf * inner;
+    for (std::int64_t group = begin; group < end; group += kGroup) {
+        const float* low = column + (group + first) * inner;
+        if (group + kGroup <= end) {
+#pragma unroll 4
+            for (std::int64_t row = first; row < kHalf; row += step, low += stride) {
+                state = R::merge(state, R::pair(low[0], low[partner]));
             }
+            continue;
+        }
+        for (std::int64_t row = group + first; row < tasks::min_of(end, group + kHalf);
+             row += step, low += stride) {
+            state = R::merge(state, row + kHalf < end ? R::pair(low[0], low[partner])
+                                                      : R::lone(low[0]));
         }
     }
     return state;
