@@ -5,6 +5,7 @@
 
 #include "bind_common.h"
 #include "bind_composite_ops.h"
+#include "docs_fused.h"
 #include "kael/ops.h"
 
 namespace kael::python {
@@ -186,26 +187,26 @@ void bind_nn_functions(py::module_& module, py::class_<Tensor>& cls) {
     module.def("cross_entropy", [](const Tensor& logits, const Tensor& targets,
                                    const std::string& reduction) {
         return cross_entropy(logits, targets, parse_reduction(reduction));
-    }, py::arg("input"), py::arg("target"), py::arg("reduction") = "mean");
+    }, py::arg("input"), py::arg("target"), py::arg("reduction") = "mean",
+       docs::fused::cross_entropy);
     module.def("layer_norm", [](const Tensor& x, py::handle weight, py::handle bias, double eps) {
         return layer_norm(x, optional_tensor(weight, "layer_norm", "weight"),
                           optional_tensor(bias, "layer_norm", "bias"), eps);
     }, py::arg("input"), py::arg("weight") = py::none(), py::arg("bias") = py::none(),
-       py::arg("eps") = 1e-5, "Normalizes over the last dimension");
+       py::arg("eps") = 1e-5, docs::fused::layer_norm);
     module.def("embedding", &embedding, py::arg("weight"), py::arg("indices"),
-               "Rows of weight [V, D] picked by int64 indices (kael's argument order)");
+               docs::fused::embedding);
     module.def("dropout", &dropout, py::arg("input"), py::arg("p") = 0.5,
-               py::arg("training") = true);
+               py::arg("training") = true, docs::fused::dropout);
     module.def("scaled_dot_product_attention", [](const Tensor& query, const Tensor& key,
                                                   const Tensor& value, bool is_causal,
                                                   std::optional<double> scale) {
         return scaled_dot_product_attention(query, key, value, is_causal, scale);
     }, py::arg("query"), py::arg("key"), py::arg("value"), py::arg("is_causal") = false,
-       py::arg("scale") = py::none(),
-       "softmax(query key^T * scale) value over [B, H, T, D] tensors, one fused kernel each way");
+       py::arg("scale") = py::none(), docs::fused::scaled_dot_product_attention);
     module.def("linear", [](const Tensor& x, const Tensor& weight, py::handle bias) {
         return linear(x, weight, optional_tensor(bias, "linear", "bias"));
-    }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none());
+    }, py::arg("input"), py::arg("weight"), py::arg("bias") = py::none(), docs::fused::linear);
 }
 
 void bind_joins_and_sequences(py::module_& module, py::class_<Tensor>& cls) {

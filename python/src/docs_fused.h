@@ -1,8 +1,12 @@
-"""Docstrings of kael's fused neural-network functions (cross_entropy, layer_norm, attention,
-...), attached at import; kael.nn.functional gives them PyTorch's arguments."""
-from ._docs_functions import _doc
+#pragma once
+// Docstrings of kael's fused neural-network functions (bind_ops.cpp's bind_nn_functions;
+// kael.nn.functional gives them PyTorch's arguments, docs_nn_functional.h):
+// a text signature, then what the op does, its arguments and an example.
+namespace kael::python::docs::fused {
 
-_doc("cross_entropy", "cross_entropy(input, target, reduction='mean')", """
+inline constexpr const char* cross_entropy = R"doc(cross_entropy(input, target, reduction='mean')
+--
+
 The cross entropy between logits input [N, C] and class indices target [N] (int64), in one
 fused kernel per row (log_softmax and the pick of the target's entry together).
 
@@ -15,8 +19,11 @@ kael.nn.functional.cross_entropy adds PyTorch's weight, ignore_index and label_s
 Example:
 
     >>> kael.cross_entropy(kael.zeros(2, 4), kael.tensor([0, 3]))
-""")
-_doc("layer_norm", "layer_norm(input, weight=None, bias=None, eps=1e-05)", """
+)doc";
+
+inline constexpr const char* layer_norm = R"doc(layer_norm(input, weight=None, bias=None, eps=1e-05)
+--
+
 Layer normalisation over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias, in
 one fused kernel per row.
 
@@ -28,16 +35,22 @@ Returns a differentiable tensor. kael.nn.functional.layer_norm takes PyTorch's a
 Example:
 
     >>> kael.layer_norm(kael.tensor([[1.0, 2.0, 3.0]]))
-""")
-_doc("embedding", "embedding(weight, indices)", """
+)doc";
+
+inline constexpr const char* embedding = R"doc(embedding(weight, indices)
+--
+
 The rows of weight [V, C] at int64 indices of any shape: [*indices.shape, C]. Note the order:
 kael.nn.functional.embedding(input, weight) takes PyTorch's.
 
 Example:
 
     >>> kael.embedding(kael.eye(3), kael.tensor([2, 0])) if hasattr(kael, "eye") else None
-""")
-_doc("dropout", "dropout(input, p=0.5, training=True)", """
+)doc";
+
+inline constexpr const char* dropout = R"doc(dropout(input, p=0.5, training=True)
+--
+
 Zeroes each element with probability p and scales the rest by 1/(1-p) while training; the
 identity otherwise. The mask comes from kael's seeded generator.
 
@@ -47,8 +60,11 @@ Args:
 Example:
 
     >>> kael.dropout(kael.ones(4), p=0.5, training=False)
-""")
-_doc("linear", "linear(input, weight, bias=None)", """
+)doc";
+
+inline constexpr const char* linear = R"doc(linear(input, weight, bias=None)
+--
+
 input @ weight.T + bias, in one matmul with the bias fused where the device can.
 
 Args:
@@ -57,9 +73,11 @@ Args:
 Example:
 
     >>> kael.linear(kael.ones(2, 3), kael.ones(4, 3)).shape
-""")
-_doc("scaled_dot_product_attention",
-     "scaled_dot_product_attention(query, key, value, is_causal=False, scale=None)", """
+)doc";
+
+inline constexpr const char* scaled_dot_product_attention = R"doc(scaled_dot_product_attention(query, key, value, is_causal=False, scale=None)
+--
+
 softmax(query @ key.T * scale [+ causal mask]) @ value in one fused kernel where the device has
 it; scale defaults to 1/sqrt(head size).
 
@@ -73,4 +91,6 @@ Example:
 
     >>> q = kael.rand(1, 2, 4, 8)
     >>> kael.scaled_dot_product_attention(q, q, q, is_causal=True).shape
-""")
+)doc";
+
+}  // namespace kael::python::docs::fused
