@@ -1,6 +1,15 @@
 """Docstrings of kael's device, plugin, allocator and interchange functions, attached at
 import."""
-from ._docs_functions import _doc
+from . import _kael
+from ._kael import _add_docstr
+
+
+def _doc(name, signature, text):
+    function = getattr(_kael, name)
+    if function.__text_signature__ is not None:
+        raise RuntimeError(f"kael.{name} is documented twice")  # the binding carries one
+    _add_docstr(function, f"{signature}\n--\n\n{text.strip()}\n")
+
 
 _doc("from_dlpack", "from_dlpack(source)", """
 A tensor sharing the memory of any DLPack producer (numpy arrays, PyTorch tensors, ...), zero

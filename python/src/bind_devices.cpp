@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bind_common.h"
+#include "docs_functions.h"
 #include "kael/allocator.h"
 #include "kael/device_graph.h"
 #include "kael/ops.h"
@@ -275,7 +276,7 @@ void bind_factories(py::module_& module) {
             return finish_factory(make(to_shape(sizes, name), target, to_device(device, name)),
                                   requires_grad);
         }, py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-           py::arg("requires_grad") = false);
+           py::arg("requires_grad") = false, docs::functions::by_name(name));
     };
     sized("zeros", [](const Shape& s, DType t, Device d) { return zeros(s, t, d); });
     sized("ones", [](const Shape& s, DType t, Device d) { return ones(s, t, d); });
@@ -295,7 +296,8 @@ void bind_factories(py::module_& module) {
                        to_device(device, "full"));
         return finish_factory(out, requires_grad);
     }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
-       py::arg("device") = py::none(), py::arg("requires_grad") = false);
+       py::arg("device") = py::none(), py::arg("requires_grad") = false,
+       docs::functions::by_name("full"));
     module.def("arange", [](py::handle start, py::handle end, py::handle step, py::handle dtype,
                             py::handle device, bool requires_grad) {
         py::handle stop = end;
@@ -320,7 +322,7 @@ void bind_factories(py::module_& module) {
         return finish_factory(out, requires_grad);
     }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
        py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-       py::arg("requires_grad") = false);
+       py::arg("requires_grad") = false, docs::functions::by_name("arange"));
     module.def("tensor", [](py::handle data, py::handle dtype, py::handle device,
                             bool requires_grad) {
         return finish_factory(
@@ -328,7 +330,7 @@ void bind_factories(py::module_& module) {
             requires_grad);
     }, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("requires_grad") = false,
-       "A new tensor (always a copy) from nested sequences, numbers, numpy arrays or tensors");
+       docs::functions::by_name("tensor"));
 }
 
 void bind_devices(py::module_& module) {

@@ -6,6 +6,7 @@
 #include "bind_common.h"
 #include "bind_composite_ops.h"
 #include "docs_fused.h"
+#include "docs_functions.h"
 #include "kael/ops.h"
 
 namespace kael::python {
@@ -13,10 +14,11 @@ namespace kael::python {
 namespace {
 
 // Binds op as kael.<name>(input, ...) and Tensor.<name>(...), sharing the keyword names.
+// The function takes its docstring from docs_functions.h (none when it has none there).
 template <typename Func, typename... Extra>
 void def_function_and_method(py::module_& module, py::class_<Tensor>& cls, const char* name,
                              Func function, const Extra&... extra) {
-    module.def(name, function, py::arg("input"), extra...);
+    module.def(name, function, py::arg("input"), extra..., docs::functions::by_name(name));
     cls.def(name, function, extra...);
 }
 
@@ -109,7 +111,8 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
     module.def("where", [](const Tensor& condition, py::handle input, py::handle other) {
         auto [a, b] = operands(input, other, "where");
         return where(condition, a, b);
-    }, py::arg("condition"), py::arg("input"), py::arg("other"));
+    }, py::arg("condition"), py::arg("input"), py::arg("other"),
+       docs::functions::by_name("where"));
     def_function_and_method(module, cls, "clamp", &clamp_any, py::arg("min") = py::none(),
                             py::arg("max") = py::none());
     def_function_and_method(module, cls, "masked_fill", &masked_fill_any, py::arg("mask"),
@@ -213,8 +216,10 @@ void bind_joins_and_sequences(py::module_& module, py::class_<Tensor>& cls) {
     const py::object tuple_type = py::module_::import("collections")
                                       .attr("namedtuple")("values_indices", "values indices");
     module.attr("values_indices") = tuple_type;
-    module.def("cat", &cat, py::arg("tensors"), py::arg("dim") = 0);
-    module.def("stack", &stack, py::arg("tensors"), py::arg("dim") = 0);
+    module.def("cat", &cat, py::arg("tensors"), py::arg("dim") = 0,
+               docs::functions::by_name("cat"));
+    module.def("stack", &stack, py::arg("tensors"), py::arg("dim") = 0,
+               docs::functions::by_name("stack"));
     // torch.split: an int (piece size) or a list of sizes; a tuple of views either way.
     def_function_and_method(module, cls, "split", [](const Tensor& a, py::handle sizes,
                                                      std::int64_t dim) {
