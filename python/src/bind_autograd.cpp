@@ -1,5 +1,6 @@
 // Autograd: Tensor.backward/grad/requires_grad, grad mode and gradcheck (kael._kael._autograd).
 #include "bind_common.h"
+#include "docs_functions.h"
 #include "kael/autograd.h"
 
 namespace kael::python {
@@ -67,7 +68,7 @@ void bind_autograd(py::module_& module) {
         }, "Writes into this tensor's storage so far (shared by its views); autograd compares it "
            "with the version a saved tensor had. Only differences are meaningful");
 
-    module.def("is_grad_enabled", &is_grad_enabled);
+    module.def("is_grad_enabled", &is_grad_enabled, docs::functions::by_name("is_grad_enabled"));
     module.def("_set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
 
     py::module_ autograd_module = module.def_submodule("_autograd", "kael.autograd internals");

@@ -120,7 +120,7 @@ void bind_dtype_and_device(py::module_& module) {
     module.def(
         "promote_types",
         [](py::handle a, py::handle b) { return promote(to_dtype(a), to_dtype(b)); },
-        py::arg("type1"), py::arg("type2"));
+        py::arg("type1"), py::arg("type2"), docs::functions::by_name("promote_types"));
 
     py::class_<Device>(module, "device", "A device: kael.device('cuda:0'), kael.device('cuda', 1)")
         .def(py::init([](py::handle spec) { return to_device(spec); }), py::arg("spec"))
@@ -163,22 +163,24 @@ void bind_registry(py::module_& module) {
         std::vector<py::dict> dicts;
         for (const DeviceInfo& info : devices()) dicts.push_back(device_info_dict(info));
         return as_records(dicts);
-    }, "Every usable device, with the fields of kael-info --json");
+    }, docs::functions::by_name("devices"));
     module.def("plugins", []() {
         std::vector<py::dict> dicts;
         for (const PluginRecord& record : plugins()) dicts.push_back(plugin_record_dict(record));
         return as_records(dicts);
-    }, "The status record of every plugin candidate, with the fields of kael-info --json");
+    }, docs::functions::by_name("plugins"));
     module.def("load_plugin_folder", [](const std::string& folder, const std::string& origin) {
         std::vector<py::dict> dicts;
         for (const PluginRecord& record : load_plugin_folder(folder, origin)) {
             dicts.push_back(plugin_record_dict(record));
         }
         return as_records(dicts);
-    }, py::arg("folder"), py::arg("origin") = "api");
+    }, py::arg("folder"), py::arg("origin") = "api",
+       docs::functions::by_name("load_plugin_folder"));
     module.def("add_plugin_folder",
                py::overload_cast<const std::string&, const std::string&>(&add_plugin_folder),
-               py::arg("folder"), py::arg("origin") = "api");
+               py::arg("folder"), py::arg("origin") = "api",
+               docs::functions::by_name("add_plugin_folder"));
     module.def("discovery_steps", []() {
         py::list steps;
         for (const DiscoveryStep& step : discovery_steps()) {
@@ -191,15 +193,15 @@ void bind_registry(py::module_& module) {
             steps.append(fields);
         }
         return steps;
-    });
+    }, docs::functions::by_name("discovery_steps"));
     module.def("is_available", [](py::handle d) { return is_available(to_device(d)); },
-               py::arg("device"));
+               py::arg("device"), docs::functions::by_name("is_available"));
     module.def("require_device", [](py::handle d) { require_device(to_device(d)); },
-               py::arg("device"));
+               py::arg("device"), docs::functions::by_name("require_device"));
     module.def("cuda_is_available", []() { return is_available(Device("cuda", 0)); },
-               "Whether a plugin serves cuda:0 (the emulated plugin counts)");
+               docs::functions::by_name("cuda_is_available"));
     module.def("registered_device_types", &registered_device_types,
-               "The device types the loaded plugins declare, 'cpu' first");
+               docs::functions::by_name("registered_device_types"));
     module.def("device_type_servers", []() {
         std::vector<py::dict> dicts;
         for (const DeviceTypeServer& server : device_type_servers()) {
@@ -210,20 +212,18 @@ void bind_registry(py::module_& module) {
             dicts.push_back(fields);
         }
         return as_records(dicts);
-    }, "Which plugin serves each device type, and why");
-    module.def("plugin_warnings", &plugin_warnings,
-               "What to fix though kael runs: a missing or older cpu plugin, a choice not honoured");
+    }, docs::functions::by_name("device_type_servers"));
+    module.def("plugin_warnings", &plugin_warnings, docs::functions::by_name("plugin_warnings"));
     module.def("set_device_plugin", &set_device_plugin, py::arg("device_type"), py::arg("plugin"),
-               "Makes plugin serve device_type (as KAEL_DEVICE_PLUGIN='type=plugin' does), before "
-               "the first tensor on that type");
-    module.def("core_version", &core_version);
-    module.def("core_abi_version", &core_abi_version);
-    module.def("fallback_counts", &fallback_counts,
-               "Kernel calls served by the cpu plugin through copies, keyed 'plugin:slot'");
-    module.def("reset_fallback_counts", &reset_fallback_counts);
+               docs::functions::by_name("set_device_plugin"));
+    module.def("core_version", &core_version, docs::functions::by_name("core_version"));
+    module.def("core_abi_version", &core_abi_version, docs::functions::by_name("core_abi_version"));
+    module.def("fallback_counts", &fallback_counts, docs::functions::by_name("fallback_counts"));
+    module.def("reset_fallback_counts", &reset_fallback_counts,
+               docs::functions::by_name("reset_fallback_counts"));
     module.def("set_num_threads", &set_num_threads, py::arg("count"),
-               "Host threads for the cpu plugin's kernels and its BLAS (as torch.set_num_threads)");
-    module.def("get_num_threads", &num_threads, "The cpu plugin's host threads in force");
+               docs::functions::by_name("set_num_threads"));
+    module.def("get_num_threads", &num_threads, docs::functions::by_name("get_num_threads"));
     py::class_<DeviceGraph>(module, "DeviceGraph",
                             "Device work recorded once and replayed with one launch (CUDA graphs "
                             "on the cuda plugin), like torch.cuda.CUDAGraph")
@@ -248,7 +248,7 @@ void bind_registry(py::module_& module) {
             return;
         }
         for (const DeviceInfo& info : devices()) synchronize(info.device);
-    }, py::arg("device") = py::none(), "Waits for queued work (on every device when None)");
+    }, py::arg("device") = py::none(), docs::functions::by_name("synchronize"));
     module.def("allocator_stats", [](py::handle d) {
         const AllocatorStats stats = allocator_stats(to_device(d));
         py::dict fields;
@@ -259,10 +259,11 @@ void bind_registry(py::module_& module) {
         fields["misses"] = stats.misses;
         fields["system_releases"] = stats.system_releases;
         return fields;
-    }, py::arg("device") = "cpu");
+    }, py::arg("device") = "cpu", docs::functions::by_name("allocator_stats"));
     module.def("empty_cache", [](py::handle d) { empty_cache(to_device(d)); },
-               py::arg("device") = "cpu");
-    module.def("caching_allocator_enabled", &caching_allocator_enabled);
+               py::arg("device") = "cpu", docs::functions::by_name("empty_cache"));
+    module.def("caching_allocator_enabled", &caching_allocator_enabled,
+               docs::functions::by_name("caching_allocator_enabled"));
 }
 
 }  // namespace

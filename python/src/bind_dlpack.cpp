@@ -2,6 +2,7 @@
 // capsule that keeps the kael storage alive; kael.from_dlpack wraps another library's memory in
 // a kael storage that calls the producer's deleter instead of freeing it.
 #include "bind_common.h"
+#include "docs_functions.h"
 #include "dlpack_abi.h"
 #include "kael/registry.h"
 
@@ -190,7 +191,7 @@ void bind_dlpack(py::module_& module) {
             return std::make_pair(static_cast<int>(device.device_type), device.device_id);
         });
     module.def("from_dlpack", &import_object, py::arg("source"),
-               "A tensor sharing the memory of any object with __dlpack__ (numpy, PyTorch, ...)");
+               docs::functions::by_name("from_dlpack"));
 }
 
 }  // namespace kael::python

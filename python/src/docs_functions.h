@@ -1,7 +1,8 @@
 #pragma once
 // Docstrings of kael's module-level functions (docs_functions.cpp): a text signature, then what
 // the function does, its arguments, its result and an example. The bindings that define them
-// (bind_ops.cpp, bind_devices.cpp) pass them where they are defined.
+// (bind_ops.cpp, bind_devices.cpp, bind_dlpack.cpp, bind_autograd.cpp) pass them where they are
+// defined.
 #include <string_view>
 
 namespace kael::python::docs::functions {
