@@ -1,5 +1,6 @@
-// kael._kael._add_docstr, PyTorch's torch._C._add_docstr for pybind11 objects: the docstring
-// tables in python/kael/_docs_*.py are attached at import, so docs need no edits of the bindings.
+// kael._kael._add_docstr, PyTorch's torch._C._add_docstr for pybind11 objects: the Tensor's and
+// the classes' docstring tables (python/kael/_docs_tensor.py, _docs_classes.py) are attached at
+// import. The functions' docstrings are passed where they are bound (docs_*.h, docs_*.cpp).
 #include <Python.h>
 
 #include <cstdlib>
