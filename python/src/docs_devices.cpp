@@ -1,25 +1,10 @@
-// The docstrings of kael's device, plugin, allocator and interchange functions
-// (docs_functions.h's device_doc), defined in bind_devices.cpp, bind_dlpack.cpp and
-// bind_autograd.cpp.
-#include <functional>
-#include <map>
-#include <string>
-
-#include "docs_functions.h"
+// The docstrings of kael's device, plugin, allocator and interchange functions (docs_table.h's
+// add_device_docs), defined in bind_devices.cpp, bind_dlpack.cpp and bind_autograd.cpp.
+#include "docs_table.h"
 
 namespace kael::python::docs::functions {
-namespace {
 
-using Docs = std::map<std::string, std::string, std::less<>>;
-
-// A text signature, then the text (inspect.signature reads the first line).
-std::string documented(const std::string& signature, const std::string& text) {
-    return signature + "\n--\n\n" + text + "\n";
-}
-
-// The device, plugin, allocator and interchange functions (bind_devices.cpp, bind_dlpack.cpp).
-Docs make_docs() {
-    Docs docs;
+void add_device_docs(Docs& docs) {
     docs["from_dlpack"] = documented("from_dlpack(source)", R"doc(A tensor sharing the memory of any DLPack producer (numpy arrays, PyTorch tensors, ...), zero
 copy; the producer's device must be one kael has a plugin for.
 
@@ -162,15 +147,6 @@ Example:
 Example:
 
     >>> kael.is_grad_enabled())doc");
-    return docs;
-}
-
-}  // namespace
-
-const char* device_doc(std::string_view name) {
-    static const Docs docs = make_docs();
-    const auto found = docs.find(name);
-    return found == docs.end() ? nullptr : found->second.c_str();
 }
 
 }  // namespace kael::python::docs::functions

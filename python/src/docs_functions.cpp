@@ -3,9 +3,9 @@
 // scatter_add and its in-place form) are composed from one template each.
 #include "docs_functions.h"
 
-#include <functional>
-#include <map>
 #include <string>
+
+#include "docs_table.h"
 
 namespace kael::python::docs::functions {
 namespace {
@@ -14,13 +14,6 @@ constexpr const char* kDeferredIndex = R"doc(An index outside the dim is an Inde
 finds it after the call returns: the error is raised at the next call that waits for the
 device (item(), tolist(), numpy(), kael.synchronize()), in whichever thread makes it, and its
 message names the thread that issued the op.)doc";
-
-using Docs = std::map<std::string, std::string, std::less<>>;
-
-// A text signature, then the text (inspect.signature reads the first line).
-std::string documented(const std::string& signature, const std::string& text) {
-    return signature + "\n--\n\n" + text + "\n";
-}
 
 struct Reduction {
     const char* name;
@@ -149,6 +142,7 @@ Docs make_docs() {
     add_reductions(docs);
     add_factories(docs);
     add_pairs(docs);
+    add_device_docs(docs);
     docs["tensor"] = documented("tensor(data, *, dtype=None, device=None, requires_grad=False)", R"doc(A new tensor holding a copy of data.
 
 Args:
@@ -350,7 +344,7 @@ Example:
 const char* by_name(std::string_view name) {
     static const Docs docs = make_docs();
     const auto found = docs.find(name);
-    return found == docs.end() ? device_doc(name) : found->second.c_str();
+    return found == docs.end() ? nullptr : found->second.c_str();
 }
 
 }  // namespace kael::python::docs::functions

@@ -10,8 +10,4 @@ namespace kael::python::docs::functions {
 // The docstring of kael.<name>, or nullptr when it has none here.
 const char* by_name(std::string_view name);
 
-// The device, plugin, allocator and interchange functions' (docs_devices.cpp), which by_name
-// also answers.
-const char* device_doc(std::string_view name);
-
 }  // namespace kael::python::docs::functions
