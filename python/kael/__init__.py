@@ -88,8 +88,6 @@ def plugin_warnings():
     """
     return _kael.plugin_warnings() + list(_entry_points.warnings)
 
-# The docstring tables, attached to the bindings at import.
-from . import _docs_tensor, _docs_classes  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import serialization as _serialization  # noqa: E402

@@ -45,40 +45,39 @@ void run_backward(const Tensor& root, py::handle gradient, bool retain_graph) {
 void bind_autograd(py::module_& module) {
     auto cls = py::reinterpret_borrow<py::class_<Tensor>>(module.attr("Tensor"));
     cls.def("backward", &run_backward, py::arg("gradient") = py::none(),
-            py::arg("retain_graph") = false,
-            "Adds d self / d leaf into the grad of every leaf that requires grad")
+            py::arg("retain_graph") = false, docs::tensor("backward"))
         .def_property("grad", [](const Tensor& t) { return tensor_or_none(t.grad()); },
                       [](const Tensor& t, py::handle grad) {
                           t.set_grad(optional_tensor(grad, "grad", "the assigned value"));
-                      })
+                      }, docs::tensor("grad"))
         .def_property("requires_grad", &Tensor::requires_grad,
-                      [](const Tensor& t, bool value) { t.set_requires_grad(value); })
+                      [](const Tensor& t, bool value) { t.set_requires_grad(value); },
+                      docs::tensor("requires_grad"))
         .def("requires_grad_", [](const Tensor& t, bool value) {
             return t.set_requires_grad(value);
-        }, py::arg("requires_grad") = true)
-        .def_property_readonly("is_leaf", &Tensor::is_leaf)
+        }, py::arg("requires_grad") = true, docs::tensor("requires_grad_"))
+        .def_property_readonly("is_leaf", &Tensor::is_leaf, docs::tensor("is_leaf"))
         .def_property_readonly("grad_fn", [](const Tensor& t) -> py::object {
             const auto node = t.grad_fn();
             if (!node) return py::none();
             return py::str(node->name());
-        }, "Name of the backward node that made this tensor, or None for a leaf")
-        .def("zero_grad", &Tensor::zero_grad)
+        }, docs::tensor("grad_fn"))
+        .def("zero_grad", &Tensor::zero_grad, docs::tensor("zero_grad"))
         .def_property_readonly("_version", [](const Tensor& t) {
             return t.impl().storage->version();
         }, "Writes into this tensor's storage so far (shared by its views); autograd compares it "
            "with the version a saved tensor had. Only differences are meaningful");
 
-    module.def("is_grad_enabled", &is_grad_enabled, docs::functions::by_name("is_grad_enabled"));
+    module.def("is_grad_enabled", &is_grad_enabled, docs::by_name("is_grad_enabled"));
     module.def("_set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
 
     py::module_ autograd_module = module.def_submodule("_autograd", "kael.autograd internals");
     autograd_module.def("backward", &run_backward, py::arg("tensor"),
-                        py::arg("gradient") = py::none(), py::arg("retain_graph") = false);
+                        py::arg("gradient") = py::none(), py::arg("retain_graph") = false,
+                        docs::by_name("autograd.backward"));
     autograd_module.def("gradcheck", &run_gradcheck, py::arg("function"), py::arg("inputs"),
                         py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3,
-                        py::arg("raise_exception") = true,
-                        "Compares backward's gradients with central finite differences (f64 "
-                        "inputs); raises ValueError naming the worst element on a mismatch");
+                        py::arg("raise_exception") = true, docs::by_name("autograd.gradcheck"));
     autograd_module.def("sum_to", [](const Tensor& grad, py::handle shape) {
         return autograd::sum_to(grad, sequence_to_shape(shape, "sum_to"));
     }, py::arg("grad"), py::arg("shape"));

@@ -47,9 +47,12 @@ template <typename T>
     }
 }
 
+// The docstring of a member pybind11 defines itself (py::enum_'s __init__ and value), where no
+// def can pass one (docstrings.cpp).
+void set_generated_doc(py::handle member, const char* doc);
+
 // One registration function per binding file, called in this order by module.cpp.
 void bind_devices(py::module_& module);
-void bind_docstrings(py::module_& module);
 void bind_tensor(py::module_& module);
 // After bind_tensor, so that signatures in errors say kael._kael.Tensor, not kael::Tensor.
 void bind_factories(py::module_& module);

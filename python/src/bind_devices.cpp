@@ -80,7 +80,7 @@ Tensor finish_factory(Tensor tensor, bool requires_grad) {
 }
 
 void bind_dtype_and_device(py::module_& module) {
-    py::enum_<DType> dtype_class(module, "dtype", "Element type: float32, float64, int64, bool_");
+    py::enum_<DType> dtype_class(module, "dtype", docs::by_name("dtype"));
     dtype_class.value("float32", DType::F32)
         .value("float64", DType::F64)
         .value("int64", DType::I64)
@@ -107,9 +107,15 @@ void bind_dtype_and_device(py::module_& module) {
     // Replaced, not overloaded: py::enum_ defines its own __repr__ and __str__.
     dtype_class.attr("__repr__") = py::cpp_function(&dtype_repr, py::is_method(dtype_class));
     dtype_class.attr("__str__") = py::cpp_function(&dtype_repr, py::is_method(dtype_class));
-    dtype_class.def_property_readonly("itemsize", [](DType dtype) { return itemsize(dtype); })
-        .def_property_readonly("is_floating_point", [](DType dtype) { return is_floating(dtype); })
-        .def_property_readonly("name", [](DType dtype) { return to_string(dtype); });
+    dtype_class
+        .def_property_readonly("itemsize", [](DType dtype) { return itemsize(dtype); },
+                               docs::by_name("dtype.itemsize"))
+        .def_property_readonly("is_floating_point", [](DType dtype) { return is_floating(dtype); },
+                               docs::by_name("dtype.is_floating_point"))
+        .def_property_readonly("name", [](DType dtype) { return to_string(dtype); },
+                               docs::by_name("dtype.name"));
+    set_generated_doc(dtype_class.attr("__init__"), docs::by_name("dtype.__init__"));
+    set_generated_doc(dtype_class.attr("value"), docs::by_name("dtype.value"));
     module.attr("float32") = DType::F32;
     module.attr("float64") = DType::F64;
     module.attr("int64") = DType::I64;
@@ -120,16 +126,20 @@ void bind_dtype_and_device(py::module_& module) {
     module.def(
         "promote_types",
         [](py::handle a, py::handle b) { return promote(to_dtype(a), to_dtype(b)); },
-        py::arg("type1"), py::arg("type2"), docs::functions::by_name("promote_types"));
+        py::arg("type1"), py::arg("type2"), docs::by_name("promote_types"));
 
-    py::class_<Device>(module, "device", "A device: kael.device('cuda:0'), kael.device('cuda', 1)")
-        .def(py::init([](py::handle spec) { return to_device(spec); }), py::arg("spec"))
-        .def(py::init([](const std::string& type, int index) {
-                 return Device(type + ":" + std::to_string(index));
+    py::class_<Device>(module, "device", docs::by_name("device"))
+        .def(py::init([](py::handle type, py::handle index) {
+                 if (index.is_none()) return to_device(type);
+                 return Device(cast_argument<std::string>(type, "device", "type", "a str") + ":" +
+                               std::to_string(cast_argument<int>(index, "device", "index",
+                                                                 "an int")));
              }),
-             py::arg("type"), py::arg("index"))
-        .def_property_readonly("type", [](const Device& d) { return d.type(); })
-        .def_property_readonly("index", [](const Device& d) { return d.index; })
+             py::arg("type"), py::arg("index") = py::none(), docs::by_name("device.__init__"))
+        .def_property_readonly("type", [](const Device& d) { return d.type(); },
+                               docs::by_name("device.type"))
+        .def_property_readonly("index", [](const Device& d) { return d.index; },
+                               docs::by_name("device.index"))
         .def("__str__", &Device::str)
         .def("__repr__",
              [](const Device& d) {
@@ -148,11 +158,13 @@ void bind_dtype_and_device(py::module_& module) {
 }
 
 void bind_registry(py::module_& module) {
-    py::class_<Record>(module, "Record", "A plugin or device record (fields of kael-info --json)")
+    py::class_<Record>(module, "Record", docs::by_name("Record"))
         .def("__getattr__", &record_field)
         .def("__getitem__", &record_field)
-        .def("keys", [](const Record& r) { return r.fields.attr("keys")(); })
-        .def("to_dict", [](const Record& r) { return py::dict(r.fields); })
+        .def("keys", [](const Record& r) { return r.fields.attr("keys")(); },
+             docs::by_name("Record.keys"))
+        .def("to_dict", [](const Record& r) { return py::dict(r.fields); },
+             docs::by_name("Record.to_dict"))
         .def("__eq__", [](const Record& r, const Record& other) {
             return r.fields.equal(other.fields);
         })
@@ -163,12 +175,12 @@ void bind_registry(py::module_& module) {
         std::vector<py::dict> dicts;
         for (const DeviceInfo& info : devices()) dicts.push_back(device_info_dict(info));
         return as_records(dicts);
-    }, docs::functions::by_name("devices"));
+    }, docs::by_name("devices"));
     module.def("plugins", []() {
         std::vector<py::dict> dicts;
         for (const PluginRecord& record : plugins()) dicts.push_back(plugin_record_dict(record));
         return as_records(dicts);
-    }, docs::functions::by_name("plugins"));
+    }, docs::by_name("plugins"));
     module.def("load_plugin_folder", [](const std::string& folder, const std::string& origin) {
         std::vector<py::dict> dicts;
         for (const PluginRecord& record : load_plugin_folder(folder, origin)) {
@@ -176,11 +188,11 @@ void bind_registry(py::module_& module) {
         }
         return as_records(dicts);
     }, py::arg("folder"), py::arg("origin") = "api",
-       docs::functions::by_name("load_plugin_folder"));
+       docs::by_name("load_plugin_folder"));
     module.def("add_plugin_folder",
                py::overload_cast<const std::string&, const std::string&>(&add_plugin_folder),
                py::arg("folder"), py::arg("origin") = "api",
-               docs::functions::by_name("add_plugin_folder"));
+               docs::by_name("add_plugin_folder"));
     module.def("discovery_steps", []() {
         py::list steps;
         for (const DiscoveryStep& step : discovery_steps()) {
@@ -193,15 +205,15 @@ void bind_registry(py::module_& module) {
             steps.append(fields);
         }
         return steps;
-    }, docs::functions::by_name("discovery_steps"));
+    }, docs::by_name("discovery_steps"));
     module.def("is_available", [](py::handle d) { return is_available(to_device(d)); },
-               py::arg("device"), docs::functions::by_name("is_available"));
+               py::arg("device"), docs::by_name("is_available"));
     module.def("require_device", [](py::handle d) { require_device(to_device(d)); },
-               py::arg("device"), docs::functions::by_name("require_device"));
+               py::arg("device"), docs::by_name("require_device"));
     module.def("cuda_is_available", []() { return is_available(Device("cuda", 0)); },
-               docs::functions::by_name("cuda_is_available"));
+               docs::by_name("cuda_is_available"));
     module.def("registered_device_types", &registered_device_types,
-               docs::functions::by_name("registered_device_types"));
+               docs::by_name("registered_device_types"));
     module.def("device_type_servers", []() {
         std::vector<py::dict> dicts;
         for (const DeviceTypeServer& server : device_type_servers()) {
@@ -212,43 +224,39 @@ void bind_registry(py::module_& module) {
             dicts.push_back(fields);
         }
         return as_records(dicts);
-    }, docs::functions::by_name("device_type_servers"));
-    module.def("plugin_warnings", &plugin_warnings, docs::functions::by_name("plugin_warnings"));
+    }, docs::by_name("device_type_servers"));
+    module.def("plugin_warnings", &plugin_warnings, docs::by_name("plugin_warnings"));
     module.def("set_device_plugin", &set_device_plugin, py::arg("device_type"), py::arg("plugin"),
-               docs::functions::by_name("set_device_plugin"));
-    module.def("core_version", &core_version, docs::functions::by_name("core_version"));
-    module.def("core_abi_version", &core_abi_version, docs::functions::by_name("core_abi_version"));
-    module.def("fallback_counts", &fallback_counts, docs::functions::by_name("fallback_counts"));
+               docs::by_name("set_device_plugin"));
+    module.def("core_version", &core_version, docs::by_name("core_version"));
+    module.def("core_abi_version", &core_abi_version, docs::by_name("core_abi_version"));
+    module.def("fallback_counts", &fallback_counts, docs::by_name("fallback_counts"));
     module.def("reset_fallback_counts", &reset_fallback_counts,
-               docs::functions::by_name("reset_fallback_counts"));
+               docs::by_name("reset_fallback_counts"));
     module.def("set_num_threads", &set_num_threads, py::arg("count"),
-               docs::functions::by_name("set_num_threads"));
-    module.def("get_num_threads", &num_threads, docs::functions::by_name("get_num_threads"));
-    py::class_<DeviceGraph>(module, "DeviceGraph",
-                            "Device work recorded once and replayed with one launch (CUDA graphs "
-                            "on the cuda plugin), like torch.cuda.CUDAGraph")
+               docs::by_name("set_num_threads"));
+    module.def("get_num_threads", &num_threads, docs::by_name("get_num_threads"));
+    py::class_<DeviceGraph>(module, "DeviceGraph", docs::by_name("DeviceGraph"))
         .def_static(
             "supported", [](py::handle d) { return DeviceGraph::supported(to_device(d)); },
-            py::arg("device"), "Whether the device's plugin can record")
+            py::arg("device"), docs::by_name("DeviceGraph.supported"))
         .def_static(
             "record",
             [](py::handle d, const py::function& work) {
                 return DeviceGraph::record(to_device(d), [&work] { work(); });
             },
-            py::arg("device"), py::arg("work"),
-            "Calls work() with every op it queues on device recorded instead of run; tensors it "
-            "makes get their values at each replay(); item(), tolist() and printing inside "
-            "raise")
-        .def("replay", &DeviceGraph::replay, "Queues the recorded ops again")
+            py::arg("device"), py::arg("work"), docs::by_name("DeviceGraph.record"))
+        .def("replay", &DeviceGraph::replay, docs::by_name("DeviceGraph.replay"))
         .def_property_readonly("device",
-                               [](const DeviceGraph& graph) { return graph.device().str(); });
+                               [](const DeviceGraph& graph) { return graph.device().str(); },
+                               docs::by_name("DeviceGraph.device"));
     module.def("synchronize", [](py::handle d) {
         if (!d.is_none()) {
             synchronize(to_device(d));
             return;
         }
         for (const DeviceInfo& info : devices()) synchronize(info.device);
-    }, py::arg("device") = py::none(), docs::functions::by_name("synchronize"));
+    }, py::arg("device") = py::none(), docs::by_name("synchronize"));
     module.def("allocator_stats", [](py::handle d) {
         const AllocatorStats stats = allocator_stats(to_device(d));
         py::dict fields;
@@ -259,11 +267,11 @@ void bind_registry(py::module_& module) {
         fields["misses"] = stats.misses;
         fields["system_releases"] = stats.system_releases;
         return fields;
-    }, py::arg("device") = "cpu", docs::functions::by_name("allocator_stats"));
+    }, py::arg("device") = "cpu", docs::by_name("allocator_stats"));
     module.def("empty_cache", [](py::handle d) { empty_cache(to_device(d)); },
-               py::arg("device") = "cpu", docs::functions::by_name("empty_cache"));
+               py::arg("device") = "cpu", docs::by_name("empty_cache"));
     module.def("caching_allocator_enabled", &caching_allocator_enabled,
-               docs::functions::by_name("caching_allocator_enabled"));
+               docs::by_name("caching_allocator_enabled"));
 }
 
 }  // namespace
@@ -277,7 +285,7 @@ void bind_factories(py::module_& module) {
             return finish_factory(make(to_shape(sizes, name), target, to_device(device, name)),
                                   requires_grad);
         }, py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-           py::arg("requires_grad") = false, docs::functions::by_name(name));
+           py::arg("requires_grad") = false, docs::by_name(name));
     };
     sized("zeros", [](const Shape& s, DType t, Device d) { return zeros(s, t, d); });
     sized("ones", [](const Shape& s, DType t, Device d) { return ones(s, t, d); });
@@ -298,7 +306,7 @@ void bind_factories(py::module_& module) {
         return finish_factory(out, requires_grad);
     }, py::arg("size"), py::arg("fill_value"), py::kw_only(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("requires_grad") = false,
-       docs::functions::by_name("full"));
+       docs::by_name("full"));
     module.def("arange", [](py::handle start, py::handle end, py::handle step, py::handle dtype,
                             py::handle device, bool requires_grad) {
         py::handle stop = end;
@@ -323,7 +331,7 @@ void bind_factories(py::module_& module) {
         return finish_factory(out, requires_grad);
     }, py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(),
        py::arg("dtype") = py::none(), py::arg("device") = py::none(),
-       py::arg("requires_grad") = false, docs::functions::by_name("arange"));
+       py::arg("requires_grad") = false, docs::by_name("arange"));
     module.def("tensor", [](py::handle data, py::handle dtype, py::handle device,
                             bool requires_grad) {
         return finish_factory(
@@ -331,7 +339,7 @@ void bind_factories(py::module_& module) {
             requires_grad);
     }, py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
        py::arg("device") = py::none(), py::arg("requires_grad") = false,
-       docs::functions::by_name("tensor"));
+       docs::by_name("tensor"));
 }
 
 void bind_devices(py::module_& module) {

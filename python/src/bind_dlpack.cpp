@@ -191,7 +191,7 @@ void bind_dlpack(py::module_& module) {
             return std::make_pair(static_cast<int>(device.device_type), device.device_id);
         });
     module.def("from_dlpack", &import_object, py::arg("source"),
-               docs::functions::by_name("from_dlpack"));
+               docs::by_name("from_dlpack"));
 }
 
 }  // namespace kael::python

@@ -14,12 +14,13 @@ namespace kael::python {
 namespace {
 
 // Binds op as kael.<name>(input, ...) and Tensor.<name>(...), sharing the keyword names.
-// The function takes its docstring from docs_functions.h (none when it has none there).
+// The function takes its docstring from docs_functions.h (none when it has none there), the
+// method one that points to the function.
 template <typename Func, typename... Extra>
 void def_function_and_method(py::module_& module, py::class_<Tensor>& cls, const char* name,
                              Func function, const Extra&... extra) {
-    module.def(name, function, py::arg("input"), extra..., docs::functions::by_name(name));
-    cls.def(name, function, extra...);
+    module.def(name, function, py::arg("input"), extra..., docs::by_name(name));
+    cls.def(name, function, extra..., docs::method_of(name).c_str());
 }
 
 std::optional<std::int64_t> optional_dim(py::handle dim, const char* op) {
@@ -112,14 +113,14 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
         auto [a, b] = operands(input, other, "where");
         return where(condition, a, b);
     }, py::arg("condition"), py::arg("input"), py::arg("other"),
-       docs::functions::by_name("where"));
+       docs::by_name("where"));
     def_function_and_method(module, cls, "clamp", &clamp_any, py::arg("min") = py::none(),
                             py::arg("max") = py::none());
     def_function_and_method(module, cls, "masked_fill", &masked_fill_any, py::arg("mask"),
                             py::arg("value"));
     cls.def("masked_fill_", [](Tensor& self, const Tensor& mask, py::handle value) -> Tensor& {
         return masked_fill_(self, mask, scalar_for(value, self, "masked_fill_"));
-    }, py::arg("mask"), py::arg("value"));
+    }, py::arg("mask"), py::arg("value"), docs::tensor("masked_fill_"));
     def_function_and_method(module, cls, "allclose", [](const Tensor& a, const Tensor& b,
                                                          double rtol, double atol,
                                                          bool equal_nan) {
@@ -217,9 +218,9 @@ void bind_joins_and_sequences(py::module_& module, py::class_<Tensor>& cls) {
                                       .attr("namedtuple")("values_indices", "values indices");
     module.attr("values_indices") = tuple_type;
     module.def("cat", &cat, py::arg("tensors"), py::arg("dim") = 0,
-               docs::functions::by_name("cat"));
+               docs::by_name("cat"));
     module.def("stack", &stack, py::arg("tensors"), py::arg("dim") = 0,
-               docs::functions::by_name("stack"));
+               docs::by_name("stack"));
     // torch.split: an int (piece size) or a list of sizes; a tuple of views either way.
     def_function_and_method(module, cls, "split", [](const Tensor& a, py::handle sizes,
                                                      std::int64_t dim) {

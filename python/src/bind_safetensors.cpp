@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "bind_common.h"
+#include "docs_functions.h"
 #include "kael/safetensors.h"
 
 namespace kael::python {
@@ -85,19 +86,16 @@ void bind_safetensors(py::module_& module) {
                          metadata_argument(metadata));
     }, py::arg("tensors"), py::arg("filename"), py::arg("metadata") = py::none(),
            "Writes tensors (dict of name -> Tensor) to a safetensors file, atomically");
-    py::class_<OpenFile>(st, "safe_open",
-                         "A safetensors file, mapped and checked whole when opened; tensors are "
-                         "read one at a time. Use it in a with block, or call close()")
+    py::class_<OpenFile>(st, "safe_open", docs::by_name("safe_open"))
         .def(py::init([](py::handle filename, py::handle device) {
             return OpenFile(path_argument(filename), to_device(device, "safe_open"));
-        }), py::arg("filename"), py::arg("device") = "cpu")
-        .def("keys", &OpenFile::keys, "The tensor names, in the order of their data in the file")
+        }), py::arg("filename"), py::arg("device") = "cpu", docs::by_name("safe_open.__init__"))
+        .def("keys", &OpenFile::keys, docs::by_name("safe_open.keys"))
         .def("get_tensor", &OpenFile::get_tensor, py::arg("name"),
-             "A new tensor on the device given to safe_open: F16 and BF16 as float32, "
-             "narrower integers as int64; ValueError for a name the file lacks")
+             docs::by_name("safe_open.get_tensor"))
         .def("metadata", [](const OpenFile& self) { return self.file().metadata(); },
-             "The file's __metadata__ (str -> str); empty when it has none")
-        .def("close", &OpenFile::close, "Unmaps the file; later calls raise ValueError")
+             docs::by_name("safe_open.metadata"))
+        .def("close", &OpenFile::close, docs::by_name("safe_open.close"))
         .def("__enter__", [](py::object self) { return self; }, "Returns the open file")
         .def("__exit__", [](OpenFile& self, const py::args&) { self.close(); }, "Closes the file");
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "bind_common.h"
+#include "docs_functions.h"
 #include "kael/autograd.h"
 #include "kael/ops.h"
 #include "kael/registry.h"
@@ -94,27 +95,33 @@ void bind_properties(py::class_<Tensor>& cls) {
                                        to_device(device, "Tensor"));
            }),
            py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
-           py::arg("device") = py::none())
-        .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
-        .def_property_readonly("dtype", &Tensor::dtype)
-        .def_property_readonly("device", [](const Tensor& t) { return t.device(); })
-        .def_property_readonly("ndim", &Tensor::dim)
-        .def_property_readonly("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); })
-        .def_property_readonly("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); })
-        .def_property_readonly("itemsize", [](const Tensor& t) { return itemsize(t.dtype()); })
-        .def_property_readonly("nbytes", &Tensor::nbytes)
-        .def("dim", &Tensor::dim)
-        .def("numel", &Tensor::numel)
+           py::arg("device") = py::none(), docs::tensor("__init__"))
+        .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); },
+                               docs::tensor("shape"))
+        .def_property_readonly("dtype", &Tensor::dtype, docs::tensor("dtype"))
+        .def_property_readonly("device", [](const Tensor& t) { return t.device(); },
+                               docs::tensor("device"))
+        .def_property_readonly("ndim", &Tensor::dim, docs::tensor("ndim"))
+        .def_property_readonly("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); },
+                               docs::tensor("is_cuda"))
+        .def_property_readonly("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); },
+                               docs::tensor("is_cpu"))
+        .def_property_readonly("itemsize", [](const Tensor& t) { return itemsize(t.dtype()); },
+                               docs::tensor("itemsize"))
+        .def_property_readonly("nbytes", &Tensor::nbytes, docs::tensor("nbytes"))
+        .def("dim", &Tensor::dim, docs::tensor("dim"))
+        .def("numel", &Tensor::numel, docs::tensor("numel"))
         .def("size", [](const Tensor& t, py::handle dim) -> py::object {
             if (dim.is_none()) return shape_tuple(t.shape());
             return py::int_(t.size(to_int64(dim, "size", "dim")));
-        }, py::arg("dim") = py::none())
-        .def("stride", [](const Tensor& t) { return shape_tuple(t.strides()); })
-        .def("storage_offset", &Tensor::offset)
-        .def("is_contiguous", &Tensor::is_contiguous)
+        }, py::arg("dim") = py::none(), docs::tensor("size"))
+        .def("stride", [](const Tensor& t) { return shape_tuple(t.strides()); },
+             docs::tensor("stride"))
+        .def("storage_offset", &Tensor::offset, docs::tensor("storage_offset"))
+        .def("is_contiguous", &Tensor::is_contiguous, docs::tensor("is_contiguous"))
         .def("data_ptr", [](const Tensor& t) {
             return reinterpret_cast<std::uintptr_t>(t.device_data());
-        }, "Address of the first element (a device address for device tensors)")
+        }, docs::tensor("data_ptr"))
         .def("__len__", [](const Tensor& t) {
             if (t.dim() == 0) throw py::type_error("len() of a 0-d tensor");
             return t.size(0);
@@ -131,7 +138,7 @@ void bind_properties(py::class_<Tensor>& cls) {
             return reinterpret_cast<std::uintptr_t>(t.impl_ptr().get());
         })
         .def("_str", &Tensor::str)
-        .def("numpy", &to_numpy, "A numpy copy on the host")
+        .def("numpy", &to_numpy, docs::tensor("numpy"))
         .def("__array__", [](const Tensor& t, py::handle dtype, py::handle) {
             // numpy's implicit conversion (w * ndarray, np.asarray(w)) would drop w's gradient
             // path without a word: refused, as PyTorch refuses it. An explicit .numpy() copies.
@@ -143,8 +150,8 @@ void bind_properties(py::class_<Tensor>& cls) {
             py::object array = to_numpy(t);
             return dtype.is_none() ? array : array.attr("astype")(dtype);
         }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
-        .def("tolist", &to_list)
-        .def("item", &to_item)
+        .def("tolist", &to_list, docs::tensor("tolist"))
+        .def("item", &to_item, docs::tensor("item"))
         .def("__float__", [](const Tensor& t) { return to_item(t).cast<double>(); })
         .def("__int__", [](const Tensor& t) { return py::int_(to_item(t)); })
         .def("__index__", [](const Tensor& t) {
@@ -166,38 +173,40 @@ void bind_properties(py::class_<Tensor>& cls) {
 }
 
 void bind_views_and_copies(py::class_<Tensor>& cls) {
-    cls.def("view", [](const Tensor& t, const py::args& s) { return t.view(to_shape(s, "view")); })
+    cls.def("view", [](const Tensor& t, const py::args& s) { return t.view(to_shape(s, "view")); },
+            docs::tensor("view"))
         .def("reshape", [](const Tensor& t, const py::args& s) {
             return t.reshape(to_shape(s, "reshape"));
-        })
-        .def("transpose", &Tensor::transpose, py::arg("dim0"), py::arg("dim1"))
-        .def("t", &Tensor::T)
+        }, docs::tensor("reshape"))
+        .def("transpose", &Tensor::transpose, py::arg("dim0"), py::arg("dim1"),
+             docs::tensor("transpose"))
+        .def("t", &Tensor::T, docs::tensor("t"))
         .def("permute", [](const Tensor& t, const py::args& s) {
             return t.permute(to_shape(s, "permute"));
-        })
-        .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"))
+        }, docs::tensor("permute"))
+        .def("unsqueeze", &Tensor::unsqueeze, py::arg("dim"), docs::tensor("unsqueeze"))
         .def("expand", [](const Tensor& t, const py::args& s) {
             return t.expand(expand_sizes(t, to_shape(s, "expand")));
-        })
+        }, docs::tensor("expand"))
         .def("slice", &Tensor::slice, py::arg("dim"), py::arg("start"), py::arg("stop"),
-             py::arg("step") = 1)
-        .def("select", &Tensor::select, py::arg("dim"), py::arg("index"))
+             py::arg("step") = 1, docs::tensor("slice"))
+        .def("select", &Tensor::select, py::arg("dim"), py::arg("index"), docs::tensor("select"))
         .def("as_strided", &Tensor::as_strided, py::arg("size"), py::arg("stride"),
-             py::arg("storage_offset") = 0)
-        .def("contiguous", &Tensor::contiguous)
-        .def("clone", &Tensor::clone)
-        .def("detach", &Tensor::detach)
-        .def("to", &convert)
+             py::arg("storage_offset") = 0, docs::tensor("as_strided"))
+        .def("contiguous", &Tensor::contiguous, docs::tensor("contiguous"))
+        .def("clone", &Tensor::clone, docs::tensor("clone"))
+        .def("detach", &Tensor::detach, docs::tensor("detach"))
+        .def("to", &convert, docs::tensor("to"))
         .def("cuda", [](const Tensor& t, int index) { return t.cuda(index); },
-             py::arg("index") = 0)
-        .def("cpu", &Tensor::cpu)
-        .def("float", [](const Tensor& t) { return t.to(DType::F32); })
-        .def("double", [](const Tensor& t) { return t.to(DType::F64); })
-        .def("long", [](const Tensor& t) { return t.to(DType::I64); })
-        .def("bool", [](const Tensor& t) { return t.to(DType::Bool); })
+             py::arg("index") = 0, docs::tensor("cuda"))
+        .def("cpu", &Tensor::cpu, docs::tensor("cpu"))
+        .def("float", [](const Tensor& t) { return t.to(DType::F32); }, docs::tensor("float"))
+        .def("double", [](const Tensor& t) { return t.to(DType::F64); }, docs::tensor("double"))
+        .def("long", [](const Tensor& t) { return t.to(DType::I64); }, docs::tensor("long"))
+        .def("bool", [](const Tensor& t) { return t.to(DType::Bool); }, docs::tensor("bool"))
         .def("copy_", [](Tensor& t, py::handle source) -> Tensor& {
             return t.copy_(operand(source, t, "copy_"));
-        }, py::arg("source"))
+        }, py::arg("source"), docs::tensor("copy_"))
         .def("fill_", [](Tensor& t, py::handle value) -> Tensor& {
             // A number or a one-element tensor, from any device as in PyTorch. A float written
             // into an integer tensor goes through fill_(double), which refuses what int64
@@ -206,11 +215,11 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
                 return t.fill_(value.cast<double>());
             }
             return t.fill_(operand(value, t, "fill_").to(t.device()));
-        }, py::arg("value"))
-        .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); })
+        }, py::arg("value"), docs::tensor("fill_"))
+        .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); }, docs::tensor("zero_"))
         .def("move_to_", [](Tensor& t, py::handle d) -> Tensor& {
             return t.move_to_(to_device(d, "move_to_"));
-        }, py::arg("device"), "Moves this tensor's data to device; every handle sees it");
+        }, py::arg("device"), docs::tensor("move_to_"));
 }
 
 void bind_operators(py::class_<Tensor>& cls) {
@@ -258,7 +267,7 @@ void bind_operators(py::class_<Tensor>& cls) {
 }  // namespace
 
 void bind_tensor(py::module_& module) {
-    py::class_<Tensor> cls(module, "Tensor", "An n-dimensional array on one device");
+    py::class_<Tensor> cls(module, "Tensor", docs::by_name("Tensor"));
     bind_properties(cls);
     bind_views_and_copies(cls);
     bind_operators(cls);

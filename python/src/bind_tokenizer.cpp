@@ -1,5 +1,6 @@
 // kael.GPT2Tokenizer and kael.TokenTextStream: GPT-2's byte-level BPE (kael/tokenizer.h).
 #include "bind_common.h"
+#include "docs_functions.h"
 #include "kael/tokenizer.h"
 
 namespace kael::python {
@@ -47,25 +48,14 @@ std::vector<std::int64_t> ids_argument(py::handle ids, const char* op) {
 }  // namespace
 
 void bind_tokenizer(py::module_& module) {
-    py::class_<GPT2Tokenizer>(module, "GPT2Tokenizer", R"(GPT-2's byte-level BPE tokenizer.
-
-Gives the ids of OpenAI's GPT-2 encoder (and of the gpt-3-encoder JavaScript package):
-
-    tok = kael.GPT2Tokenizer.from_pretrained()   # the copy installed with kael
-    tok.encode("Hello world")                    # [15496, 995]
-    tok.decode([15496, 995])                     # 'Hello world'
-
-Immutable and safe to share between threads; encode and decode release the GIL.)")
+    py::class_<GPT2Tokenizer>(module, "GPT2Tokenizer", docs::by_name("GPT2Tokenizer"))
         .def_static(
             "from_files",
             [](py::handle vocab, py::handle merges) {
                 return GPT2Tokenizer::from_files(path_argument(vocab, "GPT2Tokenizer.from_files"),
                                                  path_argument(merges, "GPT2Tokenizer.from_files"));
             },
-            py::arg("vocab"), py::arg("merges"),
-            "The tokenizer of a vocabulary file (encoder.json / vocab.json: token -> id) and a "
-            "merges file (vocab.bpe / merges.txt). ValueError names the file and line of a "
-            "corrupt entry; a missing file raises FileNotFoundError.")
+            py::arg("vocab"), py::arg("merges"), docs::by_name("GPT2Tokenizer.from_files"))
         .def_static(
             "from_pretrained",
             [](py::handle folder) {
@@ -73,10 +63,7 @@ Immutable and safe to share between threads; encode and decode release the GIL.)
                 return GPT2Tokenizer::from_folder(
                     path_argument(folder, "GPT2Tokenizer.from_pretrained"));
             },
-            py::arg("folder") = py::none(),
-            "The tokenizer of a folder holding vocab.json + merges.txt (as Hugging Face saves "
-            "them) or encoder.json + vocab.bpe. None: the copy installed with kael "
-            "($KAEL_GPT2_VOCAB_DIR first, when set).")
+            py::arg("folder") = py::none(), docs::by_name("GPT2Tokenizer.from_pretrained"))
         .def(
             "encode",
             [](const GPT2Tokenizer& tokenizer, py::handle text, bool allow_special) {
@@ -85,8 +72,7 @@ Immutable and safe to share between threads; encode and decode release the GIL.)
                 return tokenizer.encode(utf8, allow_special);
             },
             py::arg("text"), py::arg("allow_special") = true,
-            "Token ids of text (str, or bytes: invalid UTF-8 reads as U+FFFD). With "
-            "allow_special, '<|endoftext|>' is eos_token_id; without, it is ordinary text.")
+            docs::by_name("GPT2Tokenizer.encode"))
         .def(
             "decode",
             [](const GPT2Tokenizer& tokenizer, py::handle ids) {
@@ -98,16 +84,14 @@ Immutable and safe to share between threads; encode and decode release the GIL.)
                 }
                 return py::str(text);
             },
-            py::arg("ids"),
-            "The text of a sequence of ids; bytes that are not UTF-8 become U+FFFD (as JS "
-            "TextDecoder). ValueError names an id outside the vocabulary.")
+            py::arg("ids"), docs::by_name("GPT2Tokenizer.decode"))
         .def(
             "token_bytes",
             [](const GPT2Tokenizer& tokenizer, py::handle id) {
                 return py::bytes(
                     tokenizer.token_bytes(to_int64(id, "GPT2Tokenizer.token_bytes", "id")));
             },
-            py::arg("id"), "The raw bytes of one token (may be part of a UTF-8 character).")
+            py::arg("id"), docs::by_name("GPT2Tokenizer.token_bytes"))
         .def_property_readonly("vocab_size", &GPT2Tokenizer::vocab_size,
                                "Number of ids (50257 for GPT-2)")
         .def_property_readonly("eos_token_id", &GPT2Tokenizer::eos_token_id,
@@ -119,21 +103,16 @@ Immutable and safe to share between threads; encode and decode release the GIL.)
                    ", source=" + py::repr(py::str(tokenizer.source())).cast<std::string>() + ")";
         });
 
-    py::class_<TokenTextStream>(module, "TokenTextStream", R"(Text of ids as they arrive.
-
-push(id) returns the text completed by that token, holding back the bytes of a character split
-across tokens, so a generator can print each token as it comes; finish() returns what is left.
-The pieces joined equal tokenizer.decode(ids).)")
+    py::class_<TokenTextStream>(module, "TokenTextStream", docs::by_name("TokenTextStream"))
         .def(py::init<const GPT2Tokenizer&>(), py::arg("tokenizer"),
-             "A stream over tokenizer's vocabulary")
+             docs::by_name("TokenTextStream.__init__"))
         .def(
             "push",
             [](TokenTextStream& stream, py::handle id) {
                 return stream.push(to_int64(id, "TokenTextStream.push", "id"));
             },
-            py::arg("id"), "The text this token completes (often '' inside a split character)")
-        .def("finish", &TokenTextStream::finish,
-             "What is held back (an unfinished character as U+FFFD); the stream starts afresh");
+            py::arg("id"), docs::by_name("TokenTextStream.push"))
+        .def("finish", &TokenTextStream::finish, docs::by_name("TokenTextStream.finish"));
 }
 
 }  // namespace kael::python

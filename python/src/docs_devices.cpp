@@ -2,7 +2,7 @@
 // add_device_docs), defined in bind_devices.cpp, bind_dlpack.cpp and bind_autograd.cpp.
 #include "docs_table.h"
 
-namespace kael::python::docs::functions {
+namespace kael::python::docs {
 
 void add_device_docs(Docs& docs) {
     docs["from_dlpack"] = documented("from_dlpack(source)", R"doc(A tensor sharing the memory of any DLPack producer (numpy arrays, PyTorch tensors, ...), zero
@@ -149,4 +149,4 @@ Example:
     >>> kael.is_grad_enabled())doc");
 }
 
-}  // namespace kael::python::docs::functions
+}  // namespace kael::python::docs

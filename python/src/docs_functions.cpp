@@ -7,7 +7,7 @@
 
 #include "docs_table.h"
 
-namespace kael::python::docs::functions {
+namespace kael::python::docs {
 namespace {
 
 constexpr const char* kDeferredIndex = R"doc(An index outside the dim is an IndexError naming this op. On cuda, as on any GPU, the device
@@ -143,6 +143,8 @@ Docs make_docs() {
     add_factories(docs);
     add_pairs(docs);
     add_device_docs(docs);
+    add_tensor_docs(docs);
+    add_class_docs(docs);
     docs["tensor"] = documented("tensor(data, *, dtype=None, device=None, requires_grad=False)", R"doc(A new tensor holding a copy of data.
 
 Args:
@@ -347,4 +349,16 @@ const char* by_name(std::string_view name) {
     return found == docs.end() ? nullptr : found->second.c_str();
 }
 
-}  // namespace kael::python::docs::functions
+std::string method_of(std::string_view name) {
+    const char* function = by_name(name);
+    if (function == nullptr) return "";
+    const std::string_view text = function;
+    const std::string opening = std::string(name) + "(input";
+    const std::size_t end = text.find(")\n--\n");
+    if (text.rfind(opening, 0) != 0 || end == std::string_view::npos) return "";
+    const std::string rest(text.substr(opening.size(), end - opening.size()));  // ", dim=None"
+    const std::string call = std::string(name) + "(self" + rest + ")";
+    return documented(call, "kael." + call + ": see kael." + std::string(name) + ".");
+}
+
+}  // namespace kael::python::docs

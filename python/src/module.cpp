@@ -151,5 +151,4 @@ PYBIND11_MODULE(_kael, module) {
     kael::python::bind_elemops(module);
     kael::python::bind_random(module);
     kael::python::bind_fast_operators(module);
-    kael::python::bind_docstrings(module);
 }
