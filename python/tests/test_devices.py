@@ -29,6 +29,17 @@ def test_devices_and_plugins_have_kael_info_fields():
         devices[0].no_such_field
 
 
+def test_device_objects_are_built_as_torch_builds_them():
+    assert kael.device("cpu", 0) == kael.device("cpu:0") == kael.device(type="cpu")
+    assert kael.device(kael.device("cpu")).index == 0
+    with pytest.raises(TypeError, match="device: type must be a str"):
+        kael.device(1, 2)
+    with pytest.raises(TypeError, match="device: index must be an int"):
+        kael.device("cpu", "0")
+    with pytest.raises(ValueError, match="unknown device type 'nope'"):
+        kael.device("nope")
+
+
 def test_availability_and_versions():
     assert kael.is_available("cpu")
     has_cuda = any(d.device.startswith("cuda") for d in kael.devices())
