@@ -115,10 +115,20 @@ void expect_same(const Tensor& on_device, const Tensor& on_cpu, const Tolerance&
         return;
     }
     switch (on_cpu.dtype()) {
+        case DType::BF16:
+        case DType::F16:
         case DType::F32:
         case DType::F64: {
-            const double rtol = on_cpu.dtype() == DType::F32 ? 1e-4 : 1e-10;
-            compare_elements<double>(on_device, on_cpu, [&](double got, double want) {
+            // A low-precision result is an f32 result rounded once (kernel_run.h): two devices
+            // differ by at most one step of the dtype (2^-8 for bf16, 2^-11 for f16).
+            const double rtol = on_cpu.dtype() == DType::F32   ? 1e-4
+                                : on_cpu.dtype() == DType::F64 ? 1e-10
+                                : on_cpu.dtype() == DType::BF16 ? 1.0 / 128
+                                                                : 1.0 / 1024;
+            const bool low = is_low_precision(on_cpu.dtype());
+            compare_elements<double>(low ? on_device.to(DType::F32) : on_device,
+                                     low ? on_cpu.to(DType::F32) : on_cpu,
+                                     [&](double got, double want) {
                 return close(got, want, rtol, rtol * tolerance.scale, tolerance.zero_sign);
             });
             break;

@@ -122,12 +122,13 @@ void fill(const Tensor& out, const kael_element_params& value) {
     if (out.numel() == 0) {
         return;
     }
-    run("fill", {out}, std::span<const Tensor>(), KAEL_SLOT_CHECK(fill),
+    run("fill", std::span<const Tensor>(&out, 1), std::span<const Tensor>(), KAEL_SLOT_CHECK(fill),
         [&](const Backend& backend, int device, const auto& outs, const auto&) {
             backend.check(backend.table()->fill(device, abi(outs[0].dtype()),
                                                 outs[0].device_data(), outs[0].numel(), &value),
                           "fill");
-        });
+        },
+        Aliasing::None, LowPrecision::Native);
 }
 
 namespace {
@@ -175,7 +176,7 @@ void convert(const Tensor& out, const Tensor& input) {
                                                        abi(ins[0].dtype()), &layout),
                               "convert");
             },
-            Aliasing::SameElements);
+            Aliasing::SameElements, LowPrecision::Native);
     });
 }
 
@@ -194,7 +195,8 @@ void elementwise(kael_element_op op, const Tensor& out, std::span<const Tensor> 
             [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
                 const kael_element_layout layout = element_layout(outs[0], ins);
                 backend.check(backend.table()->elementwise(device, op, abi(outs[0].dtype()),
-                                                           abi(in_dtype), &layout, &params),
+                                                           abi(as_called(in_dtype, ins)), &layout,
+                                                           &params),
                               "elementwise");
             },
             Aliasing::SameElements);

@@ -83,7 +83,7 @@ void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const 
     run("layer_norm_backward", outputs, inputs, KAEL_SLOT_CHECK(layer_norm_backward),
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
             backend.check(backend.table()->layer_norm_backward(
-                              device, abi(grad_out.dtype()), data_at(outs, out[0]),
+                              device, abi(ins[in[0]].dtype()), data_at(outs, out[0]),
                               data_at(outs, out[1]), data_at(outs, out[2]),
                               data_at(ins, in[0]), data_at(ins, in[1]), data_at(ins, in[2]),
                               data_at(ins, in[3]), data_at(ins, in[4]), rows, columns),
@@ -198,7 +198,10 @@ void adam_many(const std::vector<AdamTensors>& entries) {
         const auto repeated = [&](const AdamTensors* e) {
             return !seen.insert(e->param.device_data()).second;
         };
-        if (!KAEL_HAS_SLOT(backend.table(), adam_many) ||
+        // Low precision reaches only plugins that know it (adam() widens for the others).
+        const bool low_unknown = is_low_precision(lead.dtype()) &&
+                                 !computes_low_precision(backend.table());
+        if (!KAEL_HAS_SLOT(backend.table(), adam_many) || low_unknown ||
             std::any_of(group.begin(), group.end(), aliased) ||
             std::any_of(group.begin(), group.end(), repeated)) {
             for (const AdamTensors* e : group) {

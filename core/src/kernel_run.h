@@ -38,13 +38,28 @@ enum class Aliasing { SameElements, None };
 std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> outputs,
                                 Aliasing allowed);
 
+// bfloat16 and float16 (low_precision_calls.cpp). Only the convert and fill slots get them (from
+// plugins of ABI 1.11 on; one that declines them, or an older one, has the cpu plugin run the call
+// over host copies). Every other call with them runs in f32: each such operand becomes an f32
+// twin on its device (through convert), the call runs over the twins (falling back as any call),
+// and the outputs' twins are rounded back, once, as PyTorch rounds what it computes in f32.
+bool has_low_precision(std::span<const Tensor> outputs, std::span<const Tensor> inputs);
+bool computes_low_precision(const kael_plugin* table);
+std::vector<Tensor> widened(std::span<const Tensor> tensors);
+void narrow_into(std::span<const Tensor> outputs, std::span<const Tensor> twins);
+// A dtype a call names beside its operands (elementwise's input dtype), as the plugin must see it:
+// f32 for a low-precision dtype no operand has any more (the call was widened).
+DType as_called(DType dtype, std::span<const Tensor> operands);
+enum class LowPrecision { Widen, Native };
+
 // Runs call(backend, device index, outputs, inputs) on the tensors' device, or on the cpu plugin
 // over host mirrors when the device's plugin lacks the slot or returns KAEL_STATUS_UNSUPPORTED;
 // outputs are written back after a fallback. A template, not std::function: this runs for every op,
 // ~400 times per decoded token.
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tensor> given_inputs,
-         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None) {
+         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None,
+         LowPrecision low_precision = LowPrecision::Widen) {
     // The inputs are copied only when one must be unaliased (rare).
     std::vector<Tensor> unaliased_inputs;
     for (std::size_t i = 0; i < given_inputs.size(); ++i) {
@@ -66,7 +81,14 @@ void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tens
     for (const Tensor& output : outputs) {
         output.impl().storage->bump_version();
     }
-    if (has_slot(backend.table())) {
+    const bool low = has_low_precision(outputs, inputs);
+    if (low && low_precision == LowPrecision::Widen) {
+        const std::vector<Tensor> wide_outputs = widened(outputs);
+        run(slot, std::span<const Tensor>(wide_outputs), widened(inputs), has_slot, call);
+        narrow_into(outputs, wide_outputs);
+        return;
+    }
+    if (has_slot(backend.table()) && (!low || computes_low_precision(backend.table()))) {
         try {
             call(backend, device.index, outputs, inputs);
             return;

@@ -178,6 +178,26 @@ Tensor& Tensor::move_to_(const Device& target) {
     return *this;
 }
 
+void Tensor::set_data(const Tensor& data) {
+    if (!data.defined()) {
+        throw ValueError("set_data: the new data is an undefined tensor");
+    }
+    if (&data.impl() == &impl()) {
+        return;
+    }
+    const Tensor grad = this->grad();
+    TensorImpl& target = impl();
+    target.storage = data.impl().storage;
+    target.shape = data.shape();
+    target.strides = data.strides();
+    target.offset = data.offset();
+    target.dtype = data.dtype();
+    if (grad.defined() && (grad.dtype() != data.dtype() || grad.shape() != data.shape())) {
+        const NoGradGuard no_grad;
+        set_grad(grad.shape() == data.shape() ? grad.to(data.dtype()) : Tensor());
+    }
+}
+
 Tensor& Tensor::copy_(const Tensor& other) { return detail::write_into(*this, other, "copy_"); }
 
 Tensor& Tensor::fill_(double value) {

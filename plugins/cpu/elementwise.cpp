@@ -287,9 +287,9 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
     return plugin::guarded("cpu.fill", [&] {
         check_device(device);
         kernels::tasks::check_fill_call(target, count, value);
-        kernels::with_dtype(dtype, [&](auto tag) {
+        kernels::with_storage_dtype(dtype, [&](auto tag) {
             using T = kernels::TagType<decltype(tag)>;
-            const T element = kernels::element_param<T>(*value, 0);
+            const T element = kernels::tasks::fill_value<T>(*value);
             Storage<T> stored{};
             store_element<T>(&stored, element);
             std::fill_n(static_cast<Storage<T>*>(target), count, stored);
@@ -303,7 +303,7 @@ kael_status convert(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
         check_device(device);
         kernels::check_element_layout(layout);
         LayoutRunner runner{*layout};
-        kernels::dispatch_convert(out_dtype, in_dtype, layout->operands, runner);
+        kernels::dispatch_convert<true>(out_dtype, in_dtype, layout->operands, runner);
     });
 }
 

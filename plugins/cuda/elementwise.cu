@@ -123,11 +123,12 @@ struct CudaElementRunner {
     }
 };
 
-// Whether every byte of the fill value is zero (memset serves it).
+// Whether every byte of the fill value is zero (memset serves it). Floating dtypes, bfloat16
+// and float16 included, take their value from reals, integers from integers.
 bool zero_bits(kael_dtype dtype, const kael_element_params& value) {
-    if (dtype == KAEL_DTYPE_F32 || dtype == KAEL_DTYPE_F64) {
+    if (dtype == KAEL_DTYPE_F32 || dtype == KAEL_DTYPE_F64 || kernels::is_low_precision(dtype)) {
         const double real =
-            dtype == KAEL_DTYPE_F32 ? static_cast<float>(value.reals[0]) : value.reals[0];
+            dtype == KAEL_DTYPE_F64 ? value.reals[0] : static_cast<float>(value.reals[0]);
         return real == 0.0 && !std::signbit(real);
     }
     return value.integers[0] == 0;
@@ -147,7 +148,7 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
                                             launch_stream()));
             return;
         }
-        kernels::tasks::launch_fill<Launcher>(dtype, target, count, value);  // validates too
+        kernels::tasks::launch_fill<Launcher, true>(dtype, target, count, value);  // validates too
     });
 }
 
@@ -157,7 +158,7 @@ kael_status convert(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
         use_device(device);
         kernels::tasks::check_element_layout(layout);
         CudaElementRunner runner{*layout};
-        kernels::dispatch_convert(out_dtype, in_dtype, layout->operands, runner);
+        kernels::dispatch_convert<true>(out_dtype, in_dtype, layout->operands, runner);
     });
 }
 

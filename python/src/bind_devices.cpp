@@ -18,6 +18,8 @@ std::string dtype_repr(DType dtype) {
         case DType::F32: return "kael.float32";
         case DType::F64: return "kael.float64";
         case DType::I64: return "kael.int64";
+        case DType::BF16: return "kael.bfloat16";
+        case DType::F16: return "kael.float16";
         default: return "kael.bool_";
     }
 }
@@ -84,7 +86,9 @@ void bind_dtype_and_device(py::module_& module) {
     dtype_class.value("float32", DType::F32)
         .value("float64", DType::F64)
         .value("int64", DType::I64)
-        .value("bool_", DType::Bool);
+        .value("bool_", DType::Bool)
+        .value("bfloat16", DType::BF16)
+        .value("float16", DType::F16);
     // A dtype is not a number: py::enum_'s __int__ and __index__ let kael.ones(2, 3, kael.float64)
     // read the dtype as a size and t.sum(kael.float64) as a dim (PyTorch raises TypeError). They
     // go, and the methods py::enum_ built on them are replaced.
@@ -123,6 +127,9 @@ void bind_dtype_and_device(py::module_& module) {
     module.attr("float") = DType::F32;
     module.attr("double") = DType::F64;
     module.attr("long") = DType::I64;
+    module.attr("bfloat16") = DType::BF16;
+    module.attr("float16") = DType::F16;
+    module.attr("half") = DType::F16;
     module.def(
         "promote_types",
         [](py::handle a, py::handle b) { return promote(to_dtype(a), to_dtype(b)); },

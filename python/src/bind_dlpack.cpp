@@ -44,6 +44,8 @@ DLDataType dl_dtype_of(DType dtype) {
         case DType::F32: return {kDLFloat, 32, 1};
         case DType::F64: return {kDLFloat, 64, 1};
         case DType::I64: return {kDLInt, 64, 1};
+        case DType::BF16: return {kDLBfloat, 16, 1};
+        case DType::F16: return {kDLFloat, 16, 1};
         default: return {kDLBool, 8, 1};
     }
 }
@@ -54,11 +56,14 @@ DType dtype_of_dl(const DLDataType& type) {
         if (type.code == kDLFloat && type.bits == 64) return DType::F64;
         if (type.code == kDLInt && type.bits == 64) return DType::I64;
         if (type.code == kDLBool && type.bits == 8) return DType::Bool;
+        if (type.code == kDLBfloat && type.bits == 16) return DType::BF16;
+        if (type.code == kDLFloat && type.bits == 16) return DType::F16;
     }
     throw py::type_error("kael has no dtype for DLPack type (code " + std::to_string(type.code) +
                          ", bits " + std::to_string(type.bits) + ", lanes " +
                          std::to_string(type.lanes) + "); kael dtypes are float32, float64, "
-                         "int64 and bool: convert on the producer's side first");
+                         "bfloat16, float16, int64 and bool: convert on the producer's side "
+                         "first");
 }
 
 // Owns what an exported DLManagedTensor points into; freed by the consumer through deleter.

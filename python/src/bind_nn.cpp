@@ -1,4 +1,5 @@
 // kael.nn.Module: subclassable from Python, with attribute registration, state dicts and files.
+#include <tuple>
 #include <set>
 
 #include "bind_nn.h"
@@ -232,8 +233,19 @@ py::object load_state_dict(Module& module, py::handle state, bool strict) {
 // Every method reaches the C++ module through module_of, so none runs on an unconstructed one.
 void bind_module_base(py::module_& nn_module) {
     using Named = std::vector<std::pair<std::string, Tensor>>;
-    ModuleClass(nn_module, "Module", docs::Module)
-        .def(py::init<>(), docs::module_init)
+    ModuleClass module_class(nn_module, "Module", docs::Module);
+    // half(), bfloat16(), float(), double(): to(dtype), returning the module.
+    for (const auto& [name, dtype, doc] :
+         {std::tuple{"half", DType::F16, docs::module_half},
+          std::tuple{"bfloat16", DType::BF16, docs::module_bfloat16},
+          std::tuple{"float", DType::F32, docs::module_float},
+          std::tuple{"double", DType::F64, docs::module_double}}) {
+        module_class.def(name, [dtype = dtype](py::object self) {
+            module_of(self).to(dtype);
+            return self;
+        }, doc);
+    }
+    module_class.def(py::init<>(), docs::module_init)
         .def("forward", [](py::handle self, const Tensor& input) {
             return module_of(self).forward(input);
         }, py::arg("input"), docs::module_forward)
@@ -267,10 +279,34 @@ void bind_module_base(py::module_& nn_module) {
             return load_state_dict(module_of(self), state, strict);
         }, py::arg("state_dict"), py::arg("strict") = true, docs::load_state_dict)
         .def("zero_grad", [](py::handle self) { module_of(self).zero_grad(); }, docs::zero_grad)
-        .def("to", [](py::object self, py::handle device) {
-            module_of(self).to(to_device(device));
+        .def("to", [](py::object self, const py::args& args, const py::kwargs& kwargs) {
+            std::optional<Device> device;
+            std::optional<DType> dtype;
+            const auto take = [&](py::handle value, const char* keyword) {
+                const bool is_dtype = keyword != nullptr ? std::string(keyword) == "dtype"
+                                                         : !is_device_like(value);
+                if (is_dtype) {
+                    dtype = to_dtype(value, "Module.to");
+                } else {
+                    device = to_device(value, "Module.to");
+                }
+            };
+            if (args.size() > 2) {
+                throw TypeError("Module.to: expected at most a device and a dtype, got " +
+                                std::to_string(args.size()) + " arguments");
+            }
+            for (py::handle value : args) take(value, nullptr);
+            for (const auto& [key, value] : kwargs) {
+                const auto name = key.cast<std::string>();
+                if (name != "device" && name != "dtype" && name != "non_blocking") {
+                    throw TypeError("Module.to: unexpected keyword argument '" + name + "'");
+                }
+                if (name != "non_blocking" && !value.is_none()) take(value, name.c_str());
+            }
+            if (device) module_of(self).to(*device);
+            if (dtype) module_of(self).to(*dtype);
             return self;
-        }, py::arg("device"), docs::module_to)
+        }, docs::module_to)
         .def("cuda", [](py::object self, int index) {
             module_of(self).to(Device("cuda", index));
             return self;

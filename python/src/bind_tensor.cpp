@@ -202,6 +202,9 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
         .def("cpu", &Tensor::cpu, docs::tensor("cpu"))
         .def("float", [](const Tensor& t) { return t.to(DType::F32); }, docs::tensor("float"))
         .def("double", [](const Tensor& t) { return t.to(DType::F64); }, docs::tensor("double"))
+        .def("half", [](const Tensor& t) { return t.to(DType::F16); }, docs::tensor("half"))
+        .def("bfloat16", [](const Tensor& t) { return t.to(DType::BF16); },
+             docs::tensor("bfloat16"))
         .def("long", [](const Tensor& t) { return t.to(DType::I64); }, docs::tensor("long"))
         .def("bool", [](const Tensor& t) { return t.to(DType::Bool); }, docs::tensor("bool"))
         .def("copy_", [](Tensor& t, py::handle source) -> Tensor& {

@@ -158,6 +158,8 @@ std::string numpy_name(DType dtype) {
         case DType::F32: return "float32";
         case DType::F64: return "float64";
         case DType::I64: return "int64";
+        case DType::F16: return "float16";
+        case DType::BF16: return "bfloat16";  // numpy has none: it refuses the name
         default: return "bool";
     }
 }
@@ -165,25 +167,27 @@ std::string numpy_name(DType dtype) {
 [[noreturn]] void no_kael_dtype(py::handle numpy_dtype, const char* op = nullptr) {
     throw TypeError(op_prefix(op) + "kael has no dtype for numpy dtype " +
                     std::string(py::str(numpy_dtype)) +
-                    "; kael dtypes are float32, float64, int64 and bool");
+                    "; kael dtypes are float32, float64, float16, bfloat16, int64 and bool");
 }
 
-// The kael dtype that holds every value of numpy_dtype: data of narrower types widen
-// (float16 to float32, int8 .. uint32 to int64), as in kael.tensor(np.arange(4, dtype=np.int32)).
+// The kael dtype that holds every value of numpy_dtype: data of narrower integer types widen
+// (int8 .. uint32 to int64), as in kael.tensor(np.arange(4, dtype=np.int32)).
 DType holding_dtype_of_numpy(py::handle numpy_dtype) {
     const std::string kind = py::str(numpy_dtype.attr("kind"));
     const auto size = numpy_dtype.attr("itemsize").cast<int>();
-    if (kind == "f" && size <= 4) return DType::F32;
+    if (kind == "f" && size == 2) return DType::F16;
+    if (kind == "f" && size == 4) return DType::F32;
     if (kind == "f" && size == 8) return DType::F64;
     if (kind == "i" || kind == "u") return DType::I64;
     if (kind == "b") return DType::Bool;
     no_kael_dtype(numpy_dtype);
 }
 
-// A numpy dtype asked for as a tensor's dtype must be one kael has: float16 is no float32.
+// A numpy dtype asked for as a tensor's dtype must be one kael has: int32 is no int64.
 DType exact_dtype_of_numpy(py::handle numpy_dtype, const char* op) {
     const std::string kind = py::str(numpy_dtype.attr("kind"));
     const auto size = numpy_dtype.attr("itemsize").cast<int>();
+    if (kind == "f" && size == 2) return DType::F16;
     if (kind == "f" && size == 4) return DType::F32;
     if (kind == "f" && size == 8) return DType::F64;
     if (kind == "i" && size == 8) return DType::I64;
@@ -246,8 +250,9 @@ DType to_dtype(py::handle object, const char* op) {
         }
     }
     throw TypeError(op_prefix(op) +
-                    "expected a kael dtype (kael.float32, kael.float64, kael.int64, kael.bool_ "
-                    "or 'f32', 'f64', 'i64', 'bool'), got " + std::string(py::repr(object)));
+                    "expected a kael dtype (kael.float32, kael.float64, kael.bfloat16, "
+                    "kael.float16, kael.int64, kael.bool_ or 'f32', 'f64', 'bf16', 'f16', 'i64', "
+                    "'bool'), got " + std::string(py::repr(object)));
 }
 
 std::optional<DType> to_optional_dtype(py::handle object, const char* op) {
@@ -393,14 +398,17 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, const Devic
     flatten(data, 0, flat);
     // An empty list is f32, as in PyTorch.
     const DType target = dtype.value_or(flat.any_leaf ? default_dtype(flat.kind) : DType::F32);
-    Tensor host = empty(flat.shape, target, kCPU);
-    switch (target) {
+    // bfloat16 and float16 are rounded from float32, as PyTorch rounds Python floats to them.
+    Tensor host = empty(flat.shape, is_low_precision(target) ? DType::F32 : target, kCPU);
+    switch (host.dtype()) {
         case DType::F32: fill_host<float>(flat, host); break;
         case DType::F64: fill_host<double>(flat, host); break;
         case DType::I64: fill_host<std::int64_t>(flat, host); break;
         case DType::Bool: fill_host<bool>(flat, host); break;
+        case DType::BF16:
+        case DType::F16: break;  // filled as float32 above
     }
-    return host.to(device);
+    return host.to(target).to(device);
 }
 
 // PyTorch's spellings: 'none' (exact erf) or 'tanh'.

@@ -20,8 +20,9 @@ Example:
         "type no loaded plugin registered, listing the valid names.");
     docs["device.type"] = "The device-type name ('cpu', 'cuda', ...).";
     docs["device.index"] = "The device's index among those of its type.";
-    docs["dtype"] = R"doc(An element type: kael.float32 (kael.float), kael.float64 (kael.double), kael.int64
-(kael.long) or kael.bool.
+    docs["dtype"] = R"doc(An element type: kael.float32 (kael.float), kael.float64 (kael.double), kael.bfloat16,
+kael.float16 (kael.half), kael.int64 (kael.long) or kael.bool. bfloat16 and float16 are stored
+in two bytes and computed in float32 (results rounded once), as PyTorch computes them.
 
 Example:
 
@@ -30,10 +31,10 @@ Example:
     docs["dtype.__init__"] = documented(
         "__init__(self, value)",
         "The dtype of the given enum value (use the kael.float32, ... objects instead).");
-    docs["dtype.name"] = "The dtype's name: 'float32', 'float64', 'int64' or 'bool'.";
+    docs["dtype.name"] = "The dtype's short name: 'f32', 'f64', 'bf16', 'f16', 'i64' or 'bool'.";
     docs["dtype.value"] = "The dtype's value in the plugin ABI (KAEL_DTYPE_*).";
     docs["dtype.itemsize"] = "The size of one element in bytes.";
-    docs["dtype.is_floating_point"] = "True for float32 and float64.";
+    docs["dtype.is_floating_point"] = "True for float32, float64, bfloat16 and float16.";
 }
 
 void add_graphs_and_records(Docs& docs) {

@@ -92,11 +92,29 @@ inline constexpr const char* zero_grad = R"doc(zero_grad(self)
 --
 
 Sets every parameter's grad to None.)doc";
-inline constexpr const char* module_to = R"doc(to(self, device)
+inline constexpr const char* module_to = R"doc(to(self, *args, **kwargs)
 --
 
-Moves every parameter (with its grad) and buffer to device in place, so optimizers keep
+to(device), to(dtype), to(device, dtype) or keywords device=, dtype=: moves every parameter
+(with its grad) and buffer to device, and converts the floating-point ones to dtype (a floating
+dtype; integer and bool buffers keep theirs), in place, so optimizers built before keep
 working; returns self.)doc";
+inline constexpr const char* module_half = R"doc(half(self)
+--
+
+to(kael.float16); returns self.)doc";
+inline constexpr const char* module_bfloat16 = R"doc(bfloat16(self)
+--
+
+to(kael.bfloat16); returns self.)doc";
+inline constexpr const char* module_float = R"doc(float(self)
+--
+
+to(kael.float32); returns self.)doc";
+inline constexpr const char* module_double = R"doc(double(self)
+--
+
+to(kael.float64); returns self.)doc";
 inline constexpr const char* module_cuda = R"doc(cuda(self, index=0)
 --
 

@@ -47,6 +47,8 @@ constexpr Method kMethods[] = {
      "Moves this tensor's storage to device in place: every view of it follows; returns self."},
     {"float", "float(self)", "self as float32."},
     {"double", "double(self)", "self as float64."},
+    {"half", "half(self)", "self as float16 (rounded to nearest even)."},
+    {"bfloat16", "bfloat16(self)", "self as bfloat16 (rounded to nearest even)."},
     {"long", "long(self)", "self as int64."},
     {"bool", "bool(self)", "self as bool (nonzero is True)."},
     {"dim", "dim(self)", "The number of dimensions (self.ndim)."},
@@ -90,7 +92,7 @@ struct Property {
 
 constexpr Property kProperties[] = {
     {"shape", "The size of each dimension, a tuple of ints."},
-    {"dtype", "The element type: kael.float32, float64, int64 or bool."},
+    {"dtype", "The element type: kael.float32, float64, bfloat16, float16, int64 or bool."},
     {"device", "The device the elements live on (kael.device('cpu'), device('cuda:0'), ...)."},
     {"ndim", "The number of dimensions."},
     {"grad", "The gradient backward accumulated for this leaf, or None."},
@@ -106,7 +108,7 @@ constexpr Property kProperties[] = {
 }  // namespace
 
 void add_tensor_docs(Docs& docs) {
-    docs["Tensor"] = R"doc(A multi-dimensional array of one dtype (float32, float64, int64, bool) on one device, with
+    docs["Tensor"] = R"doc(A multi-dimensional array of one dtype (float32, float64, bfloat16, float16, int64, bool) on one device, with
 views (reshape, transpose, slicing share memory), autograd (requires_grad, backward, grad) and
 the operations of kael's module functions as methods.
 

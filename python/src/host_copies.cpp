@@ -12,6 +12,12 @@ namespace {
 // A contiguous host copy without gradient history.
 Tensor host_contiguous(const Tensor& tensor) { return tensor.detach().cpu().contiguous(); }
 
+// The host copy Python numbers are read from: bfloat16 and float16 as float32 (exact).
+Tensor host_values(const Tensor& tensor) {
+    const Tensor host = host_contiguous(tensor);
+    return is_low_precision(host.dtype()) ? host.to(DType::F32) : host;
+}
+
 py::object element(const void* data, DType dtype, std::int64_t at) {
     switch (dtype) {
         case DType::F32: return py::float_(static_cast<const float*>(data)[at]);
@@ -39,7 +45,7 @@ py::object to_list(const Tensor& tensor) {
         throw ValueError("tolist: tensor of " + std::to_string(tensor.dim()) +
                          " dimensions; at most " + std::to_string(kMaxRank) + " are supported");
     }
-    const Tensor host = host_contiguous(tensor);
+    const Tensor host = host_values(tensor);
     std::int64_t at = 0;
     return nested(host.device_data(), host.dtype(), host.shape(), 0, at);
 }
@@ -49,13 +55,16 @@ py::object to_item(const Tensor& tensor) {
         throw py::value_error("item: expected a tensor with one element, got shape " +
                               to_string(tensor.shape()));
     }
-    const Tensor host = host_contiguous(tensor);
+    const Tensor host = host_values(tensor);
     return element(host.device_data(), host.dtype(), 0);
 }
 
 py::object to_numpy(const Tensor& tensor) {
+    if (tensor.dtype() == DType::BF16) {  // as PyTorch: numpy has no bfloat16
+        throw TypeError("numpy: numpy has no bfloat16; convert with .float() first");
+    }
     const Tensor host = host_contiguous(tensor);
-    const char* numpy_names[] = {"float32", "float64", "int64", "bool"};
+    const char* numpy_names[] = {"float32", "float64", "int64", "bool", "bfloat16", "float16"};
     const py::dtype dtype(numpy_names[static_cast<int>(host.dtype())]);
     py::array array(dtype, std::vector<py::ssize_t>(host.shape().begin(), host.shape().end()));
     if (host.numel() > 0) {

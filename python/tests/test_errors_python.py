@@ -135,9 +135,10 @@ def test_index_beyond_int64_gives_a_clean_error(device):
 # Types and values of arguments.
 
 def test_numpy_dtypes_kael_lacks_are_type_errors():
-    for numpy_dtype in (np.float16, np.int32, np.uint8, np.complex64):
-        raises_clean(TypeError, lambda: kael.ones(2, dtype=numpy_dtype), "float16"
-                     if numpy_dtype is np.float16 else None)
+    for numpy_dtype in (np.int32, np.uint8, np.complex64):
+        raises_clean(TypeError, lambda: kael.ones(2, dtype=numpy_dtype), "int32"
+                     if numpy_dtype is np.int32 else None)
+    assert kael.ones(2, dtype=np.float16).dtype == kael.float16
     assert kael.ones(2, dtype=np.float32).dtype == kael.float32
     assert kael.ones(2, dtype=np.int64).dtype == kael.int64
     assert kael.ones(2, dtype=np.bool_).dtype == kael.bool_

@@ -49,7 +49,7 @@ def test_numpy_round_trip_in_every_dtype(kael_dtype, numpy_dtype):
 
 def test_numpy_conversions_of_other_dtypes_and_layouts():
     assert kael.tensor(np.arange(4, dtype=np.int32)).dtype == kael.int64
-    assert kael.tensor(np.ones(2, dtype=np.float16)).dtype == kael.float32
+    assert kael.tensor(np.ones(2, dtype=np.float16)).dtype == kael.float16
     strided = np.arange(20.0).reshape(4, 5)[::2, 1::2]
     np.testing.assert_array_equal(kael.tensor(strided).numpy(), strided)
     np.testing.assert_array_equal(kael.arange(6).view(2, 3).T.numpy(), np.arange(6).reshape(2, 3).T)
@@ -203,7 +203,7 @@ def test_dtypes_and_devices():
     with pytest.raises(ValueError, match="invalid device"):
         kael.device("tpu")
     with pytest.raises(ValueError, match="unknown dtype"):
-        kael.zeros(1, dtype="f16")
+        kael.zeros(1, dtype="f8")
 
 
 def test_view_of_a_slice_where_the_strides_allow(device):

@@ -69,7 +69,7 @@ void check(const char* name, const char* kernel, kael_element_op op, kael_dtype 
     g_kernels.clear();
     cuda::CudaElementRunner runner{l};
     if (op < 0)
-        kernels::dispatch_convert(out_dt, in_dt, l.operands, runner);
+        kernels::dispatch_convert<true>(out_dt, in_dt, l.operands, runner);
     else
         kernels::dispatch_elementwise(op, out_dt, in_dt, l.operands, &params, runner);
     std::vector<unsigned char> got = ops[0].buf->bytes;
@@ -77,7 +77,7 @@ void check(const char* name, const char* kernel, kael_element_op op, kael_dtype 
     for (size_t o = 0; o < ops.size(); ++o) l.base[o] = ops[o].buf->bytes.data() + ops[o].offset;
     kernels::tasks::ElementRunner<InOrder> reference{l};
     if (op < 0)
-        kernels::dispatch_convert(out_dt, in_dt, l.operands, reference);
+        kernels::dispatch_convert<true>(out_dt, in_dt, l.operands, reference);
     else
         kernels::dispatch_elementwise(op, out_dt, in_dt, l.operands, &params, reference);
     const std::string took = g_kernels.empty() ? "no kernel" : g_kernels[0];
@@ -116,6 +116,13 @@ int main() {
               KAEL_DTYPE_F64, {R, C}, {{&o, 0, {C * 4, 4}}, {&d, 0, {8, R * 8}}});
         check("convert f32->i64 transposed", "tiled_elements", (kael_element_op)-1, KAEL_DTYPE_I64,
               KAEL_DTYPE_F32, {R, C}, {{&o, 0, {C * 8, 8}}, {&d, 0, {4, R * 4}}});
+        // bfloat16 and float16 (two bytes) both ways, read and written transposed.
+        check("convert f32->bf16 transposed", "tiled_elements", (kael_element_op)-1,
+              KAEL_DTYPE_BF16, KAEL_DTYPE_F32, {R, C}, {{&o, 0, {C * 2, 2}}, {&d, 0, {4, R * 4}}});
+        check("convert f16->f32 transposed", "tiled_elements", (kael_element_op)-1, KAEL_DTYPE_F32,
+              KAEL_DTYPE_F16, {R, C}, {{&o, 0, {C * 4, 4}}, {&d, 0, {2, R * 2}}});
+        check("convert bf16->f16 rows", "strided_rows", (kael_element_op)-1, KAEL_DTYPE_F16,
+              KAEL_DTYPE_BF16, {R, C}, {{&o, 0, {C * 2, 2}}, {&d, 0, {C * 2, 2}}});
         check("copy bool transposed", "tiled_elements", KAEL_OP_IDENTITY, KAEL_DTYPE_BOOL,
               KAEL_DTYPE_BOOL, {R, C}, {{&o, 0, {C, 1}}, {&d, 0, {1, R}}});
         check("i64 plus transposed (rows)", "strided_rows", KAEL_OP_PLUS, KAEL_DTYPE_I64,

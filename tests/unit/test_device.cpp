@@ -67,6 +67,18 @@ BOOST_AUTO_TEST_CASE(dtypes_have_sizes_names_and_promotion) {
     BOOST_TEST((kael::promote(DType::Bool, DType::I64) == DType::I64));
     BOOST_TEST((kael::promote(DType::I64, DType::F32) == DType::F32));
     BOOST_TEST((kael::promote(DType::F32, DType::F64) == DType::F64));
+    BOOST_TEST(kael::itemsize(DType::BF16) == 2);
+    BOOST_TEST(kael::itemsize(DType::F16) == 2);
+    // PyTorch's table: the two low-precision dtypes meet in f32; either beats the integers.
+    BOOST_TEST((kael::promote(DType::BF16, DType::F16) == DType::F32));
+    BOOST_TEST((kael::promote(DType::F16, DType::BF16) == DType::F32));
+    BOOST_TEST((kael::promote(DType::BF16, DType::I64) == DType::BF16));
+    BOOST_TEST((kael::promote(DType::Bool, DType::F16) == DType::F16));
+    BOOST_TEST((kael::promote(DType::F16, DType::F32) == DType::F32));
+    BOOST_TEST((kael::promote(DType::BF16, DType::F64) == DType::F64));
+    BOOST_TEST(kael::is_floating(DType::BF16));
     BOOST_TEST((kael::parse_dtype("float32") == DType::F32));
-    BOOST_CHECK_THROW((void)kael::parse_dtype("f16"), kael::ValueError);
+    BOOST_TEST((kael::parse_dtype("half") == DType::F16));
+    BOOST_TEST((kael::parse_dtype("bfloat16") == DType::BF16));
+    BOOST_CHECK_THROW((void)kael::parse_dtype("f8"), kael::ValueError);
 }

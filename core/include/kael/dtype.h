@@ -4,8 +4,9 @@
 
 namespace kael {
 
-// Values match KAEL_DTYPE_* of the plugin ABI.
-enum class DType : std::int32_t { F32 = 0, F64 = 1, I64 = 2, Bool = 3 };
+// Values match KAEL_DTYPE_* of the plugin ABI. BF16 (bfloat16) and F16 (IEEE half) are stored in
+// two bytes; plugins that do not compute in them get the call in f32 (kernel_run.h).
+enum class DType : std::int32_t { F32 = 0, F64 = 1, I64 = 2, Bool = 3, BF16 = 4, F16 = 5 };
 
 // Throws ValueError for a value outside the enum (out of line, so itemsize stays inline).
 [[noreturn]] void throw_unknown_dtype(DType dtype);
@@ -16,13 +17,20 @@ enum class DType : std::int32_t { F32 = 0, F64 = 1, I64 = 2, Bool = 3 };
         case DType::F64: return 8;
         case DType::I64: return 8;
         case DType::Bool: return 1;
+        case DType::BF16:
+        case DType::F16: return 2;
     }
     throw_unknown_dtype(dtype);
 }
 [[nodiscard]] std::string to_string(DType dtype);
 [[nodiscard]] DType parse_dtype(const std::string& name);
 [[nodiscard]] bool is_floating(DType dtype);
-// The dtype both operands of a binary op are computed in: bool < i64 < f32 < f64.
+// bfloat16 or float16: stored in two bytes, computed in f32.
+[[nodiscard]] inline bool is_low_precision(DType dtype) {
+    return dtype == DType::BF16 || dtype == DType::F16;
+}
+// The dtype both operands of a binary op are computed in, as PyTorch's table: bool < i64 <
+// bf16, f16 < f32 < f64, and bf16 with f16 gives f32.
 [[nodiscard]] DType promote(DType a, DType b);
 
 template <typename T> struct dtype_of;

@@ -145,6 +145,10 @@ public:
     // Moves this tensor's storage to device in place: every handle to it and every view of it
     // (an optimizer's, a module's) sees the new device. The gradient, when defined, moves too.
     Tensor& move_to_(const Device& device);
+    // This tensor becomes data's elements (sharing data's storage, shape and dtype) for every
+    // handle to it, as PyTorch's `t.data = data`: its autograd state stays, a defined gradient
+    // is converted to the new dtype. Views made before keep the old elements.
+    void set_data(const Tensor& data);
     // Writes other (broadcast, converted) into this tensor's elements. other may overlap this
     // tensor (it is read first, as if copied); this tensor may not be expanded (ValueError).
     Tensor& copy_(const Tensor& other);

@@ -47,6 +47,9 @@ public:
     void set_parameter(const std::string& path, const Tensor& value);
     // Moves every parameter (and its gradient) in place, so optimizers keep working.
     void to(const Device& device);
+    // Floating-point parameters and buffers converted to dtype (a floating dtype) in place, as
+    // PyTorch's Module.to(dtype); integer and bool buffers keep theirs.
+    void to(DType dtype);
     void train(bool training = true);
     void eval() { train(false); }
     [[nodiscard]] bool is_training() const { return training_; }

@@ -289,6 +289,20 @@ void Module::to(const Device& device) {
     }
 }
 
+void Module::to(DType dtype) {
+    if (!is_floating(dtype)) {
+        throw TypeError("Module.to: expected a floating dtype, got " + to_string(dtype));
+    }
+    const NoGradGuard guard;
+    for (auto tensors : {parameters(), buffers()}) {
+        for (Tensor& tensor : tensors) {
+            if (is_floating(tensor.dtype()) && tensor.dtype() != dtype) {
+                tensor.set_data(tensor.to(dtype));
+            }
+        }
+    }
+}
+
 void Module::train(bool training) {
     training_ = training;
     for (const auto& child : children_) {

@@ -4,9 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <bit>
+#include <map>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 
 #include "file_access.h"
@@ -23,24 +22,6 @@ namespace kael {
 namespace {
 
 using nn::detail::printable_name;
-
-// IEEE half to float, exactly (every half is a float): subnormals, infinities and NaNs included.
-float half_to_float(std::uint16_t half) {
-    const std::uint32_t sign = static_cast<std::uint32_t>(half & 0x8000U) << 16;
-    const std::uint32_t exponent = (half >> 10) & 0x1FU;
-    const std::uint32_t mantissa = half & 0x3FFU;
-    if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
-        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-        return sign != 0 ? -magnitude : magnitude;
-    }
-    const std::uint32_t float_exponent = exponent == 0x1F ? 0xFFU : exponent + (127 - 15);
-    return std::bit_cast<float>(sign | (float_exponent << 23) | (mantissa << 13));
-}
-
-// bfloat16 is the top half of a float.
-float bfloat16_to_float(std::uint16_t bits) {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
 
 // Element i of type T at bytes, which need not be aligned for T.
 template <typename T> T load(const unsigned char* bytes, std::size_t i) {
@@ -155,26 +136,25 @@ Tensor SafetensorsFile::read(const std::string& name) const {
     }
     const unsigned char* bytes = data_ + entry->begin;
     const std::string& dtype = entry->dtype;
-    if (dtype == "F32" || dtype == "F64" || dtype == "I64") {
-        Tensor out = empty(entry->shape, dtype == "F32" ? DType::F32 : dtype == "F64" ? DType::F64 : DType::I64);
+    // The dtypes kael has are read as they are stored.
+    static const std::map<std::string, DType, std::less<>> kStoredAsIs = {
+        {"F32", DType::F32}, {"F64", DType::F64}, {"I64", DType::I64},
+        {"BF16", DType::BF16}, {"F16", DType::F16}};
+    if (const auto as_is = kStoredAsIs.find(dtype); as_is != kStoredAsIs.end()) {
+        Tensor out = empty(entry->shape, as_is->second);
         if (out.nbytes() > 0) {
             std::memcpy(out.device_data(), bytes, static_cast<std::size_t>(out.nbytes()));
         }
         return out;
     }
-    const bool to_float = dtype == "F16" || dtype == "BF16";
     const bool to_bool = dtype == "BOOL";
-    if (!to_float && !to_bool && dtype != "I32" && dtype != "I16" && dtype != "I8" && dtype != "U8") {
+    if (!to_bool && dtype != "I32" && dtype != "I16" && dtype != "I8" && dtype != "U8") {
         throw TypeError("load_safetensors: '" + path_ + "': tensor " + printable_name(name) +
                         " has dtype " + dtype + ", which kael does not read (it reads F32, F64, "
-                        "I64, BOOL, F16 and BF16 as F32, I32, I16, I8 and U8 as I64)");
+                        "I64, BF16, F16 and BOOL as they are, I32, I16, I8 and U8 as I64)");
     }
-    Tensor out = empty(entry->shape, to_float ? DType::F32 : to_bool ? DType::Bool : DType::I64);
-    if (dtype == "F16") {
-        convert<std::uint16_t, float>(bytes, out, half_to_float);
-    } else if (dtype == "BF16") {
-        convert<std::uint16_t, float>(bytes, out, bfloat16_to_float);
-    } else if (to_bool) {  // any byte but 0 is true: a bool must hold exactly 0 or 1
+    Tensor out = empty(entry->shape, to_bool ? DType::Bool : DType::I64);
+    if (to_bool) {  // any byte but 0 is true: a bool must hold exactly 0 or 1
         convert<std::uint8_t, bool>(bytes, out, [](std::uint8_t byte) { return byte != 0; });
     } else if (dtype == "I32") {
         widen_integers<std::int32_t>(bytes, out);

@@ -20,6 +20,8 @@ const char* safetensors_dtype(DType dtype) {
         case DType::F64: return "F64";
         case DType::I64: return "I64";
         case DType::Bool: return "BOOL";
+        case DType::BF16: return "BF16";
+        case DType::F16: return "F16";
     }
     throw_unknown_dtype(dtype);
 }

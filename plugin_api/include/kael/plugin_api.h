@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 10
+#define KAEL_ABI_MINOR 11
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -78,13 +78,20 @@ typedef int32_t kael_status;
 #define KAEL_STATUS_INTERNAL 5         /* anything else, including a caught C++ exception */
 #define KAEL_STATUS_INDEX_ERROR 6      /* since 1.2: an index out of range (check_indices) */
 
-/* Element types, in the order of kael::DType. kael's bool is one byte holding 0 or 1. */
+/* Element types, in the order of kael::DType. kael's bool is one byte holding 0 or 1.
+ * Since 1.11: bfloat16 and IEEE binary16, two bytes each, passed only to the fill and convert
+ * slots of plugins of 1.11 on (which may decline them: the cpu plugin then runs the call). Every
+ * other call with them the core runs in float32 on the same device, over float32 copies that
+ * convert makes, and rounds the results back. */
 typedef int32_t kael_dtype;
 #define KAEL_DTYPE_F32 0
 #define KAEL_DTYPE_F64 1
 #define KAEL_DTYPE_I64 2
 #define KAEL_DTYPE_BOOL 3
-#define KAEL_DTYPE_COUNT 4
+#define KAEL_DTYPE_BF16 4 /* since 1.11 */
+#define KAEL_DTYPE_F16 5  /* since 1.11 */
+#define KAEL_DTYPE_COUNT 6
+#define KAEL_DTYPE_LOW_PRECISION_SINCE 11 /* the minor that brought BF16 and F16 */
 
 /* What a plugin is, shown by kael-info; it does not rank plugins (priority does) and, since
  * ABI 1.5, says nothing about memory (memory_flags does; before, KIND_CPU meant host memory). */

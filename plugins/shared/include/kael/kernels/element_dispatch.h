@@ -33,11 +33,19 @@ inline std::int64_t dtype_size(kael_dtype dtype) {
         case KAEL_DTYPE_F64:
         case KAEL_DTYPE_I64: return 8;
         case KAEL_DTYPE_BOOL: return 1;
+        case KAEL_DTYPE_BF16:
+        case KAEL_DTYPE_F16: return 2;
         default: plugin::invalid("invalid dtype " + std::to_string(dtype));
     }
 }
 
-// Calls visit(TypeTag<T>{}) with T the compute type of dtype (bool for KAEL_DTYPE_BOOL).
+inline bool is_low_precision(kael_dtype dtype) {
+    return dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+}
+
+// Calls visit(TypeTag<T>{}) with T the compute type of dtype (bool for KAEL_DTYPE_BOOL). The
+// low-precision dtypes are declined (KAEL_STATUS_UNSUPPORTED): the core then runs the call in
+// f32. A kernel that computes in them dispatches with with_storage_dtype.
 template <typename Visit>
 decltype(auto) with_dtype(kael_dtype dtype, Visit&& visit) {
     switch (dtype) {
@@ -45,7 +53,31 @@ decltype(auto) with_dtype(kael_dtype dtype, Visit&& visit) {
         case KAEL_DTYPE_F64: return visit(TypeTag<double>{});
         case KAEL_DTYPE_I64: return visit(TypeTag<std::int64_t>{});
         case KAEL_DTYPE_BOOL: return visit(TypeTag<bool>{});
+        case KAEL_DTYPE_BF16:
+        case KAEL_DTYPE_F16:
+            plugin::unsupported(std::string(plugin::dtype_name(dtype)) +
+                                " is computed in float32 by the core for this kernel");
         default: plugin::invalid("invalid dtype " + std::to_string(dtype));
+    }
+}
+
+// with_dtype, plus BFloat16 and Half (low_precision.h) for kernels that move or convert them.
+template <typename Visit>
+decltype(auto) with_storage_dtype(kael_dtype dtype, Visit&& visit) {
+    switch (dtype) {
+        case KAEL_DTYPE_BF16: return visit(TypeTag<BFloat16>{});
+        case KAEL_DTYPE_F16: return visit(TypeTag<Half>{});
+        default: return with_dtype(dtype, visit);
+    }
+}
+
+// with_storage_dtype when kLowPrecision, else with_dtype (for kernels whose plugins opt in).
+template <bool kLowPrecision, typename Visit>
+decltype(auto) with_dtype_if(kael_dtype dtype, Visit&& visit) {
+    if constexpr (kLowPrecision) {
+        return with_storage_dtype(dtype, visit);
+    } else {
+        return with_dtype(dtype, visit);
     }
 }
 
@@ -241,8 +273,10 @@ void dispatch_elementwise(kael_element_op op, kael_dtype out_dtype, kael_dtype i
     }
 }
 
-// operand 0 (out_dtype) = operand 1 (in_dtype) through saturating_cast; all 16 pairs.
-template <typename Runner>
+// operand 0 (out_dtype) = operand 1 (in_dtype) through convert_value: all 16 pairs of the four
+// compute dtypes, and with kLowPrecision the 36 pairs with bfloat16 and float16 (a plugin
+// without declines those, and the core converts on the cpu plugin).
+template <bool kLowPrecision = false, typename Runner>
 void dispatch_convert(kael_dtype out_dtype, kael_dtype in_dtype, int operands, Runner& runner) {
     if (!valid_dtype(out_dtype) || !valid_dtype(in_dtype)) {
         plugin::invalid("convert: invalid dtype (out " + std::to_string(out_dtype) + ", in " +
@@ -251,9 +285,9 @@ void dispatch_convert(kael_dtype out_dtype, kael_dtype in_dtype, int operands, R
     if (operands != 2) {
         plugin::invalid("convert takes 2 operands, got " + std::to_string(operands));
     }
-    with_dtype(out_dtype, [&](auto out_tag) {
+    with_dtype_if<kLowPrecision>(out_dtype, [&](auto out_tag) {
         using Out = TagType<decltype(out_tag)>;
-        with_dtype(in_dtype, [&](auto in_tag) {
+        with_dtype_if<kLowPrecision>(in_dtype, [&](auto in_tag) {
             using In = TagType<decltype(in_tag)>;
             if constexpr (std::is_same_v<Out, In>) {
                 runner.template run<Out, In>(Identity<Out>{});

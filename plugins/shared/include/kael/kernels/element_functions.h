@@ -9,6 +9,7 @@
 
 #include "kael/kernels/element_functions_numeric.h"
 #include "kael/kernels/element_math.h"
+#include "kael/kernels/low_precision.h"
 
 namespace kael::kernels {
 
@@ -20,7 +21,7 @@ struct Identity {
 KAEL_ELEMENT_FUNCTOR(IDENTITY, Identity);
 template <typename Out, typename In>
 struct Convert {
-    KAEL_HD Out operator()(In x) const { return saturating_cast<Out>(x); }
+    KAEL_HD Out operator()(In x) const { return convert_value<Out>(x); }
 };
 template <typename T>
 struct Negate {

@@ -15,6 +15,8 @@ inline const char* dtype_name(kael_dtype dtype) {
         case KAEL_DTYPE_F64: return "f64";
         case KAEL_DTYPE_I64: return "i64";
         case KAEL_DTYPE_BOOL: return "bool";
+        case KAEL_DTYPE_BF16: return "bf16";
+        case KAEL_DTYPE_F16: return "f16";
         default: return "unknown dtype";
     }
 }

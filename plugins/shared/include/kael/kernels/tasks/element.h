@@ -80,22 +80,33 @@ inline void check_fill_call(void* target, std::int64_t count, const kael_element
     }
 }
 
-template <typename Launcher>
+// The fill slot's value as T: a low-precision dtype rounds the f32 value.
+template <typename T>
+T fill_value(const kael_element_params& value) {
+    if constexpr (is_low_precision_v<T>) {
+        return from_float<T>(element_param<float>(value, 0));
+    } else {
+        return element_param<T>(value, 0);
+    }
+}
+
+// kLowPrecision: the plugin also fills bfloat16 and float16 (else it declines them).
+template <typename Launcher, bool kLowPrecision = false>
 void launch_fill(kael_dtype dtype, void* target, std::int64_t count,
                  const kael_element_params* value) {
     check_fill_call(target, count, value);
-    with_dtype(dtype, [&](auto tag) {
+    with_dtype_if<kLowPrecision>(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
-        Launcher::for_each(count,
-                           Fill<T>{static_cast<Storage<T>*>(target), element_param<T>(*value, 0)});
+        Launcher::for_each(count, Fill<T>{static_cast<Storage<T>*>(target), fill_value<T>(*value)});
     });
 }
 
-template <typename Launcher>
+// kLowPrecision: the plugin also converts to and from bfloat16 and float16.
+template <typename Launcher, bool kLowPrecision = false>
 void launch_convert(kael_dtype out_dtype, kael_dtype in_dtype, const kael_element_layout* layout) {
     check_element_layout(layout);
     ElementRunner<Launcher> runner{*layout};
-    dispatch_convert(out_dtype, in_dtype, layout->operands, runner);
+    dispatch_convert<kLowPrecision>(out_dtype, in_dtype, layout->operands, runner);
 }
 
 template <typename Launcher>

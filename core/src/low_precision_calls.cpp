@@ -1,0 +1,52 @@
+// How a kernel call with bfloat16 or float16 operands runs where the plugin does not compute in
+// them (kernel_run.h): in float32 on the same device, over f32 twins of those operands.
+#include <algorithm>
+
+#include "kael/autograd.h"
+#include "kael/ops.h"
+#include "kernel_calls.h"
+#include "kernel_run.h"
+
+namespace kael::detail {
+
+bool has_low_precision(std::span<const Tensor> outputs, std::span<const Tensor> inputs) {
+    const auto low = [](const Tensor& t) { return is_low_precision(t.dtype()); };
+    return std::any_of(outputs.begin(), outputs.end(), low) ||
+           std::any_of(inputs.begin(), inputs.end(), low);
+}
+
+bool computes_low_precision(const kael_plugin* table) {
+    return table->abi_minor >= KAEL_DTYPE_LOW_PRECISION_SINCE;
+}
+
+std::vector<Tensor> widened(std::span<const Tensor> tensors) {
+    const NoGradGuard no_grad;
+    std::vector<Tensor> twins(tensors.begin(), tensors.end());
+    for (Tensor& twin : twins) {
+        if (is_low_precision(twin.dtype())) {
+            Tensor wide = empty(twin.shape(), DType::F32, twin.device());
+            convert(wide, twin);  // outputs too: a kernel may read them or write only part
+            twin = std::move(wide);
+        }
+    }
+    return twins;
+}
+
+void narrow_into(std::span<const Tensor> outputs, std::span<const Tensor> twins) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (is_low_precision(outputs[i].dtype())) {
+            convert(outputs[i], twins[i]);
+        }
+    }
+}
+
+DType as_called(DType dtype, std::span<const Tensor> operands) {
+    if (!is_low_precision(dtype)) {
+        return dtype;
+    }
+    const bool present = std::any_of(operands.begin(), operands.end(),
+                                     [dtype](const Tensor& t) { return t.dtype() == dtype; });
+    return present ? dtype : DType::F32;
+}
+
+}  // namespace kael::detail
