@@ -92,7 +92,11 @@ struct Layout {
 // base read through operand `operand`'s view of layout (which must outlive the Operand).
 [[nodiscard]] Operand laid_out(const Layout& layout, Tensor base, std::size_t operand = 0);
 
-inline const std::vector<DType> kAllDTypes = {DType::F32, DType::F64, DType::I64, DType::Bool};
-inline const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::I64};
+// Every dtype, bfloat16 and float16 included: devices compute those in f32 and round once
+// (kernel_run.h), so their results agree to a step of the dtype (expect_same).
+inline const std::vector<DType> kAllDTypes = {DType::F32,  DType::F64, DType::I64,
+                                              DType::Bool, DType::BF16, DType::F16};
+inline const std::vector<DType> kNumeric = {DType::F32, DType::F64, DType::I64, DType::BF16,
+                                            DType::F16};
 
 }  // namespace conformance

@@ -19,14 +19,25 @@ bool computes_low_precision(const kael_plugin* table) {
     return table->abi_minor >= KAEL_DTYPE_LOW_PRECISION_SINCE;
 }
 
+// An f32 twin with t's shape and strides (a layout the core built from t's strides, such as
+// gather's, fits it too), over a block just long enough for them, holding t's values: outputs
+// too, since a kernel may read them or write only part of them.
+Tensor twin_of(const Tensor& t) {
+    std::int64_t span = t.numel() == 0 ? 0 : 1;
+    for (std::size_t d = 0; d < t.shape().size() && span > 0; ++d) {
+        span += (t.shape()[d] - 1) * t.strides()[d];
+    }
+    Tensor twin = empty({span}, DType::F32, t.device()).as_strided(t.shape(), t.strides(), 0);
+    convert(twin, t);
+    return twin;
+}
+
 std::vector<Tensor> widened(std::span<const Tensor> tensors) {
     const NoGradGuard no_grad;
     std::vector<Tensor> twins(tensors.begin(), tensors.end());
     for (Tensor& twin : twins) {
         if (is_low_precision(twin.dtype())) {
-            Tensor wide = empty(twin.shape(), DType::F32, twin.device());
-            convert(wide, twin);  // outputs too: a kernel may read them or write only part
-            twin = std::move(wide);
+            twin = twin_of(twin);
         }
     }
     return twins;
