@@ -16,7 +16,8 @@ bool has_low_precision(std::span<const Tensor> outputs, std::span<const Tensor> 
 }
 
 bool computes_low_precision(const kael_plugin* table) {
-    return table->abi_minor >= KAEL_DTYPE_LOW_PRECISION_SINCE;
+    return KAEL_HAS_FIELD(table, dtype_flags) &&
+           (table->dtype_flags & KAEL_DTYPE_FLAG_LOW_PRECISION) != 0;
 }
 
 // An f32 twin with t's shape and strides (a layout the core built from t's strides, such as

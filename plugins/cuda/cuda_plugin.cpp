@@ -75,6 +75,7 @@ kael_plugin make_table() {
     description.priority = 100;  // outranks the emulated plugin (10) when it has devices
     description.device_type = "cuda";
     description.memory_flags = 0;
+    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION;  // fill, convert
     description.dlpack_device_type = 2;  // kDLCUDA
     description.build_info = build_info();
     description.probe = probe;

@@ -34,6 +34,7 @@ kael_plugin make_table() {
     // Host memory posing as a device's: the core must not touch it, and no DLPack consumer
     // could use it as either kind.
     description.memory_flags = 0;
+    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION;  // fill, convert
     description.dlpack_device_type = 0;
     description.build_info =
         "compiler=" + plugin::compiler_description() + "; tasks=host, one thread, backwards";

@@ -188,6 +188,8 @@ BOOST_AUTO_TEST_CASE(table_offsets_are_as_released) {
     BOOST_TEST(offsetof(kael_plugin, reduce_indexed) == 392U);          // 1.8
     BOOST_TEST(offsetof(kael_plugin, reduce_dims_finished) == 400U);    // 1.9
     BOOST_TEST(offsetof(kael_plugin, extension) == 408U);               // 1.10
+    BOOST_TEST(offsetof(kael_plugin, dtype_flags) == 416U);             // 1.11
+    BOOST_TEST((KAEL_DTYPE_BF16 == 4 && KAEL_DTYPE_F16 == 5 && KAEL_DTYPE_COUNT == 6));
     BOOST_TEST(KAEL_MODEL_KERNELS_SIZE_1_10 == 104U);
     BOOST_TEST(KAEL_ELEMENT_LAYOUT_SIZE_1_0 == 376U);
     BOOST_TEST(KAEL_ELEMENT_PARAMS_SIZE_1_0 == 40U);
@@ -226,7 +228,8 @@ BOOST_AUTO_TEST_CASE(the_slot_list_is_the_table_in_order) {
                         (std::string(slots[i].name) == "scan" && gap == 2 * sizeof(void*))));
         }
     }
-    BOOST_TEST(slots.back().offset + sizeof(void*) == sizeof(kael_plugin));
+    // Then 1.11's two 32-bit fields, dtype_flags and reserved.
+    BOOST_TEST(slots.back().offset + sizeof(void*) + 8 == sizeof(kael_plugin));
 }
 
 // The model extension's kernels: in KAEL_MODEL_KERNELS's order, each typed as the table slot

@@ -80,9 +80,9 @@ typedef int32_t kael_status;
 
 /* Element types, in the order of kael::DType. kael's bool is one byte holding 0 or 1.
  * Since 1.11: bfloat16 and IEEE binary16, two bytes each, passed only to the fill and convert
- * slots of plugins of 1.11 on (which may decline them: the cpu plugin then runs the call). Every
- * other call with them the core runs in float32 on the same device, over float32 copies that
- * convert makes, and rounds the results back. */
+ * slots of a plugin whose dtype_flags has KAEL_DTYPE_FLAG_LOW_PRECISION (which may still decline
+ * a call: the cpu plugin then runs it). Every other call with them the core runs in float32 on
+ * the same device, over float32 copies that convert makes, and rounds the results back. */
 typedef int32_t kael_dtype;
 #define KAEL_DTYPE_F32 0
 #define KAEL_DTYPE_F64 1
@@ -91,7 +91,6 @@ typedef int32_t kael_dtype;
 #define KAEL_DTYPE_BF16 4 /* since 1.11 */
 #define KAEL_DTYPE_F16 5  /* since 1.11 */
 #define KAEL_DTYPE_COUNT 6
-#define KAEL_DTYPE_LOW_PRECISION_SINCE 11 /* the minor that brought BF16 and F16 */
 
 /* What a plugin is, shown by kael-info; it does not rank plugins (priority does) and, since
  * ABI 1.5, says nothing about memory (memory_flags does; before, KIND_CPU meant host memory). */
@@ -203,7 +202,15 @@ typedef struct kael_plugin {
 
     /* Since ABI 1.10: extensions, the model kernels among them (plugin_extensions.h). */
     kael_extension_fn* extension;
+
+    /* Since ABI 1.11: the dtypes past f32, f64, i64 and bool that the plugin takes; 0 (and any
+     * older table) takes none of them, whatever headers it was rebuilt against. */
+    uint32_t dtype_flags; /* KAEL_DTYPE_FLAG_* bits */
+    uint32_t reserved;    /* 0 */
 } kael_plugin;
+
+/* dtype_flags bits. Low precision: fill and convert take KAEL_DTYPE_BF16 and KAEL_DTYPE_F16. */
+#define KAEL_DTYPE_FLAG_LOW_PRECISION 1u
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
  * stores once the device's queued work is done (after synchronize()), and passes such blocks as
@@ -221,9 +228,9 @@ typedef const kael_plugin* (*kael_plugin_query_fn)(uint32_t core_abi_major,
 #endif
 
 #if defined(__cplusplus)
-static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8 + 8, "plugin table size");
+static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8 + 8 + 8, "plugin table size");
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-_Static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8 + 8, "plugin table size");
+_Static_assert(sizeof(kael_plugin) == 56 + 42 * 8 + 8 + 8 + 8 + 8, "plugin table size");
 #endif
 
 #endif /* KAEL_PLUGIN_API_H */

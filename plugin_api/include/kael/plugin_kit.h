@@ -98,6 +98,7 @@ struct Description {
     const char* device_type = nullptr;  // "toy": the Device type it serves
     uint32_t memory_flags = 0;          // KAEL_MEMORY_* bits
     int32_t dlpack_device_type = 0;     // DLPack DLDeviceType of the memory; 0: none
+    uint32_t dtype_flags = 0;           // KAEL_DTYPE_FLAG_* bits: what fill and convert take
     std::string build_info;             // "compiler=...; ..."
     // probe(): the device count, or a probe function of the plugin's own.
     int32_t device_count = 1;
@@ -137,6 +138,7 @@ inline kael_plugin make_table(const Description& description) {
     table.build_info = (new std::string(description.build_info))->c_str();  // lives for good
     table.memory_flags = description.memory_flags;
     table.dlpack_device_type = description.dlpack_device_type;
+    table.dtype_flags = description.dtype_flags;
     table.last_error = last_error;
     if (description.probe != nullptr) {
         table.probe = description.probe;
