@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "autograd/record.h"
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 #include "tensor_internal.h"
@@ -124,6 +125,10 @@ std::vector<Tensor> attention_gradients(const Tensor& grad, const Tensor& q, con
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     bool causal, std::optional<double> scale) {
+    if (const auto cast = autocast::lower({query, key, value})) {
+        const autocast::Applied applied;
+        return scaled_dot_product_attention((*cast)[0], (*cast)[1], (*cast)[2], causal, scale);
+    }
     check_arguments(query, key, value, scale);
     const std::int64_t dims = query.size(3);
     const double factor = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(dims));

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "autograd/record.h"
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 
@@ -72,6 +73,10 @@ autograd::BackwardFunction layer_norm_backward(const Tensor& x, const Tensor& me
 }  // namespace
 
 Tensor layer_norm(const Tensor& input, const Tensor& weight_in, const Tensor& bias_in, double eps) {
+    if (const auto cast = autocast::full({input, weight_in, bias_in})) {
+        const autocast::Applied applied;
+        return layer_norm((*cast)[0], (*cast)[1], (*cast)[2], eps);
+    }
     if (!is_floating(input.dtype())) {
         throw TypeError("layer_norm: expected input of a floating dtype, got " +
                         to_string(input.dtype()));

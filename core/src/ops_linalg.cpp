@@ -1,5 +1,6 @@
 // matmul: numpy rules for 1-d operands, broadcast batches, transposed views passed as flags.
 #include "autograd/record.h"
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_calls.h"
@@ -50,6 +51,10 @@ MatrixOperand prepare(const Tensor& operand, const Shape& batch) {
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+    if (const auto cast = autocast::lower({a_in, b_in})) {
+        const autocast::Applied applied;
+        return matmul((*cast)[0], (*cast)[1]);
+    }
     const autograd::Recording recording({a_in, b_in});
     detail::check_same_device({a_in, b_in}, "matmul");
     if (a_in.dim() == 0 || b_in.dim() == 0) {

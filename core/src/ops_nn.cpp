@@ -5,6 +5,7 @@
 
 #include "autograd/record.h"
 #include "dims.h"
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 #include "ops_index_internal.h"
@@ -34,6 +35,10 @@ void require_i64(const Tensor& a, const char* op, const char* what) {
 
 // One fused kernel along dim over a contiguous copy; the node saves the output.
 Tensor softmax_along(const Tensor& a, std::int64_t dim, bool log) {
+    if (const auto cast = autocast::full({a})) {
+        const autocast::Applied applied;
+        return softmax_along((*cast)[0], dim, log);
+    }
     const char* name = log ? "log_softmax" : "softmax";
     dim = detail::wrapped_dim(a, dim, name);
     const Tensor x = as_floating(a);
@@ -110,6 +115,10 @@ Tensor softmax(const Tensor& a, std::int64_t dim) { return softmax_along(a, dim,
 Tensor log_softmax(const Tensor& a, std::int64_t dim) { return softmax_along(a, dim, true); }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction) {
+    if (const auto cast = autocast::full({logits, targets})) {
+        const autocast::Applied applied;
+        return cross_entropy((*cast)[0], (*cast)[1], reduction);
+    }
     require_floating(logits, "cross_entropy", "logits");
     require_i64(targets, "cross_entropy", "targets");
     if (logits.dim() != 2 || targets.dim() != 1 || targets.size(0) != logits.size(0)) {
@@ -161,6 +170,10 @@ Tensor dropout(const Tensor& x, double p, bool training) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+    if (const auto cast = autocast::lower({x, weight, bias})) {
+        const autocast::Applied applied;
+        return linear((*cast)[0], (*cast)[1], (*cast)[2]);
+    }
     if (weight.dim() != 2) {
         throw ValueError("linear: expected weight of shape [out, in], got " +
                          to_string(weight.shape()));
@@ -192,6 +205,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Activation activation,
               const Tensor& residual) {
+    if (const auto cast = autocast::lower({x, weight, bias, residual})) {
+        const autocast::Applied applied;
+        return linear((*cast)[0], (*cast)[1], (*cast)[2], activation, (*cast)[3]);
+    }
     const auto needs_grad = [](const Tensor& t) { return t.defined() && t.requires_grad(); };
     const bool recording = is_grad_enabled() && (needs_grad(x) || needs_grad(weight) ||
                                                  needs_grad(bias) || needs_grad(residual));

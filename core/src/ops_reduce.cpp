@@ -3,6 +3,7 @@
 
 #include "autograd/record.h"
 #include "dims.h"
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kael/tensor_iterator.h"
 #include "reduce_dims.h"
@@ -65,11 +66,19 @@ Tensor reduce(kael_reduce_op op, const char* name, const Tensor& a,
 }  // namespace
 
 Tensor sum(const Tensor& a) {
+    if (const auto cast = autocast::full({a})) {
+        const autocast::Applied applied;
+        return sum((*cast)[0]);
+    }
     const autograd::Recording recording({a});
     return recording.finish(reduce_all(KAEL_REDUCE_SUM, "sum", a), "SumBackward",
                             autograd::sum_backward(a, std::nullopt, false));
 }
 Tensor sum(const Tensor& a, std::int64_t dim, bool keepdim) {
+    if (const auto cast = autocast::full({a})) {
+        const autocast::Applied applied;
+        return sum((*cast)[0], dim, keepdim);
+    }
     const autograd::Recording recording({a});
     return recording.finish(reduce_dim(KAEL_REDUCE_SUM, "sum", a, dim, keepdim), "SumBackward",
                             autograd::sum_backward(a, dim, keepdim));
@@ -139,6 +148,10 @@ Shape reduction_dims(const Tensor& a, const Shape& dims, const char* op) {
 }  // namespace
 
 Tensor sum(const Tensor& a, const Shape& dims, bool keepdim) {
+    if (const auto cast = autocast::full({a})) {
+        const autocast::Applied applied;
+        return sum((*cast)[0], dims, keepdim);
+    }
     const Shape wrapped = reduction_dims(a, dims, "sum");
     if (wrapped.empty() || a.dim() == 0) {  // as PyTorch: an empty list reduces every dimension
         const Tensor out = sum(a);

@@ -1,6 +1,9 @@
 // Autograd: Tensor.backward/grad/requires_grad, grad mode and gradcheck (kael._kael._autograd).
+#include <memory>
+
 #include "bind_common.h"
 #include "docs_functions.h"
+#include "kael/autocast.h"
 #include "kael/autograd.h"
 
 namespace kael::python {
@@ -69,6 +72,18 @@ void bind_autograd(py::module_& module) {
            "with the version a saved tensor had. Only differences are meaningful");
 
     module.def("is_grad_enabled", &is_grad_enabled, docs::by_name("is_grad_enabled"));
+    // kael.autocast's regions (python/kael/amp.py): entered by the with-block, left by close().
+    struct AutocastRegion {
+        std::unique_ptr<autocast::Region> region;
+    };
+    py::class_<AutocastRegion>(module, "_AutocastRegion", "An entered autocast region")
+        .def("close", [](AutocastRegion& self) { self.region.reset(); }, "Leaves the region");
+    module.def("_autocast_region", [](const std::string& device_type, py::handle dtype,
+                                      bool enabled) {
+        return AutocastRegion{std::make_unique<autocast::Region>(
+            device_type, to_dtype(dtype, "autocast"), enabled)};
+    }, py::arg("device_type"), py::arg("dtype"), py::arg("enabled"));
+    module.def("_autocast_enabled", &autocast::is_enabled, py::arg("device_type"));
     module.def("_set_grad_enabled", &set_grad_enabled, py::arg("enabled"));
 
     py::module_ autograd_module = module.def_submodule("_autograd", "kael.autograd internals");

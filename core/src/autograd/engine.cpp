@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "record.h"
 
@@ -55,6 +56,8 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
 }
 
 void backward(const Tensor& root, const std::optional<Tensor>& gradient, bool retain_graph) {
+    // Backward ops run in the dtypes forward recorded, never autocast (as PyTorch's engine).
+    const autocast::Applied no_autocast;
     if (!root.requires_grad()) {
         throw ValueError("backward: the tensor does not require grad and has no grad_fn");
     }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/record.h"
+#include "kael/autocast.h"
 #include "kael/nn_functional.h"
 #include "kael/ops.h"
 #include "nn_internal.h"
@@ -149,6 +150,12 @@ void check_options(const Tensor& input, const CrossEntropyOptions& options, cons
 }  // namespace
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options) {
+    if (const auto cast = autocast::full({input, target, options.weight})) {
+        const autocast::Applied applied;
+        CrossEntropyOptions cast_options = options;
+        cast_options.weight = (*cast)[2];
+        return cross_entropy((*cast)[0], (*cast)[1], cast_options);
+    }
     constexpr const char* op = "cross_entropy";
     check_options(input, options, op);
     if (is_floating(target.dtype())) {
@@ -183,6 +190,10 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const CrossEntropyOpt
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+    if (const auto cast = autocast::full({input, target})) {
+        const autocast::Applied applied;
+        return mse_loss((*cast)[0], (*cast)[1], reduction);
+    }
     require_floating(input, "mse_loss", "input");
     return reduce(square(input - target), reduction);
 }
