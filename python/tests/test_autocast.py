@@ -113,3 +113,52 @@ def test_a_small_gpt_under_bfloat16_autocast_tracks_its_float32_loss_curve():
     assert mixed[-1] < 0.5 * mixed[0]  # it learns
     tail_full, tail_mixed = np.mean(full[-5:]), np.mean(mixed[-5:])
     assert abs(tail_mixed - tail_full) <= 0.02 * tail_full + 0.02, (full[-5:], mixed[-5:])
+
+
+def test_grad_scaler_skips_overflowing_steps_and_recovers_in_float16():
+    kael.manual_seed(3)
+    model = nn.Linear(8, 1)
+    optimizer = kael.optim.SGD(model.parameters(), lr=0.05, fused=True)
+    scaler = kael.amp.GradScaler(init_scale=2.0 ** 40, growth_interval=3)
+    x = kael.randn(32, 8)
+    y = x.sum(dim=1, keepdim=True)
+    losses, scales, skipped = [], [], 0
+    for _ in range(60):
+        before = model.weight.tolist()
+        with kael.autocast("cpu", dtype=kael.float16):
+            loss = kael.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()  # float16 gradients overflow while the scale is huge
+        scaler.step(optimizer)
+        if model.weight.tolist() == before:
+            skipped += 1
+        scaler.update()
+        losses.append(loss.item())
+        scales.append(scaler.get_scale())
+    assert skipped >= 10 and scales[0] < 2.0 ** 40  # it backed off past the overflow
+    assert all(np.isfinite(p.tolist()).all() for p in model.parameters())
+    assert losses[-1] < 0.3 * losses[0]  # then trained
+    assert any(b > a for a, b in zip(scales, scales[1:]))  # and grew after good steps
+    state = scaler.state_dict()
+    restored = kael.amp.GradScaler()
+    restored.load_state_dict(state)
+    assert restored.get_scale() == scaler.get_scale()
+
+
+def test_grad_scaler_rules_match_torch():
+    w = kael.tensor([1.0, 2.0], requires_grad=True)
+    optimizer = kael.optim.Adam([w], lr=0.1, foreach=True)
+    scaler = kael.amp.GradScaler(init_scale=4.0)
+    scaler.scale(w.sum()).backward()
+    assert w.grad.tolist() == [4.0, 4.0]
+    scaler.unscale_(optimizer)
+    assert w.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="already been called"):
+        scaler.unscale_(optimizer)
+    scaler.step(optimizer)
+    scaler.update()
+    assert scaler.get_scale() == 4.0
+    disabled = kael.amp.GradScaler(enabled=False)
+    assert disabled.scale(w) is w and disabled.get_scale() == 1.0
+    with pytest.raises(TypeError, match="fused"):
+        kael.optim.AdamW([w], fused="yes")

@@ -8,6 +8,15 @@ def _check(name, value, low=0.0, high=None):
         raise ValueError(f"Invalid {name} value: {value}")
 
 
+def _check_implementation(name, foreach, fused):
+    """PyTorch's foreach= and fused= choose among its implementations; kael has one, which
+    updates every parameter of a group in one fused step, so any value (True, False, None) is
+    accepted and changes nothing."""
+    for flag, value in (("foreach", foreach), ("fused", fused)):
+        if value not in (None, True, False):
+            raise TypeError(f"{name}: {flag} must be None, True or False, got {value!r}")
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent with momentum (dampening, Nesterov) and weight decay, as
     torch.optim.SGD: per parameter, g = grad + weight_decay * p; with momentum,
@@ -24,7 +33,8 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False):
+                 nesterov=False, *, foreach=None, fused=None):
+        _check_implementation("SGD", foreach, fused)
         _check("learning rate", lr)
         _check("momentum", momentum)
         _check("weight_decay", weight_decay)
@@ -57,8 +67,9 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """Adam (Kingma and Ba) as torch.optim.Adam, weight decay added to the gradient; one fused
-    kernel updates parameter and moments. State per parameter: "step", "exp_avg",
-    "exp_avg_sq". betas, eps, lr and weight_decay may differ per group.
+    kernel updates parameter and moments (foreach= and fused= are accepted, as PyTorch's, and
+    change nothing). State per parameter: "step", "exp_avg", "exp_avg_sq". betas, eps, lr and
+    weight_decay may differ per group.
 
     Example:
         >>> w = kael.tensor([1.0, -2.0], requires_grad=True)
@@ -71,7 +82,9 @@ class Adam(Optimizer):
 
     _decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, *,
+                 foreach=None, fused=None):
+        _check_implementation(type(self).__name__, foreach, fused)
         _check("learning rate", lr)
         _check("epsilon", eps)
         _check("beta parameter at index 0", betas[0], high=1.0)
@@ -115,5 +128,7 @@ class AdamW(Adam):
 
     _decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, *,
+                 foreach=None, fused=None):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         foreach=foreach, fused=fused)
