@@ -199,7 +199,7 @@ void elementwise(kael_element_op op, const Tensor& out, std::span<const Tensor> 
                                                            &params),
                               "elementwise");
             },
-            Aliasing::SameElements);
+            Aliasing::SameElements, LowPrecision::WidenWriteOnly);
     });
 }
 
@@ -215,7 +215,8 @@ void reduce(kael_reduce_op op, const Tensor& out, const Tensor& input, std::int6
                                                   abi(ins[0].dtype()), outs[0].device_data(),
                                                   ins[0].device_data(), chunk_size, rows),
                           "reduce");
-        });
+        },
+        Aliasing::None, LowPrecision::WidenWriteOnly);
 }
 
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes) {
@@ -228,7 +229,8 @@ void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matm
                                                   ins[0].device_data(), ins[1].device_data(),
                                                   outs[0].device_data(), &sizes),
                           "matmul");
-        });
+        },
+        Aliasing::None, LowPrecision::WidenWriteOnly);
 }
 
 void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,

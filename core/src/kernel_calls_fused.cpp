@@ -258,7 +258,8 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
                                                        abi(ins[0].dtype()), outs[0].device_data(),
                                                        ins[0].device_data(), outer, size, inner),
                           "reduce_dims");
-        });
+        },
+        Aliasing::None, LowPrecision::WidenWriteOnly);
 }
 
 bool serves_reduce_op(const Tensor& t, kael_reduce_op op) {

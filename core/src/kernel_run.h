@@ -45,12 +45,16 @@ std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> out
 // and the outputs' twins are rounded back, once, as PyTorch rounds what it computes in f32.
 bool has_low_precision(std::span<const Tensor> outputs, std::span<const Tensor> inputs);
 bool computes_low_precision(const kael_plugin* table);
-std::vector<Tensor> widened(std::span<const Tensor> tensors);
+// keep_values false: outputs the slot writes whole without reading (their twins start empty).
+std::vector<Tensor> widened(std::span<const Tensor> tensors, bool keep_values = true);
 void narrow_into(std::span<const Tensor> outputs, std::span<const Tensor> twins);
 // A dtype a call names beside its operands (elementwise's input dtype), as the plugin must see it:
 // f32 for a low-precision dtype no operand has any more (the call was widened).
 DType as_called(DType dtype, std::span<const Tensor> operands);
-enum class LowPrecision { Widen, Native };
+// Widen: in f32 twins; WidenWriteOnly: the same, for slots that write every element of their
+// outputs and read none (elementwise, reduce, matmul), whose output twins are not filled first;
+// Native: passed as they are (fill, convert).
+enum class LowPrecision { Widen, WidenWriteOnly, Native };
 
 // Runs call(backend, device index, outputs, inputs) on the tensors' device, or on the cpu plugin
 // over host mirrors when the device's plugin lacks the slot or returns KAEL_STATUS_UNSUPPORTED;
@@ -82,8 +86,9 @@ void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tens
         output.impl().storage->bump_version();
     }
     const bool low = has_low_precision(outputs, inputs);
-    if (low && low_precision == LowPrecision::Widen) {
-        const std::vector<Tensor> wide_outputs = widened(outputs);
+    if (low && low_precision != LowPrecision::Native) {
+        const std::vector<Tensor> wide_outputs =
+            widened(outputs, low_precision == LowPrecision::Widen);
         run(slot, std::span<const Tensor>(wide_outputs), widened(inputs), has_slot, call);
         narrow_into(outputs, wide_outputs);
         return;
@@ -121,15 +126,17 @@ void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tens
 // run() for outputs or inputs written as braced lists ({out}, {a, b}) or vectors.
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::initializer_list<Tensor> outputs, std::span<const Tensor> inputs,
-         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None) {
+         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None,
+         LowPrecision low_precision = LowPrecision::Widen) {
     run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()), inputs, has_slot, call,
-        allowed);
+        allowed, low_precision);
 }
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::initializer_list<Tensor> outputs, const std::vector<Tensor>& inputs,
-         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None) {
+         HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None,
+         LowPrecision low_precision = LowPrecision::Widen) {
     run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()),
-        std::span<const Tensor>(inputs), has_slot, call, allowed);
+        std::span<const Tensor>(inputs), has_slot, call, allowed, low_precision);
 }
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::span<const Tensor> outputs, const std::vector<Tensor>& inputs,

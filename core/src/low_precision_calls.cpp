@@ -21,25 +21,36 @@ bool computes_low_precision(const kael_plugin* table) {
 }
 
 // An f32 twin with t's shape and strides (a layout the core built from t's strides, such as
-// gather's, fits it too), over a block just long enough for them, holding t's values: outputs
-// too, since a kernel may read them or write only part of them.
-Tensor twin_of(const Tensor& t) {
+// gather's, fits it too), over a block just long enough for them, holding t's values when
+// keep_values (outputs too, unless the slot writes them whole: a kernel may read them).
+Tensor twin_of(const Tensor& t, bool keep_values) {
     std::int64_t span = t.numel() == 0 ? 0 : 1;
     for (std::size_t d = 0; d < t.shape().size() && span > 0; ++d) {
         span += (t.shape()[d] - 1) * t.strides()[d];
     }
     Tensor twin = empty({span}, DType::F32, t.device()).as_strided(t.shape(), t.strides(), 0);
-    convert(twin, t);
+    if (keep_values) {
+        convert(twin, t);
+    }
     return twin;
 }
 
-std::vector<Tensor> widened(std::span<const Tensor> tensors) {
+std::vector<Tensor> widened(std::span<const Tensor> tensors, bool keep_values) {
     const NoGradGuard no_grad;
     std::vector<Tensor> twins(tensors.begin(), tensors.end());
-    for (Tensor& twin : twins) {
-        if (is_low_precision(twin.dtype())) {
-            twin = twin_of(twin);
+    for (std::size_t i = 0; i < twins.size(); ++i) {
+        if (!is_low_precision(twins[i].dtype())) {
+            continue;
         }
+        // One twin per tensor passed twice (a + a): the same view of the same storage.
+        const auto same = [&](std::size_t j) {
+            return tensors[j].impl_ptr() == tensors[i].impl_ptr();
+        };
+        std::size_t j = 0;
+        while (j < i && !same(j)) {
+            ++j;
+        }
+        twins[i] = j < i ? twins[j] : twin_of(tensors[i], keep_values);
     }
     return twins;
 }

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "convert_low_precision.h"
 #include "cpu_kernels.h"
 #include "elementwise_math.h"
 #include "elementwise_tiles.h"
@@ -302,6 +303,9 @@ kael_status convert(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
     return plugin::guarded("cpu.convert", [&] {
         check_device(device);
         kernels::check_element_layout(layout);
+        if (run_low_precision_convert(out_dtype, in_dtype, *layout)) {
+            return;
+        }
         LayoutRunner runner{*layout};
         kernels::dispatch_convert<true>(out_dtype, in_dtype, layout->operands, runner);
     });

@@ -1,0 +1,143 @@
+// Contiguous conversions between float32 and bfloat16 or float16 on the cpu plugin: sixteen
+// elements at a time with AVX-512 where the cpu has it (vcvtph2ps and vcvtps2ph round as IEEE
+// says; bfloat16 is rounded with integer lanes, as low_precision.h does one element at a time),
+// else through low_precision.h. These conversions make the f32 twins the core computes
+// bfloat16 and float16 in (kernel_run.h), so every low-precision op pays them twice.
+#include "convert_low_precision.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cpu_kernels.h"
+#include "kael/kernels/low_precision.h"
+#include "vector_math.h"
+
+namespace kael::cpu {
+namespace {
+
+using kernels::BFloat16;
+using kernels::Half;
+
+constexpr int64_t kChunk = 4096;
+constexpr int64_t kMinParallelElements = int64_t{1} << 16;
+
+enum class Pair { Bf16ToF32, F32ToBf16, F16ToF32, F32ToF16 };
+
+void scalar(Pair pair, const void* in, void* out, int64_t count) {
+    const auto* floats = static_cast<const float*>(in);
+    const auto* brains = static_cast<const BFloat16*>(in);
+    const auto* halves = static_cast<const Half*>(in);
+    for (int64_t i = 0; i < count; ++i) {
+        switch (pair) {
+            case Pair::Bf16ToF32:
+                static_cast<float*>(out)[i] = kernels::to_float(brains[i]);
+                break;
+            case Pair::F32ToBf16:
+                static_cast<BFloat16*>(out)[i] = kernels::to_bfloat16(floats[i]);
+                break;
+            case Pair::F16ToF32:
+                static_cast<float*>(out)[i] = kernels::to_float(halves[i]);
+                break;
+            case Pair::F32ToF16:
+                static_cast<Half*>(out)[i] = kernels::to_half(floats[i]);
+                break;
+        }
+    }
+}
+
+// GCC 12 takes the undefined merge operand inside some AVX-512 intrinsics (shifts, zero
+// extension) for an uninitialized variable once they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+[[gnu::target("avx512f")]] void avx512(Pair pair, const void* in, void* out, int64_t count) {
+    const auto* in_bytes = static_cast<const char*>(in);
+    auto* out_bytes = static_cast<char*>(out);
+    const int64_t in_size = pair == Pair::F32ToBf16 || pair == Pair::F32ToF16 ? 4 : 2;
+    const int64_t out_size = 6 - in_size;
+    int64_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        const char* from = in_bytes + i * in_size;
+        char* to = out_bytes + i * out_size;
+        switch (pair) {
+            case Pair::Bf16ToF32: {
+                const __m512i wide = _mm512_cvtepu16_epi32(
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
+                _mm512_storeu_si512(to, _mm512_slli_epi32(wide, 16));
+                break;
+            }
+            case Pair::F32ToBf16: {
+                const __m512i bits = _mm512_loadu_si512(from);
+                const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16),
+                                                     _mm512_set1_epi32(1));
+                __m512i rounded = _mm512_srli_epi32(
+                    _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd), 16);
+                // NaN: its top half, quieted (as to_bfloat16).
+                const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+                    _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF)),
+                    _mm512_set1_epi32(0x7F800000));
+                rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(bits, 16),
+                                               _mm512_set1_epi32(0x40));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(to),
+                                    _mm512_cvtepi32_epi16(rounded));
+                break;
+            }
+            case Pair::F16ToF32:
+                _mm512_storeu_ps(to, _mm512_cvtph_ps(_mm256_loadu_si256(
+                                         reinterpret_cast<const __m256i*>(from))));
+                break;
+            case Pair::F32ToF16: {
+                const __m512 values = _mm512_loadu_ps(reinterpret_cast<const float*>(from));
+                _mm256_storeu_si256(
+                    reinterpret_cast<__m256i*>(to),
+                    _mm512_cvtps_ph(values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                break;
+            }
+        }
+    }
+    scalar(pair, in_bytes + i * in_size, out_bytes + i * out_size, count - i);
+}
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,
+                               const kael_element_layout& layout) {
+    Pair pair;
+    if (in_dtype == KAEL_DTYPE_BF16 && out_dtype == KAEL_DTYPE_F32) {
+        pair = Pair::Bf16ToF32;
+    } else if (in_dtype == KAEL_DTYPE_F32 && out_dtype == KAEL_DTYPE_BF16) {
+        pair = Pair::F32ToBf16;
+    } else if (in_dtype == KAEL_DTYPE_F16 && out_dtype == KAEL_DTYPE_F32) {
+        pair = Pair::F16ToF32;
+    } else if (in_dtype == KAEL_DTYPE_F32 && out_dtype == KAEL_DTYPE_F16) {
+        pair = Pair::F32ToF16;
+    } else {
+        return false;
+    }
+    const int64_t in_size = in_dtype == KAEL_DTYPE_F32 ? 4 : 2;
+    const int64_t out_size = out_dtype == KAEL_DTYPE_F32 ? 4 : 2;
+    if (layout.operands != 2 || layout.dims != 1 || layout.strides[0][0] != out_size ||
+        layout.strides[1][0] != in_size) {
+        return false;  // strided: the element runner
+    }
+    const auto* in = static_cast<const char*>(layout.base[1]);
+    auto* out = static_cast<char*>(layout.base[0]);
+    const bool wide = vector_math::chosen_isa() == vector_math::Isa::Avx512;
+    const int64_t chunks = (layout.count + kChunk - 1) / kChunk;
+    parallel_ranges(chunks, kMinParallelElements / kChunk, [&](int64_t begin, int64_t end) {
+        const int64_t first = begin * kChunk;
+        const int64_t count = std::min(end * kChunk, layout.count) - first;
+        const char* from = in + first * in_size;
+        char* to = out + first * out_size;
+        if (wide) {
+            avx512(pair, from, to, count);
+        } else {
+            scalar(pair, from, to, count);
+        }
+    });
+    return true;
+}
+
+}  // namespace kael::cpu

@@ -1,0 +1,13 @@
+#pragma once
+// The cpu plugin's convert fast path between float32 and bfloat16 or float16
+// (convert_low_precision.cpp).
+#include "kael/plugin_api.h"
+
+namespace kael::cpu {
+
+// Converts a contiguous run (one merged dimension) of f32 to or from bf16 or f16 and returns
+// true; false, having done nothing, for any other dtype pair or layout.
+bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,
+                               const kael_element_layout& layout);
+
+}  // namespace kael::cpu
