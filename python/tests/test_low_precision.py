@@ -237,3 +237,18 @@ def test_module_to_dtype_converts_floating_parameters_in_place(device):
     assert all(p.dtype == kael.float32 for p in model.parameters())
     with pytest.raises(TypeError, match="floating dtype"):
         model.to(kael.int64)
+
+
+@pytest.mark.parametrize("kael_dtype", [kael.bfloat16, kael.float16])
+def test_gpt_generates_with_its_cache_in_the_model_dtype(kael_dtype, device):
+    kael.manual_seed(0)
+    model = kael.nn.GPT(kael.nn.GPTConfig(vocab_size=16, block_size=8, layers=1, heads=2,
+                                          embed=8), device=device).to(dtype=kael_dtype)
+    prompt = [1, 2, 3]
+    logits = model(kael.tensor([prompt], device=device))
+    assert logits.dtype == kael_dtype
+    generated = model.generate(prompt, 4)
+    assert generated[:3] == prompt and all(0 <= t < 16 for t in generated)
+    assert generated[3] == int(logits[0, -1].float().argmax().item())
+    sampled = model.generate(prompt, 4, temperature=0.8, seed=1)
+    assert len(sampled) == 7

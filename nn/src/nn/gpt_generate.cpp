@@ -83,8 +83,10 @@ public:
         const auto batch = static_cast<std::int64_t>(rows_);
         const std::int64_t row = 2 * config.embed;
         const std::int64_t head_dim = config.embed / config.heads;
+        // The keys and values in the model's dtype (bf16 or f16 after model.bfloat16()).
+        const DType dtype = model.parameters().front().dtype();
         for (std::size_t i = 0; i < model.blocks_.size(); ++i) {
-            const Tensor joint = zeros({batch, capacity_, row}, DType::F32, device_);
+            const Tensor joint = zeros({batch, capacity_, row}, dtype, device_);
             joints_.push_back(joint);
             // [B, H, capacity, D] views of the keys and of the values (C further on).
             const Shape whole{batch, config.heads, capacity_, head_dim};
