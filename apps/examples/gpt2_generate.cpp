@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
     double top_p = 1.0;
     std::uint64_t seed = 0;
     bool quiet = false;
+    std::string dtype_name = "float32";
     app.add_option("--checkpoint", checkpoint, "folder with config.json and model.safetensors");
     app.add_option("--prompt", prompt, "the text to continue");
     app.add_option("--tokens", tokens, "new tokens to generate")->check(CLI::NonNegativeNumber);
@@ -53,6 +54,8 @@ int main(int argc, char** argv) {
     app.add_option("--top-p", top_p, "sample among the fewest tokens reaching this probability");
     const CLI::Option* seed_option =
         app.add_option("--seed", seed, "seed of the sampling (the same text on every device)");
+    app.add_option("--dtype", dtype_name, "the weights' and the KV cache's dtype")
+        ->check(CLI::IsMember({"float32", "bfloat16", "float16"}));
     app.add_flag("--quiet", quiet, "print only the figures, not the text");
     CLI11_PARSE(app, argc, argv);
     if (checkpoint.empty()) {
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
         kael::require_device(device);
         const Clock::time_point load_start = Clock::now();
         const auto model = kael::nn::GPT::from_pretrained(checkpoint, device);
+        model->to(kael::parse_dtype(dtype_name));
         const kael::GPT2Tokenizer tokenizer = kael::GPT2Tokenizer::from_folder(checkpoint);
         const kael::nn::GPTConfig& config = model->config();
         std::fprintf(stderr, "GPT-2: %lld layers, %lld wide, %lld parameters on %s, loaded in %.2f s\n",

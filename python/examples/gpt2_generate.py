@@ -32,6 +32,8 @@ def main():
     parser.add_argument("--top-p", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the sampling (the same text on every device)")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                        help="the weights' and the KV cache's dtype")
     parser.add_argument("--quiet", action="store_true", help="print only the figures")
     args = parser.parse_args()
     if args.checkpoint is None:
@@ -40,6 +42,7 @@ def main():
     try:
         started = time.perf_counter()
         model = kael.nn.GPT.from_pretrained(args.checkpoint, device=args.device)
+        model.to(dtype=getattr(kael, args.dtype))
         tokenizer = kael.GPT2Tokenizer.from_pretrained(args.checkpoint)
         config = model.config
         print(f"GPT-2: {config.layers} layers, {config.embed} wide, {model.parameter_count()} "
