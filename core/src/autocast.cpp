@@ -26,7 +26,7 @@ bool active(const State& s, const Tensor& t) {
     return t.defined() && s.applying == 0 && s.lower.count(t.device().type()) != 0;
 }
 
-Tensor cast(const Tensor& t, DType dtype) {
+Tensor cached_cast(const Tensor& t, DType dtype) {
     State& s = state();
     if (t.is_leaf() && t.requires_grad()) {
         const auto found = s.casts.find(t.impl_ptr());
@@ -73,44 +73,36 @@ Region::~Region() {
     }
 }
 
-std::optional<DType> lower_dtype(const Device& device) {
-    const State& s = state();
-    const auto found = s.lower.find(device.type());
-    return found == s.lower.end() ? std::nullopt : std::optional<DType>(found->second);
-}
-
 bool is_enabled(const std::string& device_type) { return state().lower.count(device_type) != 0; }
 
 Applied::Applied() { ++state().applying; }
 Applied::~Applied() { --state().applying; }
 
-std::optional<std::vector<Tensor>> lower(const std::vector<Tensor>& inputs) {
+// The inputs with those of dtype `from` (any low-precision dtype when it is nullopt) cast to
+// `to` (the region's lower dtype when nullopt: those casts of leaves are cached), or nothing
+// when autocast does not apply.
+std::optional<std::vector<Tensor>> cast_inputs(const std::vector<Tensor>& inputs,
+                                               std::optional<DType> from, std::optional<DType> to) {
     const State& s = state();
     if (inputs.empty() || !active(s, inputs.front())) {
         return std::nullopt;
     }
-    const DType dtype = s.lower.at(inputs.front().device().type());
-    std::vector<Tensor> cast_inputs = inputs;
-    for (Tensor& t : cast_inputs) {
-        if (t.defined() && t.dtype() == DType::F32) {  // f64 stays, as PyTorch leaves it
-            t = cast(t, dtype);
+    const DType target = to ? *to : s.lower.at(inputs.front().device().type());
+    std::vector<Tensor> cast = inputs;
+    for (Tensor& t : cast) {
+        if (t.defined() && (from ? t.dtype() == *from : is_low_precision(t.dtype()))) {
+            t = to ? t.to(target) : cached_cast(t, target);
         }
     }
-    return cast_inputs;
+    return cast;
+}
+
+std::optional<std::vector<Tensor>> lower(const std::vector<Tensor>& inputs) {
+    return cast_inputs(inputs, DType::F32, std::nullopt);  // f64 stays, as PyTorch leaves it
 }
 
 std::optional<std::vector<Tensor>> full(const std::vector<Tensor>& inputs) {
-    const State& s = state();
-    if (inputs.empty() || !active(s, inputs.front())) {
-        return std::nullopt;
-    }
-    std::vector<Tensor> cast_inputs = inputs;
-    for (Tensor& t : cast_inputs) {
-        if (t.defined() && is_low_precision(t.dtype())) {
-            t = t.to(DType::F32);
-        }
-    }
-    return cast_inputs;
+    return cast_inputs(inputs, std::nullopt, DType::F32);
 }
 
 }  // namespace kael::autocast

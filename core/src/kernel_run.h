@@ -40,9 +40,10 @@ std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> out
 
 // bfloat16 and float16 (low_precision_calls.cpp). Only the convert and fill slots get them, of
 // plugins that set KAEL_DTYPE_FLAG_LOW_PRECISION (otherwise, or when the plugin declines, the cpu
-// plugin runs the call over host copies). Every other call with them runs in f32: each such operand becomes an f32
-// twin on its device (through convert), the call runs over the twins (falling back as any call),
-// and the outputs' twins are rounded back, once, as PyTorch rounds what it computes in f32.
+// plugin runs the call over host copies). Every other call with them runs in f32: each such
+// operand becomes an f32 twin on its device (through convert), the call runs over the twins
+// (falling back as any call), and the outputs' twins are rounded back, once, as PyTorch rounds
+// what it computes in f32.
 bool has_low_precision(std::span<const Tensor> outputs, std::span<const Tensor> inputs);
 bool computes_low_precision(const kael_plugin* table);
 // keep_values false: outputs the slot writes whole without reading (their twins start empty).

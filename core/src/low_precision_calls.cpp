@@ -6,6 +6,7 @@
 #include "kael/ops.h"
 #include "kernel_calls.h"
 #include "kernel_run.h"
+#include "tensor_internal.h"
 
 namespace kael::detail {
 
@@ -21,14 +22,10 @@ bool computes_low_precision(const kael_plugin* table) {
 }
 
 // An f32 twin with t's shape and strides (a layout the core built from t's strides, such as
-// gather's, fits it too), over a block just long enough for them, holding t's values when
-// keep_values (outputs too, unless the slot writes them whole: a kernel may read them).
+// gather's, fits it too), holding t's values when keep_values (outputs too, unless the slot
+// writes them whole: a kernel may read them).
 Tensor twin_of(const Tensor& t, bool keep_values) {
-    std::int64_t span = t.numel() == 0 ? 0 : 1;
-    for (std::size_t d = 0; d < t.shape().size() && span > 0; ++d) {
-        span += (t.shape()[d] - 1) * t.strides()[d];
-    }
-    Tensor twin = empty({span}, DType::F32, t.device()).as_strided(t.shape(), t.strides(), 0);
+    Tensor twin = empty_with_strides(t.shape(), t.strides(), DType::F32, t.device());
     if (keep_values) {
         convert(twin, t);
     }

@@ -59,19 +59,6 @@ bool kernel_layout(const Tensor& t) {
 
 Tensor kernel_operand(const Tensor& t) { return kernel_layout(t) ? t : t.contiguous(); }
 
-// An uninitialized tensor of shape with these strides, for a gradient laid out as its input.
-Tensor empty_with_strides(const Shape& shape, const Shape& strides, DType dtype,
-                          const Device& device) {
-    std::int64_t extent = 1;
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-        if (shape[d] == 0) {
-            return empty(shape, dtype, device);
-        }
-        extent += (shape[d] - 1) * strides[d];
-    }
-    return empty({extent}, dtype, device).as_strided(shape, strides, 0);
-}
-
 // Gradients laid out as q, k and v. Heads split out of one qkv projection are evenly spaced
 // views of one storage: their gradients then share one buffer arranged the same way.
 std::vector<Tensor> gradient_buffers(const Tensor& q, const Tensor& k, const Tensor& v) {
@@ -87,13 +74,13 @@ std::vector<Tensor> gradient_buffers(const Tensor& q, const Tensor& k, const Ten
         shape.push_back(3);
         strides.push_back(step);
         if (detail::non_overlapping(shape, strides)) {
-            const Tensor all = empty_with_strides(shape, strides, q.dtype(), q.device());
+            const Tensor all = detail::empty_with_strides(shape, strides, q.dtype(), q.device());
             return {all.select(4, 0), all.select(4, 1), all.select(4, 2)};
         }
     }
     std::vector<Tensor> buffers;
     for (const Tensor* t : {&q, &k, &v}) {
-        buffers.push_back(empty_with_strides(t->shape(), t->strides(), t->dtype(), t->device()));
+        buffers.push_back(detail::empty_with_strides(t->shape(), t->strides(), t->dtype(), t->device()));
     }
     return buffers;
 }

@@ -164,4 +164,18 @@ inline bool non_overlapping(const Shape& shape, const Shape& strides) {
     return true;
 }
 
+// An uninitialized tensor of shape with these strides, over a block just long enough for them
+// (a gradient laid out as its input, an f32 twin laid out as its low-precision original).
+inline Tensor empty_with_strides(const Shape& shape, const Shape& strides, DType dtype,
+                                 const Device& device) {
+    std::int64_t extent = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] == 0) {
+            return empty(shape, dtype, device);
+        }
+        extent += (shape[d] - 1) * strides[d];
+    }
+    return empty({extent}, dtype, device).as_strided(shape, strides, 0);
+}
+
 }  // namespace kael::detail

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 
 #include "kael/error.h"
@@ -78,6 +79,10 @@ void bind_random(py::module_& module);
 // kael.device or text ('cpu', 'cuda', 'cuda:1'); None gives cpu.
 [[nodiscard]] Device to_device(py::handle object, const char* op = nullptr);
 [[nodiscard]] bool is_device_like(py::handle object);
+// The device and dtype of a to(...) call (Tensor.to, Module.to): positional devices, dtypes, a
+// tensor (its device and dtype) or a string of either; keywords device= and dtype=.
+[[nodiscard]] std::pair<std::optional<Device>, std::optional<DType>> to_arguments(
+    const py::args& args, const py::kwargs& kwargs, const char* op);
 // Sizes given as f(2, 3) or f((2, 3)) / f([2, 3]); op names the function in errors.
 [[nodiscard]] Shape to_shape(const py::args& sizes, const char* op);
 [[nodiscard]] Shape sequence_to_shape(py::handle sequence, const char* op);

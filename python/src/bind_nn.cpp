@@ -280,29 +280,17 @@ void bind_module_base(py::module_& nn_module) {
         }, py::arg("state_dict"), py::arg("strict") = true, docs::load_state_dict)
         .def("zero_grad", [](py::handle self) { module_of(self).zero_grad(); }, docs::zero_grad)
         .def("to", [](py::object self, const py::args& args, const py::kwargs& kwargs) {
-            std::optional<Device> device;
-            std::optional<DType> dtype;
-            const auto take = [&](py::handle value, const char* keyword) {
-                const bool is_dtype = keyword != nullptr ? std::string(keyword) == "dtype"
-                                                         : !is_device_like(value);
-                if (is_dtype) {
-                    dtype = to_dtype(value, "Module.to");
-                } else {
-                    device = to_device(value, "Module.to");
-                }
-            };
             if (args.size() > 2) {
                 throw TypeError("Module.to: expected at most a device and a dtype, got " +
                                 std::to_string(args.size()) + " arguments");
             }
-            for (py::handle value : args) take(value, nullptr);
             for (const auto& [key, value] : kwargs) {
                 const auto name = key.cast<std::string>();
                 if (name != "device" && name != "dtype" && name != "non_blocking") {
                     throw TypeError("Module.to: unexpected keyword argument '" + name + "'");
                 }
-                if (name != "non_blocking" && !value.is_none()) take(value, name.c_str());
             }
+            const auto [device, dtype] = to_arguments(args, kwargs, "Module.to");
             if (device) module_of(self).to(*device);
             if (dtype) module_of(self).to(*dtype);
             return self;

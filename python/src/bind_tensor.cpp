@@ -36,8 +36,12 @@ py::object in_place(const py::object& self, py::handle other, const char* name, 
 
 py::tuple shape_tuple(const Shape& shape) { return py::cast(shape); }
 
-// .to(dtype), .to(device), .to('cuda'), .to(device, dtype), .to(dtype=..., device=...).
-Tensor convert(const Tensor& self, const py::args& args, const py::kwargs& kwargs) {
+}  // namespace
+
+// to(dtype), to(device), to('cuda'), to(device, dtype), to(other), to(dtype=..., device=...).
+std::pair<std::optional<Device>, std::optional<DType>> to_arguments(const py::args& args,
+                                                                    const py::kwargs& kwargs,
+                                                                    const char* op) {
     std::optional<DType> dtype;
     std::optional<Device> device;
     const auto take = [&](py::handle value) {
@@ -56,23 +60,35 @@ Tensor convert(const Tensor& self, const py::args& args, const py::kwargs& kwarg
                 device = Device(text);
             } else {
                 try {
-                    dtype = to_dtype(value, "to");
+                    dtype = to_dtype(value, op);
                 } catch (const std::exception& error) {
                     std::string names;
                     for (const std::string& type : types) {
                         names += (names.empty() ? "'" : ", '") + type + "'";
                     }
-                    throw ValueError("to: '" + text + "' is neither a dtype (" + error.what() +
-                                     ") nor a registered device type (" + names + ")");
+                    throw ValueError(std::string(op) + ": '" + text + "' is neither a dtype (" +
+                                     error.what() + ") nor a registered device type (" + names +
+                                     ")");
                 }
             }
         } else {
-            dtype = to_dtype(value, "to");
+            dtype = to_dtype(value, op);
         }
     };
     for (const py::handle arg : args) take(arg);
-    if (kwargs.contains("device")) device = to_device(kwargs["device"], "to");
-    if (kwargs.contains("dtype")) dtype = to_optional_dtype(kwargs["dtype"], "to");
+    // None keeps the device or the dtype, as a positional None does (and as in PyTorch).
+    if (kwargs.contains("device") && !kwargs["device"].is_none()) {
+        device = to_device(kwargs["device"], op);
+    }
+    if (kwargs.contains("dtype")) dtype = to_optional_dtype(kwargs["dtype"], op);
+    return {device, dtype};
+}
+
+namespace {
+
+// .to(self, ...): the device and dtype to_arguments reads.
+Tensor convert(const Tensor& self, const py::args& args, const py::kwargs& kwargs) {
+    const auto [device, dtype] = to_arguments(args, kwargs, "to");
     Tensor out = self;
     if (device) out = out.to(*device);
     if (dtype) out = out.to(*dtype);

@@ -27,8 +27,6 @@ private:
     std::optional<DType> previous_;
 };
 
-// The lower dtype of device's type in the current region, if autocast is on there.
-[[nodiscard]] std::optional<DType> lower_dtype(const Device& device);
 [[nodiscard]] bool is_enabled(const std::string& device_type);
 
 // For the ops' entries: the inputs cast for a lower-precision op (f32 inputs to the region's
