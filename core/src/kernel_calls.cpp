@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "dims.h"
 #include "kael/autograd.h"
+#include "kael/ops_linalg.h"
 #include "kael/tensor_iterator.h"
 #include "kernel_run.h"
 #include "memory_overlap.h"
@@ -219,18 +220,41 @@ void reduce(kael_reduce_op op, const Tensor& out, const Tensor& input, std::int6
         Aliasing::None, LowPrecision::WidenWriteOnly);
 }
 
+namespace {
+
+static_assert(static_cast<int>(MatmulPrecision::High) == KAEL_MATMUL_PRECISION_HIGH &&
+              static_cast<int>(MatmulPrecision::Medium) == KAEL_MATMUL_PRECISION_MEDIUM);
+
+// The sizes as the plugin sees them: an f32 product with the process's matmul precision; a
+// bf16/f16 one widened to f32 may use TF32, which holds their mantissas exactly.
+kael_matmul_sizes with_precision(kael_matmul_sizes sizes, DType dtype) {
+    sizes.struct_size = sizeof(sizes);
+    sizes.precision = dtype == DType::F32 ? static_cast<std::int32_t>(float32_matmul_precision())
+                      : is_low_precision(dtype) ? KAEL_MATMUL_PRECISION_HIGH
+                                                : KAEL_MATMUL_PRECISION_HIGHEST;
+    sizes.reserved = 0;
+    return sizes;
+}
+
+// Low-precision products go to plugins that multiply them natively, else run in f32 twins.
+const LowPrecisionUse kMatmulLow{LowPrecision::WidenWriteOnly,
+                                 KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL};
+
+}  // namespace
+
 void matmul(const Tensor& out, const Tensor& a, const Tensor& b, const kael_matmul_sizes& sizes) {
     if (out.numel() == 0) {
         return;
     }
     run("matmul", {out}, {a, b}, KAEL_SLOT_CHECK(matmul),
-        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+        [&, called = with_precision(sizes, out.dtype())](const Backend& backend, int device,
+                                                         const auto& outs, const auto& ins) {
             backend.check(backend.table()->matmul(device, abi(outs[0].dtype()),
                                                   ins[0].device_data(), ins[1].device_data(),
-                                                  outs[0].device_data(), &sizes),
+                                                  outs[0].device_data(), &called),
                           "matmul");
         },
-        Aliasing::None, LowPrecision::WidenWriteOnly);
+        Aliasing::None, kMatmulLow);
 }
 
 void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
@@ -244,13 +268,15 @@ void matmul_bias(const Tensor& out, const Tensor& a, const Tensor& b, const Tens
         return;
     }
     run("matmul_bias", {out}, {a, b, bias}, KAEL_SLOT_CHECK(matmul_bias),
-        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+        [&, called = with_precision(sizes, out.dtype())](const Backend& backend, int device,
+                                                         const auto& outs, const auto& ins) {
             backend.check(backend.table()->matmul_bias(device, abi(outs[0].dtype()),
                                                        ins[0].device_data(), ins[1].device_data(),
                                                        ins[2].device_data(), outs[0].device_data(),
-                                                       &sizes),
+                                                       &called),
                           "matmul_bias");
-        });
+        },
+        Aliasing::None, kMatmulLow);
 }
 
 void matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias,
@@ -280,16 +306,18 @@ void matmul_epilogue(const Tensor& out, const Tensor& a, const Tensor& b, const 
         }
     }
     run("matmul_epilogue", {out}, inputs, KAEL_SLOT_CHECK(matmul_epilogue),
-        [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+        [&, called = with_precision(sizes, out.dtype())](const Backend& backend, int device,
+                                                         const auto& outs, const auto& ins) {
             const void* bias_data = bias.defined() ? ins[2].device_data() : nullptr;
             const void* residual_data =
                 residual.defined() ? ins[bias.defined() ? 3 : 2].device_data() : nullptr;
             backend.check(
                 backend.table()->matmul_epilogue(device, abi(outs[0].dtype()), ins[0].device_data(),
                                                  ins[1].device_data(), bias_data, residual_data,
-                                                 outs[0].device_data(), &sizes, activation),
+                                                 outs[0].device_data(), &called, activation),
                 "matmul_epilogue");
-        });
+        },
+        Aliasing::None, kMatmulLow);
 }
 
 void gather(const Tensor& out, const Tensor& data, const Tensor& index,

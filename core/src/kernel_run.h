@@ -45,6 +45,8 @@ std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> out
 // (falling back as any call), and the outputs' twins are rounded back, once, as PyTorch rounds
 // what it computes in f32.
 bool has_low_precision(std::span<const Tensor> outputs, std::span<const Tensor> inputs);
+// Whether the plugin's dtype_flags has every bit of flags (KAEL_DTYPE_FLAG_*).
+bool has_dtype_flags(const kael_plugin* table, std::uint32_t flags);
 bool computes_low_precision(const kael_plugin* table);
 // keep_values false: outputs the slot writes whole without reading (their twins start empty).
 std::vector<Tensor> widened(std::span<const Tensor> tensors, bool keep_values = true);
@@ -57,6 +59,16 @@ DType as_called(DType dtype, std::span<const Tensor> operands);
 // Native: passed as they are (fill, convert).
 enum class LowPrecision { Widen, WidenWriteOnly, Native };
 
+// How one slot takes low-precision operands: as they are where the plugin's dtype_flags has
+// native_flag (0: never), else as `otherwise` says; a plugin that then declines the call gets
+// it widened, not sent to the cpu plugin.
+struct LowPrecisionUse {
+    LowPrecision otherwise;
+    std::uint32_t native_flag = 0;
+    LowPrecisionUse(LowPrecision mode, std::uint32_t flag = 0)  // NOLINT: implicit by design
+        : otherwise(mode), native_flag(flag) {}
+};
+
 // Runs call(backend, device index, outputs, inputs) on the tensors' device, or on the cpu plugin
 // over host mirrors when the device's plugin lacks the slot or returns KAEL_STATUS_UNSUPPORTED;
 // outputs are written back after a fallback. A template, not std::function: this runs for every op,
@@ -64,7 +76,7 @@ enum class LowPrecision { Widen, WidenWriteOnly, Native };
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tensor> given_inputs,
          HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None,
-         LowPrecision low_precision = LowPrecision::Widen) {
+         LowPrecisionUse low_precision = LowPrecision::Widen) {
     // The inputs are copied only when one must be unaliased (rare).
     std::vector<Tensor> unaliased_inputs;
     for (std::size_t i = 0; i < given_inputs.size(); ++i) {
@@ -87,24 +99,34 @@ void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tens
         output.impl().storage->bump_version();
     }
     const bool low = has_low_precision(outputs, inputs);
-    if (low && low_precision != LowPrecision::Native) {
+    const auto run_widened = [&] {
         const std::vector<Tensor> wide_outputs =
-            widened(outputs, low_precision == LowPrecision::Widen);
+            widened(outputs, low_precision.otherwise == LowPrecision::Widen);
         run(slot, std::span<const Tensor>(wide_outputs), widened(inputs), has_slot, call);
         narrow_into(outputs, wide_outputs);
-        return;
+    };
+    const bool native_by_flag = low && low_precision.native_flag != 0 &&
+                                has_dtype_flags(backend.table(), low_precision.native_flag);
+    if (low && low_precision.otherwise != LowPrecision::Native && !native_by_flag) {
+        return run_widened();
     }
-    if (has_slot(backend.table()) && (!low || computes_low_precision(backend.table()))) {
+    if (has_slot(backend.table()) &&
+        (!low || native_by_flag || computes_low_precision(backend.table()))) {
         try {
             call(backend, device.index, outputs, inputs);
             return;
         } catch (const UnsupportedByPlugin&) {
             // The plugin has the slot but not this op, dtype or layout: the cpu plugin runs it,
             // counted as a missing slot is (the slot must not have written anything).
+            if (native_by_flag) {
+                return run_widened();
+            }
             if (&backend == &cpu_backend()) {
                 throw;
             }
         }
+    } else if (native_by_flag) {
+        return run_widened();
     }
     const Backend& host = cpu_backend();
     if (!has_slot(host.table())) {
@@ -128,14 +150,14 @@ void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tens
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::initializer_list<Tensor> outputs, std::span<const Tensor> inputs,
          HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None,
-         LowPrecision low_precision = LowPrecision::Widen) {
+         LowPrecisionUse low_precision = LowPrecision::Widen) {
     run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()), inputs, has_slot, call,
         allowed, low_precision);
 }
 template <typename HasSlot, typename Call>
 void run(const char* slot, std::initializer_list<Tensor> outputs, const std::vector<Tensor>& inputs,
          HasSlot has_slot, const Call& call, Aliasing allowed = Aliasing::None,
-         LowPrecision low_precision = LowPrecision::Widen) {
+         LowPrecisionUse low_precision = LowPrecision::Widen) {
     run(slot, std::span<const Tensor>(outputs.begin(), outputs.size()),
         std::span<const Tensor>(inputs), has_slot, call, allowed, low_precision);
 }

@@ -16,9 +16,12 @@ bool has_low_precision(std::span<const Tensor> outputs, std::span<const Tensor> 
            std::any_of(inputs.begin(), inputs.end(), low);
 }
 
+bool has_dtype_flags(const kael_plugin* table, std::uint32_t flags) {
+    return KAEL_HAS_FIELD(table, dtype_flags) && (table->dtype_flags & flags) == flags;
+}
+
 bool computes_low_precision(const kael_plugin* table) {
-    return KAEL_HAS_FIELD(table, dtype_flags) &&
-           (table->dtype_flags & KAEL_DTYPE_FLAG_LOW_PRECISION) != 0;
+    return has_dtype_flags(table, KAEL_DTYPE_FLAG_LOW_PRECISION);
 }
 
 // An f32 twin with t's shape and strides (a layout the core built from t's strides, such as

@@ -1,4 +1,6 @@
 // matmul: numpy rules for 1-d operands, broadcast batches, transposed views passed as flags.
+#include <atomic>
+
 #include "autograd/record.h"
 #include "kael/autocast.h"
 #include "kael/ops.h"
@@ -48,7 +50,17 @@ MatrixOperand prepare(const Tensor& operand, const Shape& batch) {
     return result;
 }
 
+std::atomic<MatmulPrecision> matmul_precision{MatmulPrecision::Highest};
+
 }  // namespace
+
+void set_float32_matmul_precision(MatmulPrecision precision) {
+    matmul_precision.store(precision, std::memory_order_relaxed);
+}
+
+MatmulPrecision float32_matmul_precision() {
+    return matmul_precision.load(std::memory_order_relaxed);
+}
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
     if (const auto cast = autocast::lower({a_in, b_in})) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cuda_context.h"
+#include "kael/kernels/abi_checks.h"
 #include "kael/kernels/matmul_layout.h"
 
 namespace kael::cuda {
@@ -18,25 +19,26 @@ namespace {
 using CreateFunction = cublasStatus_t (*)(cublasHandle_t*);
 using SetStreamFunction = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
 using StatusStringFunction = const char* (*)(cublasStatus_t);
-template <typename T>
+// cublasGemmEx and cublasGemmStridedBatchedEx (C++ overloads them, so decltype cannot name them).
 using GemmFunction = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                        int, int, const T*, const T*, int, const T*, int, const T*,
-                                        T*, int);
-template <typename T>
-using StridedGemmFunction = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
-                                               int, int, int, const T*, const T*, int, long long,
-                                               const T*, int, long long, const T*, T*, int,
-                                               long long, int);
+                                        int, int, const void*, const void*, cudaDataType_t, int,
+                                        const void*, cudaDataType_t, int, const void*, void*,
+                                        cudaDataType_t, int, cublasComputeType_t, cublasGemmAlgo_t);
+using StridedGemmFunction = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t,
+                                               cublasOperation_t, int, int, int, const void*,
+                                               const void*, cudaDataType_t, int, long long,
+                                               const void*, cudaDataType_t, int, long long,
+                                               const void*, void*, cudaDataType_t, int, long long,
+                                               int, cublasComputeType_t, cublasGemmAlgo_t);
 
 struct Cublas {
     std::string unavailable;  // "" once every function below resolved
     CreateFunction create = nullptr;
     SetStreamFunction set_stream = nullptr;
     StatusStringFunction status_string = nullptr;  // optional
-    GemmFunction<float> sgemm = nullptr;
-    GemmFunction<double> dgemm = nullptr;
-    StridedGemmFunction<float> sgemm_strided = nullptr;
-    StridedGemmFunction<double> dgemm_strided = nullptr;
+    // The typed *Ex forms serve every float dtype (TF32 and bf16/f16 through the compute type).
+    GemmFunction gemm = nullptr;
+    StridedGemmFunction gemm_strided = nullptr;
 };
 
 Cublas load() {
@@ -49,10 +51,8 @@ Cublas load() {
     std::string missing;
     resolve(library, "cublasCreate_v2", cublas.create, missing);
     resolve(library, "cublasSetStream_v2", cublas.set_stream, missing);
-    resolve(library, "cublasSgemm_v2", cublas.sgemm, missing);
-    resolve(library, "cublasDgemm_v2", cublas.dgemm, missing);
-    resolve(library, "cublasSgemmStridedBatched", cublas.sgemm_strided, missing);
-    resolve(library, "cublasDgemmStridedBatched", cublas.dgemm_strided, missing);
+    resolve(library, "cublasGemmEx", cublas.gemm, missing);
+    resolve(library, "cublasGemmStridedBatchedEx", cublas.gemm_strided, missing);
     cublas.status_string =
         reinterpret_cast<StatusStringFunction>(dlsym(library, "cublasGetStatusString"));
     // Never dlclosed, like the plugin itself: handles made from it live until exit.
@@ -105,11 +105,19 @@ cublasHandle_t handle_for_current_device() {
 
 // Row-major out = op(a) op(b) is column-major out^T = op(b)^T op(a)^T: the same bytes, so b goes
 // first and neither operand is copied. Stored a is rows x inner (inner x rows when transposed).
-template <typename T>
-void multiply(GemmFunction<T> gemm, StridedGemmFunction<T> strided, const void* a, const void* b,
-              void* out, const kael_matmul_sizes& s, bool accumulate) {
-    const T one{1};
-    const T beta{accumulate ? T{1} : T{0}};
+// Scales are f64 for f64 products and f32 otherwise (bf16/f16 accumulate in f32).
+void multiply(kael_dtype dtype, const void* a, const void* b, void* out, const kael_matmul_sizes& s,
+              bool accumulate) {
+    const Cublas& library = cublas();
+    const bool f64 = dtype == KAEL_DTYPE_F64;
+    const double one64 = 1;
+    const double beta64 = accumulate ? 1 : 0;
+    const float one32 = 1;
+    const float beta32 = accumulate ? 1 : 0;
+    const void* one = f64 ? static_cast<const void*>(&one64) : &one32;
+    const void* beta = f64 ? static_cast<const void*>(&beta64) : &beta32;
+    const cudaDataType_t type = cuda_data_type(dtype);
+    const cublasComputeType_t compute = compute_type(dtype, kernels::matmul_precision(s));
     const auto columns = static_cast<int>(s.columns);
     const auto rows = static_cast<int>(s.rows);
     const auto inner = static_cast<int>(s.inner);
@@ -117,20 +125,19 @@ void multiply(GemmFunction<T> gemm, StridedGemmFunction<T> strided, const void* 
     const cublasOperation_t a_operation = s.a_transposed != 0 ? CUBLAS_OP_T : CUBLAS_OP_N;
     const auto b_leading = static_cast<int>(kernels::stored_b(s).leading);
     const auto a_leading = static_cast<int>(kernels::stored_a(s).leading);
-    const auto* a_typed = static_cast<const T*>(a);
-    const auto* b_typed = static_cast<const T*>(b);
-    auto* out_typed = static_cast<T*>(out);
     cublasHandle_t handle = handle_for_current_device();
     if (s.batches == 1) {
-        KAEL_CUBLAS_CHECK(gemm(handle, b_operation, a_operation, columns, rows, inner, &one,
-                               b_typed, b_leading, a_typed, a_leading, &beta, out_typed, columns));
+        KAEL_CUBLAS_CHECK(library.gemm(handle, b_operation, a_operation, columns, rows, inner, one,
+                                       b, type, b_leading, a, type, a_leading, beta, out, type,
+                                       columns, compute, CUBLAS_GEMM_DEFAULT));
         return;
     }
     // Batch stride 0 hands every batch the same matrix, which cuBLAS reads without copying.
-    KAEL_CUBLAS_CHECK(strided(handle, b_operation, a_operation, columns, rows, inner, &one, b_typed,
-                              b_leading, s.b_batch_stride, a_typed, a_leading, s.a_batch_stride,
-                              &beta, out_typed, columns, static_cast<long long>(s.rows) * s.columns,
-                              static_cast<int>(s.batches)));
+    KAEL_CUBLAS_CHECK(library.gemm_strided(
+        handle, b_operation, a_operation, columns, rows, inner, one, b, type, b_leading,
+        s.b_batch_stride, a, type, a_leading, s.a_batch_stride, beta, out, type, columns,
+        static_cast<long long>(s.rows) * s.columns, static_cast<int>(s.batches), compute,
+        CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
@@ -158,18 +165,32 @@ const std::string& cublas_unavailable_reason() {
 }
 
 bool cublas_fits(kael_dtype dtype, const kael_matmul_sizes& s) {
-    return (dtype == KAEL_DTYPE_F32 || dtype == KAEL_DTYPE_F64) && s.rows <= INT_MAX &&
+    return dtype != KAEL_DTYPE_I64 && dtype != KAEL_DTYPE_BOOL && s.rows <= INT_MAX &&
            s.columns <= INT_MAX && s.inner <= INT_MAX && s.batches <= INT_MAX;
+}
+
+cudaDataType_t cuda_data_type(kael_dtype dtype) {
+    switch (dtype) {
+        case KAEL_DTYPE_F64: return CUDA_R_64F;
+        case KAEL_DTYPE_BF16: return CUDA_R_16BF;
+        case KAEL_DTYPE_F16: return CUDA_R_16F;
+        default: return CUDA_R_32F;
+    }
+}
+
+cublasComputeType_t compute_type(kael_dtype dtype, std::int32_t precision) {
+    if (dtype == KAEL_DTYPE_F64) {
+        return CUBLAS_COMPUTE_64F;
+    }
+    // "medium" may round to bf16, which TF32 (more exact) satisfies, as PyTorch does on CUDA.
+    return dtype == KAEL_DTYPE_F32 && precision != KAEL_MATMUL_PRECISION_HIGHEST
+               ? CUBLAS_COMPUTE_32F_FAST_TF32
+               : CUBLAS_COMPUTE_32F;
 }
 
 void cublas_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
                    const kael_matmul_sizes& sizes, bool accumulate) {
-    const Cublas& library = cublas();
-    if (dtype == KAEL_DTYPE_F32) {
-        multiply<float>(library.sgemm, library.sgemm_strided, a, b, out, sizes, accumulate);
-    } else {
-        multiply<double>(library.dgemm, library.dgemm_strided, a, b, out, sizes, accumulate);
-    }
+    multiply(dtype, a, b, out, sizes, accumulate);
 }
 
 }  // namespace kael::cuda

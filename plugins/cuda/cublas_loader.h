@@ -1,8 +1,10 @@
 #pragma once
 // cuBLAS, dlopen'ed on first use so the plugin never depends on it: a machine without it still
 // runs every matmul through the tile kernel.
+#include <cublas_v2.h>  // types and enums only: every function comes from dlsym
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <string>
 
 #include "kael/plugin_api.h"
@@ -30,8 +32,13 @@ const std::string& cublas_unavailable_reason();
 // recording fails (it allocates and waits), so capture_begin makes it first.
 void prepare_cublas_handle();
 
-// Whether cuBLAS can take this product: f32 or f64 with every size within a cuBLAS int.
+// Whether cuBLAS can take this product: a float dtype with every size within a cuBLAS int.
 bool cublas_fits(kael_dtype dtype, const kael_matmul_sizes& sizes);
+
+// cuBLAS's names for kael's float dtypes, and the compute type of a product: f64 in f64, the
+// rest accumulated in f32, f32 on TF32 tensor cores where precision allows.
+cudaDataType_t cuda_data_type(kael_dtype dtype);
+cublasComputeType_t compute_type(kael_dtype dtype, std::int32_t precision);
 
 // out = a x b (row-major, per kael_matmul_sizes) on the current device, or out += a x b when
 // accumulate (beta = 1); cuBLAS must be usable and the product must fit. inner == 0 and empty

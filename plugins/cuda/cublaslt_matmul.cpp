@@ -15,6 +15,7 @@
 
 #include "cublas_loader.h"
 #include "cuda_context.h"
+#include "kael/kernels/abi_checks.h"
 #include "kael/kernels/matmul_layout.h"
 
 namespace kael::cuda {
@@ -116,7 +117,7 @@ bool worth_tuning(const kael_matmul_sizes& s) {
 }
 
 using PlanKey = std::tuple<std::int32_t, int, std::int64_t, std::int64_t, std::int64_t, int, int,
-                           bool, std::uint32_t>;
+                           bool, std::uint32_t, cublasComputeType_t>;
 
 // The largest power of two up to 256 that divides address: cuBLASLt's heuristic otherwise
 // assumes 256-byte aligned operands, and a view at an odd offset would get a kernel that
@@ -138,9 +139,10 @@ struct DeviceState {
 void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype, const kael_matmul_sizes& s,
                bool with_bias, const std::uint32_t (&alignments)[3]) {
     const CublasLt& lt = cublaslt();
-    const bool f32 = dtype == KAEL_DTYPE_F32;
-    const cudaDataType_t type = f32 ? CUDA_R_32F : CUDA_R_64F;
-    check(lt.desc_create(&plan.desc, f32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_64F, type),
+    const cudaDataType_t type = cuda_data_type(dtype);
+    // Scales (alpha, beta) are f64 for f64 and f32 for the rest, which accumulate in f32.
+    check(lt.desc_create(&plan.desc, compute_type(dtype, kernels::matmul_precision(s)),
+                         dtype == KAEL_DTYPE_F64 ? CUDA_R_64F : CUDA_R_32F),
           "cublasLtMatmulDescCreate");
     const cublasOperation_t b_op = s.b_transposed != 0 ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t a_op = s.a_transposed != 0 ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -255,9 +257,7 @@ void tune(Plan& plan, const DeviceState& state, const Operands& o) {
 bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void* bias, void* out,
                      const kael_matmul_sizes& s) {
     const CublasLt& lt = cublaslt();
-    if (!lt.usable || s.batches != 1 || s.inner <= 0 ||
-        (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64) || s.rows > INT_MAX ||
-        s.columns > INT_MAX || s.inner > INT_MAX) {
+    if (!lt.usable || s.batches != 1 || s.inner <= 0 || !cublas_fits(dtype, s)) {
         return false;
     }
     static std::mutex mutex;
@@ -281,8 +281,16 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
             held.workspace = device_malloc(static_cast<std::int64_t>(kWorkspaceBytes));
         }
         state = held;
-        const PlanKey key{device,         static_cast<int>(dtype), s.rows,    s.columns,    s.inner,
-                          s.a_transposed, s.b_transposed,          with_bias, alignment_key};
+        const PlanKey key{device,
+                          static_cast<int>(dtype),
+                          s.rows,
+                          s.columns,
+                          s.inner,
+                          s.a_transposed,
+                          s.b_transposed,
+                          with_bias,
+                          alignment_key,
+                          compute_type(dtype, kernels::matmul_precision(s))};
         auto found = plans.find(key);
         if (found == plans.end()) {
             found = plans.try_emplace(key).first;
@@ -297,7 +305,7 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
     const double zero64 = 0;
     const float one32 = 1;
     const float zero32 = 0;
-    const bool f32 = dtype == KAEL_DTYPE_F32;
+    const bool f32 = dtype != KAEL_DTYPE_F64;
     const std::lock_guard lock(plan->mutex);
     if (with_bias) {
         check(lt.desc_set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),

@@ -1,5 +1,5 @@
 #pragma once
-// cuBLASLt for single (unbatched) f32/f64 products, dlopen'ed like cuBLAS: the bias rides in the
+// cuBLASLt for single (unbatched) f32/f64/bf16/f16 products (TF32 where sizes.precision allows), dlopen'ed like cuBLAS: the bias rides in the
 // GEMM's epilogue (no fill pass before it), and each product's descriptors and algorithm are
 // made once per shape, so a call costs the host less than cublasSgemm's per-call heuristics.
 // A large product's first call times the heuristic's first eight algorithms and keeps the

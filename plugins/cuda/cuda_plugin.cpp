@@ -75,7 +75,8 @@ kael_plugin make_table() {
     description.priority = 100;  // outranks the emulated plugin (10) when it has devices
     description.device_type = "cuda";
     description.memory_flags = 0;
-    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION;  // fill, convert
+    // fill and convert; matmul through cuBLAS(Lt), accumulated in f32
+    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL;
     description.dlpack_device_type = 2;  // kDLCUDA
     description.build_info = build_info();
     description.probe = probe;

@@ -10,6 +10,7 @@
 #include "cuda_launch.cuh"
 #include "gemv.h"
 #include "kael/kernels/element_functions.h"
+#include "kael/kernels/low_precision.h"
 
 namespace kael::cuda {
 namespace {
@@ -66,11 +67,20 @@ struct Epilogue {
     int activation;
 
     KAEL_HD void operator()(std::int64_t i) const {
-        T value = out[i];
-        if constexpr (!std::is_same_v<T, std::int64_t>) {
-            value = activation == KAEL_ACTIVATION_GELU_TANH ? kernels::GeluTanh<T>{}(value) : value;
+        if constexpr (kernels::is_low_precision_v<T>) {  // in f32, rounded once
+            float value = kernels::to_float(out[i]);
+            value = activation == KAEL_ACTIVATION_GELU_TANH ? kernels::GeluTanh<float>{}(value)
+                                                            : value;
+            value += residual != nullptr ? kernels::to_float(residual[i]) : 0.0F;
+            out[i] = kernels::from_float<T>(value);
+        } else {
+            T value = out[i];
+            if constexpr (!std::is_same_v<T, std::int64_t>) {
+                value = activation == KAEL_ACTIVATION_GELU_TANH ? kernels::GeluTanh<T>{}(value)
+                                                                : value;
+            }
+            out[i] = residual != nullptr ? value + residual[i] : value;
         }
-        out[i] = residual != nullptr ? value + residual[i] : value;
     }
 };
 
@@ -122,6 +132,10 @@ void apply_epilogue(kael_dtype dtype, void* out, const void* residual, std::int6
     };
     if (dtype == KAEL_DTYPE_F32) {
         run(0.0F);
+    } else if (dtype == KAEL_DTYPE_BF16) {
+        run(kernels::BFloat16{});
+    } else if (dtype == KAEL_DTYPE_F16) {
+        run(kernels::Half{});
     } else if (dtype == KAEL_DTYPE_F64) {
         run(0.0);
     } else {

@@ -247,6 +247,9 @@ void multiply(kael_dtype dtype, const void* a, const void* b, const void* bias, 
                 launch_stream()));
             return;
         }
+        if (kernels::dtype_size(dtype) == 2) {  // bf16, f16: copied as bits
+            return fill_bias<std::uint16_t>(bias, out, s);
+        }
         kernels::with_dtype(dtype, [&](auto tag) {
             using T = kernels::TagType<decltype(tag)>;
             if constexpr (!kernels::is_bool_v<T>) {
@@ -261,15 +264,20 @@ void multiply(kael_dtype dtype, const void* a, const void* b, const void* bias, 
     if (dtype == KAEL_DTYPE_F32 && gemv_f32(a, b, bias, out, s)) {
         return;
     }
+    const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
     if (use_cublas(dtype, s)) {
         if (cublaslt_matmul(dtype, a, b, bias, out, s)) {
             return;
         }
-        if (bias != nullptr) {
+        if (bias != nullptr) {  // copied as bits: a low-precision bias is two bytes an element
             dtype == KAEL_DTYPE_F32 ? fill_bias<float>(bias, out, s)
+            : low                   ? fill_bias<std::uint16_t>(bias, out, s)
                                     : fill_bias<double>(bias, out, s);
         }
         return cublas_matmul(dtype, a, b, out, s, bias != nullptr);
+    }
+    if (low) {  // the tile kernel has no tensor-core path: the core multiplies f32 twins
+        plugin::unsupported("matmul of bfloat16 or float16 without cuBLAS");
     }
     const bool grid_fits = tasks::ceil_div(s.rows, kTile) <= kMaxGridY;
     if (dtype == KAEL_DTYPE_F32) {
@@ -286,7 +294,7 @@ kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* 
                    const kael_matmul_sizes* sizes) {
     return plugin::guarded("cuda.matmul", [&] {
         use_device(device);
-        if (kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+        if (kernels::check_matmul_call(dtype, a, b, out, sizes, true)) {
             multiply(dtype, a, b, nullptr, out, *sizes);
         }
     });
@@ -303,7 +311,7 @@ kael_status matmul_epilogue(int32_t device, kael_dtype dtype, const void* a, con
         if (activation != KAEL_ACTIVATION_NONE && dtype == KAEL_DTYPE_I64) {
             plugin::unsupported("matmul_epilogue: an activation of i64");
         }
-        if (!kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+        if (!kernels::check_matmul_call(dtype, a, b, out, sizes, true)) {
             return;
         }
         if (dtype == KAEL_DTYPE_F32 && sizes->inner > 0 &&
@@ -320,7 +328,7 @@ kael_status matmul_bias(int32_t device, kael_dtype dtype, const void* a, const v
                         const void* bias, void* out, const kael_matmul_sizes* sizes) {
     return plugin::guarded("cuda.matmul_bias", [&] {
         use_device(device);
-        if (kernels::check_matmul_call(dtype, a, b, out, sizes)) {
+        if (kernels::check_matmul_call(dtype, a, b, out, sizes, true)) {
             if (bias == nullptr) {
                 plugin::invalid("matmul_bias: null bias");
             }

@@ -34,7 +34,8 @@ kael_plugin make_table() {
     // Host memory posing as a device's: the core must not touch it, and no DLPack consumer
     // could use it as either kind.
     description.memory_flags = 0;
-    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION;  // fill, convert
+    // fill, convert and matmul (the shared tile body, summing in f32), as the cuda plugin
+    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL;
     description.dlpack_device_type = 0;
     description.build_info =
         "compiler=" + plugin::compiler_description() + "; tasks=host, one thread, backwards";

@@ -39,7 +39,7 @@ kael_status matmul(int32_t device, kael_dtype dtype, const void* a, const void* 
     return plugin::guarded("emulated.matmul", [&] {
         check_device(device);
         check_operands_on_device(dtype, a, b, out, sizes);
-        kernels::tasks::launch_matmul<Launcher>(dtype, a, b, out, sizes);
+        kernels::tasks::launch_matmul<Launcher, true>(dtype, a, b, out, sizes);
     });
 }
 
@@ -51,7 +51,7 @@ kael_status matmul_bias(int32_t device, kael_dtype dtype, const void* a, const v
             plugin::invalid("matmul_bias: null bias");
         }
         check_operands_on_device(dtype, a, b, out, sizes, bias);
-        kernels::tasks::launch_matmul<Launcher>(dtype, a, b, out, sizes, bias);
+        kernels::tasks::launch_matmul<Launcher, true>(dtype, a, b, out, sizes, bias);
     });
 }
 

@@ -243,6 +243,31 @@ void bind_registry(py::module_& module) {
     module.def("set_num_threads", &set_num_threads, py::arg("count"),
                docs::by_name("set_num_threads"));
     module.def("get_num_threads", &num_threads, docs::by_name("get_num_threads"));
+    module.def(
+        "set_float32_matmul_precision",
+        [](const std::string& precision) {
+            if (precision == "highest") {
+                set_float32_matmul_precision(MatmulPrecision::Highest);
+            } else if (precision == "high") {
+                set_float32_matmul_precision(MatmulPrecision::High);
+            } else if (precision == "medium") {
+                set_float32_matmul_precision(MatmulPrecision::Medium);
+            } else {
+                throw py::value_error("set_float32_matmul_precision: expected 'highest', 'high' "
+                                      "or 'medium', got '" + precision + "'");
+            }
+        },
+        py::arg("precision"), docs::by_name("set_float32_matmul_precision"));
+    module.def(
+        "get_float32_matmul_precision",
+        [] {
+            switch (float32_matmul_precision()) {
+                case MatmulPrecision::High: return "high";
+                case MatmulPrecision::Medium: return "medium";
+                default: return "highest";
+            }
+        },
+        docs::by_name("get_float32_matmul_precision"));
     py::class_<DeviceGraph>(module, "DeviceGraph", docs::by_name("DeviceGraph"))
         .def_static(
             "supported", [](py::handle d) { return DeviceGraph::supported(to_device(d)); },

@@ -132,6 +132,29 @@ Example:
 Example:
 
     >>> kael.set_num_threads(kael.get_num_threads()))doc");
+    docs["set_float32_matmul_precision"] = documented("set_float32_matmul_precision(precision)", R"doc(How exactly float32 matmul and linear (and their gradients) are computed, as torch.set_float32_matmul_precision.
+
+"highest" (the default) keeps every bit of float32. "high" lets a device round the inputs
+of each product to TF32 (a 10-bit mantissa, accumulated in float32) on tensor cores: the
+cuda plugin's cuBLAS products then run several times faster. "medium" allows bfloat16
+inputs; the cuda plugin uses TF32 for it too, as PyTorch does on CUDA. The cpu plugin stays
+exact. kael.backends.cuda.matmul.allow_tf32 = True is the same as "high".
+
+Args:
+    precision: "highest", "high" or "medium".
+
+Example:
+
+    >>> kael.set_float32_matmul_precision("high")
+    >>> kael.get_float32_matmul_precision()
+    'high'
+    >>> kael.set_float32_matmul_precision("highest"))doc");
+    docs["get_float32_matmul_precision"] = documented("get_float32_matmul_precision()", R"doc(The float32 matmul precision in force: "highest", "high" or "medium" (see set_float32_matmul_precision).
+
+Example:
+
+    >>> kael.get_float32_matmul_precision() in ("highest", "high", "medium")
+    True)doc");
     docs["core_version"] = documented("core_version()", R"doc(The version of libkael_core, as kael.__version__.
 
 Example:

@@ -7,6 +7,14 @@
 
 namespace kael {
 
+// How exactly float32 products (matmul, linear, their gradients) are computed, as
+// torch.set_float32_matmul_precision: Highest (the default) keeps f32's every bit; High lets a
+// device round their inputs to TF32 (a 10-bit mantissa, on tensor cores) and Medium to
+// bfloat16. Process-wide; a device may always compute more exactly (the cpu plugin does).
+enum class MatmulPrecision { Highest, High, Medium };
+void set_float32_matmul_precision(MatmulPrecision precision);
+[[nodiscard]] MatmulPrecision float32_matmul_precision();
+
 // Matrix products: 1-d operands as in numpy, batch dimensions broadcast.
 [[nodiscard]] Tensor matmul(const Tensor& a, const Tensor& b);
 

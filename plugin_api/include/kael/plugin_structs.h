@@ -54,7 +54,8 @@ typedef struct kael_index_layout {
 /* out[b] = op(a[b]) x op(b[b]) for b in batches; out is contiguous rows x columns.
  * a is rows x inner (or inner x rows when a_transposed), b is inner x columns (or columns x
  * inner when b_transposed), both contiguous in that stored form. Batch strides are in elements;
- * 0 broadcasts one matrix over every batch. */
+ * 0 broadcasts one matrix over every batch. precision (since 1.12) is what an f32 product may
+ * round its inputs to, as torch.set_float32_matmul_precision; other dtypes ignore it. */
 typedef struct kael_matmul_sizes {
     size_t struct_size; /* sizeof(kael_matmul_sizes) */
     int64_t batches;
@@ -65,7 +66,16 @@ typedef struct kael_matmul_sizes {
     int64_t b_batch_stride;
     int32_t a_transposed;
     int32_t b_transposed;
+    /* Since ABI 1.12 (a smaller struct_size means KAEL_MATMUL_PRECISION_HIGHEST). */
+    int32_t precision; /* KAEL_MATMUL_PRECISION_* */
+    int32_t reserved;  /* 0 */
 } kael_matmul_sizes;
+
+/* Since ABI 1.12: kael_matmul_sizes.precision. Each allows less exact products than the one
+ * before; a plugin may always compute more exactly than allowed. */
+#define KAEL_MATMUL_PRECISION_HIGHEST 0 /* f32 products exactly as f32 multiply-adds */
+#define KAEL_MATMUL_PRECISION_HIGH 1    /* inputs may be rounded to TF32 (10-bit mantissa) */
+#define KAEL_MATMUL_PRECISION_MEDIUM 2  /* inputs may be rounded to bfloat16 */
 
 /* Since ABI 1.2. Fused scaled dot-product attention over [batch, heads, tokens, head_dim] views.
  * Strides are in elements for the batch, head and token dimensions of each tensor; head_dim is
@@ -141,7 +151,7 @@ typedef struct kael_device_properties {
 static_assert(sizeof(kael_element_layout) == 8 + 8 + 8 + 64 + 256 + 32, "layout ABI size");
 static_assert(sizeof(kael_element_params) == 40, "params ABI size");
 static_assert(sizeof(kael_index_layout) == 8 + 8 + 8 + 4 * 64 + 8, "index layout ABI size");
-static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8, "matmul sizes ABI size");
+static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8 + 8, "matmul sizes ABI size");
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");

@@ -88,15 +88,27 @@ inline void check_matmul_sizes(const kael_matmul_sizes* sizes) {
 }
 
 
+// kael_matmul_sizes.precision, or KAEL_MATMUL_PRECISION_HIGHEST from a core older than 1.12.
+inline std::int32_t matmul_precision(const kael_matmul_sizes& sizes) {
+    return sizes.struct_size >= KAEL_SIZE_THROUGH(kael_matmul_sizes, precision)
+               ? sizes.precision
+               : KAEL_MATMUL_PRECISION_HIGHEST;
+}
+
 // Validates a whole matmul call (sizes, dtype, pointers); false when the output is empty and
 // there is nothing to do.
+// low_precision: the plugin multiplies bf16 and f16 itself (KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL).
 inline bool check_matmul_call(kael_dtype dtype, const void* a, const void* b, const void* out,
-                              const kael_matmul_sizes* sizes) {
+                              const kael_matmul_sizes* sizes, bool low_precision = false) {
     check_matmul_sizes(sizes);
     if (dtype == KAEL_DTYPE_BOOL) {
         plugin::unsupported("matmul is not supported for dtype bool");
     }
-    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_I64) {
+    const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+    if (low && !low_precision) {
+        plugin::unsupported("matmul of bfloat16 or float16 (this plugin computes them in f32)");
+    }
+    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_I64 && !low) {
         plugin::invalid("matmul: invalid dtype " + std::to_string(dtype));
     }
     if (sizes->batches * sizes->rows * sizes->columns == 0) {

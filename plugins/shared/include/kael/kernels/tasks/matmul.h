@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kael/kernels/element_functions.h"
+#include "kael/kernels/low_precision.h"
 #include "kael/kernels/tasks/launch.h"
 
 namespace kael::kernels::tasks {
@@ -15,6 +16,8 @@ inline constexpr std::int64_t kMatmulTile = 4;
 
 template <typename T>
 struct MatmulTiles {
+    using Acc = std::conditional_t<is_low_precision_v<T>, float, T>;  // bf16/f16 sum in f32
+
     const T* a;
     const T* b;
     T* out;
@@ -37,19 +40,20 @@ struct MatmulTiles {
         const std::int64_t b_column_step = sizes.b_transposed != 0 ? sizes.inner : 1;
         const std::int64_t a_start = batch * sizes.a_batch_stride + first_row * a_row_step;
         const std::int64_t b_start = batch * sizes.b_batch_stride + first_column * b_column_step;
-        const Plus<T> plus;
-        const Multiply<T> multiply;
-        T accumulators[kMatmulTile][kMatmulTile] = {};
+        const Plus<Acc> plus;
+        const Multiply<Acc> multiply;
+        Acc accumulators[kMatmulTile][kMatmulTile] = {};
         for (std::int64_t r = 0; bias != nullptr && r < row_count; ++r) {
             for (std::int64_t c = 0; c < column_count; ++c) {
-                accumulators[r][c] = bias[first_column + c];
+                accumulators[r][c] = convert_value<Acc>(bias[first_column + c]);
             }
         }
         for (std::int64_t k = 0; k < sizes.inner; ++k) {
             for (std::int64_t r = 0; r < row_count; ++r) {
-                const T a_value = a[a_start + r * a_row_step + k * a_inner_step];
+                const Acc a_value = convert_value<Acc>(a[a_start + r * a_row_step + k * a_inner_step]);
                 for (std::int64_t c = 0; c < column_count; ++c) {
-                    const T b_value = b[b_start + k * b_inner_step + c * b_column_step];
+                    const Acc b_value =
+                        convert_value<Acc>(b[b_start + k * b_inner_step + c * b_column_step]);
                     accumulators[r][c] = plus(accumulators[r][c], multiply(a_value, b_value));
                 }
             }
@@ -58,18 +62,18 @@ struct MatmulTiles {
             out + batch * sizes.rows * sizes.columns + first_row * sizes.columns + first_column;
         for (std::int64_t r = 0; r < row_count; ++r) {
             for (std::int64_t c = 0; c < column_count; ++c) {
-                out_tile[r * sizes.columns + c] = accumulators[r][c];
+                out_tile[r * sizes.columns + c] = convert_value<T>(accumulators[r][c]);
             }
         }
     }
 };
 
-// The matmul and matmul_bias slots (bias nullptr: none) through MatmulTiles: f32, f64 and
-// (wrapping) i64; bool is unsupported.
-template <typename Launcher>
+// The matmul and matmul_bias slots (bias nullptr: none) through MatmulTiles: f32, f64,
+// (wrapping) i64 and, with kLowPrecision, bf16 and f16; bool is unsupported.
+template <typename Launcher, bool kLowPrecision = false>
 void launch_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
                    const kael_matmul_sizes* sizes, const void* bias = nullptr) {
-    if (!check_matmul_call(dtype, a, b, out, sizes)) {
+    if (!check_matmul_call(dtype, a, b, out, sizes, kLowPrecision)) {
         return;
     }
     const kael_matmul_sizes& s = *sizes;
@@ -83,6 +87,16 @@ void launch_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
     switch (dtype) {
         case KAEL_DTYPE_F32: launch(static_cast<float*>(out)); break;
         case KAEL_DTYPE_F64: launch(static_cast<double*>(out)); break;
+        case KAEL_DTYPE_BF16:
+            if constexpr (kLowPrecision) {
+                launch(static_cast<BFloat16*>(out));
+            }
+            break;
+        case KAEL_DTYPE_F16:
+            if constexpr (kLowPrecision) {
+                launch(static_cast<Half*>(out));
+            }
+            break;
         default: launch(static_cast<std::int64_t*>(out)); break;
     }
 }

@@ -1,0 +1,6 @@
+"""Process-wide settings of the device backends, as torch.backends.
+
+    import kael
+    kael.backends.cuda.matmul.allow_tf32 = True   # f32 products on TF32 tensor cores
+"""
+from . import cuda  # noqa: F401
