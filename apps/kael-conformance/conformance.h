@@ -32,12 +32,17 @@ struct Comparisons {
 };
 [[nodiscard]] Comparisons comparisons();
 
-// Device result vs cpu result: rtol 1e-4 (f32) or 1e-10 (f64), plus rtol * scale absolute
+// Device result vs cpu result: rtol f32_rtol (f32) or 1e-10 (f64), plus rtol * scale absolute
 // (for sums whose result may cancel to near zero). Zero signs must agree when zero_sign is set.
 struct Tolerance {
     double scale = 0;
     bool zero_sign = true;
+    double f32_rtol = 1e-4;
 };
+
+// For products (matmul, linear): {scale, no zero signs}, and with --matmul-precision high or
+// medium (TF32 inputs, a 2^-11 step each) an f32 rtol of 2^-9.
+[[nodiscard]] Tolerance matmul_tolerance(double scale);
 
 // A host tensor the op reads through a view: the cpu run reads view(clone of base), the device
 // run view(base copied to the device), so both see the same strides and the same values.

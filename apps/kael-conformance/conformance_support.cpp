@@ -101,6 +101,11 @@ std::string dtype_name(DType dtype) {
     return kael::to_string(dtype);
 }
 
+Tolerance matmul_tolerance(double scale) {
+    const bool exact = kael::float32_matmul_precision() == kael::MatmulPrecision::Highest;
+    return Tolerance{.scale = scale, .zero_sign = false, .f32_rtol = exact ? 1e-4 : 1.0 / 512};
+}
+
 void expect_same(const Tensor& on_device, const Tensor& on_cpu, const Tolerance& tolerance) {
     BOOST_CHECK_MESSAGE(on_device.device() == device(), "result lives on "
                                                             << on_device.device().str() << ", not "
@@ -121,7 +126,7 @@ void expect_same(const Tensor& on_device, const Tensor& on_cpu, const Tolerance&
         case DType::F64: {
             // A low-precision result is an f32 result rounded once (kernel_run.h): two devices
             // differ by at most one step of the dtype (2^-8 for bf16, 2^-11 for f16).
-            const double rtol = on_cpu.dtype() == DType::F32   ? 1e-4
+            const double rtol = on_cpu.dtype() == DType::F32   ? tolerance.f32_rtol
                                 : on_cpu.dtype() == DType::F64 ? 1e-10
                                 : on_cpu.dtype() == DType::BF16 ? 1.0 / 128
                                                                 : 1.0 / 1024;

@@ -31,6 +31,7 @@ struct Options {
     bool list = false;
     std::string filter;
     std::string json_file;
+    std::string matmul_precision = "highest";
     std::vector<std::string> boost_arguments;  // everything not ours, in order
 };
 
@@ -55,6 +56,10 @@ int parse_options(int argc, char** argv, Options& options) {
     app.add_flag("--list", options.list, "print the test cases' names (those --filter keeps)");
     app.add_option("--filter", options.filter, "run only the cases whose name contains this");
     app.add_option("--json", options.json_file, "also write the report to this file as JSON");
+    app.add_option("--matmul-precision", options.matmul_precision,
+                   "f32 products as kael::set_float32_matmul_precision: highest (default), high "
+                   "or medium (TF32 on the cuda plugin; products then compared at rtol 2^-9)")
+        ->check(CLI::IsMember({"highest", "high", "medium"}));
     app.allow_extras();
     app.footer(
         "Other arguments go to Boost.Test: --run_test=NAME[,NAME][:...] (either it or --filter "
@@ -189,6 +194,11 @@ int run(int argc, char** argv) {
             return kCannotRun;
         }
     }
+    kael::set_float32_matmul_precision(options.matmul_precision == "high"
+                                           ? kael::MatmulPrecision::High
+                                       : options.matmul_precision == "medium"
+                                           ? kael::MatmulPrecision::Medium
+                                           : kael::MatmulPrecision::Highest);
     conformance::set_device(device);
     conformance::RunReport report = conformance::start_report(device);
 

@@ -60,7 +60,7 @@ BOOST_AUTO_TEST_CASE(matmul_shapes_layouts_dtypes) {
                 run_and_compare({{values(dtype, a.base, false), a.view},
                                  {values(dtype, b.base, false), b.view}},
                                 [](const Tensors& x) { return Tensors{kael::matmul(x[0], x[1])}; },
-                                {10.0 * static_cast<double>(inner), false});
+                                matmul_tolerance(10.0 * static_cast<double>(inner)));
             }
         }
     }
@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(matmul_shapes_layouts_dtypes) {
                                                << ", layout batch x transposed") {
             run_and_compare({{values(first, {2, 3, 4}, false)}, {values(second, {5, 4}, false), T}},
                             [](const Tensors& x) { return Tensors{kael::matmul(x[0], x[1])}; },
-                            {40.0, false});
+                            matmul_tolerance(40.0));
         }
     }
 }
@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_shapes_layouts_dtypes) {
                      {values(dtype, c.weight, false), c.weight_view},
                      {values(dtype, c.bias, false), c.bias_view}},
                     [](const Tensors& x) { return Tensors{kael::linear(x[0], x[1], x[2])}; },
-                    {700.0, false});
+                    matmul_tolerance(700.0));
             }
         }
     }
@@ -141,7 +141,7 @@ BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
     for (const Case& c : cases) {
         Shape out = c.x_view(Tensor(kael::empty(c.x))).shape();
         out.back() = c.weight[0];
-        for (const DType dtype : {DType::F32, DType::F64}) {
+        for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
             for (const bool gelu : {false, true}) {
                 for (const bool with_bias : {false, true}) {
                     BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", " << c.name << ", gelu "
@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
                                     gelu ? kael::Activation::GeluTanh : kael::Activation::None,
                                     x[3])};
                             },
-                            {700.0, false});
+                            matmul_tolerance(700.0));
                     }
                 }
             }
