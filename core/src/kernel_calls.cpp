@@ -200,7 +200,9 @@ void elementwise(kael_element_op op, const Tensor& out, std::span<const Tensor> 
                                                            &params),
                               "elementwise");
             },
-            Aliasing::SameElements, LowPrecision::WidenWriteOnly);
+            Aliasing::SameElements,
+            LowPrecisionUse{LowPrecision::WidenWriteOnly,
+                            KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE});
     });
 }
 

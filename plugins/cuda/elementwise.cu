@@ -169,7 +169,7 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
         use_device(device);
         kernels::tasks::check_element_layout(layout);
         CudaElementRunner runner{*layout};
-        kernels::dispatch_elementwise(op, out_dtype, in_dtype, layout->operands, params, runner);
+        kernels::dispatch_elementwise<true>(op, out_dtype, in_dtype, layout->operands, params, runner);
     });
 }
 

@@ -47,7 +47,7 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
     return plugin::guarded("emulated.elementwise", [&] {
         check_device(device);
         check_operands_on_device(layout);
-        kernels::tasks::launch_elementwise<Launcher>(op, out_dtype, in_dtype, layout, params);
+        kernels::tasks::launch_elementwise<Launcher, true>(op, out_dtype, in_dtype, layout, params);
     });
 }
 

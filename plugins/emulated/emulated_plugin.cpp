@@ -34,8 +34,10 @@ kael_plugin make_table() {
     // Host memory posing as a device's: the core must not touch it, and no DLPack consumer
     // could use it as either kind.
     description.memory_flags = 0;
-    // fill, convert and matmul (the shared tile body, summing in f32), as the cuda plugin
-    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL;
+    // fill, convert, matmul (the shared tile body, summing in f32) and the low-precision
+    // elementwise ops, as the cuda plugin
+    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL |
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE;
     description.dlpack_device_type = 0;
     description.build_info =
         "compiler=" + plugin::compiler_description() + "; tasks=host, one thread, backwards";

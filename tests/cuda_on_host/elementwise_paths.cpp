@@ -71,7 +71,7 @@ void check(const char* name, const char* kernel, kael_element_op op, kael_dtype 
     if (op < 0)
         kernels::dispatch_convert<true>(out_dt, in_dt, l.operands, runner);
     else
-        kernels::dispatch_elementwise(op, out_dt, in_dt, l.operands, &params, runner);
+        kernels::dispatch_elementwise<true>(op, out_dt, in_dt, l.operands, &params, runner);
     std::vector<unsigned char> got = ops[0].buf->bytes;
     ops[0].buf->bytes = saved;
     for (size_t o = 0; o < ops.size(); ++o) l.base[o] = ops[o].buf->bytes.data() + ops[o].offset;
@@ -79,7 +79,7 @@ void check(const char* name, const char* kernel, kael_element_op op, kael_dtype 
     if (op < 0)
         kernels::dispatch_convert<true>(out_dt, in_dt, l.operands, reference);
     else
-        kernels::dispatch_elementwise(op, out_dt, in_dt, l.operands, &params, reference);
+        kernels::dispatch_elementwise<true>(op, out_dt, in_dt, l.operands, &params, reference);
     const std::string took = g_kernels.empty() ? "no kernel" : g_kernels[0];
     const bool same = got == ops[0].buf->bytes;
     const bool right_kernel = took == expected_kernel(kernel);
@@ -123,6 +123,13 @@ int main() {
               KAEL_DTYPE_F16, {R, C}, {{&o, 0, {C * 4, 4}}, {&d, 0, {2, R * 2}}});
         check("convert bf16->f16 rows", "strided_rows", (kael_element_op)-1, KAEL_DTYPE_F16,
               KAEL_DTYPE_BF16, {R, C}, {{&o, 0, {C * 2, 2}}, {&d, 0, {C * 2, 2}}});
+        // Low-precision elementwise ops (f32 arithmetic, one rounding) on every path.
+        check("bf16 a + b.T (rows: only f32 and copies tile)", "strided_rows", KAEL_OP_PLUS,
+              KAEL_DTYPE_BF16, KAEL_DTYPE_BF16, {R, C}, {{&o, 0, {C * 2, 2}}, {&d, 0, {C * 2, 2}}, {&d, 2, {2, R * 2}}});
+        check("f16 silu of transpose (rows)", "strided_rows", KAEL_OP_SILU, KAEL_DTYPE_F16,
+              KAEL_DTYPE_F16, {R, C}, {{&o, 0, {C * 2, 2}}, {&d, 0, {2, R * 2}}});
+        check("bf16 gelu_tanh flat (16-byte packs)", "flat_elements", KAEL_OP_GELU_TANH,
+              KAEL_DTYPE_BF16, KAEL_DTYPE_BF16, {R * C}, {{&o, 0, {2}}, {&d, 0, {2}}});
         check("copy bool transposed", "tiled_elements", KAEL_OP_IDENTITY, KAEL_DTYPE_BOOL,
               KAEL_DTYPE_BOOL, {R, C}, {{&o, 0, {C, 1}}, {&d, 0, {1, R}}});
         check("i64 plus transposed (rows)", "strided_rows", KAEL_OP_PLUS, KAEL_DTYPE_I64,

@@ -81,8 +81,8 @@ typedef int32_t kael_status;
 /* Element types, in the order of kael::DType. kael's bool is one byte holding 0 or 1.
  * Since 1.11: bfloat16 and IEEE binary16, two bytes each, passed only to the fill and convert
  * slots of a plugin whose dtype_flags has KAEL_DTYPE_FLAG_LOW_PRECISION (which may still decline
- * a call: the cpu plugin then runs it), and since 1.12 to the matmul slots of one that also has
- * KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL. Every other call with them the core runs in float32 on
+ * a call: the cpu plugin then runs it), and since 1.12 to the matmul and elementwise slots of one
+ * that also has KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL / _ELEMENTWISE. Every other call with them the core runs in float32 on
  * the same device, over float32 copies that convert makes, and rounds the results back. */
 typedef int32_t kael_dtype;
 #define KAEL_DTYPE_F32 0
@@ -212,9 +212,12 @@ typedef struct kael_plugin {
 
 /* dtype_flags bits. Low precision: fill and convert take KAEL_DTYPE_BF16 and KAEL_DTYPE_F16.
  * Since 1.12, low-precision matmul: so do matmul, matmul_bias and matmul_epilogue (every
- * operand of that dtype, products accumulated in f32 and rounded once); may decline per call. */
+ * operand of that dtype, products accumulated in f32 and rounded once); low-precision
+ * elementwise: so does elementwise (in_dtype bf16 or f16, computed in f32, rounded once). Each
+ * may decline a call (an op it does not compute in them): the core then runs it in f32. */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION 1u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL 2u
+#define KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE 4u
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
  * stores once the device's queued work is done (after synchronize()), and passes such blocks as

@@ -255,16 +255,77 @@ bool run_op(kael_element_op op, const kael_element_params* params, Runner& runne
     return run_class<KAEL_OP_INPUTS_ANY, T>(op, params, runner);
 }
 
+// An operand type of a float functor as a low-precision kernel stores it: float becomes L.
+template <typename L, typename T>
+using LowStored = std::conditional_t<std::is_same_v<T, float>, L, T>;
+
+// Functor F (over float) on bfloat16/float16 storage L: float operands are read as L and
+// widened, the result is rounded once, bool operands and results pass as they are.
+template <typename L, typename F, typename Call>
+struct NarrowedCall;
+template <typename L, typename F, typename Out, typename... Ins>
+struct NarrowedCall<L, F, Out (F::*)(Ins...) const> {
+    F function;
+    KAEL_HD LowStored<L, Out> operator()(LowStored<L, Ins>... ins) const {
+        return convert_value<LowStored<L, Out>>(function(convert_value<Ins>(ins)...));
+    }
+};
+template <typename L, typename F>
+using Narrowed = NarrowedCall<L, F, decltype(&F::operator())>;
+
+template <kael_element_op op, typename L, typename Runner>
+void run_low_functor(const kael_element_params* params, Runner& runner) {
+    using F = typename ElementFunctor<op>::template type<float>;
+    using N = Narrowed<L, F>;
+    if constexpr (kElementOps[op].uses_params) {
+        CallTypes<decltype(&N::operator())>::run(runner, N{F::from(*params)});
+    } else {
+        CallTypes<decltype(&N::operator())>::run(runner, N{F{}});
+    }
+}
+
+// The ops computed in bf16/f16 storage: those autocast leaves in the low dtype between products
+// (activations, their gradients, arithmetic, where). The rest are declined: the core runs them
+// in f32, so each plugin compiles these few (x2 dtypes) rather than every op.
+#define KAEL_LOW_PRECISION_ELEMENT_OPS(X)                                                      \
+    X(PLUS) X(MINUS) X(MULTIPLY) X(DIVIDE) X(NEGATE) X(SQUARE) X(EXP) X(TANH) X(SIGMOID)        \
+    X(RELU) X(GELU_EXACT) X(GELU_TANH) X(SILU) X(RELU_BACKWARD) X(SIGMOID_BACKWARD)            \
+    X(GELU_EXACT_BACKWARD) X(GELU_TANH_BACKWARD) X(SILU_BACKWARD) X(WHERE)
+
+template <typename L, typename Runner>
+bool run_low_op(kael_element_op op, const kael_element_params* params, Runner& runner) {
+    switch (op) {
+#define KAEL_LOW_PRECISION_CASE(name)                                \
+    case KAEL_OP_##name: run_low_functor<KAEL_OP_##name, L>(params, runner); return true;
+        KAEL_LOW_PRECISION_ELEMENT_OPS(KAEL_LOW_PRECISION_CASE)
+#undef KAEL_LOW_PRECISION_CASE
+        default: return false;
+    }
+}
+
 }  // namespace detail
 
 // Validates the call (see check_elementwise_call), then runs the op's functor through runner.
 // Throws StatusError: INVALID_ARGUMENT for a malformed call, UNSUPPORTED for an op whose input
 // class (KAEL_OP_INPUTS_*: floating ops on i64/bool, numeric ops on bool, integer ops on all
 // but i64) lacks in_dtype.
-template <typename Runner>
+// With kLowPrecision (a plugin that sets KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE), bf16 and
+// f16 run the ops of KAEL_LOW_PRECISION_ELEMENT_OPS in f32 with one rounding, and decline others.
+template <bool kLowPrecision = false, typename Runner>
 void dispatch_elementwise(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                           int operands, const kael_element_params* params, Runner& runner) {
     check_elementwise_call(op, out_dtype, in_dtype, operands, params);
+    if constexpr (kLowPrecision) {
+        if (is_low_precision(in_dtype)) {
+            const bool ran = in_dtype == KAEL_DTYPE_BF16
+                                 ? detail::run_low_op<BFloat16>(op, params, runner)
+                                 : detail::run_low_op<Half>(op, params, runner);
+            if (!ran) {
+                detail::unsupported_op(op, in_dtype);
+            }
+            return;
+        }
+    }
     const bool ran = with_dtype(in_dtype, [&](auto tag) {
         return detail::run_op<TagType<decltype(tag)>>(op, params, runner);
     });

@@ -109,12 +109,13 @@ void launch_convert(kael_dtype out_dtype, kael_dtype in_dtype, const kael_elemen
     dispatch_convert<kLowPrecision>(out_dtype, in_dtype, layout->operands, runner);
 }
 
-template <typename Launcher>
+// kLowPrecision: the plugin computes bf16 and f16 elementwise ops (dispatch_elementwise).
+template <typename Launcher, bool kLowPrecision = false>
 void launch_elementwise(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                         const kael_element_layout* layout, const kael_element_params* params) {
     check_element_layout(layout);
     ElementRunner<Launcher> runner{*layout};
-    dispatch_elementwise(op, out_dtype, in_dtype, layout->operands, params, runner);
+    dispatch_elementwise<kLowPrecision>(op, out_dtype, in_dtype, layout->operands, params, runner);
 }
 
 }  // namespace kael::kernels::tasks
