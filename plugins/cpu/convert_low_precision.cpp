@@ -102,6 +102,19 @@ void scalar(Pair pair, const void* in, void* out, int64_t count) {
 
 }  // namespace
 
+void convert_contiguous(kael_dtype out_dtype, kael_dtype in_dtype, const void* in, void* out,
+                        int64_t count) {
+    const Pair pair = in_dtype == KAEL_DTYPE_BF16   ? Pair::Bf16ToF32
+                      : in_dtype == KAEL_DTYPE_F16  ? Pair::F16ToF32
+                      : out_dtype == KAEL_DTYPE_BF16 ? Pair::F32ToBf16
+                                                     : Pair::F32ToF16;
+    if (vector_math::chosen_isa() == vector_math::Isa::Avx512) {
+        avx512(pair, in, out, count);
+    } else {
+        scalar(pair, in, out, count);
+    }
+}
+
 bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,
                                const kael_element_layout& layout) {
     Pair pair;

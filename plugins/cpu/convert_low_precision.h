@@ -1,6 +1,8 @@
 #pragma once
 // The cpu plugin's convert fast path between float32 and bfloat16 or float16
 // (convert_low_precision.cpp).
+#include <cstdint>
+
 #include "kael/plugin_api.h"
 
 namespace kael::cpu {
@@ -9,5 +11,9 @@ namespace kael::cpu {
 // true; false, having done nothing, for any other dtype pair or layout.
 bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,
                                const kael_element_layout& layout);
+
+// count contiguous elements from bf16/f16 to f32 or from f32 to bf16/f16, on this thread.
+void convert_contiguous(kael_dtype out_dtype, kael_dtype in_dtype, const void* in, void* out,
+                        int64_t count);
 
 }  // namespace kael::cpu

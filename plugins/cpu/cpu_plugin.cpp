@@ -61,7 +61,8 @@ kael_plugin make_table() {
     description.priority = 0;
     description.device_type = "cpu";
     description.memory_flags = KAEL_MEMORY_HOST_ADDRESSABLE;
-    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION;  // fill, convert
+    // fill, convert, and contiguous elementwise ops through f32 chunks (elementwise.cpp)
+    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE;
     description.dlpack_device_type = 1;  // kDLCPU
     description.build_info = build_info();
     kael_plugin table = plugin::make_table(description);

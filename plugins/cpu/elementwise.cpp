@@ -311,6 +311,68 @@ kael_status convert(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
     });
 }
 
+namespace {
+
+constexpr int64_t kLowChunk = 8192;  // f32 scratch per operand: 32 KiB, all of them in L2
+
+void run_f32(kael_element_op op, const kael_element_layout& layout,
+             const kael_element_params* params) {
+    if (!run_vector_math(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout)) {
+        LayoutRunner runner{layout};
+        kernels::dispatch_elementwise(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout.operands, params,
+                                      runner);
+    }
+}
+
+// A bf16/f16 op over one contiguous run (inputs contiguous or broadcast) as PyTorch's CPU
+// kernels compute it: chunks converted to f32 in L1-sized scratch (vector conversions), the f32
+// kernel (vector math), the result rounded back once; each thread takes whole chunks. Others
+// (strided, bool-writing, mixed dtypes) return false, declined, and the core widens them.
+bool run_low_precision_chunks(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                              const kael_element_layout& layout,
+                              const kael_element_params* params) {
+    if (!kernels::is_low_precision(in_dtype) || out_dtype != in_dtype || layout.dims != 1 ||
+        layout.operands > 4 || layout.strides[0][0] != 2) {
+        return false;
+    }
+    for (int operand = 1; operand < layout.operands; ++operand) {
+        if (layout.strides[operand][0] != 2 && layout.strides[operand][0] != 0) {
+            return false;
+        }
+    }
+    if (!kernels::takes_dtype(kernels::element_op_info(op).input_class, KAEL_DTYPE_F32)) {
+        return false;  // an integer op: declined on bf16 as on f32
+    }
+    const int64_t chunks = (layout.count + kLowChunk - 1) / kLowChunk;
+    parallel_ranges(chunks, kMinParallelElements / kLowChunk, [&](int64_t begin, int64_t end) {
+        alignas(64) float scratch[4][kLowChunk];
+        kael_element_layout wide = layout;
+        for (int64_t chunk = begin; chunk < end; ++chunk) {
+            const int64_t first = chunk * kLowChunk;
+            const int64_t count = std::min(kLowChunk, layout.count - first);
+            wide.count = count;
+            wide.shape[0] = count;
+            for (int operand = 0; operand < layout.operands; ++operand) {
+                const bool broadcast = layout.strides[operand][0] == 0;
+                wide.strides[operand][0] = broadcast ? 0 : 4;
+                wide.base[operand] = scratch[operand];
+                if (operand > 0) {
+                    const auto* from = static_cast<const std::byte*>(layout.base[operand]) +
+                                       (broadcast ? 0 : first * 2);
+                    convert_contiguous(KAEL_DTYPE_F32, in_dtype, from, scratch[operand],
+                                       broadcast ? 1 : count);
+                }
+            }
+            run_f32(op, wide, params);
+            convert_contiguous(out_dtype, KAEL_DTYPE_F32, scratch[0],
+                               static_cast<std::byte*>(layout.base[0]) + first * 2, count);
+        }
+    });
+    return true;
+}
+
+}  // namespace
+
 kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype,
                         kael_dtype in_dtype, const kael_element_layout* layout,
                         const kael_element_params* params) {
@@ -318,6 +380,10 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
         check_device(device);
         kernels::check_element_layout(layout);
         if (run_vector_math(op, out_dtype, in_dtype, *layout)) {
+            return;
+        }
+        kernels::check_elementwise_call(op, out_dtype, in_dtype, layout->operands, params);
+        if (run_low_precision_chunks(op, out_dtype, in_dtype, *layout, params)) {
             return;
         }
         LayoutRunner runner{*layout};
