@@ -331,17 +331,16 @@ void run_f32(kael_element_op op, const kael_element_layout& layout,
 bool run_low_precision_chunks(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                               const kael_element_layout& layout,
                               const kael_element_params* params) {
-    if (!kernels::is_low_precision(in_dtype) || out_dtype != in_dtype || layout.dims != 1 ||
-        layout.operands > 4 || layout.strides[0][0] != 2) {
+    // Masks are bool: only ops whose every operand has in_dtype come here.
+    if (!kernels::is_low_precision(in_dtype) || out_dtype != in_dtype ||
+        !kernels::inputs_share_dtype(op) || layout.dims != 1 || layout.operands > 4 ||
+        layout.strides[0][0] != 2) {
         return false;
     }
     for (int operand = 1; operand < layout.operands; ++operand) {
         if (layout.strides[operand][0] != 2 && layout.strides[operand][0] != 0) {
             return false;
         }
-    }
-    if (!kernels::takes_dtype(kernels::element_op_info(op).input_class, KAEL_DTYPE_F32)) {
-        return false;  // an integer op: declined on bf16 as on f32
     }
     const int64_t chunks = (layout.count + kLowChunk - 1) / kLowChunk;
     parallel_ranges(chunks, kMinParallelElements / kLowChunk, [&](int64_t begin, int64_t end) {

@@ -303,7 +303,36 @@ bool run_low_op(kael_element_op op, const kael_element_params* params, Runner& r
     }
 }
 
+template <typename Call>
+struct InputsAllFloat;
+template <typename Out, typename F, typename... Ins>
+struct InputsAllFloat<Out (F::*)(Ins...) const> {
+    static constexpr bool value = (std::is_same_v<Ins, float> && ...);
+};
+
+template <kael_element_op op>
+constexpr bool inputs_share_float_dtype() {
+    if constexpr (kElementOps[op].input_class == KAEL_OP_INPUTS_INTEGER) {
+        return false;
+    } else {
+        using F = typename ElementFunctor<op>::template type<float>;
+        return InputsAllFloat<decltype(&F::operator())>::value;
+    }
+}
+
 }  // namespace detail
+
+// Whether a floating op reads every input in its own dtype, as its f32 functor says (where's
+// condition and masked_fill's mask are bool; integer ops: false).
+inline bool inputs_share_dtype(kael_element_op op) {
+    switch (op) {
+#define KAEL_SHARES_DTYPE_CASE(op, value, name, inputs, in, out, params_, since) \
+    case KAEL_OP_##op: return detail::inputs_share_float_dtype<KAEL_OP_##op>();
+        KAEL_ELEMENT_OPS(KAEL_SHARES_DTYPE_CASE)
+#undef KAEL_SHARES_DTYPE_CASE
+        default: return false;
+    }
+}
 
 // Validates the call (see check_elementwise_call), then runs the op's functor through runner.
 // Throws StatusError: INVALID_ARGUMENT for a malformed call, UNSUPPORTED for an op whose input
