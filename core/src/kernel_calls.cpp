@@ -219,7 +219,8 @@ void reduce(kael_reduce_op op, const Tensor& out, const Tensor& input, std::int6
                                                   ins[0].device_data(), chunk_size, rows),
                           "reduce");
         },
-        Aliasing::None, LowPrecision::WidenWriteOnly);
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE});
 }
 
 namespace {

@@ -259,7 +259,8 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
                                                        ins[0].device_data(), outer, size, inner),
                           "reduce_dims");
         },
-        Aliasing::None, LowPrecision::WidenWriteOnly);
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE});
 }
 
 bool serves_reduce_op(const Tensor& t, kael_reduce_op op) {

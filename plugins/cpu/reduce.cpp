@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "convert_low_precision.h"
 #include "cpu_kernels.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
@@ -215,12 +216,82 @@ void run_reduce(const char* op_name, void* results, const void* data, int64_t ch
     }
 }
 
+constexpr int64_t kLowBlock = kBlock;  // f32 scratch per task: 16 KiB; the f32 row folds take it
+
+// Reduces rows of f32 (contiguous, chunk_size each) into f32 results with the f32 kernels.
+void reduce_f32(kael_reduce_op op, const float* data, int64_t chunk_size, int64_t rows,
+                float* results) {
+    kernels::tasks::with_reducer(op, KAEL_DTYPE_F32, [&](auto tag) {
+        using Tag = decltype(tag);
+        if constexpr (std::is_same_v<typename Tag::Reducer::Out, float>) {
+            run_reduce<typename Tag::Reducer, float>("reduce", results, data, chunk_size, rows);
+        }
+    });
+}
+
+// bf16/f16 sum, prod, max and min as PyTorch's CPU kernels compute them: blocks of rows, or of
+// one long row, converted to f32 in L2-sized scratch and reduced by the f32 kernels (a long
+// row's block partials then reduced in f32), each result rounded once. Other ops are declined:
+// the core reduces f32 twins.
+void reduce_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                          void* results, const void* data, int64_t chunk_size, int64_t rows) {
+    if (out_dtype != in_dtype || (op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD &&
+                                  op != KAEL_REDUCE_MAX && op != KAEL_REDUCE_MIN)) {
+        plugin::unsupported(std::string(kernels::tasks::reduce_op_name(op)) + " of " +
+                            plugin::dtype_name(in_dtype) + " (the core reduces it in f32)");
+    }
+    if (rows == 0 || (chunk_size == 0 && (op == KAEL_REDUCE_MAX || op == KAEL_REDUCE_MIN))) {
+        plugin::unsupported("an empty max or min");  // the core's f32 path says why
+    }
+    if (results == nullptr || (chunk_size > 0 && data == nullptr)) {
+        plugin::invalid("reduce: null results or data");
+    }
+    const int64_t pieces = std::max<int64_t>(1, (chunk_size + kLowBlock - 1) / kLowBlock);
+    const int64_t rows_per_task = pieces == 1 ? std::max<int64_t>(1, kLowBlock / std::max<int64_t>(chunk_size, 1)) : 1;
+    const int64_t tasks = pieces == 1 ? (rows + rows_per_task - 1) / rows_per_task : rows * pieces;
+    std::vector<float> partials(static_cast<std::size_t>(rows * pieces));
+    const auto* input = static_cast<const std::byte*>(data);
+    parallel_ranges(tasks, kMinParallelElements / kLowBlock, [&](int64_t begin, int64_t end) {
+        std::vector<float> scratch(static_cast<std::size_t>(kLowBlock));
+        for (int64_t task = begin; task < end; ++task) {
+            int64_t first = 0;  // the block's first element, its rows, their length
+            int64_t count = 0;
+            int64_t length = chunk_size;
+            if (pieces == 1) {
+                const int64_t first_row = task * rows_per_task;
+                count = std::min(rows_per_task, rows - first_row);
+                first = first_row * chunk_size;
+            } else {
+                const int64_t start = (task % pieces) * kLowBlock;
+                first = (task / pieces) * chunk_size + start;
+                count = 1;
+                length = std::min(kLowBlock, chunk_size - start);
+            }
+            convert_contiguous(KAEL_DTYPE_F32, in_dtype, input + first * 2, scratch.data(),
+                               count * length);
+            reduce_f32(op, scratch.data(), length, count,
+                       partials.data() + (pieces == 1 ? task * rows_per_task : task));
+        }
+    });
+    std::vector<float> finished(static_cast<std::size_t>(rows));
+    if (pieces > 1) {
+        reduce_f32(op, partials.data(), pieces, rows, finished.data());
+    }
+    convert_contiguous(out_dtype, KAEL_DTYPE_F32, pieces > 1 ? finished.data() : partials.data(),
+                       results, rows);
+}
+
 }  // namespace
 
 kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                    void* results, const void* data, int64_t chunk_size, int64_t output_count) {
     return plugin::guarded("cpu.reduce", [&] {
         check_device(device);
+        if (kernels::is_low_precision(in_dtype)) {
+            reduce_low_precision(op, out_dtype, in_dtype, results, data, chunk_size,
+                                 output_count);
+            return;
+        }
         kernels::tasks::check_reduce_call(op, out_dtype, in_dtype, results, data, chunk_size,
                                           output_count);
         if (output_count == 0) {

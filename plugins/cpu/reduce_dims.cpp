@@ -260,6 +260,10 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cpu.reduce_dims", [&] {
         check_device(device);
+        if (kernels::is_low_precision(in_dtype)) {  // rows only (inner 1, above)
+            plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
+                                plugin::dtype_name(in_dtype) + " across rows");
+        }
         if (!tasks::check_reduce_dims_call(op, out_dtype, in_dtype, results, data, outer, size,
                                            inner)) {
             return;

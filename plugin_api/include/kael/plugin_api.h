@@ -82,7 +82,7 @@ typedef int32_t kael_status;
  * Since 1.11: bfloat16 and IEEE binary16, two bytes each, passed only to the fill and convert
  * slots of a plugin whose dtype_flags has KAEL_DTYPE_FLAG_LOW_PRECISION (which may still decline
  * a call: the cpu plugin then runs it), and since 1.12 to the matmul and elementwise slots of one
- * that also has KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL / _ELEMENTWISE. Every other call with them the core runs in float32 on
+ * that also has KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL / _ELEMENTWISE / _REDUCE. Every other call with them the core runs in float32 on
  * the same device, over float32 copies that convert makes, and rounds the results back. */
 typedef int32_t kael_dtype;
 #define KAEL_DTYPE_F32 0
@@ -213,11 +213,14 @@ typedef struct kael_plugin {
 /* dtype_flags bits. Low precision: fill and convert take KAEL_DTYPE_BF16 and KAEL_DTYPE_F16.
  * Since 1.12, low-precision matmul: so do matmul, matmul_bias and matmul_epilogue (every
  * operand of that dtype, products accumulated in f32 and rounded once); low-precision
- * elementwise: so does elementwise (in_dtype bf16 or f16, computed in f32, rounded once). Each
- * may decline a call (an op it does not compute in them): the core then runs it in f32. */
+ * elementwise: so does elementwise (in_dtype bf16 or f16, computed in f32, rounded once);
+ * low-precision reduce: so do reduce and reduce_dims (in_dtype bf16 or f16, accumulated in f32,
+ * results in the op's out dtype: sum, prod, max and min write the input's). Each may decline a
+ * call (an op it does not compute in them): the core then runs it in f32. */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION 1u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL 2u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE 4u
+#define KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE 8u
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
  * stores once the device's queued work is done (after synchronize()), and passes such blocks as
