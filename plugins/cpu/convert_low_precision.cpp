@@ -51,6 +51,37 @@ void scalar(Pair pair, const void* in, void* out, int64_t count) {
 // extension) for an uninitialized variable once they are inlined.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Sixteen bf16 (kBf16) or f16 values from memory as f32, and back with round to nearest even
+// (bf16 NaN: its top half, quieted, as to_bfloat16).
+template <bool kBf16>
+[[gnu::target("avx512f")]] __m512 load16(const void* from) {
+    const __m256i halves = _mm256_loadu_si256(static_cast<const __m256i*>(from));
+    if constexpr (kBf16) {
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(halves), 16));
+    } else {
+        return _mm512_cvtph_ps(halves);
+    }
+}
+
+template <bool kBf16>
+[[gnu::target("avx512f")]] void store16(void* to, __m512 values) {
+    __m256i narrow;
+    if constexpr (kBf16) {
+        const __m512i bits = _mm512_castps_si512(values);
+        const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+        __m512i rounded = _mm512_srli_epi32(
+            _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd), 16);
+        const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+            _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
+        rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(bits, 16),
+                                       _mm512_set1_epi32(0x40));
+        narrow = _mm512_cvtepi32_epi16(rounded);
+    } else {
+        narrow = _mm512_cvtps_ph(values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    }
+    _mm256_storeu_si256(static_cast<__m256i*>(to), narrow);
+}
+
 // One loop per pair (a template), so no switch runs per sixteen elements.
 template <Pair pair>
 [[gnu::target("avx512f")]] void avx512_loop(const void* in, void* out, int64_t count) {
@@ -58,49 +89,72 @@ template <Pair pair>
     auto* out_bytes = static_cast<char*>(out);
     const int64_t in_size = pair == Pair::F32ToBf16 || pair == Pair::F32ToF16 ? 4 : 2;
     const int64_t out_size = 6 - in_size;
+    constexpr bool kBf16 = pair == Pair::Bf16ToF32 || pair == Pair::F32ToBf16;
     int64_t i = 0;
     for (; i + 16 <= count; i += 16) {
         const char* from = in_bytes + i * in_size;
         char* to = out_bytes + i * out_size;
-        switch (pair) {
-            case Pair::Bf16ToF32: {
-                const __m512i wide = _mm512_cvtepu16_epi32(
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)));
-                _mm512_storeu_si512(to, _mm512_slli_epi32(wide, 16));
-                break;
-            }
-            case Pair::F32ToBf16: {
-                const __m512i bits = _mm512_loadu_si512(from);
-                const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16),
-                                                     _mm512_set1_epi32(1));
-                __m512i rounded = _mm512_srli_epi32(
-                    _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd), 16);
-                // NaN: its top half, quieted (as to_bfloat16).
-                const __mmask16 nan = _mm512_cmpgt_epu32_mask(
-                    _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF)),
-                    _mm512_set1_epi32(0x7F800000));
-                rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(bits, 16),
-                                               _mm512_set1_epi32(0x40));
-                _mm256_storeu_si256(reinterpret_cast<__m256i*>(to),
-                                    _mm512_cvtepi32_epi16(rounded));
-                break;
-            }
-            case Pair::F16ToF32:
-                _mm512_storeu_ps(to, _mm512_cvtph_ps(_mm256_loadu_si256(
-                                         reinterpret_cast<const __m256i*>(from))));
-                break;
-            case Pair::F32ToF16: {
-                const __m512 values = _mm512_loadu_ps(reinterpret_cast<const float*>(from));
-                _mm256_storeu_si256(
-                    reinterpret_cast<__m256i*>(to),
-                    _mm512_cvtps_ph(values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-                break;
-            }
+        if constexpr (pair == Pair::Bf16ToF32 || pair == Pair::F16ToF32) {
+            _mm512_storeu_ps(reinterpret_cast<float*>(to), load16<kBf16>(from));
+        } else {
+            store16<kBf16>(to, _mm512_loadu_ps(reinterpret_cast<const float*>(from)));
         }
     }
     scalar(pair, in_bytes + i * in_size, out_bytes + i * out_size, count - i);
 }
 #pragma GCC diagnostic pop
+
+// out = a op b over count contiguous bf16/f16 elements, in f32 registers with one rounding.
+template <bool kBf16, int kOp>
+[[gnu::target("avx512f")]] void binary_loop(const void* a, const void* b, void* out,
+                                            int64_t count) {
+    const auto* x = static_cast<const std::uint16_t*>(a);
+    const auto* y = static_cast<const std::uint16_t*>(b);
+    auto* z = static_cast<std::uint16_t*>(out);
+    int64_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        const __m512 u = load16<kBf16>(x + i);
+        const __m512 v = load16<kBf16>(y + i);
+        __m512 w;
+        if constexpr (kOp == KAEL_OP_PLUS) {
+            w = _mm512_add_ps(u, v);
+        } else if constexpr (kOp == KAEL_OP_MINUS) {
+            w = _mm512_sub_ps(u, v);
+        } else if constexpr (kOp == KAEL_OP_MULTIPLY) {
+            w = _mm512_mul_ps(u, v);
+        } else {
+            w = _mm512_div_ps(u, v);
+        }
+        store16<kBf16>(z + i, w);
+    }
+    for (; i < count; ++i) {  // the tail, one element at a time as low_precision.h does
+        float u;
+        float v;
+        if constexpr (kBf16) {
+            u = kernels::to_float(kernels::BFloat16{x[i]});
+            v = kernels::to_float(kernels::BFloat16{y[i]});
+        } else {
+            u = kernels::to_float(kernels::Half{x[i]});
+            v = kernels::to_float(kernels::Half{y[i]});
+        }
+        const float w = kOp == KAEL_OP_PLUS       ? u + v
+                        : kOp == KAEL_OP_MINUS    ? u - v
+                        : kOp == KAEL_OP_MULTIPLY ? u * v
+                                                  : u / v;
+        z[i] = kBf16 ? kernels::to_bfloat16(w).bits : kernels::to_half(w).bits;
+    }
+}
+
+template <bool kBf16>
+bool binary_for(kael_element_op op, const void* a, const void* b, void* out, int64_t count) {
+    switch (op) {
+        case KAEL_OP_PLUS: binary_loop<kBf16, KAEL_OP_PLUS>(a, b, out, count); return true;
+        case KAEL_OP_MINUS: binary_loop<kBf16, KAEL_OP_MINUS>(a, b, out, count); return true;
+        case KAEL_OP_MULTIPLY: binary_loop<kBf16, KAEL_OP_MULTIPLY>(a, b, out, count); return true;
+        case KAEL_OP_DIVIDE: binary_loop<kBf16, KAEL_OP_DIVIDE>(a, b, out, count); return true;
+        default: return false;
+    }
+}
 
 void avx512(Pair pair, const void* in, void* out, int64_t count) {
     switch (pair) {
@@ -124,6 +178,15 @@ void convert_contiguous(kael_dtype out_dtype, kael_dtype in_dtype, const void* i
     } else {
         scalar(pair, in, out, count);
     }
+}
+
+bool binary_low_precision(kael_element_op op, kael_dtype dtype, const void* a, const void* b,
+                          void* out, int64_t count) {
+    if (vector_math::chosen_isa() != vector_math::Isa::Avx512) {
+        return false;
+    }
+    return dtype == KAEL_DTYPE_BF16 ? binary_for<true>(op, a, b, out, count)
+                                    : binary_for<false>(op, a, b, out, count);
 }
 
 bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,

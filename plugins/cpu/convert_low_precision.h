@@ -12,6 +12,11 @@ namespace kael::cpu {
 bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,
                                const kael_element_layout& layout);
 
+// out = a op b (+ - * /) over count contiguous bf16 or f16 elements (dtype), in f32 vector
+// registers with one rounding; false, having done nothing, for other ops or without AVX-512.
+bool binary_low_precision(kael_element_op op, kael_dtype dtype, const void* a, const void* b,
+                          void* out, int64_t count);
+
 // count contiguous elements from bf16/f16 to f32 or from f32 to bf16/f16, on this thread.
 void convert_contiguous(kael_dtype out_dtype, kael_dtype in_dtype, const void* in, void* out,
                         int64_t count);

@@ -343,7 +343,20 @@ bool run_low_precision_chunks(kael_element_op op, kael_dtype out_dtype, kael_dty
         }
     }
     const int64_t chunks = (layout.count + kLowChunk - 1) / kLowChunk;
+    const bool fused = layout.operands == 3 && layout.strides[1][0] == 2 &&
+                       layout.strides[2][0] == 2 &&
+                       binary_low_precision(op, in_dtype, layout.base[1], layout.base[2],
+                                            layout.base[0], 0);  // whether it has this op
     parallel_ranges(chunks, kMinParallelElements / kLowChunk, [&](int64_t begin, int64_t end) {
+        if (fused) {  // + - * / of two contiguous operands: in registers, no scratch
+            const int64_t first = begin * kLowChunk;
+            const int64_t count = std::min(end * kLowChunk, layout.count) - first;
+            const auto at = [&](int operand) {
+                return static_cast<std::byte*>(layout.base[operand]) + first * 2;
+            };
+            binary_low_precision(op, in_dtype, at(1), at(2), at(0), count);
+            return;
+        }
         alignas(64) float scratch[4][kLowChunk];
         kael_element_layout wide = layout;
         for (int64_t chunk = begin; chunk < end; ++chunk) {
