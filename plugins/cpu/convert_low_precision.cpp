@@ -145,6 +145,38 @@ template <bool kBf16, int kOp>
     }
 }
 
+// results[r] = the f32 sum of row r (length elements, rows back to back), four 16-lane
+// accumulators per row.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as above, in _mm512_reduce_add_ps
+template <bool kBf16>
+[[gnu::target("avx512f")]] void row_sums(const void* data, int64_t rows, int64_t length,
+                                         float* results) {
+    const auto* values = static_cast<const std::uint16_t*>(data);
+    for (int64_t row = 0; row < rows; ++row) {
+        const std::uint16_t* x = values + row * length;
+        __m512 sums[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                          _mm512_setzero_ps()};
+        int64_t i = 0;
+        for (; i + 64 <= length; i += 64) {
+            for (int k = 0; k < 4; ++k) {
+                sums[k] = _mm512_add_ps(sums[k], load16<kBf16>(x + i + 16 * k));
+            }
+        }
+        for (; i + 16 <= length; i += 16) {
+            sums[0] = _mm512_add_ps(sums[0], load16<kBf16>(x + i));
+        }
+        float total = _mm512_reduce_add_ps(
+            _mm512_add_ps(_mm512_add_ps(sums[0], sums[1]), _mm512_add_ps(sums[2], sums[3])));
+        for (; i < length; ++i) {
+            total += kBf16 ? kernels::to_float(kernels::BFloat16{x[i]})
+                           : kernels::to_float(kernels::Half{x[i]});
+        }
+        results[row] = total;
+    }
+}
+#pragma GCC diagnostic pop
+
 template <bool kBf16>
 bool binary_for(kael_element_op op, const void* a, const void* b, void* out, int64_t count) {
     switch (op) {
@@ -187,6 +219,16 @@ bool binary_low_precision(kael_element_op op, kael_dtype dtype, const void* a, c
     }
     return dtype == KAEL_DTYPE_BF16 ? binary_for<true>(op, a, b, out, count)
                                     : binary_for<false>(op, a, b, out, count);
+}
+
+bool sum_low_precision(kael_dtype dtype, const void* data, int64_t rows, int64_t length,
+                       float* results) {
+    if (vector_math::chosen_isa() != vector_math::Isa::Avx512) {
+        return false;
+    }
+    dtype == KAEL_DTYPE_BF16 ? row_sums<true>(data, rows, length, results)
+                             : row_sums<false>(data, rows, length, results);
+    return true;
 }
 
 bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,

@@ -17,6 +17,11 @@ bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,
 bool binary_low_precision(kael_element_op op, kael_dtype dtype, const void* a, const void* b,
                           void* out, int64_t count);
 
+// results[r] = the f32 sum of row r of rows x length contiguous bf16 or f16 (dtype) elements,
+// in vector registers; false, having done nothing, without AVX-512.
+bool sum_low_precision(kael_dtype dtype, const void* data, int64_t rows, int64_t length,
+                       float* results);
+
 // count contiguous elements from bf16/f16 to f32 or from f32 to bf16/f16, on this thread.
 void convert_contiguous(kael_dtype out_dtype, kael_dtype in_dtype, const void* in, void* out,
                         int64_t count);

@@ -267,10 +267,14 @@ void reduce_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in
                 count = 1;
                 length = std::min(kLowBlock, chunk_size - start);
             }
+            float* const partial = partials.data() + (pieces == 1 ? task * rows_per_task : task);
+            if (op == KAEL_REDUCE_SUM &&
+                sum_low_precision(in_dtype, input + first * 2, count, length, partial)) {
+                continue;  // summed in registers, no scratch
+            }
             convert_contiguous(KAEL_DTYPE_F32, in_dtype, input + first * 2, scratch.data(),
                                count * length);
-            reduce_f32(op, scratch.data(), length, count,
-                       partials.data() + (pieces == 1 ? task * rows_per_task : task));
+            reduce_f32(op, scratch.data(), length, count, partial);
         }
     });
     std::vector<float> finished(static_cast<std::size_t>(rows));
