@@ -285,7 +285,9 @@ void reduce_dims_finished(kael_reduce_op op, const Tensor& out, const Tensor& bl
                               device, op, abi(ins[0].dtype()), outs[0].device_data(),
                               ins[0].device_data(), outer, size, inner, scale, root ? 1 : 0),
                           "reduce_dims_finished");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::Widen, KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE});
 }
 
 bool has_reduce_indexed(const Tensor& t) {

@@ -12,6 +12,12 @@ namespace kael::cpu {
 void check_device(int32_t device);
 
 int worker_count();
+
+// bf16/f16 rows (chunk_size elements each, contiguous) summed, multiplied, maxed or mined in
+// f32 into results (rows floats); other ops are declined (reduce.cpp).
+void reduce_rows_low_precision(kael_reduce_op op, kael_dtype in_dtype, const void* data,
+                               int64_t chunk_size, int64_t rows, float* results);
+
 // parallel_ranges' pool side, for calls that are worth threads.
 void parallel_ranges_on_pool(int64_t count, int64_t min_parallel,
                              const std::function<void(int64_t, int64_t)>& body);

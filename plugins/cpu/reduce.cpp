@@ -229,14 +229,16 @@ void reduce_f32(kael_reduce_op op, const float* data, int64_t chunk_size, int64_
     });
 }
 
+}  // namespace
+
 // bf16/f16 sum, prod, max and min as PyTorch's CPU kernels compute them: blocks of rows, or of
-// one long row, converted to f32 in L2-sized scratch and reduced by the f32 kernels (a long
-// row's block partials then reduced in f32), each result rounded once. Other ops are declined:
-// the core reduces f32 twins.
-void reduce_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                          void* results, const void* data, int64_t chunk_size, int64_t rows) {
-    if (out_dtype != in_dtype || (op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD &&
-                                  op != KAEL_REDUCE_MAX && op != KAEL_REDUCE_MIN)) {
+// one long row, reduced in f32 (sums in registers, the rest converted into L2-sized scratch for
+// the f32 row kernels), a long row's block partials then reduced in f32. Other ops are
+// declined: the core reduces f32 twins.
+void reduce_rows_low_precision(kael_reduce_op op, kael_dtype in_dtype, const void* data,
+                               int64_t chunk_size, int64_t rows, float* results) {
+    if (op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD && op != KAEL_REDUCE_MAX &&
+        op != KAEL_REDUCE_MIN) {
         plugin::unsupported(std::string(kernels::tasks::reduce_op_name(op)) + " of " +
                             plugin::dtype_name(in_dtype) + " (the core reduces it in f32)");
     }
@@ -247,9 +249,11 @@ void reduce_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in
         plugin::invalid("reduce: null results or data");
     }
     const int64_t pieces = std::max<int64_t>(1, (chunk_size + kLowBlock - 1) / kLowBlock);
-    const int64_t rows_per_task = pieces == 1 ? std::max<int64_t>(1, kLowBlock / std::max<int64_t>(chunk_size, 1)) : 1;
+    const int64_t rows_per_task =
+        pieces == 1 ? std::max<int64_t>(1, kLowBlock / std::max<int64_t>(chunk_size, 1)) : 1;
     const int64_t tasks = pieces == 1 ? (rows + rows_per_task - 1) / rows_per_task : rows * pieces;
-    std::vector<float> partials(static_cast<std::size_t>(rows * pieces));
+    std::vector<float> partials(pieces > 1 ? static_cast<std::size_t>(rows * pieces) : 0);
+    float* const firsts = pieces > 1 ? partials.data() : results;
     const auto* input = static_cast<const std::byte*>(data);
     parallel_ranges(tasks, kMinParallelElements / kLowBlock, [&](int64_t begin, int64_t end) {
         std::vector<float> scratch(static_cast<std::size_t>(kLowBlock));
@@ -267,7 +271,7 @@ void reduce_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in
                 count = 1;
                 length = std::min(kLowBlock, chunk_size - start);
             }
-            float* const partial = partials.data() + (pieces == 1 ? task * rows_per_task : task);
+            float* const partial = firsts + (pieces == 1 ? task * rows_per_task : task);
             if (op == KAEL_REDUCE_SUM &&
                 sum_low_precision(in_dtype, input + first * 2, count, length, partial)) {
                 continue;  // summed in registers, no scratch
@@ -277,12 +281,22 @@ void reduce_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in
             reduce_f32(op, scratch.data(), length, count, partial);
         }
     });
-    std::vector<float> finished(static_cast<std::size_t>(rows));
     if (pieces > 1) {
-        reduce_f32(op, partials.data(), pieces, rows, finished.data());
+        reduce_f32(op, partials.data(), pieces, rows, results);
     }
-    convert_contiguous(out_dtype, KAEL_DTYPE_F32, pieces > 1 ? finished.data() : partials.data(),
-                       results, rows);
+}
+
+namespace {
+
+void reduce_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                          void* results, const void* data, int64_t chunk_size, int64_t rows) {
+    if (out_dtype != in_dtype) {
+        plugin::unsupported(std::string(kernels::tasks::reduce_op_name(op)) + " of " +
+                            plugin::dtype_name(in_dtype) + " into another dtype");
+    }
+    std::vector<float> finished(static_cast<std::size_t>(rows));
+    reduce_rows_low_precision(op, in_dtype, data, chunk_size, rows, finished.data());
+    convert_contiguous(out_dtype, KAEL_DTYPE_F32, finished.data(), results, rows);
 }
 
 }  // namespace

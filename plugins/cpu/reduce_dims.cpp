@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 #include <memory>
 #include <type_traits>
 
+#include "convert_low_precision.h"
 #include "cpu_kernels.h"
 #include "cpu_launcher.h"
 #include "kael/kernels/tasks/reduce_finished.h"
@@ -293,6 +297,21 @@ kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype d
                                  const void* data, int64_t outer, int64_t size, int64_t inner,
                                  double scale, int32_t root) {
     return plugin::guarded("cpu.reduce_dims_finished", [&] {
+        if (kernels::is_low_precision(dtype)) {  // rows in f32, finished, rounded once (mean)
+            check_device(device);
+            if (inner != 1) {
+                plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
+                                    plugin::dtype_name(dtype) + " across rows");
+            }
+            std::vector<float> finished(static_cast<std::size_t>(outer));
+            reduce_rows_low_precision(op, dtype, data, size, outer, finished.data());
+            for (float& value : finished) {
+                value = static_cast<float>(value * scale);
+                value = root != 0 ? std::sqrt(value) : value;
+            }
+            convert_contiguous(dtype, KAEL_DTYPE_F32, finished.data(), results, outer);
+            return;
+        }
         tasks::launch_reduce_dims_finished<Launcher>(
             op, dtype, results, data, outer, size, inner, scale, root,
             [&](kael_reduce_op reduce_op, kael_dtype out_dtype, kael_dtype in_dtype, void* out,

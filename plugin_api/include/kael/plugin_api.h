@@ -214,9 +214,10 @@ typedef struct kael_plugin {
  * Since 1.12, low-precision matmul: so do matmul, matmul_bias and matmul_epilogue (every
  * operand of that dtype, products accumulated in f32 and rounded once); low-precision
  * elementwise: so does elementwise (in_dtype bf16 or f16, computed in f32, rounded once);
- * low-precision reduce: so do reduce and reduce_dims (in_dtype bf16 or f16, accumulated in f32,
- * results in the op's out dtype: sum, prod, max and min write the input's). Each may decline a
- * call (an op it does not compute in them): the core then runs it in f32. */
+ * low-precision reduce: so do reduce, reduce_dims and reduce_dims_finished (in_dtype bf16 or
+ * f16, accumulated in f32, results in the op's out dtype: sum, prod, max and min write the
+ * input's). Each may decline a call (an op it does not compute in them): the core then runs it
+ * in f32. */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION 1u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL 2u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE 4u
