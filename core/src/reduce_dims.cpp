@@ -181,9 +181,15 @@ Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bo
             std::count_if(runs.begin(), runs.end(), [](const Run& run) { return run.reduced; }) ==
             1;
         const Finish* pass_finish = last_pass ? finish : nullptr;
-        Tensor next = empty({outer * inner},
-                            pass_finish != nullptr ? a.dtype() : reduced_dtype(op, current.dtype()),
-                            a.device());
+        DType pass_dtype =
+            pass_finish != nullptr ? current.dtype() : reduced_dtype(op, current.dtype());
+        // bf16/f16 sums and products keep their partial results in f32 between passes; the
+        // result is rounded once, below.
+        if (!last_pass && is_low_precision(a.dtype()) &&
+            (op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD)) {
+            pass_dtype = DType::F32;
+        }
+        Tensor next = empty({outer * inner}, pass_dtype, a.device());
         reduce_pass(op, next, current, outer, runs[k].size, inner, pass_finish);
         current = next;
         runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(k));
@@ -191,6 +197,9 @@ Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bo
             runs[k - 1].size *= runs[k].size;
             runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(k));
         }
+    }
+    if (current.dtype() != out_dtype) {
+        current = current.to(out_dtype);
     }
     return in_logical_order(current, input, reduced, kept_shape, kept_in_memory_order);
 }

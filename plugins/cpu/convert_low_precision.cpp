@@ -177,6 +177,32 @@ template <bool kBf16>
 }
 #pragma GCC diagnostic pop
 
+// results[o * inner + j] = the f32 sum over i of element (o, i, j), for the blocks of 16-column
+// groups [first, end) of a [outer, size, inner] tensor: each group's sixteen sums stay in a
+// register down the size rows (inner % 16 columns at the end go one at a time).
+template <bool kBf16>
+[[gnu::target("avx512f")]] void column_sums(const std::uint16_t* x, int64_t size, int64_t inner,
+                                            int64_t first, int64_t end, float* results) {
+    for (int64_t column = first; column < end; column += 16) {
+        if (column + 16 <= inner) {
+            __m512 sum = _mm512_setzero_ps();
+            for (int64_t i = 0; i < size; ++i) {
+                sum = _mm512_add_ps(sum, load16<kBf16>(x + i * inner + column));
+            }
+            _mm512_storeu_ps(results + column, sum);
+            continue;
+        }
+        for (int64_t j = column; j < inner; ++j) {
+            float sum = 0;
+            for (int64_t i = 0; i < size; ++i) {
+                sum += kBf16 ? kernels::to_float(kernels::BFloat16{x[i * inner + j]})
+                             : kernels::to_float(kernels::Half{x[i * inner + j]});
+            }
+            results[j] = sum;
+        }
+    }
+}
+
 template <bool kBf16>
 bool binary_for(kael_element_op op, const void* a, const void* b, void* out, int64_t count) {
     switch (op) {
@@ -228,6 +254,31 @@ bool sum_low_precision(kael_dtype dtype, const void* data, int64_t rows, int64_t
     }
     dtype == KAEL_DTYPE_BF16 ? row_sums<true>(data, rows, length, results)
                              : row_sums<false>(data, rows, length, results);
+    return true;
+}
+
+bool column_sums_low_precision(kael_dtype dtype, const void* data, int64_t outer, int64_t size,
+                               int64_t inner, float* results) {
+    if (vector_math::chosen_isa() != vector_math::Isa::Avx512) {
+        return false;
+    }
+    const auto* x = static_cast<const std::uint16_t*>(data);
+    const int64_t groups = (inner + 15) / 16;
+    // Tasks of whole 16-column groups of one outer index, about 2^16 elements each.
+    const int64_t per_task =
+        std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(size * 16, 1));
+    const int64_t tasks_per_outer = (groups + per_task - 1) / per_task;
+    parallel_ranges(outer * tasks_per_outer, 2, [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+            const int64_t o = task / tasks_per_outer;
+            const int64_t first = (task % tasks_per_outer) * per_task * 16;
+            const int64_t last = std::min(inner, first + per_task * 16);
+            const std::uint16_t* block = x + o * size * inner;
+            float* out = results + o * inner;
+            dtype == KAEL_DTYPE_BF16 ? column_sums<true>(block, size, inner, first, last, out)
+                                     : column_sums<false>(block, size, inner, first, last, out);
+        }
+    });
     return true;
 }
 

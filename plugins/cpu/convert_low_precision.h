@@ -22,6 +22,12 @@ bool binary_low_precision(kael_element_op op, kael_dtype dtype, const void* a, c
 bool sum_low_precision(kael_dtype dtype, const void* data, int64_t rows, int64_t length,
                        float* results);
 
+// results[o * inner + j] = the f32 sum over i of element (o, i, j) of a contiguous
+// [outer, size, inner] bf16 or f16 (dtype) tensor, in vector registers on the plugin's threads;
+// false, having done nothing, without AVX-512.
+bool column_sums_low_precision(kael_dtype dtype, const void* data, int64_t outer, int64_t size,
+                               int64_t inner, float* results);
+
 // count contiguous elements from bf16/f16 to f32 or from f32 to bf16/f16, on this thread.
 void convert_contiguous(kael_dtype out_dtype, kael_dtype in_dtype, const void* in, void* out,
                         int64_t count);

@@ -290,6 +290,11 @@ namespace {
 
 void reduce_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                           void* results, const void* data, int64_t chunk_size, int64_t rows) {
+    if (out_dtype == KAEL_DTYPE_F32) {  // a first pass whose partial results stay in f32
+        reduce_rows_low_precision(op, in_dtype, data, chunk_size, rows,
+                                  static_cast<float*>(results));
+        return;
+    }
     if (out_dtype != in_dtype) {
         plugin::unsupported(std::string(kernels::tasks::reduce_op_name(op)) + " of " +
                             plugin::dtype_name(in_dtype) + " into another dtype");

@@ -256,6 +256,23 @@ void reduce_columns(void* results, const void* data, int64_t outer, int64_t size
 
 }  // namespace
 
+namespace {
+
+// The f32 sums over i of a [outer, size, inner] bf16/f16 block (inner > 1), in registers; other
+// ops, empty runs and cpus without AVX-512 are declined (the core reduces f32 twins).
+std::vector<float> low_precision_column_sums(kael_reduce_op op, kael_dtype dtype, const void* data,
+                                             int64_t outer, int64_t size, int64_t inner) {
+    std::vector<float> sums(static_cast<std::size_t>(outer * inner));
+    if (op != KAEL_REDUCE_SUM || size == 0 || data == nullptr ||
+        !column_sums_low_precision(dtype, data, outer, size, inner, sums.data())) {
+        plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
+                            plugin::dtype_name(dtype) + " across rows");
+    }
+    return sums;
+}
+
+}  // namespace
+
 kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
                         kael_dtype in_dtype, void* results, const void* data, int64_t outer,
                         int64_t size, int64_t inner) {
@@ -264,9 +281,18 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cpu.reduce_dims", [&] {
         check_device(device);
-        if (kernels::is_low_precision(in_dtype)) {  // rows only (inner 1, above)
-            plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
-                                plugin::dtype_name(in_dtype) + " across rows");
+        if (kernels::is_low_precision(in_dtype)) {  // rows went to reduce above
+            std::vector<float> sums = low_precision_column_sums(op, in_dtype, data, outer, size,
+                                                                inner);
+            if (out_dtype == KAEL_DTYPE_F32) {  // a first pass, its partial sums kept in f32
+                std::copy(sums.begin(), sums.end(), static_cast<float*>(results));
+                return;
+            }
+            if (out_dtype != in_dtype) {
+                plugin::unsupported("a bf16/f16 reduction into another dtype");
+            }
+            convert_contiguous(out_dtype, KAEL_DTYPE_F32, sums.data(), results, outer * inner);
+            return;
         }
         if (!tasks::check_reduce_dims_call(op, out_dtype, in_dtype, results, data, outer, size,
                                            inner)) {
@@ -299,17 +325,17 @@ kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype d
     return plugin::guarded("cpu.reduce_dims_finished", [&] {
         if (kernels::is_low_precision(dtype)) {  // rows in f32, finished, rounded once (mean)
             check_device(device);
-            if (inner != 1) {
-                plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
-                                    plugin::dtype_name(dtype) + " across rows");
+            std::vector<float> finished(static_cast<std::size_t>(outer * inner));
+            if (inner == 1) {
+                reduce_rows_low_precision(op, dtype, data, size, outer, finished.data());
+            } else {
+                finished = low_precision_column_sums(op, dtype, data, outer, size, inner);
             }
-            std::vector<float> finished(static_cast<std::size_t>(outer));
-            reduce_rows_low_precision(op, dtype, data, size, outer, finished.data());
             for (float& value : finished) {
                 value = static_cast<float>(value * scale);
                 value = root != 0 ? std::sqrt(value) : value;
             }
-            convert_contiguous(dtype, KAEL_DTYPE_F32, finished.data(), results, outer);
+            convert_contiguous(dtype, KAEL_DTYPE_F32, finished.data(), results, outer * inner);
             return;
         }
         tasks::launch_reduce_dims_finished<Launcher>(

@@ -216,7 +216,7 @@ typedef struct kael_plugin {
  * elementwise: so does elementwise (in_dtype bf16 or f16, computed in f32, rounded once);
  * low-precision reduce: so do reduce, reduce_dims and reduce_dims_finished (in_dtype bf16 or
  * f16, accumulated in f32, results in the op's out dtype: sum, prod, max and min write the
- * input's). Each may decline a call (an op it does not compute in them): the core then runs it
+ * input's, or f32 for a first pass whose partial sums the core keeps wide). Each may decline a call (an op it does not compute in them): the core then runs it
  * in f32. */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION 1u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL 2u
