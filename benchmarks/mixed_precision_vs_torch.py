@@ -37,37 +37,7 @@ def parse_arguments():
 
 def training_step(shape, autocast, fused, compiled=False):
     """(torch setup, kael setup) of one AdamW step, under bf16 autocast when autocast."""
-    def torch_step(torch, device):
-        model = model_path_gpt.torch_gpt(torch, device, shape)
-        forward = torch.compile(model) if compiled else model
-        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=fused)
-        inputs = torch.randint(0, shape.vocab, (BATCH, TOKENS), device=device)
-        targets = torch.randint(0, shape.vocab, (BATCH, TOKENS), device=device)
-
-        def run():
-            optimizer.zero_grad(set_to_none=True)
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
-                logits = forward(inputs)
-                loss = torch.nn.functional.cross_entropy(logits.view(-1, shape.vocab),
-                                                         targets.view(-1))
-            loss.backward()
-            optimizer.step()
-        return run
-
-    def kael_step(kael, device):
-        model = model_path_gpt.kael_gpt(kael, device, shape)
-        optimizer = kael.optim.AdamW(model.parameters(), lr=3e-4, fused=fused)
-        inputs = kael.randint(0, shape.vocab, [BATCH, TOKENS], device=device)
-        targets = kael.randint(0, shape.vocab, [BATCH, TOKENS], device=device)
-
-        def run():
-            optimizer.zero_grad()
-            with kael.autocast("cuda", dtype=kael.bfloat16, enabled=autocast):
-                loss = model.loss(inputs, targets)
-            loss.backward()
-            optimizer.step()
-        return run
-    return torch_step, kael_step
+    return model_path_gpt.training_steps(shape, BATCH, TOKENS, autocast, fused, compiled)
 
 
 def product(rows, inner, columns, bias):

@@ -4,6 +4,7 @@ cache); and the char-GPT example's model (apps/examples/char_gpt.cpp's defaults)
 step on [16, 32] tokens. The PyTorch model has kael's nn.GPT shape (pre-norm blocks, tanh GELU,
 learned positions, untied head without bias); attention is SDPA where torch has it."""
 import collections
+import contextlib
 import math
 
 Shape = collections.namedtuple("Shape", "vocab block layers heads embed")
@@ -74,32 +75,43 @@ def kael_gpt(kael, device, shape=GPT2):
     return kael.nn.GPT(config, device=device)
 
 
-def training_steps(shape, batch, tokens):
-    """The torch and kael setups of one AdamW step of the shape's model on [batch, tokens]."""
+def training_steps(shape, batch, tokens, autocast=False, fused=False, compiled=False):
+    """The torch and kael setups of one AdamW step of the shape's model on [batch, tokens]; with
+    autocast the forward runs under bf16 autocast, with fused both take fused=True AdamW, with
+    compiled torch's model is torch.compile'd (mixed_precision_vs_torch.py's modes)."""
+    optional = {"fused": True} if fused else {}  # torch 1.13's AdamW has no fused argument
+
     def torch_step(torch, device):
         model = torch_gpt(torch, device, shape)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+        forward = torch.compile(model) if compiled else model
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, **optional)
         inputs = torch.randint(0, shape.vocab, (batch, tokens), device=device)
         targets = torch.randint(0, shape.vocab, (batch, tokens), device=device)
+        region = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if autocast \
+            else contextlib.nullcontext
 
         def run():
             optimizer.zero_grad(set_to_none=True)
-            logits = model(inputs)
-            loss = torch.nn.functional.cross_entropy(logits.view(-1, shape.vocab),
-                                                     targets.view(-1))
+            with region():
+                logits = forward(inputs)
+                loss = torch.nn.functional.cross_entropy(logits.view(-1, shape.vocab),
+                                                         targets.view(-1))
             loss.backward()
             optimizer.step()
         return run
 
     def kael_step(kael, device):
         model = kael_gpt(kael, device, shape)
-        optimizer = kael.optim.AdamW(model.parameters(), lr=3e-4)
+        optimizer = kael.optim.AdamW(model.parameters(), lr=3e-4, **optional)
         inputs = kael.randint(0, shape.vocab, [batch, tokens], device=device)
         targets = kael.randint(0, shape.vocab, [batch, tokens], device=device)
+        region = (lambda: kael.autocast(kael.device(device).type, dtype=kael.bfloat16)) \
+            if autocast else contextlib.nullcontext
 
         def run():
             optimizer.zero_grad()
-            loss = model.loss(inputs, targets)
+            with region():
+                loss = model.loss(inputs, targets)
             loss.backward()
             optimizer.step()
         return run

@@ -325,15 +325,15 @@ void run_f32(kael_element_op op, const kael_element_layout& layout,
 }
 
 // A bf16/f16 op over one contiguous run (inputs contiguous or broadcast) as PyTorch's CPU
-// kernels compute it: chunks converted to f32 in L1-sized scratch (vector conversions), the f32
-// kernel (vector math), the result rounded back once; each thread takes whole chunks. Others
+// kernels compute it: chunks converted to f32 in L2-sized scratch (vector conversions), the f32
+// kernel (vector math), the result rounded back once; each thread takes whole chunks; + - * /
+// of two contiguous operands in registers. Others
 // (strided, bool-writing, mixed dtypes) return false, declined, and the core widens them.
 bool run_low_precision_chunks(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                               const kael_element_layout& layout,
                               const kael_element_params* params) {
     // Masks are bool: only ops whose every operand has in_dtype come here.
-    if (!kernels::is_low_precision(in_dtype) || out_dtype != in_dtype ||
-        !kernels::inputs_share_dtype(op) || layout.dims != 1 || layout.operands > 4 ||
+    if (out_dtype != in_dtype || !kernels::inputs_share_dtype(op) || layout.dims != 1 || layout.operands > 4 ||
         layout.strides[0][0] != 2) {
         return false;
     }
@@ -394,9 +394,11 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
         if (run_vector_math(op, out_dtype, in_dtype, *layout)) {
             return;
         }
-        kernels::check_elementwise_call(op, out_dtype, in_dtype, layout->operands, params);
-        if (run_low_precision_chunks(op, out_dtype, in_dtype, *layout, params)) {
-            return;
+        if (kernels::is_low_precision(in_dtype)) {  // f32 and the rest never pay this check
+            kernels::check_elementwise_call(op, out_dtype, in_dtype, layout->operands, params);
+            if (run_low_precision_chunks(op, out_dtype, in_dtype, *layout, params)) {
+                return;
+            }
         }
         LayoutRunner runner{*layout};
         kernels::dispatch_elementwise(op, out_dtype, in_dtype, layout->operands, params, runner);

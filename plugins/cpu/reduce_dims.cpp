@@ -5,13 +5,13 @@
 #include "kael/kernels/tasks/reduce_dims.h"
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
-#include <string>
-#include <vector>
 #include <memory>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "convert_low_precision.h"
 #include "cpu_kernels.h"
@@ -254,21 +254,20 @@ void reduce_columns(void* results, const void* data, int64_t outer, int64_t size
     });
 }
 
-}  // namespace
-
-namespace {
-
-// The f32 sums over i of a [outer, size, inner] bf16/f16 block (inner > 1), in registers; other
-// ops, empty runs and cpus without AVX-512 are declined (the core reduces f32 twins).
-std::vector<float> low_precision_column_sums(kael_reduce_op op, kael_dtype dtype, const void* data,
-                                             int64_t outer, int64_t size, int64_t inner) {
-    std::vector<float> sums(static_cast<std::size_t>(outer * inner));
+// f32 results of a bf16/f16 [outer, size, inner] block: rows (inner 1) through the row
+// reductions, columns summed in registers; other ops, empty runs and cpus without AVX-512 are
+// declined (the core reduces f32 twins).
+void low_precision_f32(kael_reduce_op op, kael_dtype dtype, const void* data, int64_t outer,
+                       int64_t size, int64_t inner, float* results) {
+    if (inner == 1) {
+        reduce_rows_low_precision(op, dtype, data, size, outer, results);
+        return;
+    }
     if (op != KAEL_REDUCE_SUM || size == 0 || data == nullptr ||
-        !column_sums_low_precision(dtype, data, outer, size, inner, sums.data())) {
+        !column_sums_low_precision(dtype, data, outer, size, inner, results)) {
         plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
                             plugin::dtype_name(dtype) + " across rows");
     }
-    return sums;
 }
 
 }  // namespace
@@ -282,15 +281,16 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     return plugin::guarded("cpu.reduce_dims", [&] {
         check_device(device);
         if (kernels::is_low_precision(in_dtype)) {  // rows went to reduce above
-            std::vector<float> sums = low_precision_column_sums(op, in_dtype, data, outer, size,
-                                                                inner);
             if (out_dtype == KAEL_DTYPE_F32) {  // a first pass, its partial sums kept in f32
-                std::copy(sums.begin(), sums.end(), static_cast<float*>(results));
+                low_precision_f32(op, in_dtype, data, outer, size, inner,
+                                  static_cast<float*>(results));
                 return;
             }
             if (out_dtype != in_dtype) {
                 plugin::unsupported("a bf16/f16 reduction into another dtype");
             }
+            std::vector<float> sums(static_cast<std::size_t>(outer * inner));
+            low_precision_f32(op, in_dtype, data, outer, size, inner, sums.data());
             convert_contiguous(out_dtype, KAEL_DTYPE_F32, sums.data(), results, outer * inner);
             return;
         }
@@ -326,11 +326,7 @@ kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype d
         if (kernels::is_low_precision(dtype)) {  // rows in f32, finished, rounded once (mean)
             check_device(device);
             std::vector<float> finished(static_cast<std::size_t>(outer * inner));
-            if (inner == 1) {
-                reduce_rows_low_precision(op, dtype, data, size, outer, finished.data());
-            } else {
-                finished = low_precision_column_sums(op, dtype, data, outer, size, inner);
-            }
+            low_precision_f32(op, dtype, data, outer, size, inner, finished.data());
             for (float& value : finished) {
                 value = static_cast<float>(value * scale);
                 value = root != 0 ? std::sqrt(value) : value;
