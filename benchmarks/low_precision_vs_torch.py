@@ -16,9 +16,9 @@ import sys
 from model_path_cases import Case
 from model_path_vs_torch import SKIPPED, Timer, measure_case
 
-UNARY = ("exp", "tanh", "sigmoid", "relu", "gelu", "silu")
+UNARY = ("exp", "tanh", "sigmoid", "relu", "gelu", "silu", "neg", "abs")
 BINARY = ("add", "mul", "sub", "div")
-REDUCTIONS = ("sum", "mean", "amax", "amin")
+REDUCTIONS = ("sum", "mean", "prod", "amax", "amin")
 DIMS = (("the last dim", -1), ("a middle dim", 1), ("the first dim", 0), ("dims (0, 2)", (0, 2)),
         ("the whole tensor", None))
 
@@ -59,6 +59,8 @@ def cases():
                 generated.append(elementwise(name, dtype_name, transposed))
         for name in REDUCTIONS:
             for where, dim in DIMS:
+                if name == "prod" and isinstance(dim, tuple):
+                    continue  # torch.prod takes one dim
                 generated.append(reduction(name, dtype_name, where, dim))
     return generated
 
@@ -68,7 +70,8 @@ def main():
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--min-sample-ms", type=float, default=20.0)
-    parser.add_argument("--filter", default="")
+    parser.add_argument("--filter", default="",
+                        help="only cases whose name contains this (or one of several, split by |)")
     arguments = parser.parse_args()
     try:
         import torch
@@ -89,7 +92,7 @@ def main():
     print(f"{'case':<52} {'kael':>10} {'torch':>10} {'speed':>6}")
     speeds, skipped = [], []
     for case in cases():
-        if arguments.filter not in case.name:
+        if not any(part in case.name for part in arguments.filter.split("|")):
             continue
         row = measure_case(case, (kael, torch), (kael_device, torch.device(torch_device)), timers)
         if "error" in row:

@@ -12,6 +12,7 @@
 
 #include "cpu_kernels.h"
 #include "kael/kernels/low_precision.h"
+#include "low_precision_lanes.h"
 #include "vector_math.h"
 
 namespace kael::cpu {
@@ -47,41 +48,8 @@ void scalar(Pair pair, const void* in, void* out, int64_t count) {
     }
 }
 
-// GCC 12 takes the undefined merge operand inside some AVX-512 intrinsics (shifts, zero
-// extension) for an uninitialized variable once they are inlined.
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// Sixteen bf16 (kBf16) or f16 values from memory as f32, and back with round to nearest even
-// (bf16 NaN: its top half, quieted, as to_bfloat16).
-template <bool kBf16>
-[[gnu::target("avx512f")]] __m512 load16(const void* from) {
-    const __m256i halves = _mm256_loadu_si256(static_cast<const __m256i*>(from));
-    if constexpr (kBf16) {
-        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(halves), 16));
-    } else {
-        return _mm512_cvtph_ps(halves);
-    }
-}
-
-template <bool kBf16>
-[[gnu::target("avx512f")]] void store16(void* to, __m512 values) {
-    __m256i narrow;
-    if constexpr (kBf16) {
-        const __m512i bits = _mm512_castps_si512(values);
-        const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-        __m512i rounded = _mm512_srli_epi32(
-            _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd), 16);
-        const __mmask16 nan = _mm512_cmpgt_epu32_mask(
-            _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF)), _mm512_set1_epi32(0x7F800000));
-        rounded = _mm512_mask_or_epi32(rounded, nan, _mm512_srli_epi32(bits, 16),
-                                       _mm512_set1_epi32(0x40));
-        narrow = _mm512_cvtepi32_epi16(rounded);
-    } else {
-        narrow = _mm512_cvtps_ph(values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    }
-    _mm256_storeu_si256(static_cast<__m256i*>(to), narrow);
-}
-
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as low_precision_lanes.h says
 // One loop per pair (a template), so no switch runs per sixteen elements.
 template <Pair pair>
 [[gnu::target("avx512f")]] void avx512_loop(const void* in, void* out, int64_t count) {
@@ -145,61 +113,49 @@ template <bool kBf16, int kOp>
     }
 }
 
-// results[r] = the f32 sum of row r (length elements, rows back to back), four 16-lane
-// accumulators per row.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as above, in _mm512_reduce_add_ps
-template <bool kBf16>
-[[gnu::target("avx512f")]] void row_sums(const void* data, int64_t rows, int64_t length,
-                                         float* results) {
-    const auto* values = static_cast<const std::uint16_t*>(data);
-    for (int64_t row = 0; row < rows; ++row) {
-        const std::uint16_t* x = values + row * length;
-        __m512 sums[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                          _mm512_setzero_ps()};
-        int64_t i = 0;
-        for (; i + 64 <= length; i += 64) {
-            for (int k = 0; k < 4; ++k) {
-                sums[k] = _mm512_add_ps(sums[k], load16<kBf16>(x + i + 16 * k));
-            }
+// relu, neg and abs of bf16/f16 on the bits (exact: each changes or reads only the sign; relu
+// keeps a NaN as the f32 functor does, and gives +0 for -0): no conversion at all.
+template <bool kBf16, kael_element_op kOp>
+[[gnu::always_inline]] inline void sign_loop(const std::uint16_t* x, std::uint16_t* z,
+                                             int64_t count) {
+    constexpr std::uint16_t kInfinity = kBf16 ? 0x7F80 : 0x7C00;
+    for (int64_t i = 0; i < count; ++i) {
+        const std::uint16_t bits = x[i];
+        if constexpr (kOp == KAEL_OP_NEGATE) {
+            z[i] = static_cast<std::uint16_t>(bits ^ 0x8000U);
+        } else if constexpr (kOp == KAEL_OP_ABS) {
+            z[i] = static_cast<std::uint16_t>(bits & 0x7FFFU);
+        } else {
+            const bool zeroed = (bits & 0x8000U) != 0 && (bits & 0x7FFFU) <= kInfinity;
+            z[i] = zeroed ? std::uint16_t{0} : bits;
         }
-        for (; i + 16 <= length; i += 16) {
-            sums[0] = _mm512_add_ps(sums[0], load16<kBf16>(x + i));
-        }
-        float total = _mm512_reduce_add_ps(
-            _mm512_add_ps(_mm512_add_ps(sums[0], sums[1]), _mm512_add_ps(sums[2], sums[3])));
-        for (; i < length; ++i) {
-            total += kBf16 ? kernels::to_float(kernels::BFloat16{x[i]})
-                           : kernels::to_float(kernels::Half{x[i]});
-        }
-        results[row] = total;
     }
 }
-#pragma GCC diagnostic pop
 
-// results[o * inner + j] = the f32 sum over i of element (o, i, j), for the blocks of 16-column
-// groups [first, end) of a [outer, size, inner] tensor: each group's sixteen sums stay in a
-// register down the size rows (inner % 16 columns at the end go one at a time).
+template <bool kBf16, kael_element_op kOp>
+[[gnu::target("avx2")]] void sign_loop_avx2(const std::uint16_t* x, std::uint16_t* z,
+                                            int64_t count) {
+    sign_loop<kBf16, kOp>(x, z, count);
+}
+
+template <bool kBf16, kael_element_op kOp>
+void sign_loop_widest(const void* in, void* out, int64_t count) {
+    const auto* x = static_cast<const std::uint16_t*>(in);
+    auto* z = static_cast<std::uint16_t*>(out);
+    if (vector_math::chosen_isa() != vector_math::Isa::Sse) {
+        sign_loop_avx2<kBf16, kOp>(x, z, count);
+    } else {
+        sign_loop<kBf16, kOp>(x, z, count);
+    }
+}
+
 template <bool kBf16>
-[[gnu::target("avx512f")]] void column_sums(const std::uint16_t* x, int64_t size, int64_t inner,
-                                            int64_t first, int64_t end, float* results) {
-    for (int64_t column = first; column < end; column += 16) {
-        if (column + 16 <= inner) {
-            __m512 sum = _mm512_setzero_ps();
-            for (int64_t i = 0; i < size; ++i) {
-                sum = _mm512_add_ps(sum, load16<kBf16>(x + i * inner + column));
-            }
-            _mm512_storeu_ps(results + column, sum);
-            continue;
-        }
-        for (int64_t j = column; j < inner; ++j) {
-            float sum = 0;
-            for (int64_t i = 0; i < size; ++i) {
-                sum += kBf16 ? kernels::to_float(kernels::BFloat16{x[i * inner + j]})
-                             : kernels::to_float(kernels::Half{x[i * inner + j]});
-            }
-            results[j] = sum;
-        }
+bool sign_for(kael_element_op op, const void* in, void* out, int64_t count) {
+    switch (op) {
+        case KAEL_OP_RELU: sign_loop_widest<kBf16, KAEL_OP_RELU>(in, out, count); return true;
+        case KAEL_OP_NEGATE: sign_loop_widest<kBf16, KAEL_OP_NEGATE>(in, out, count); return true;
+        case KAEL_OP_ABS: sign_loop_widest<kBf16, KAEL_OP_ABS>(in, out, count); return true;
+        default: return false;
     }
 }
 
@@ -247,39 +203,10 @@ bool binary_low_precision(kael_element_op op, kael_dtype dtype, const void* a, c
                                     : binary_for<false>(op, a, b, out, count);
 }
 
-bool sum_low_precision(kael_dtype dtype, const void* data, int64_t rows, int64_t length,
-                       float* results) {
-    if (vector_math::chosen_isa() != vector_math::Isa::Avx512) {
-        return false;
-    }
-    dtype == KAEL_DTYPE_BF16 ? row_sums<true>(data, rows, length, results)
-                             : row_sums<false>(data, rows, length, results);
-    return true;
-}
-
-bool column_sums_low_precision(kael_dtype dtype, const void* data, int64_t outer, int64_t size,
-                               int64_t inner, float* results) {
-    if (vector_math::chosen_isa() != vector_math::Isa::Avx512) {
-        return false;
-    }
-    const auto* x = static_cast<const std::uint16_t*>(data);
-    const int64_t groups = (inner + 15) / 16;
-    // Tasks of whole 16-column groups of one outer index, about 2^16 elements each.
-    const int64_t per_task =
-        std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(size * 16, 1));
-    const int64_t tasks_per_outer = (groups + per_task - 1) / per_task;
-    parallel_ranges(outer * tasks_per_outer, 2, [&](int64_t begin, int64_t end) {
-        for (int64_t task = begin; task < end; ++task) {
-            const int64_t o = task / tasks_per_outer;
-            const int64_t first = (task % tasks_per_outer) * per_task * 16;
-            const int64_t last = std::min(inner, first + per_task * 16);
-            const std::uint16_t* block = x + o * size * inner;
-            float* out = results + o * inner;
-            dtype == KAEL_DTYPE_BF16 ? column_sums<true>(block, size, inner, first, last, out)
-                                     : column_sums<false>(block, size, inner, first, last, out);
-        }
-    });
-    return true;
+bool sign_low_precision(kael_element_op op, kael_dtype dtype, const void* in, void* out,
+                        int64_t count) {
+    return dtype == KAEL_DTYPE_BF16 ? sign_for<true>(op, in, out, count)
+                                    : sign_for<false>(op, in, out, count);
 }
 
 bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,

@@ -17,16 +17,10 @@ bool run_low_precision_convert(kael_dtype out_dtype, kael_dtype in_dtype,
 bool binary_low_precision(kael_element_op op, kael_dtype dtype, const void* a, const void* b,
                           void* out, int64_t count);
 
-// results[r] = the f32 sum of row r of rows x length contiguous bf16 or f16 (dtype) elements,
-// in vector registers; false, having done nothing, without AVX-512.
-bool sum_low_precision(kael_dtype dtype, const void* data, int64_t rows, int64_t length,
-                       float* results);
-
-// results[o * inner + j] = the f32 sum over i of element (o, i, j) of a contiguous
-// [outer, size, inner] bf16 or f16 (dtype) tensor, in vector registers on the plugin's threads;
-// false, having done nothing, without AVX-512.
-bool column_sums_low_precision(kael_dtype dtype, const void* data, int64_t outer, int64_t size,
-                               int64_t inner, float* results);
+// out = relu, neg or abs (op) of count contiguous bf16 or f16 (dtype) elements, on their bits;
+// false, having done nothing, for other ops.
+bool sign_low_precision(kael_element_op op, kael_dtype dtype, const void* in, void* out,
+                        int64_t count);
 
 // count contiguous elements from bf16/f16 to f32 or from f32 to bf16/f16, on this thread.
 void convert_contiguous(kael_dtype out_dtype, kael_dtype in_dtype, const void* in, void* out,

@@ -9,6 +9,7 @@
 
 #include "convert_low_precision.h"
 #include "cpu_kernels.h"
+#include "unary_tables.h"
 #include "elementwise_math.h"
 #include "elementwise_tiles.h"
 #include "kael/kernels/abi_checks.h"
@@ -324,6 +325,19 @@ void run_f32(kael_element_op op, const kael_element_layout& layout,
     }
 }
 
+// The f32 kernel over values in place: the results unary_tables.cpp rounds into its tables.
+void f32_in_place(kael_element_op op, float* values, int64_t count) {
+    kael_element_layout layout{};
+    layout.struct_size = sizeof layout;
+    layout.dims = 1;
+    layout.operands = 2;
+    layout.count = count;
+    layout.shape[0] = count;
+    layout.strides[0][0] = layout.strides[1][0] = 4;
+    layout.base[0] = layout.base[1] = values;
+    run_f32(op, layout, nullptr);
+}
+
 // A bf16/f16 op over one contiguous run (inputs contiguous or broadcast) as PyTorch's CPU
 // kernels compute it: chunks converted to f32 in L2-sized scratch (vector conversions), the f32
 // kernel (vector math), the result rounded back once; each thread takes whole chunks; + - * /
@@ -333,8 +347,8 @@ bool run_low_precision_chunks(kael_element_op op, kael_dtype out_dtype, kael_dty
                               const kael_element_layout& layout,
                               const kael_element_params* params) {
     // Masks are bool: only ops whose every operand has in_dtype come here.
-    if (out_dtype != in_dtype || !kernels::inputs_share_dtype(op) || layout.dims != 1 || layout.operands > 4 ||
-        layout.strides[0][0] != 2) {
+    if (out_dtype != in_dtype || !kernels::inputs_share_dtype(op) || layout.dims != 1 ||
+        layout.operands > 4 || layout.strides[0][0] != 2) {
         return false;
     }
     for (int operand = 1; operand < layout.operands; ++operand) {
@@ -343,6 +357,31 @@ bool run_low_precision_chunks(kael_element_op op, kael_dtype out_dtype, kael_dty
         }
     }
     const int64_t chunks = (layout.count + kLowChunk - 1) / kLowChunk;
+    const auto at = [&](int operand, int64_t first) {
+        return static_cast<std::byte*>(layout.base[operand]) + first * 2;
+    };
+    if (layout.operands == 2 && layout.strides[1][0] == 2 &&
+        sign_low_precision(op, in_dtype, layout.base[1], layout.base[0], 0)) {
+        // relu, neg, abs: on the bits, no f32 at all
+        parallel_ranges(chunks, kMinParallelElements / kLowChunk, [&](int64_t begin, int64_t end) {
+            const int64_t first = begin * kLowChunk;
+            const int64_t count = std::min(end * kLowChunk, layout.count) - first;
+            sign_low_precision(op, in_dtype, at(1, first), at(0, first), count);
+        });
+        return true;
+    }
+    const std::uint16_t* table =
+        layout.operands == 2 && layout.strides[1][0] == 2
+            ? unary_table(op, in_dtype, layout.count, &f32_in_place)
+            : nullptr;
+    if (table != nullptr) {  // exp, tanh, gelu, ...: one gather an element
+        parallel_ranges(chunks, kMinParallelElements / kLowChunk, [&](int64_t begin, int64_t end) {
+            const int64_t first = begin * kLowChunk;
+            const int64_t count = std::min(end * kLowChunk, layout.count) - first;
+            look_up(table, at(1, first), at(0, first), count);
+        });
+        return true;
+    }
     const bool fused = layout.operands == 3 && layout.strides[1][0] == 2 &&
                        layout.strides[2][0] == 2 &&
                        binary_low_precision(op, in_dtype, layout.base[1], layout.base[2],
@@ -351,10 +390,7 @@ bool run_low_precision_chunks(kael_element_op op, kael_dtype out_dtype, kael_dty
         if (fused) {  // + - * / of two contiguous operands: in registers, no scratch
             const int64_t first = begin * kLowChunk;
             const int64_t count = std::min(end * kLowChunk, layout.count) - first;
-            const auto at = [&](int operand) {
-                return static_cast<std::byte*>(layout.base[operand]) + first * 2;
-            };
-            binary_low_precision(op, in_dtype, at(1), at(2), at(0), count);
+            binary_low_precision(op, in_dtype, at(1, first), at(2, first), at(0, first), count);
             return;
         }
         alignas(64) float scratch[4][kLowChunk];

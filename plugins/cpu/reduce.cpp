@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "convert_low_precision.h"
+#include "reduce_low_precision.h"
 #include "cpu_kernels.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
@@ -272,9 +273,8 @@ void reduce_rows_low_precision(kael_reduce_op op, kael_dtype in_dtype, const voi
                 length = std::min(kLowBlock, chunk_size - start);
             }
             float* const partial = firsts + (pieces == 1 ? task * rows_per_task : task);
-            if (op == KAEL_REDUCE_SUM &&
-                sum_low_precision(in_dtype, input + first * 2, count, length, partial)) {
-                continue;  // summed in registers, no scratch
+            if (rows_low_precision(op, in_dtype, input + first * 2, count, length, partial)) {
+                continue;  // reduced in registers, no scratch
             }
             convert_contiguous(KAEL_DTYPE_F32, in_dtype, input + first * 2, scratch.data(),
                                count * length);

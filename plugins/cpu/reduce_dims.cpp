@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "convert_low_precision.h"
+#include "reduce_low_precision.h"
 #include "cpu_kernels.h"
 #include "cpu_launcher.h"
 #include "kael/kernels/tasks/reduce_finished.h"
@@ -255,16 +256,16 @@ void reduce_columns(void* results, const void* data, int64_t outer, int64_t size
 }
 
 // f32 results of a bf16/f16 [outer, size, inner] block: rows (inner 1) through the row
-// reductions, columns summed in registers; other ops, empty runs and cpus without AVX-512 are
-// declined (the core reduces f32 twins).
+// reductions, columns reduced in registers (sum, prod, max, min); other ops, empty runs and cpus
+// without AVX-512 are declined (the core reduces f32 twins).
 void low_precision_f32(kael_reduce_op op, kael_dtype dtype, const void* data, int64_t outer,
                        int64_t size, int64_t inner, float* results) {
     if (inner == 1) {
         reduce_rows_low_precision(op, dtype, data, size, outer, results);
         return;
     }
-    if (op != KAEL_REDUCE_SUM || size == 0 || data == nullptr ||
-        !column_sums_low_precision(dtype, data, outer, size, inner, results)) {
+    if (data == nullptr ||
+        !column_reduce_low_precision(op, dtype, data, outer, size, inner, results)) {
         plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
                             plugin::dtype_name(dtype) + " across rows");
     }

@@ -252,3 +252,62 @@ def test_gpt_generates_with_its_cache_in_the_model_dtype(kael_dtype, device):
     assert generated[3] == int(logits[0, -1].float().argmax().item())
     sampled = model.generate(prompt, 4, temperature=0.8, seed=1)
     assert len(sampled) == 7
+
+
+TRANSCENDENTAL = ["exp", "log", "tanh", "sigmoid", "sin", "cos", "erf", "erfc", "log1p", "expm1",
+                  "log2", "log10", "exp2", "silu", "gelu"]
+
+
+def low_precision_function(name):
+    if name in ("silu", "gelu"):
+        return getattr(kael.nn.functional, name)
+    return getattr(kael, name)
+
+
+@pytest.mark.parametrize("name", TRANSCENDENTAL + ["relu", "neg", "abs"])
+@pytest.mark.parametrize("kael_dtype", [kael.bfloat16, kael.float16])
+def test_large_unary_ops_give_the_float32_result_rounded_once(name, kael_dtype, device):
+    """Large enough for the cpu plugin's whole-run paths (tables, sign bits): every element of a
+    contiguous run, the specials included, is the device's own float32 result rounded once, bit
+    for bit, and stays so for small calls afterwards."""
+    data = np.tile(values(seed=7, count=9000), 4)[: 1 << 15]
+    x = kael.tensor(data, device=device).to(kael_dtype)
+    function = low_precision_function(name)
+    for part in (x, x[:1000]):
+        got = function(part)
+        assert got.dtype == kael_dtype
+        assert bits(got) == bits(function(part.float()).to(kael_dtype))
+    # Strided: elsewhere the f32 result may come from another libm (scalar, not vector): one step.
+    strided = x[7:20000:3]
+    assert_within_one_step(function(strided), torch.tensor(
+        function(strided.float()).tolist()).to(to_torch_dtype(kael_dtype)))
+    if name in ("relu", "neg", "abs"):  # sign-bit ops: torch's values too (relu(-0.0) aside)
+        low = torch.tensor(data).to(to_torch_dtype(kael_dtype))  # exact ops: f32 is the same
+        want = getattr(torch, name)(low.float()).to(low.dtype)
+        got = np.array(function(x).float().tolist())
+        assert np.array_equal(got, want.double().numpy(), equal_nan=True)
+
+
+def to_torch_dtype(kael_dtype):
+    return torch.bfloat16 if kael_dtype == kael.bfloat16 else torch.float16
+
+
+@pytest.mark.parametrize("kael_dtype", [kael.bfloat16, kael.float16])
+def test_reductions_over_every_dim_keep_the_first_nan_and_match_float32(kael_dtype, device):
+    """sum, prod, amax, amin over rows and columns long enough for the vector paths (16-lane
+    groups and their tails), with NaNs in some rows and columns: torch's float32 answer rounded
+    once (amax/amin exactly), NaN where a NaN was reduced."""
+    generator = np.random.default_rng(8)
+    data = generator.uniform(0.5, 1.5, (3, 70, 83)).astype(np.float32)
+    data[1, 5, 17] = data[2, 69, 80] = data[0, 0, 3] = np.nan
+    data[0, 9, 40] = np.inf
+    source = torch.tensor(data).to(to_torch_dtype(kael_dtype))
+    x = kael.tensor(data, device=device).to(kael_dtype)
+    for dim in (0, 1, 2):
+        for op in ("sum", "prod", "amax", "amin"):
+            got = getattr(kael, op)(x, dim=dim)
+            want = getattr(torch, op)(source.float(), dim=dim).to(source.dtype)
+            if op in ("amax", "amin"):
+                assert bits(got) == bits(want), (op, dim)
+            else:
+                assert_within_one_step(got, want)
