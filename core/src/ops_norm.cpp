@@ -11,6 +11,7 @@
 
 #include "autograd/record.h"
 #include "dims.h"
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 #include "reduce_dims.h"
@@ -167,6 +168,10 @@ std::pair<Tensor, Tensor> min_with_indices(const Tensor& input, std::int64_t dim
 }
 
 Tensor vector_norm(const Tensor& input, double ord, std::optional<Shape> dims, bool keepdim) {
+    if (const auto cast = autocast::full({input})) {
+        const autocast::Applied applied;
+        return vector_norm((*cast)[0], ord, std::move(dims), keepdim);
+    }
     if (!is_floating(input.dtype())) {
         throw TypeError("vector_norm: expected a floating dtype, got " +
                         to_string(input.dtype()));
@@ -322,6 +327,10 @@ Tensor stddev(const Tensor& input, const Shape& dims, std::int64_t correction, b
 }
 
 Tensor cumprod(const Tensor& input, std::int64_t dim) {
+    if (const auto cast = autocast::full({input})) {
+        const autocast::Applied applied;
+        return cumprod((*cast)[0], dim);
+    }
     const std::int64_t d = detail::wrapped_dim(input, dim, "cumprod");
     if (input.dim() > 0 && detail::has_scan(input) &&
         !(input.requires_grad() && is_grad_enabled())) {

@@ -198,6 +198,10 @@ Tensor mean(const Tensor& a, const Shape& dims, bool keepdim) {
 }
 
 Tensor prod(const Tensor& a, std::optional<std::int64_t> dim, bool keepdim) {
+    if (const auto cast = autocast::full({a})) {
+        const autocast::Applied applied;
+        return prod((*cast)[0], dim, keepdim);
+    }
     const autograd::Recording recording({a});
     const Tensor out = reduce(KAEL_REDUCE_PROD, "prod", a, dim, keepdim);
     if (!recording.active()) {

@@ -5,6 +5,7 @@
 
 #include "dims.h"
 #include "autograd/record.h"
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 
@@ -69,6 +70,10 @@ std::pair<Tensor, Tensor> topk(const Tensor& a, std::int64_t k, std::int64_t dim
 }
 
 Tensor cumsum(const Tensor& a, std::int64_t dim) {
+    if (const auto cast = autocast::full({a})) {
+        const autocast::Applied applied;
+        return cumsum((*cast)[0], dim);
+    }
     const std::int64_t d = wrapped_dim(a, dim, "cumsum");
     if (a.dim() == 0) {
         return cumsum(a.unsqueeze(0), 0).squeeze(0);

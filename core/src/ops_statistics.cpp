@@ -8,6 +8,7 @@
 
 #include "autograd/record.h"
 #include "dims.h"
+#include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
 #include "reduce_dims.h"
@@ -104,6 +105,10 @@ Tensor stddev(const Tensor& a, std::optional<std::int64_t> dim, std::int64_t cor
 
 Tensor norm(const Tensor& a) {
     require_floating(a, "norm");
+    if (const auto cast = autocast::full({a})) {
+        const autocast::Applied applied;
+        return norm((*cast)[0]);
+    }
     return sqrt(sum(square(widened(a)))).to(a.dtype());
 }
 
@@ -142,6 +147,10 @@ Tensor logsumexp(const Tensor& a, std::int64_t dim, bool keepdim) {
 }
 
 Tensor logsumexp(const Tensor& a, const Shape& dims, bool keepdim) {
+    if (const auto cast = autocast::full({a})) {
+        const autocast::Applied applied;
+        return logsumexp((*cast)[0], dims, keepdim);
+    }
     const Tensor x = is_floating(a.dtype()) ? a : a.to(DType::F32);
     // Wrapped, checked for repeats, sorted: as PyTorch, an empty list reduces every dim.
     std::vector<bool> reduced(static_cast<std::size_t>(x.dim()), dims.empty());

@@ -9,8 +9,9 @@ from . import _kael
 class autocast:
     """A region (a with-block, or a decorated function) in which the ops on tensors of
     device_type run in mixed precision, as torch.autocast: matmul, linear and
-    scaled_dot_product_attention in dtype; softmax, log_softmax, layer_norm, cross_entropy, sum
-    and mse_loss in float32. Parameters stay float32: their casts are made once per region and
+    scaled_dot_product_attention in dtype; softmax, log_softmax, layer_norm, cross_entropy,
+    mse_loss and l1-type losses, sum, prod, cumsum, cumprod, logsumexp and norms in float32
+    (torch's cuda lists, on every device type). Parameters stay float32: their casts are made once per region and
     recorded by autograd, so their gradients are float32. Call backward() after the region.
 
     Args:

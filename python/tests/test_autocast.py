@@ -36,6 +36,16 @@ def test_float32_ops_take_low_precision_inputs_to_float32():
         assert kael.nn.functional.cross_entropy(x, targets).dtype == kael.float32
         assert kael.nn.functional.mse_loss(x, x).dtype == kael.float32
         assert kael.nn.functional.layer_norm(x, (6,)).dtype == kael.float32
+        # torch's cuda list: the other sums and products, logsumexp and norms
+        p = kael.sigmoid(x)
+        functional = kael.nn.functional
+        for result in (kael.prod(x), kael.cumsum(x, 1), kael.cumprod(x, 0),
+                       kael.logsumexp(x, 1), kael.norm(x), kael.linalg.vector_norm(x, 3.0),
+                       functional.nll_loss(x, targets), functional.l1_loss(x, x),
+                       functional.binary_cross_entropy(p, p),
+                       functional.binary_cross_entropy_with_logits(x, p)):
+            assert result.dtype == kael.float32
+        assert kael.mean(x).dtype == kael.bfloat16 and kael.amax(x).dtype == kael.bfloat16
         assert (x * 2).dtype == kael.bfloat16  # not listed: runs as given
     assert not kael.amp.is_autocast_enabled("cpu")
     assert kael.softmax(x, 1).dtype == kael.bfloat16  # outside the region

@@ -1,7 +1,8 @@
 #pragma once
 // Autocast, as torch.autocast: inside a region for a device type, matmul, linear and attention
 // run in the region's low dtype (bfloat16 or float16), and softmax, log_softmax, layer_norm,
-// cross_entropy, sum and mse_loss in float32, whatever the dtypes of their inputs. The casts are
+// cross_entropy, the losses, sum, prod, cumsum, cumprod, logsumexp and norms in float32 (torch's
+// cuda lists, on every device type), whatever the dtypes of their inputs. The casts are
 // recorded by autograd, so f32 leaves get f32 gradients; a leaf's cast (a parameter's) is made
 // once per outermost region. Only the outermost autocast op casts: the ops it calls run as given.
 #include <optional>

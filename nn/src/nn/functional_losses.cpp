@@ -183,6 +183,12 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options) {
+    if (const auto cast = autocast::full({input, target, options.weight})) {
+        const autocast::Applied applied;
+        CrossEntropyOptions widened = options;
+        widened.weight = (*cast)[2];
+        return nll_loss((*cast)[0], (*cast)[1], widened);
+    }
     check_options(input, options, "nll_loss");
     CrossEntropyOptions plain = options;
     plain.label_smoothing = 0;
@@ -199,6 +205,10 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
 }
 
 Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+    if (const auto cast = autocast::full({input, target})) {
+        const autocast::Applied applied;
+        return l1_loss((*cast)[0], (*cast)[1], reduction);
+    }
     require_floating(input, "l1_loss", "input");
     return reduce(abs(input - target), reduction);
 }
@@ -251,6 +261,10 @@ Tensor bce_logits_elements(const Tensor& input, const Tensor& target, const Tens
 
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             Reduction reduction) {
+    if (const auto cast = autocast::full({input, target, weight})) {
+        const autocast::Applied applied;
+        return binary_cross_entropy((*cast)[0], (*cast)[1], (*cast)[2], reduction);
+    }
     require_floating(input, "binary_cross_entropy", "input");
     if (target.shape() != input.shape()) {
         throw ValueError("binary_cross_entropy: target of shape " + to_string(target.shape()) +
@@ -266,6 +280,11 @@ Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Ten
 Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
                                         const Tensor& weight, const Tensor& pos_weight,
                                         Reduction reduction) {
+    if (const auto cast = autocast::full({input, target, weight, pos_weight})) {
+        const autocast::Applied applied;
+        return binary_cross_entropy_with_logits((*cast)[0], (*cast)[1], (*cast)[2], (*cast)[3],
+                                                reduction);
+    }
     require_floating(input, "binary_cross_entropy_with_logits", "input");
     if (target.shape() != input.shape()) {
         throw ValueError("binary_cross_entropy_with_logits: target of shape " +
