@@ -119,6 +119,11 @@ public:
         return stats_;
     }
 
+    void reset_peak() {
+        const std::lock_guard guard(lock_);
+        stats_.peak_in_use_bytes = stats_.in_use_bytes;
+    }
+
 private:
     // Free blocks of one size class: small classes by index (no tree walk per tensor).
     std::vector<void*>& blocks_of(std::int64_t size) {
@@ -336,6 +341,11 @@ bool caching_allocator_enabled() {
 AllocatorStats allocator_stats(const Device& device) {
     const detail::Backend& backend = detail::backend_for(device);
     return detail::cache_of(backend, device.index).stats();
+}
+
+void reset_peak_memory_stats(const Device& device) {
+    const detail::Backend& backend = detail::backend_for(device);
+    detail::cache_of(backend, device.index).reset_peak();
 }
 
 void empty_cache(const Device& device) {

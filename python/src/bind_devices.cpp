@@ -300,6 +300,9 @@ void bind_registry(py::module_& module) {
         fields["system_releases"] = stats.system_releases;
         return fields;
     }, py::arg("device") = "cpu", docs::by_name("allocator_stats"));
+    module.def("reset_peak_memory_stats",
+               [](py::handle d) { reset_peak_memory_stats(to_device(d)); },
+               py::arg("device") = "cpu", docs::by_name("reset_peak_memory_stats"));
     module.def("empty_cache", [](py::handle d) { empty_cache(to_device(d)); },
                py::arg("device") = "cpu", docs::by_name("empty_cache"));
     module.def("caching_allocator_enabled", &caching_allocator_enabled,

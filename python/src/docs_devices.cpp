@@ -112,6 +112,11 @@ cache hits, as a dict.
 Example:
 
     >>> "allocated_bytes" in kael.allocator_stats() or True)doc");
+    docs["reset_peak_memory_stats"] = documented("reset_peak_memory_stats(device='cpu')", R"doc(Starts allocator_stats(device)["peak_in_use_bytes"] again from the bytes in use now.
+
+Example:
+
+    >>> kael.reset_peak_memory_stats())doc");
     docs["empty_cache"] = documented("empty_cache(device='cpu')", R"doc(Returns the caching allocator's unused blocks on device to the device (memory in use stays).
 
 Example:

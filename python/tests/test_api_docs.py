@@ -15,7 +15,7 @@ import kael
 PUBLIC_MODULES = ["kael", "kael.nn", "kael.nn.functional", "kael.nn.init", "kael.nn.utils",
                   "kael.optim", "kael.optim.lr_scheduler", "kael.utils.data", "kael.autograd",
                   "kael.safetensors", "kael.linalg", "kael.amp", "kael.backends",
-                  "kael.backends.cuda"]
+                  "kael.backends.cuda", "kael.backends.cudnn", "kael.cuda", "kael.cuda.amp"]
 INTERNALS = ["relu_backward", "sigmoid_backward", "gelu_backward", "format_tensor", "Record",
              "values_indices", "sum_to"]
 # Methods every class has from Python or pybind11 itself, not written by kael.

@@ -18,6 +18,8 @@ struct AllocatorStats {
 };
 
 [[nodiscard]] AllocatorStats allocator_stats(const Device& device);
+// Starts peak_in_use_bytes again from the bytes in use now.
+void reset_peak_memory_stats(const Device& device);
 // Gives every cached block of the device back to its plugin.
 void empty_cache(const Device& device);
 // Whether freed blocks are kept (false under KAEL_NO_CACHING_ALLOCATOR=1 or sanitizer builds).
