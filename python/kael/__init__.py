@@ -22,6 +22,7 @@ from ._kael import GPT2Tokenizer, TokenTextStream  # noqa: F401
 from . import autograd, nn, optim, safetensors  # noqa: F401
 from . import linalg  # noqa: F401
 from ._format import format_tensor as _format_tensor
+from ._format import format_tensor_str as _format_tensor_str
 from ._format import set_printoptions  # noqa: F401
 from ._dtype_info import finfo  # noqa: F401
 from . import amp  # noqa: F401
@@ -34,7 +35,7 @@ __version__ = _kael.core_version()
 
 # Printing is done in Python: numbers formatted with a common width, like PyTorch.
 Tensor.__repr__ = _format_tensor
-Tensor.__str__ = _format_tensor
+Tensor.__str__ = _format_tensor_str  # "tensor(...)", as print shows a torch tensor
 
 
 def from_numpy(array):
@@ -98,3 +99,7 @@ from .serialization import load, save  # noqa: E402,F401
 from . import serialization as _serialization  # noqa: E402
 
 _serialization.install_tensor_copying()
+
+from . import _tensor_api  # noqa: E402
+
+_tensor_api.install(globals())

@@ -117,7 +117,7 @@ def _nested(values, depth, ndim, indent, summarized, text):
             items.insert(_OPTIONS["edgeitems"], " ...")
         element = max((len(item) for item in items), default=0) + 2
         # Breaks where PyTorch's repr breaks: its indent is len("tensor("), 5 less than ours.
-        per_line = max(1, (_OPTIONS["linewidth"] - (indent - 5) - depth) // max(element, 1))
+        per_line = max(1, (_OPTIONS["linewidth"] - len("tensor(") - depth) // max(element, 1))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + depth + 1)).join(lines) + "]"
     if summarized[depth]:
@@ -126,8 +126,12 @@ def _nested(values, depth, ndim, indent, summarized, text):
     return "[" + separator.join(items) + "]"
 
 
-def format_tensor(tensor):
-    prefix = "kael.tensor("
+def format_tensor_str(tensor):
+    """str(tensor): as PyTorch prints it, "tensor(...)" (repr keeps kael's name)."""
+    return format_tensor(tensor, "tensor(")
+
+
+def format_tensor(tensor, prefix="kael.tensor("):
     extras = []
     if tensor.numel() == 0:  # nothing to show: no nested lists of empty rows, whatever the dims
         body = "[]"

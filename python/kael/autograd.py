@@ -79,3 +79,110 @@ class set_grad_enabled(_GradMode):
 
     def __enter__(self):
         return self
+
+
+class FunctionCtx:
+    """The ctx of an autograd.Function: save_for_backward(*tensors) and saved_tensors,
+    needs_input_grad, mark_non_differentiable, set_materialize_grads, and any attribute
+    forward stores for backward.
+
+    Example:
+        >>> ctx = kael.autograd.FunctionCtx()
+        >>> ctx.save_for_backward(kael.ones(2)); len(ctx.saved_tensors)
+        1
+    """
+
+    def save_for_backward(self, *tensors):
+        """Keeps tensors (or None) for backward, read back as ctx.saved_tensors."""
+        self._saved = tuple(t.detach() if isinstance(t, _kael.Tensor) else t for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        """The tensors given to save_for_backward, in order."""
+        return getattr(self, "_saved", ())
+
+    def mark_non_differentiable(self, *tensors):
+        """Outputs that get no gradient (their backward receives zeros or None)."""
+        self._non_differentiable = {id(t) for t in tensors}
+
+    def set_materialize_grads(self, value):
+        """Whether backward receives zeros (True, the default) or None for outputs whose
+        gradient never arrived."""
+        self._materialize = bool(value)
+
+    def mark_dirty(self, *tensors):
+        """Accepted for PyTorch's API: kael's Functions must return new tensors (in-place
+        forward results are refused when recorded)."""
+
+
+class Function:
+    """A differentiable operation written in Python, as torch.autograd.Function: subclass it
+    with static forward(ctx, *args) and backward(ctx, *grad_outputs) (one gradient, or None,
+    per forward argument) and call Subclass.apply(*args). forward runs without recording;
+    backward runs with kael ops and may itself be differentiated only through them.
+
+    Example:
+        >>> class Cube(kael.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x * x
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return grad * 3 * x * x
+        >>> x = kael.tensor([2.0], requires_grad=True)
+        >>> Cube.apply(x).backward(); x.grad.tolist()
+        [12.0]
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        """The computation (override it): kael ops on the arguments, nothing recorded."""
+        raise NotImplementedError("autograd.Function subclasses must define forward")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """One gradient (or None) per forward argument (override it)."""
+        raise NotImplementedError("autograd.Function subclasses must define backward")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Runs forward on args and records backward for the tensor arguments that require
+        grad; returns forward's result."""
+        ctx = FunctionCtx()
+        positions = [i for i, a in enumerate(args) if isinstance(a, _kael.Tensor)]
+        inputs = [args[i] for i in positions]
+        ctx.needs_input_grad = tuple(isinstance(a, _kael.Tensor) and a.requires_grad
+                                     for a in args)
+        with no_grad():
+            result = cls.forward(ctx, *args, **kwargs)
+        single = not isinstance(result, tuple)
+        outputs = (result,) if single else result
+        if not (_kael.is_grad_enabled() and any(t.requires_grad for t in inputs)):
+            return result
+        # An input returned as it is gets a view, so the node does not replace its history.
+        ids = {id(t) for t in inputs}
+        outputs = tuple(o.view_as(o) if isinstance(o, _kael.Tensor) and id(o) in ids else o
+                        for o in outputs)
+        tensors = [o for o in outputs if isinstance(o, _kael.Tensor)]
+        skip = getattr(ctx, "_non_differentiable", set())
+
+        def backward(grads):
+            materialize = getattr(ctx, "_materialize", True)
+            full = []
+            for tensor, grad in zip(tensors, grads):
+                if grad is None and materialize:
+                    grad = _kael.zeros(tensor.shape, dtype=tensor.dtype, device=tensor.device)
+                full.append(grad)
+            given = cls.backward(ctx, *full)
+            given = given if isinstance(given, tuple) else (given,)
+            if len(given) < len(args):
+                raise ValueError(f"{cls.__name__}.backward returned {len(given)} gradients "
+                                 f"for {len(args)} forward arguments")
+            return [given[i] for i in positions]
+
+        _kael._autograd.record_function(tensors, inputs, cls.__name__ + "Backward", backward)
+        if skip:  # recorded with the others (backward's arguments line up), returned detached
+            outputs = tuple(o.detach() if id(o) in skip else o for o in outputs)
+        return outputs[0] if single else outputs

@@ -43,6 +43,31 @@ void run_backward(const Tensor& root, py::handle gradient, bool retain_graph) {
     autograd::backward(root, seed, retain_graph);
 }
 
+// autograd.Function's node: backward is a Python callable taking and returning lists (None for
+// undefined gradients), called with the GIL and released with it.
+void record_python_function(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                            const std::string& name, py::function backward) {
+    auto held = std::shared_ptr<py::function>(new py::function(std::move(backward)),
+                                              [](py::function* f) {
+                                                  const py::gil_scoped_acquire gil;
+                                                  delete f;
+                                              });
+    autograd::record_function(outputs, inputs, name,
+                              [held](const std::vector<Tensor>& grads) {
+        const py::gil_scoped_acquire gil;
+        py::list given;
+        for (const Tensor& grad : grads) {
+            given.append(grad.defined() ? py::cast(grad) : py::none());
+        }
+        const py::object result = (*held)(given);
+        std::vector<Tensor> out;
+        for (const py::handle item : py::iter(result)) {
+            out.push_back(item.is_none() ? Tensor() : item.cast<Tensor>());
+        }
+        return out;
+    });
+}
+
 }  // namespace
 
 void bind_autograd(py::module_& module) {
@@ -93,6 +118,8 @@ void bind_autograd(py::module_& module) {
     autograd_module.def("gradcheck", &run_gradcheck, py::arg("function"), py::arg("inputs"),
                         py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3,
                         py::arg("raise_exception") = true, docs::by_name("autograd.gradcheck"));
+    autograd_module.def("record_function", &record_python_function, py::arg("outputs"),
+                        py::arg("inputs"), py::arg("name"), py::arg("backward"));
     autograd_module.def("sum_to", [](const Tensor& grad, py::handle shape) {
         return autograd::sum_to(grad, sequence_to_shape(shape, "sum_to"));
     }, py::arg("grad"), py::arg("shape"));

@@ -233,7 +233,9 @@ py::object load_state_dict(Module& module, py::handle state, bool strict) {
 // Every method reaches the C++ module through module_of, so none runs on an unconstructed one.
 void bind_module_base(py::module_& nn_module) {
     using Named = std::vector<std::pair<std::string, Tensor>>;
-    ModuleClass module_class(nn_module, "Module", docs::Module);
+    // dynamic_attr: any module (a plain Module() container, a built-in layer) keeps Python
+    // attributes, as torch's do.
+    ModuleClass module_class(nn_module, "Module", py::dynamic_attr(), docs::Module);
     // half(), bfloat16(), float(), double(): to(dtype), returning the module.
     for (const auto& [name, dtype, doc] :
          {std::tuple{"half", DType::F16, docs::module_half},
@@ -245,7 +247,8 @@ void bind_module_base(py::module_& nn_module) {
             return self;
         }, doc);
     }
-    module_class.def(py::init<>(), docs::module_init)
+    // init_alias: Module() itself is a PythonModule, so it registers what is assigned to it.
+    module_class.def(py::init_alias<>(), docs::module_init)
         .def("forward", [](py::handle self, const Tensor& input) {
             return module_of(self).forward(input);
         }, py::arg("input"), docs::module_forward)

@@ -144,14 +144,27 @@ void bind_factories_with_generator(py::module_& module) {
     sized("randn", [](const Shape& s, DType t, Device d, Generator& g) {
         return randn(s, t, d, g);
     }, docs::randn);
-    module.def("randint", [](std::int64_t low, std::int64_t high, py::handle size,
-                             py::handle generator, py::handle device, bool requires_grad) {
-        return finish(randint(low, high, size_argument(size, "randint"),
-                              to_device(device, "randint"), generator_argument(generator, "randint")),
-                      requires_grad);
-    }, py::arg("low"), py::arg("high"), py::arg("size"), py::kw_only(),
-       py::arg("generator") = py::none(), py::arg("device") = py::none(),
-       py::arg("requires_grad") = false, docs::randint);
+    module.def("randint", [](py::handle low, py::handle high, py::handle size,
+                             py::handle generator, py::handle dtype, py::handle device,
+                             bool requires_grad) {
+        if (size.is_none()) {  // randint(high, size), as PyTorch
+            if (high.is_none()) {
+                throw TypeError("randint: expected (low, high, size) or (high, size)");
+            }
+            size = high;
+            high = low;
+            low = py::int_(0);
+        }
+        Tensor out = randint(to_int64(low, "randint", "low"), to_int64(high, "randint", "high"),
+                             size_argument(size, "randint"), to_device(device, "randint"),
+                             generator_argument(generator, "randint"));
+        if (const auto target = to_optional_dtype(dtype, "randint")) {
+            out = out.to(*target);
+        }
+        return finish(out, requires_grad);
+    }, py::arg("low"), py::arg("high") = py::none(), py::arg("size") = py::none(), py::kw_only(),
+       py::arg("generator") = py::none(), py::arg("dtype") = py::none(),
+       py::arg("device") = py::none(), py::arg("requires_grad") = false, docs::randint);
     module.def("randperm", [](py::handle n, py::handle generator, py::handle dtype,
                               py::handle device, bool requires_grad) {
         const DType target = to_optional_dtype(dtype, "randperm").value_or(DType::I64);

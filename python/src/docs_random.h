@@ -179,19 +179,24 @@ Example:
     >>> kael.randn(4, generator=kael.Generator().manual_seed(1)).shape
 )doc";
 
-inline constexpr const char* randint = R"doc(randint(low, high, size, *, generator=None, device=None, requires_grad=False)
+inline constexpr const char* randint = R"doc(randint(low, high, size, *, generator=None, dtype=None, device=None, requires_grad=False)
 --
 
 Uniform random integers in [low, high), int64, from generator (the process generator when None).
+As PyTorch, randint(high, size) draws from [0, high).
 
 Args:
     low (int), high (int): the range; ValueError unless low < high.
     size (tuple of ints): the shape.
-    generator (kael.Generator, optional), device (str or kael.device, optional).
+    generator (kael.Generator, optional), dtype (an integer kael.dtype, optional: int64),
+    device (str or kael.device, optional).
 
 Example:
 
     >>> kael.randint(0, 10, (3,)).shape
+    (3,)
+    >>> kael.randint(10, (2, 2)).shape
+    (2, 2)
 )doc";
 
 inline constexpr const char* randperm = R"doc(randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)

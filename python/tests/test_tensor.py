@@ -1,6 +1,7 @@
 """Construction, host conversions, views, indexing, repr."""
 import numpy as np
 import pytest
+import torch
 
 import kael
 
@@ -157,7 +158,10 @@ def test_repr():
     assert "grad_fn=<" in repr(kael.ones(2, requires_grad=True) * 2)
     assert "..." in repr(kael.zeros(100, 100))
     assert repr(kael.zeros(2, 0)) == "kael.tensor([], size=(2, 0))"
-    assert str(kael.tensor([1e-6, 1.0])) == "kael.tensor([1.0000e-06, 1.0000e+00])"
+    assert repr(kael.tensor([1e-6, 1.0])) == "kael.tensor([1.0000e-06, 1.0000e+00])"
+    # str as print shows a torch tensor
+    assert str(kael.tensor([1e-6, 1.0])) == "tensor([1.0000e-06, 1.0000e+00])"
+    assert str(kael.tensor(1.5)) == str(torch.tensor(1.5))
 
 
 def test_repr_on_device(device):

@@ -74,6 +74,14 @@ private:
 
 namespace autograd {
 
+// Records one node for a function of several inputs and outputs (a Python
+// autograd.Function): backward gets a gradient per output (undefined where none arrived) and
+// returns one per input (undefined for none). Nothing is recorded unless an input requires
+// grad; outputs must be new tensors.
+using FunctionBackward = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+void record_function(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                     const std::string& name, FunctionBackward backward);
+
 // Runs backward from root (see Tensor::backward).
 void backward(const Tensor& root, const std::optional<Tensor>& gradient = std::nullopt,
               bool retain_graph = false);

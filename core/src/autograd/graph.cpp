@@ -328,7 +328,59 @@ private:
     std::function<Tensor(const std::vector<Tensor>&)> backward_;
 };
 
+// A node of several inputs and outputs whose backward is given whole (a Python
+// autograd.Function's): a gradient per output in (undefined where none arrived), one per input
+// out.
+class FunctionNode final : public Node {
+public:
+    FunctionNode(std::string name, int outputs, FunctionBackward backward)
+        : name_(std::move(name)), outputs_(outputs), backward_(std::move(backward)) {}
+
+    std::vector<Tensor> apply(std::vector<Tensor> grads) override {
+        if (!backward_) {
+            throw Error(name_ + ": backward already ran and freed its state; pass "
+                        "retain_graph=True to backward through it again");
+        }
+        std::vector<Tensor> result = backward_(grads);
+        if (result.size() != next_edges.size()) {
+            throw ValueError(name_ + ": backward returned " + std::to_string(result.size()) +
+                             " gradients for " + std::to_string(next_edges.size()) + " inputs");
+        }
+        return result;
+    }
+    [[nodiscard]] std::string name() const override { return name_; }
+    [[nodiscard]] int num_inputs() const override { return outputs_; }
+    void release_saved_tensors() override { backward_ = nullptr; }
+
+private:
+    std::string name_;
+    int outputs_;
+    FunctionBackward backward_;
+};
+
 }  // namespace
+
+void record_function(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                     const std::string& name, FunctionBackward backward) {
+    if (!is_grad_enabled() || !any_requires_grad(inputs)) {
+        return;
+    }
+    auto node = std::make_shared<FunctionNode>(name, static_cast<int>(outputs.size()),
+                                               std::move(backward));
+    for (const Tensor& input : inputs) {
+        node->next_edges.push_back(input.requires_grad() ? gradient_edge(input) : Edge{});
+        node->input_metadata.push_back(metadata_of(input));
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (!is_floating(outputs[i].dtype())) {
+            continue;  // integer outputs carry no gradient
+        }
+        AutogradMeta& meta = meta_of(outputs[i]);
+        meta.requires_grad = true;
+        meta.grad_fn = node;
+        meta.output_nr = static_cast<int>(i);
+    }
+}
 
 void record_multi_output(const std::vector<Tensor>& outputs, const Tensor& input, const char* name,
                          std::function<Tensor(const std::vector<Tensor>&)> backward) {

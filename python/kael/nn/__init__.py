@@ -16,6 +16,10 @@ them:
 A plain list or dict of modules cannot be assigned (its modules would not be registered): use
 ModuleList or ModuleDict. `del module.name` unregisters a parameter or submodule.
 """
+import collections
+
+from .. import _kael
+from .._kael import Tensor as _Tensor
 from .._kael import _nn
 from . import functional, init  # noqa: F401
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,  # noqa: F401
@@ -41,14 +45,29 @@ GPT = _nn.GPT
 GPTConfig = _nn.GPTConfig
 
 
-def Parameter(tensor):
-    """A leaf that requires grad, sharing tensor's memory: registered when assigned to a Module.
+class _ParameterType(type):
+    # kael's parameters are tensors: a leaf that requires grad is one (what Module registers).
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, _Tensor) and instance.is_leaf and instance.requires_grad
+
+
+class Parameter(metaclass=_ParameterType):
+    """A leaf that requires grad, sharing data's memory: registered when assigned to a Module.
+    Parameter(data=None, requires_grad=True) as PyTorch's; isinstance(t, kael.nn.Parameter) is
+    True for every leaf tensor that requires grad (kael's parameters are plain tensors).
 
     Example:
-        >>> kael.nn.Parameter(kael.zeros(3)).requires_grad
-        True
+        >>> p = kael.nn.Parameter(kael.zeros(3))
+        >>> p.requires_grad, isinstance(p, kael.nn.Parameter)
+        (True, True)
     """
-    return tensor.detach().requires_grad_(True)
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            data = _kael.empty(0)
+        if not isinstance(data, _Tensor):
+            raise TypeError(f"Parameter: data must be a Tensor, not {type(data).__name__}")
+        return data.detach().requires_grad_(bool(requires_grad))
 
 
 class Sequential(Module):
@@ -62,9 +81,13 @@ class Sequential(Module):
 
     def __init__(self, *modules):
         super().__init__()
-        object.__setattr__(self, "_layers", list(modules))  # registered one by one below
-        for index, module in enumerate(modules):
-            setattr(self, str(index), module)
+        if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict):
+            named = list(modules[0].items())  # Sequential(OrderedDict(name=module, ...))
+        else:
+            named = [(str(index), module) for index, module in enumerate(modules)]
+        object.__setattr__(self, "_layers", [module for _, module in named])
+        for name, module in named:  # registered one by one
+            setattr(self, name, module)
 
     def forward(self, input):
         for module in self._layers:
@@ -174,6 +197,20 @@ class ModuleDict(Module):
     def __getitem__(self, key):
         return self._items[key]
 
+    def __getattr__(self, name):
+        # Reached only when normal lookup fails: the dict's modules read as attributes too
+        # (self.transformer.wte), as in PyTorch.
+        items = self.__dict__.get("_items", {})
+        if name in items:
+            return items[name]
+        raise AttributeError(f"'ModuleDict' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Module) and not name.startswith("_"):
+            self[name] = value  # an attribute module joins the dict, as in PyTorch
+        else:
+            super().__setattr__(name, value)
+
     def __delitem__(self, key):
         del self._items[key]
         self._unregister_child(key)
@@ -216,3 +253,6 @@ __all__ = ["Module", "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "Sigmoi
            "GPTConfig"]
 
 from . import utils  # noqa: E402,F401  (kael.nn.utils: gradient clipping)
+from . import _module_api  # noqa: E402
+
+_module_api.install()

@@ -1,0 +1,40 @@
+"""The ported programs of python/examples/porting (nanoGPT-style train and sample, written with
+`torch`'s imports and idioms, only backend.py choosing kael) run to the end on cpu and on the
+cuda:0 device (emulated without a GPU), and the loss falls."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import kael
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PORTING = os.path.join(HERE, "..", "examples", "porting")
+TEXT = "/usr/share/common-licenses/GPL-3"  # base-files: on every Debian machine
+
+
+def run(script, *arguments):
+    result = subprocess.run([sys.executable, os.path.join(PORTING, script), *arguments],
+                            capture_output=True, text=True, cwd=PORTING, timeout=600,
+                            env={**os.environ, "KAEL_PORTING_BACKEND": "kael"})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.mark.skipif(not os.path.exists(TEXT), reason="no text corpus")
+@pytest.mark.parametrize("where", ["cpu", "cuda:0"])
+def test_nanogpt_style_program_trains_checkpoints_and_samples(where, tmp_path):
+    device = where
+    if not kael.is_available(device):
+        pytest.skip(f"nothing serves {device}")
+    log = tmp_path / "loss.txt"
+    out = run("train_char_gpt.py", f"--device={device}", f"--out_dir={tmp_path}",
+              "--max_iters=30", "--eval_interval=15", "--eval_iters=2", f"--log_path={log}",
+              "--dtype=float16" if device != "cpu" else "--dtype=bfloat16")
+    assert "saving checkpoint" in out
+    losses = [float(line.split()[1]) for line in log.read_text().splitlines()]
+    assert len(losses) == 30 and sum(losses[-5:]) / 5 < losses[0] - 0.3, losses
+    sample = run("sample_char_gpt.py", f"--device={device}", f"--out_dir={tmp_path}",
+                 "--max_new_tokens=40", "--num_samples=1")
+    assert sample.count("---------------") == 1 and len(sample) > 40
