@@ -13,7 +13,9 @@ import pytest
 import kael
 
 PUBLIC_MODULES = ["kael", "kael.nn", "kael.nn.functional", "kael.nn.init", "kael.nn.utils",
-                  "kael.optim", "kael.optim.lr_scheduler", "kael.utils.data", "kael.autograd",
+                  "kael.optim", "kael.optim.lr_scheduler", "kael.utils.data",
+                  "kael.utils.data.dataloader", "kael.utils.data.sampler",
+                  "kael.utils.data.dataset", "kael.autograd",
                   "kael.safetensors", "kael.linalg", "kael.amp", "kael.backends",
                   "kael.backends.cuda", "kael.backends.cudnn", "kael.cuda", "kael.cuda.amp"]
 INTERNALS = ["relu_backward", "sigmoid_backward", "gelu_backward", "format_tensor", "Record",

@@ -250,9 +250,12 @@ __all__ = ["Module", "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "Sigmoi
            "Dropout", "SiLU", "Identity", "Flatten", "Unflatten", "Softmax", "LogSoftmax",
            "MultiheadAttention", "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "BCELoss",
            "BCEWithLogitsLoss", "Sequential", "ModuleList", "ModuleDict", "Parameter", "GPT",
-           "GPTConfig"]
+           "GPTConfig", "LeakyReLU", "ELU", "Softplus", "Mish", "Hardswish", "CosineSimilarity",
+           "SmoothL1Loss", "HuberLoss", "KLDivLoss"]
 
 from . import utils  # noqa: E402,F401  (kael.nn.utils: gradient clipping)
 from . import _module_api  # noqa: E402
+from ._more_modules import (CosineSimilarity, ELU, Hardswish, HuberLoss,  # noqa: E402,F401
+                            KLDivLoss, LeakyReLU, Mish, SmoothL1Loss, Softplus)
 
 _module_api.install()

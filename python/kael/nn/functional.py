@@ -10,6 +10,10 @@ from .._kael._nn._functional import (  # noqa: F401
     l1_loss, layer_norm, linear, mse_loss, nll_loss, one_hot, pad, scaled_dot_product_attention,
     silu)
 
+from ._more_functional import (  # noqa: F401,E402
+    cosine_similarity, elu, hardswish, huber_loss, kl_div, leaky_relu, mish, normalize,
+    smooth_l1_loss, softplus)
+
 # The top-level ops already have PyTorch's signatures.
 relu = _kael.relu
 gelu = _kael.gelu
@@ -21,4 +25,6 @@ log_softmax = _kael.log_softmax
 __all__ = ["relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
            "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "layer_norm", "dropout", "embedding", "linear",
-           "scaled_dot_product_attention", "one_hot", "pad"]
+           "scaled_dot_product_attention", "one_hot", "pad", "leaky_relu", "elu", "softplus",
+           "mish", "hardswish", "normalize", "cosine_similarity", "smooth_l1_loss",
+           "huber_loss", "kl_div"]

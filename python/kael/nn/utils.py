@@ -42,4 +42,43 @@ def clip_grad_value_(parameters, clip_value):
     _optim.clip_grad_value_(_parameter_list(parameters), float(clip_value))
 
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+def parameters_to_vector(parameters):
+    """The parameters flattened and joined into one 1-D tensor (all on one device).
+
+    Example:
+        >>> layer = kael.nn.Linear(2, 1)
+        >>> kael.nn.utils.parameters_to_vector(layer.parameters()).shape
+        (3,)
+    """
+    tensors = _parameter_list(parameters)
+    if tensors and any(t.device != tensors[0].device for t in tensors):
+        raise RuntimeError("parameters_to_vector: the parameters are on different devices")
+    from .. import _kael
+    return _kael.cat([t.reshape(-1) for t in tensors])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copies consecutive slices of the 1-D tensor vec into the parameters, in place.
+
+    Example:
+        >>> layer = kael.nn.Linear(2, 1)
+        >>> kael.nn.utils.vector_to_parameters(kael.tensor([1.0, 2.0, 3.0]), layer.parameters())
+        >>> layer.bias.tolist()
+        [3.0]
+    """
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"vector_to_parameters: expected a Tensor, not {type(vec).__name__}")
+    from ..autograd import no_grad
+    tensors = _parameter_list(parameters)
+    total = sum(t.numel() for t in tensors)
+    if vec.dim() != 1 or vec.numel() != total:
+        raise ValueError(f"vector_to_parameters: vec must be 1-D with {total} elements, got "
+                         f"shape {tuple(vec.shape)}")
+    offset = 0
+    with no_grad():
+        for t in tensors:
+            t.copy_(vec[offset:offset + t.numel()].view(*t.shape))
+            offset += t.numel()
+
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]

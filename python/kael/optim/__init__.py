@@ -1,4 +1,5 @@
-"""kael.optim: optimizers that update parameters in place (SGD, Adam, AdamW), with parameter
+"""kael.optim: optimizers that update parameters in place (SGD, Adam, AdamW, RMSprop, Adagrad,
+Adadelta, LBFGS), with parameter
 groups and state dicts as in PyTorch, the Optimizer base class to subclass, and lr_scheduler.
 
 Example:
@@ -9,7 +10,9 @@ Example:
     >>> optimizer.zero_grad()
 """
 from . import lr_scheduler  # noqa: F401
+from ._lbfgs import LBFGS
+from ._more_optimizers import Adadelta, Adagrad, RMSprop
 from ._optimizers import SGD, Adam, AdamW
 from .optimizer import Optimizer
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "LBFGS"]
