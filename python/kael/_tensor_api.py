@@ -275,6 +275,40 @@ def _set_data(self, value):
     self.detach().copy_(value)
 
 
+class _HookHandle:
+    """What Tensor.register_hook returns: remove() stops the hook from running."""
+
+    def __init__(self):
+        self.removed = False
+
+    def remove(self):
+        """The hook no longer runs (it stays registered, doing nothing)."""
+        self.removed = True
+
+
+def _register_hook(self, hook):
+    """hook(grad) runs when this tensor's gradient is computed (before a leaf accumulates it);
+    a tensor it returns replaces the gradient. Returns a handle with remove()."""
+    handle = _HookHandle()
+
+    def run(grad):
+        return None if handle.removed else hook(grad)
+    _kael._autograd.register_hook(self, run)
+    return handle
+
+
+def _retain_grad(self):
+    """Keeps this non-leaf tensor's gradient in .grad after backward (leaves always do)."""
+    _kael._autograd.retain_grad(self)
+
+
+def _detach_(self):
+    """Detaches this tensor in place from the graph that made it (a leaf without grad);
+    returns it."""
+    _kael._autograd.detach_(self)
+    return self
+
+
 def install(namespace):
     original_shape = Tensor.shape
     original_size = Tensor.size
@@ -302,6 +336,9 @@ def install(namespace):
     for name in ("new_zeros", "new_ones", "new_empty", "new_full"):
         setattr(Tensor, name, _new(name))
     Tensor.new_tensor = _new_tensor
+    Tensor.register_hook = _register_hook
+    Tensor.retain_grad = _retain_grad
+    Tensor.detach_ = _detach_
     Tensor.pin_memory = _pin_memory
     Tensor.is_pinned = lambda self: False
     Tensor.is_pinned.__doc__ = "False: kael has no page-locked host tensors (see pin_memory)."
@@ -321,6 +358,8 @@ def install(namespace):
         namespace[name] = _legacy_factory(name, dtype_name)
     namespace.update(Size=Size, is_tensor=is_tensor, numel=numel, mm=mm, bmm=bmm, addmm=addmm,
                      baddbmm=baddbmm, isclose=isclose, equal=equal, masked_select=masked_select)
+    from . import autograd
+    namespace["inference_mode"] = autograd.inference_mode
     namespace["bool"] = _kael.bool_  # torch.bool (bool_ stays: the builtin's name)
     where = namespace["where"]
 

@@ -186,3 +186,116 @@ class Function:
         if skip:  # recorded with the others (backward's arguments line up), returned detached
             outputs = tuple(o.detach() if id(o) in skip else o for o in outputs)
         return outputs[0] if single else outputs
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of outputs (weighted by grad_outputs; ones for one-element outputs) with
+    respect to inputs, returned as a tuple instead of accumulated into .grad, as
+    torch.autograd.grad. With create_graph=True they are recorded, so they can be
+    differentiated again (a gradient penalty, a Hessian-vector product). An input the outputs do
+    not use gives None with allow_unused=True (zeros with materialize_grads), else ValueError.
+
+    Example:
+        >>> x = kael.tensor([2.0, 3.0], requires_grad=True)
+        >>> (dx,) = kael.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        >>> dx.tolist()
+        [12.0, 27.0]
+        >>> kael.autograd.grad(dx.sum(), x)[0].tolist()
+        [12.0, 18.0]
+    """
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad: is_grads_batched is not implemented in kael")
+    single = isinstance(outputs, _kael.Tensor)
+    outputs = [outputs] if single else list(outputs)
+    inputs = [inputs] if isinstance(inputs, _kael.Tensor) else list(inputs)
+    if isinstance(grad_outputs, _kael.Tensor):
+        grad_outputs = [grad_outputs]
+    retain = create_graph if retain_graph is None else retain_graph
+    unused = materialize_grads if allow_unused is None else allow_unused or materialize_grads
+    result = _kael._autograd.grad(outputs, grad_outputs, inputs, bool(retain),
+                                  bool(create_graph), bool(unused))
+    if materialize_grads:
+        result = [r if r is not None else _kael.zeros(i.shape, dtype=i.dtype, device=i.device)
+                  for r, i in zip(result, inputs)]
+    return tuple(result)
+
+
+class set_detect_anomaly(contextlib.ContextDecorator):
+    """Turns anomaly detection on (or off) inside a with-block, a decorated function, or from
+    the call on: while on, backward checks every node's gradients and raises ValueError naming
+    the node that produced a NaN.
+
+    Example:
+        >>> x = kael.tensor([0.0], requires_grad=True)
+        >>> with kael.autograd.set_detect_anomaly(True):
+        ...     try:
+        ...         kael.sqrt(x * 0 - 1).sum().backward()
+        ...     except ValueError as error:
+        ...         print("nan values" in str(error))
+        True
+    """
+
+    def __init__(self, mode, check_nan=True):
+        self.previous = _kael._autograd.is_anomaly_enabled()
+        self.mode = bool(mode) and check_nan
+        _kael._autograd.set_anomaly_enabled(self.mode)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        _kael._autograd.set_anomaly_enabled(self.previous)
+        return False
+
+    def _recreate_cm(self):
+        return self
+
+
+class detect_anomaly(set_detect_anomaly):
+    """set_detect_anomaly(True) as a with-block or decorator (torch.autograd.detect_anomaly).
+
+    Example:
+        >>> with kael.autograd.detect_anomaly():
+        ...     kael.autograd.is_anomaly_enabled()
+        True
+    """
+
+    def __init__(self, check_nan=True):
+        super().__init__(True, check_nan)
+
+
+def is_anomaly_enabled():
+    """Whether anomaly detection is on.
+
+    Example:
+        >>> kael.autograd.is_anomaly_enabled()
+        False
+    """
+    return _kael._autograd.is_anomaly_enabled()
+
+
+class inference_mode(_GradMode):
+    """no_grad for inference, as torch.inference_mode (mode=False: a region with grad mode
+    unchanged). kael has no inference tensors: tensors made inside may later be used with
+    autograd, which PyTorch forbids.
+
+    Example:
+        >>> with kael.inference_mode():
+        ...     y = kael.ones(2, requires_grad=True) * 2
+        >>> y.requires_grad
+        False
+    """
+
+    def __init__(self, mode=True):
+        super().__init__(False)
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        if not self.mode:
+            self.previous = _kael.is_grad_enabled()  # restored as it is
+            return self
+        return super().__enter__()
+
+    def _recreate_cm(self):
+        return inference_mode(self.mode)

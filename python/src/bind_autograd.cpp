@@ -43,15 +43,19 @@ void run_backward(const Tensor& root, py::handle gradient, bool retain_graph) {
     autograd::backward(root, seed, retain_graph);
 }
 
+// A Python callable held by C++ (a hook): called and released with the GIL.
+std::shared_ptr<py::function> held_function(py::function function) {
+    return {new py::function(std::move(function)), [](py::function* f) {
+                const py::gil_scoped_acquire gil;
+                delete f;
+            }};
+}
+
 // autograd.Function's node: backward is a Python callable taking and returning lists (None for
 // undefined gradients), called with the GIL and released with it.
 void record_python_function(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                             const std::string& name, py::function backward) {
-    auto held = std::shared_ptr<py::function>(new py::function(std::move(backward)),
-                                              [](py::function* f) {
-                                                  const py::gil_scoped_acquire gil;
-                                                  delete f;
-                                              });
+    auto held = held_function(std::move(backward));
     autograd::record_function(outputs, inputs, name,
                               [held](const std::vector<Tensor>& grads) {
         const py::gil_scoped_acquire gil;
@@ -66,6 +70,46 @@ void record_python_function(const std::vector<Tensor>& outputs, const std::vecto
         }
         return out;
     });
+}
+
+void register_python_hook(const Tensor& tensor, py::function hook) {
+    autograd::register_hook(tensor, [held = held_function(std::move(hook))](const Tensor& grad) {
+        const py::gil_scoped_acquire gil;
+        const py::object result = (*held)(grad);
+        if (result.is_none()) {
+            return Tensor();
+        }
+        if (!py::isinstance<Tensor>(result)) {
+            throw TypeError("a tensor hook must return None or a Tensor, not " +
+                            type_name(result));
+        }
+        return result.cast<Tensor>();
+    });
+}
+
+std::vector<py::object> run_grad(const std::vector<Tensor>& outputs, py::handle grad_outputs,
+                                 const std::vector<Tensor>& inputs, bool retain_graph,
+                                 bool create_graph, bool allow_unused) {
+    std::vector<Tensor> seeds(outputs.size());
+    if (!grad_outputs.is_none()) {
+        std::size_t i = 0;
+        for (const py::handle item : py::iter(grad_outputs)) {
+            if (i == seeds.size()) {
+                throw ValueError("grad: more grad_outputs than outputs");
+            }
+            seeds[i++] = item.is_none() ? Tensor() : tensor_argument(item, "grad", "grad_outputs");
+        }
+    }
+    std::vector<Tensor> result;
+    {
+        const py::gil_scoped_release released;
+        result = autograd::grad(outputs, seeds, inputs, retain_graph, create_graph, allow_unused);
+    }
+    std::vector<py::object> out;
+    for (const Tensor& t : result) {
+        out.push_back(t.defined() ? py::cast(t) : py::none());
+    }
+    return out;
 }
 
 }  // namespace
@@ -118,6 +162,16 @@ void bind_autograd(py::module_& module) {
     autograd_module.def("gradcheck", &run_gradcheck, py::arg("function"), py::arg("inputs"),
                         py::arg("eps") = 1e-6, py::arg("atol") = 1e-5, py::arg("rtol") = 1e-3,
                         py::arg("raise_exception") = true, docs::by_name("autograd.gradcheck"));
+    autograd_module.def("register_hook", &register_python_hook, py::arg("tensor"),
+                        py::arg("hook"));
+    autograd_module.def("retain_grad", &autograd::retain_grad, py::arg("tensor"));
+    autograd_module.def("detach_", &autograd::detach_in_place, py::arg("tensor"));
+    autograd_module.def("grad", &run_grad, py::arg("outputs"), py::arg("grad_outputs"),
+                        py::arg("inputs"), py::arg("retain_graph"), py::arg("create_graph"),
+                        py::arg("allow_unused"));
+    autograd_module.def("set_anomaly_enabled", &autograd::set_anomaly_enabled,
+                        py::arg("enabled"));
+    autograd_module.def("is_anomaly_enabled", &autograd::is_anomaly_enabled);
     autograd_module.def("record_function", &record_python_function, py::arg("outputs"),
                         py::arg("inputs"), py::arg("name"), py::arg("backward"));
     autograd_module.def("sum_to", [](const Tensor& grad, py::handle shape) {

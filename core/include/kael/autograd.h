@@ -27,6 +27,8 @@ struct AutogradMeta {
     // In-place ops recorded on this tensor (directly or through a view): its views compare it
     // with the value they were made at (TensorImpl::base_history).
     std::uint64_t history = 0;
+    // A leaf's tensor hooks, run on each incoming gradient before it is accumulated.
+    std::vector<std::function<Tensor(const Tensor&)>> hooks;
     // Guards grad and grad_accumulator: backward calls on several threads may reach one leaf.
     std::mutex mutex;
 };
@@ -53,8 +55,17 @@ public:
     // Called after backward without retain_graph; a later apply must then throw kael::Error.
     virtual void release_saved_tensors() {}
 
+    // Whether this node accumulates into a leaf's grad (autograd::grad skips those).
+    [[nodiscard]] virtual bool accumulates() const { return false; }
+    // Whether apply's gradients are themselves recorded when grad mode is on, so that
+    // autograd::grad(create_graph) may differentiate them (fused backward kernels are not).
+    [[nodiscard]] virtual bool differentiable_backward() const { return false; }
+
     std::vector<Edge> next_edges;
     std::vector<InputMetadata> input_metadata;  // parallel to next_edges
+    // Tensor hooks of this node's outputs (output_nr, hook): they see, and may replace, the
+    // gradient of that output before apply (Tensor.register_hook on a non-leaf).
+    std::vector<std::pair<int, std::function<Tensor(const Tensor&)>>> pre_hooks;
 };
 
 // Thread-local grad mode: while off, ops record nothing.
@@ -81,6 +92,32 @@ namespace autograd {
 using FunctionBackward = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 void record_function(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                      const std::string& name, FunctionBackward backward);
+
+// A function of a tensor's gradient, run when that gradient is computed; a defined result
+// replaces it (PyTorch's Tensor.register_hook).
+using GradientHook = std::function<Tensor(const Tensor&)>;
+// Registers hook on tensor: a non-leaf's runs before its grad_fn, a leaf's before its gradient
+// is accumulated. ValueError when tensor does not require grad.
+void register_hook(const Tensor& tensor, GradientHook hook);
+// Makes a non-leaf tensor keep its gradient in grad() after backward (nothing for a leaf).
+void retain_grad(const Tensor& tensor);
+// Detaches tensor in place: it becomes a leaf that does not require grad.
+void detach_in_place(const Tensor& tensor);
+
+// The gradients of the sum of outputs[i] * grad_outputs[i] with respect to inputs, returned
+// instead of accumulated into grad() (PyTorch's torch.autograd.grad). An undefined
+// grad_outputs[i] means ones (one-element outputs only). With create_graph the gradients are
+// recorded, so they can be differentiated again. An input the outputs do not depend on gets an
+// undefined gradient with allow_unused, else ValueError.
+[[nodiscard]] std::vector<Tensor> grad(const std::vector<Tensor>& outputs,
+                                       const std::vector<Tensor>& grad_outputs,
+                                       const std::vector<Tensor>& inputs, bool retain_graph,
+                                       bool create_graph, bool allow_unused);
+
+// Anomaly detection (PyTorch's set_detect_anomaly): while on, backward checks every node's
+// gradients and names the node that produced a NaN (ValueError).
+void set_anomaly_enabled(bool enabled);
+[[nodiscard]] bool is_anomaly_enabled();
 
 // Runs backward from root (see Tensor::backward).
 void backward(const Tensor& root, const std::optional<Tensor>& gradient = std::nullopt,

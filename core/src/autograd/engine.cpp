@@ -1,5 +1,9 @@
 // The backward pass: dependency counting from the root, then nodes run once every gradient
 // flowing into them has arrived.
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -55,39 +59,68 @@ Tensor sum_to(const Tensor& grad, const Shape& shape) {
     return sum(grad, dims, true).reshape(shape);  // dims is not empty: the shapes differ
 }
 
-void backward(const Tensor& root, const std::optional<Tensor>& gradient, bool retain_graph) {
-    // Backward ops run in the dtypes forward recorded, never autocast (as PyTorch's engine).
-    const autocast::Applied no_autocast;
-    if (!root.requires_grad()) {
-        throw ValueError("backward: the tensor does not require grad and has no grad_fn");
-    }
-    const NoGradGuard no_grad;
-    Tensor seed;
-    if (gradient && gradient->defined()) {
-        if (gradient->shape() != root.shape()) {
-            throw ValueError("backward: gradient of shape " + to_string(gradient->shape()) +
+namespace {
+
+std::atomic<bool> anomaly_enabled{false};
+
+// The seed gradient of root: gradient (checked), or ones for a one-element root.
+Tensor seed_of(const Tensor& root, const Tensor& gradient, const char* op) {
+    if (gradient.defined()) {
+        if (gradient.shape() != root.shape()) {
+            throw ValueError(std::string(op) + ": gradient of shape " +
+                             to_string(gradient.shape()) +
                              " does not match the tensor's shape " + to_string(root.shape()));
         }
-        if (gradient->device() != root.device()) {
-            throw DeviceError("backward: gradient is on " + gradient->device().str() +
+        if (gradient.device() != root.device()) {
+            throw DeviceError(std::string(op) + ": gradient is on " + gradient.device().str() +
                               " but the tensor is on " + root.device().str());
         }
-        seed = gradient->detach().to(root.dtype());
-    } else if (root.numel() != 1) {
-        throw ValueError("backward: an implicit gradient exists only for one-element tensors; "
-                         "pass a gradient for shape " + to_string(root.shape()));
-    } else {
-        seed = ones(root.shape(), root.dtype(), root.device());
+        return gradient.to(root.dtype());
     }
-    const Edge root_edge = gradient_edge(root);
+    if (root.numel() != 1) {
+        throw ValueError(std::string(op) + ": an implicit gradient exists only for one-element "
+                         "tensors; pass a gradient for shape " + to_string(root.shape()));
+    }
+    return ones(root.shape(), root.dtype(), root.device());
+}
 
-    // How many edges lead into each node reachable from the root.
+void check_anomaly(const Node& node, const std::vector<Tensor>& outputs) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i].defined() && is_floating(outputs[i].dtype()) &&
+            any(isnan(outputs[i])).item<bool>()) {
+            throw ValueError("Function '" + node.name() + "' returned nan values in its " +
+                             std::to_string(i) + "th output (anomaly detection)");
+        }
+    }
+}
+
+// Where autograd::grad takes gradients instead of passing them on: (node, input_nr) -> the
+// index of the input.
+using Captures = std::map<std::pair<Node*, int>, std::size_t>;
+
+// The engine: dependency counting from the roots, then each node runs once every gradient
+// flowing into it has arrived. With captures, the gradients reaching those edges are stored
+// in captured and no leaf accumulates.
+void run(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool retain_graph,
+         const Captures* captures, std::vector<Tensor>* captured, bool create_graph = false) {
     std::unordered_map<Node*, int> dependencies;
-    std::unordered_set<Node*> seen{root_edge.function.get()};
-    std::vector<Node*> to_visit{root_edge.function.get()};
+    std::unordered_set<Node*> seen;
+    std::vector<Node*> to_visit;
+    for (const Edge& root : roots) {
+        if (seen.insert(root.function.get()).second) {
+            to_visit.push_back(root.function.get());
+        }
+    }
     while (!to_visit.empty()) {
         Node* node = to_visit.back();
         to_visit.pop_back();
+        if (create_graph && !node->differentiable_backward()) {
+            throw Error(
+                "grad(create_graph=True): the backward of " + node->name() +
+                " is not differentiable in kael yet (its gradient would be taken as a "
+                "constant); differentiable: arithmetic, matmul, pow, log, sin, cos, "
+                "reductions, views, indexing and autograd.Function");
+        }
         for (const Edge& edge : node->next_edges) {
             if (edge.valid()) {
                 ++dependencies[edge.function.get()];
@@ -97,18 +130,48 @@ void backward(const Tensor& root, const std::optional<Tensor>& gradient, bool re
             }
         }
     }
-
     std::unordered_map<Node*, std::vector<Tensor>> buffers;
-    buffers[root_edge.function.get()].resize(
-        static_cast<std::size_t>(root_edge.function->num_inputs()));
-    buffers[root_edge.function.get()][static_cast<std::size_t>(root_edge.input_nr)] = seed;
-    std::vector<std::shared_ptr<Node>> ready{root_edge.function};
+    std::vector<std::shared_ptr<Node>> ready;
+    for (std::size_t r = 0; r < roots.size(); ++r) {
+        std::vector<Tensor>& buffer = buffers[roots[r].function.get()];
+        buffer.resize(static_cast<std::size_t>(roots[r].function->num_inputs()));
+        Tensor& slot = buffer[static_cast<std::size_t>(roots[r].input_nr)];
+        slot = slot.defined() ? add(slot, seeds[r]) : seeds[r];
+        if (dependencies[roots[r].function.get()] == 0 &&
+            std::find(ready.begin(), ready.end(), roots[r].function) == ready.end()) {
+            ready.push_back(roots[r].function);
+        }
+    }
+    const bool anomaly = anomaly_enabled.load();
     while (!ready.empty()) {
         const std::shared_ptr<Node> node = ready.back();
         ready.pop_back();
         std::vector<Tensor> grads = std::move(buffers[node.get()]);
         buffers.erase(node.get());
+        for (const auto& [output_nr, hook] : std::vector(node->pre_hooks)) {
+            Tensor& grad = grads[static_cast<std::size_t>(output_nr)];
+            if (grad.defined()) {
+                Tensor replaced = hook(grad);
+                if (replaced.defined()) {
+                    grad = std::move(replaced);
+                }
+            }
+        }
+        if (captures != nullptr) {
+            for (std::size_t nr = 0; nr < grads.size(); ++nr) {
+                const auto found = captures->find({node.get(), static_cast<int>(nr)});
+                if (found != captures->end() && grads[nr].defined()) {
+                    (*captured)[found->second] = grads[nr];
+                }
+            }
+            if (node->accumulates()) {
+                continue;  // autograd::grad returns gradients, it never accumulates them
+            }
+        }
         std::vector<Tensor> outputs = node->apply(std::move(grads));
+        if (anomaly) {
+            check_anomaly(*node, outputs);
+        }
         if (!retain_graph) {
             node->release_saved_tensors();
         }
@@ -129,6 +192,71 @@ void backward(const Tensor& root, const std::optional<Tensor>& gradient, bool re
             }
         }
     }
+}
+
+}  // namespace
+
+void set_anomaly_enabled(bool enabled) { anomaly_enabled = enabled; }
+bool is_anomaly_enabled() { return anomaly_enabled.load(); }
+
+void backward(const Tensor& root, const std::optional<Tensor>& gradient, bool retain_graph) {
+    // Backward ops run in the dtypes forward recorded, never autocast (as PyTorch's engine).
+    const autocast::Applied no_autocast;
+    if (!root.requires_grad()) {
+        throw ValueError("backward: the tensor does not require grad and has no grad_fn");
+    }
+    const NoGradGuard no_grad;
+    const Tensor seed =
+        seed_of(root, gradient && gradient->defined() ? gradient->detach() : Tensor(), "backward");
+    run({gradient_edge(root)}, {seed}, retain_graph, nullptr, nullptr);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs,
+                         const std::vector<Tensor>& grad_outputs,
+                         const std::vector<Tensor>& inputs, bool retain_graph, bool create_graph,
+                         bool allow_unused) {
+    const autocast::Applied no_autocast;
+    if (grad_outputs.size() != outputs.size()) {
+        throw ValueError("grad: " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
+                         std::to_string(outputs.size()) + " outputs");
+    }
+    std::vector<Edge> roots;
+    std::vector<Tensor> seeds;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (!outputs[i].requires_grad()) {
+            throw ValueError("grad: element " + std::to_string(i) + " of outputs does not "
+                             "require grad and has no grad_fn");
+        }
+        roots.push_back(gradient_edge(outputs[i]));
+        seeds.push_back(seed_of(outputs[i], grad_outputs[i], "grad"));
+    }
+    Captures captures;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i].requires_grad()) {
+            throw ValueError("grad: element " + std::to_string(i) + " of inputs does not "
+                             "require grad");
+        }
+        const Edge edge = gradient_edge(inputs[i]);
+        captures[{edge.function.get(), edge.input_nr}] = i;
+    }
+    std::vector<Tensor> captured(inputs.size());
+    {
+        // create_graph: the backward ops record, so the gradients are differentiable.
+        const std::optional<NoGradGuard> no_grad =
+            create_graph ? std::nullopt : std::optional<NoGradGuard>(std::in_place);
+        run(roots, seeds, retain_graph || create_graph, &captures, &captured, create_graph);
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!captured[i].defined()) {
+            if (!allow_unused) {
+                throw ValueError("grad: input " + std::to_string(i) + " was not used in the "
+                                 "graph of the outputs; pass allow_unused=True to get None");
+            }
+        } else if (!create_graph) {
+            captured[i] = captured[i].detach();
+        }
+    }
+    return captured;
 }
 
 }  // namespace kael::autograd

@@ -1,4 +1,6 @@
 // The graph: grad mode, recording nodes, leaf accumulation, and the autograd side of Tensor.
+#include <set>
+#include <string>
 #include <utility>
 
 #include "kael/device_graph.h"
@@ -44,6 +46,21 @@ public:
         return result;
     }
     [[nodiscard]] std::string name() const override { return name_; }
+    // The formulas written with differentiable ops on the gradient and on saved inputs (saved
+    // outputs carry no gradient edge, so formulas reading them are left out).
+    [[nodiscard]] bool differentiable_backward() const override {
+        static const std::set<std::string, std::less<>> composed = {
+            "AddBackward", "SubBackward", "NegBackward", "MulBackward", "DivBackward",
+            "PowBackward", "MatmulBackward", "SumBackward", "MeanBackward", "ExpandBackward",
+            "ViewBackward", "PermuteBackward", "TransposeBackward", "SliceBackward",
+            "SelectBackward", "SqueezeBackward", "UnsqueezeBackward", "CloneBackward",
+            "CopyBackward", "ToDTypeBackward", "ToDeviceBackward", "AsStridedBackward",
+            "LogBackward", "SinBackward", "CosBackward", "SquareBackward", "AbsBackward",
+            "SignBackward", "CeilBackward", "FloorBackward", "RoundBackward", "TruncBackward",
+            "FracBackward", "GatherBackward", "ScatterAddBackward", "MaskedFillBackward",
+            "WhereBackward", "CumsumBackward", "MaximumBackward", "MinimumBackward"};
+        return composed.count(name_) != 0;
+    }
     void release_saved_tensors() override {
         autograd::BackwardFunction released;  // destroyed after the lock (see AccumulateGrad)
         const std::lock_guard lock(mutex_);
@@ -80,9 +97,15 @@ public:
     explicit AccumulateGrad(std::shared_ptr<TensorImpl> leaf) : leaf_(std::move(leaf)) {}
 
     std::vector<Tensor> apply(std::vector<Tensor> grads) override {
-        const Tensor& incoming = grads.front();
+        Tensor incoming = grads.front();
         if (incoming.defined()) {
             AutogradMeta& meta = *leaf_->autograd;
+            for (const auto& hook : std::vector(meta.hooks)) {  // a hook may register another
+                Tensor replaced = hook(incoming);
+                if (replaced.defined()) {
+                    incoming = std::move(replaced);
+                }
+            }
             Tensor previous;
             const std::lock_guard lock(meta.mutex);
             // The first gradient is kept as it is when nothing else can see its memory (as
@@ -101,6 +124,8 @@ public:
         return {};
     }
     [[nodiscard]] std::string name() const override { return "AccumulateGrad"; }
+    [[nodiscard]] bool accumulates() const override { return true; }
+    [[nodiscard]] bool differentiable_backward() const override { return true; }
 
 private:
     std::shared_ptr<TensorImpl> leaf_;
@@ -331,9 +356,9 @@ private:
 // A node of several inputs and outputs whose backward is given whole (a Python
 // autograd.Function's): a gradient per output in (undefined where none arrived), one per input
 // out.
-class FunctionNode final : public Node {
+class CustomFunctionNode final : public Node {
 public:
-    FunctionNode(std::string name, int outputs, FunctionBackward backward)
+    CustomFunctionNode(std::string name, int outputs, FunctionBackward backward)
         : name_(std::move(name)), outputs_(outputs), backward_(std::move(backward)) {}
 
     std::vector<Tensor> apply(std::vector<Tensor> grads) override {
@@ -351,6 +376,8 @@ public:
     [[nodiscard]] std::string name() const override { return name_; }
     [[nodiscard]] int num_inputs() const override { return outputs_; }
     void release_saved_tensors() override { backward_ = nullptr; }
+    // Python's backward runs kael ops: recorded, as far as those ops are.
+    [[nodiscard]] bool differentiable_backward() const override { return true; }
 
 private:
     std::string name_;
@@ -365,8 +392,8 @@ void record_function(const std::vector<Tensor>& outputs, const std::vector<Tenso
     if (!is_grad_enabled() || !any_requires_grad(inputs)) {
         return;
     }
-    auto node = std::make_shared<FunctionNode>(name, static_cast<int>(outputs.size()),
-                                               std::move(backward));
+    auto node = std::make_shared<CustomFunctionNode>(name, static_cast<int>(outputs.size()),
+                                                     std::move(backward));
     for (const Tensor& input : inputs) {
         node->next_edges.push_back(input.requires_grad() ? gradient_edge(input) : Edge{});
         node->input_metadata.push_back(metadata_of(input));
@@ -379,6 +406,43 @@ void record_function(const std::vector<Tensor>& outputs, const std::vector<Tenso
         meta.requires_grad = true;
         meta.grad_fn = node;
         meta.output_nr = static_cast<int>(i);
+    }
+}
+
+void register_hook(const Tensor& tensor, GradientHook hook) {
+    if (!tensor.requires_grad()) {
+        throw ValueError("register_hook: cannot register a hook on a tensor that doesn't "
+                         "require gradient");
+    }
+    AutogradMeta& meta = meta_of(tensor);
+    if (meta.grad_fn) {
+        meta.grad_fn->pre_hooks.emplace_back(meta.output_nr, std::move(hook));
+        return;
+    }
+    const std::lock_guard lock(meta.mutex);
+    meta.hooks.push_back(std::move(hook));
+}
+
+void retain_grad(const Tensor& tensor) {
+    if (tensor.is_leaf()) {
+        return;  // leaves keep theirs anyway
+    }
+    std::weak_ptr<TensorImpl> kept = tensor.impl_ptr();
+    register_hook(tensor, [kept](const Tensor& grad) {
+        if (const std::shared_ptr<TensorImpl> impl = kept.lock()) {
+            AutogradMeta& meta = *impl->autograd;
+            const std::lock_guard lock(meta.mutex);
+            meta.grad = meta.grad.defined() ? add(meta.grad, grad) : grad.detach().clone();
+        }
+        return Tensor();
+    });
+}
+
+void detach_in_place(const Tensor& tensor) {
+    if (const auto& meta = tensor.impl().autograd) {
+        meta->grad_fn.reset();
+        meta->output_nr = 0;
+        meta->requires_grad = false;
     }
 }
 

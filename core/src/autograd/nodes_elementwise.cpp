@@ -107,9 +107,12 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
                              grad_b ? g * a.unpack() : Tensor()};
             };
         case KAEL_OP_DIVIDE:
-            return [b_saved = saved(second), y = saved_if(grad_b, out), grad_b](const Tensor& g) {
-                const Tensor grad_a = g / b_saved.unpack();
-                return Grads{grad_a, grad_b ? neg(grad_a * y.unpack()) : Tensor()};
+            // d/db (a / b) = -g a / b^2, from the saved inputs (an output saved before its node
+            // exists carries no gradient edge, which create_graph needs).
+            return [b_saved = saved(second), a = saved_if(grad_b, x), grad_b](const Tensor& g) {
+                const Tensor b = b_saved.unpack();
+                const Tensor grad_a = g / b;
+                return Grads{grad_a, grad_b ? neg(grad_a * a.unpack() / b) : Tensor()};
             };
         case KAEL_OP_POWER:
             return [a_saved = saved(x), b_saved = saved(second), y_saved = saved(out),
@@ -120,8 +123,11 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
                 const Tensor a = a_saved.unpack().to(y.dtype());
                 const Tensor b = b_saved.unpack().to(y.dtype());
                 // Where the base is 0, y * log(a) is 0 * -inf: its limit for b > 0 is 0.
+                // Under create_graph, a ** b again: the saved output has no gradient edge.
+                const Tensor power = grad_b && is_grad_enabled() ? pow(a, b) : y;
                 return Grads{grad_a ? g * b * pow(a, b - 1.0) : Tensor(),
-                             grad_b ? where(eq(a, zero_scalar(a)), zero_scalar(g), g * y * log(a))
+                             grad_b ? where(eq(a, zero_scalar(a)), zero_scalar(g),
+                                            g * power * log(a))
                                     : Tensor()};
             };
         case KAEL_OP_MAXIMUM:

@@ -88,6 +88,11 @@ public:
 private:
     Tensor data_;
     std::uint64_t version_ = 0;
+    // Where the saved tensor's gradient goes, for backward of backward (create_graph): a
+    // leaf's autograd state, or a non-leaf's node (weakly: a node may save its own output).
+    std::shared_ptr<AutogradMeta> leaf_;
+    std::weak_ptr<Node> grad_fn_;
+    int output_nr_ = 0;
 };
 
 // Marks the node whose backward formula runs on this thread, so SavedTensor's error names it.

@@ -19,6 +19,15 @@ SavedTensor::SavedTensor(const Tensor& tensor) {
     if (tensor.defined()) {
         data_ = tensor.detach();
         version_ = tensor.impl().storage->version();
+        if (tensor.requires_grad()) {
+            const std::shared_ptr<AutogradMeta>& meta = tensor.impl().autograd;
+            if (meta->grad_fn) {
+                grad_fn_ = meta->grad_fn;
+                output_nr_ = meta->output_nr;
+            } else {
+                leaf_ = meta;
+            }
+        }
     }
 }
 
@@ -38,7 +47,26 @@ Tensor SavedTensor::unpack() const {
                     "step, ...) after the forward pass saved it; write into a clone() instead, "
                     "or call backward before writing");
     }
-    return data_;
+    if (!is_grad_enabled()) {
+        return data_;  // a plain backward: the formula's ops record nothing
+    }
+    // Backward with create_graph: the formula is differentiated too, so the saved tensor
+    // carries its original gradient edge again.
+    std::shared_ptr<Node> node = grad_fn_.lock();
+    if (!leaf_ && !node) {
+        return data_;
+    }
+    Tensor connected = data_.detach();
+    if (leaf_) {
+        connected.impl().autograd = leaf_;  // one state: gradients reach the leaf's grad
+    } else {
+        auto meta = std::make_shared<AutogradMeta>();
+        meta->requires_grad = true;
+        meta->grad_fn = std::move(node);
+        meta->output_nr = output_nr_;
+        connected.impl().autograd = std::move(meta);
+    }
+    return connected;
 }
 
 }  // namespace kael::autograd

@@ -1,2 +1,3 @@
-"""kael.utils: data loading (kael.utils.data)."""
-from . import data  # noqa: F401
+"""kael.utils: data loading (kael.utils.data) and activation checkpointing
+(kael.utils.checkpoint)."""
+from . import checkpoint, data  # noqa: F401

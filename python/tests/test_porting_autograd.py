@@ -1,0 +1,111 @@
+"""The autograd API of training programs, each beside torch 1.13: tensor hooks (leaf and
+non-leaf, removable), retain_grad, detach_, autograd.grad with create_graph (second
+derivatives, gradient penalties), anomaly detection, inference_mode and activation
+checkpointing."""
+import numpy as np
+import pytest
+import torch
+
+import kael
+
+DATA = np.array([[0.5, -1.5, 2.0], [1.0, 0.25, -0.75]], dtype=np.float32)
+
+
+def both(fn):
+    return fn(kael), fn(torch)
+
+
+def close(a, b, **tolerance):
+    np.testing.assert_allclose(np.array(a.tolist()), b.detach().numpy(), rtol=1e-5,
+                               **tolerance)
+
+
+def test_hooks_retain_grad_and_detach_in_place():
+    def run(lib):
+        x = lib.tensor(DATA, requires_grad=True)
+        seen = []
+        leaf = x.register_hook(lambda g: g * 2)
+        y = x * x
+        y.retain_grad()
+        y.register_hook(lambda g: seen.append(g.sum().item()))
+        (y * 3).sum().backward()
+        first = x.grad.clone()
+        leaf.remove()
+        x.grad = None
+        (x * 1).sum().backward()
+        z = x * 2
+        z.detach_()
+        return first, y.grad, seen, x.grad, z.requires_grad, z.is_leaf
+    k, t = both(run)
+    close(k[0], t[0]), close(k[1], t[1]), close(k[3], t[3])
+    assert k[2] == pytest.approx(t[2]) and k[4:] == t[4:] == (False, True)
+    with pytest.raises(ValueError, match="doesn't require gradient"):
+        kael.ones(2).register_hook(lambda g: g)
+
+
+def test_grad_with_create_graph_and_a_gradient_penalty():
+    def run(lib):
+        x = lib.tensor(DATA, requires_grad=True)
+        w = lib.tensor(DATA.T.copy(), requires_grad=True)
+        out = lib.log((x @ w) ** 2 + 1.0).sum() * lib.sin(x).sum()
+        (dx,) = lib.autograd.grad(out, x, create_graph=True)
+        penalty = (dx * dx).sum()
+        penalty.backward()
+        unused = lib.ones(1, requires_grad=True)
+        none = lib.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)[1]
+        weighted = lib.autograd.grad(x * 3, x, grad_outputs=lib.ones(2, 3) * 0.5)[0]
+        return dx, w.grad, x.grad, none, weighted
+    k, t = both(run)
+    for a, b in zip(k[:3], t[:3]):
+        close(a, b, atol=1e-6)
+    assert k[3] is None and t[3] is None
+    close(k[4], t[4])
+    # A fused backward kernel is not differentiated silently as a constant: a clear error.
+    y = kael.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="TanhBackward"):
+        kael.autograd.grad(kael.tanh(y).sum(), y, create_graph=True)
+    x = kael.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="allow_unused"):
+        kael.autograd.grad((x * 2).sum(), [x, kael.ones(1, requires_grad=True)])
+    assert x.grad is None  # autograd.grad never accumulates
+
+
+def test_anomaly_detection_names_the_node_and_inference_mode():
+    x = kael.tensor([-1.0, 4.0], requires_grad=True)
+    with kael.autograd.detect_anomaly():
+        with pytest.raises(ValueError, match="nan values"):
+            kael.sqrt(x).sum().backward()
+    assert not kael.autograd.is_anomaly_enabled()
+    kael.sqrt(x).sum().backward()  # off: no check, as PyTorch
+    with kael.inference_mode():
+        assert not (x * 2).requires_grad
+    with kael.inference_mode(False):
+        assert (x * 2).requires_grad
+
+    @kael.inference_mode()
+    def infer():
+        return x * 2
+    assert not infer().requires_grad
+
+
+def test_checkpoint_gives_the_plain_gradients():
+    kael.manual_seed(0)
+    model = kael.nn.Sequential(kael.nn.Linear(3, 8), kael.nn.GELU(), kael.nn.Linear(8, 2))
+    x = kael.tensor(DATA, requires_grad=True)
+    model(x).square().sum().backward()
+    plain = [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
+    model.zero_grad()
+    x.grad = None
+    out = kael.utils.checkpoint.checkpoint(model, x, use_reentrant=False)
+    out.square().sum().backward()
+    for a, b in zip(plain, [p.grad for p in model.parameters()] + [x.grad]):
+        np.testing.assert_allclose(np.array(a.tolist()), np.array(b.tolist()), rtol=1e-6)
+    data = kael.tensor(DATA)  # no input requires grad: the parameters still get theirs
+    model.zero_grad()
+    kael.utils.checkpoint.checkpoint(model, data).sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    dropout = kael.nn.Dropout(0.5)
+    y = kael.ones(1000, requires_grad=True)
+    out = kael.utils.checkpoint.checkpoint(dropout, y)
+    out.sum().backward()
+    assert y.grad.tolist() == (out.detach() != 0).float().mul(2.0).tolist()  # same mask again
