@@ -37,6 +37,10 @@ std::string probe_failure(cudaError_t error) {
 const ProbeResult& probed() {
     static const ProbeResult result = [] {
         ProbeResult probe;
+        // Eager module loading unless the user chose: a kernel first launched inside a device
+        // graph's capture cannot load its module then ("operation not permitted when stream is
+        // capturing"). Read once, at the process's first CUDA call.
+        setenv("CUDA_MODULE_LOADING", "EAGER", 0);
         const cudaError_t error = cudaGetDeviceCount(&probe.count);
         if (error != cudaSuccess) {
             static_cast<void>(cudaGetLastError());  // not sticky: keep it from later checks

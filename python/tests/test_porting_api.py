@@ -78,12 +78,12 @@ def test_forward_pre_forward_and_full_backward_hooks_match_torch():
     k_layer, t_layer = twin_linears()
     k_out, k_grad, k_calls, k_plain = run_hooks(kael, k_layer)
     t_out, t_grad, t_calls, t_plain = run_hooks(torch, t_layer)
-    same(k_out, t_out, rtol=1e-6)
-    same(k_grad, t_grad, rtol=1e-6)
-    same(k_plain, t_plain, rtol=1e-6)
+    same(k_out, t_out, rtol=1e-5)  # two BLAS libraries' f32 sums
+    same(k_grad, t_grad, rtol=1e-5)
+    same(k_plain, t_plain, rtol=1e-5)
     assert len(k_calls) == len(t_calls) == 1
-    np.testing.assert_allclose(k_calls[0][0], t_calls[0][0], rtol=1e-6)
-    np.testing.assert_allclose(k_calls[0][1], t_calls[0][1], rtol=1e-6)
+    np.testing.assert_allclose(k_calls[0][0], t_calls[0][0], rtol=1e-5)
+    np.testing.assert_allclose(k_calls[0][1], t_calls[0][1], rtol=1e-5)
 
 
 def test_autograd_function_matches_torch():
