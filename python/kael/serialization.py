@@ -80,7 +80,7 @@ class _Encoder:
                         "lists and tuples of them")
 
 
-def save(obj, f):
+def save(obj, f, format="kael"):
     """Saves obj (nested dicts, lists and tuples of tensors, numbers, strings, bytes and None)
     to f, a path or a binary file object, as one safetensors file.
 
@@ -89,6 +89,9 @@ def save(obj, f):
     written beside itself and renamed over at the end, so a failed save leaves an older file
     whole. The file holds no code: kael.load never runs any.
 
+    format="torch" writes PyTorch's checkpoint format instead (the zip torch.save writes), for
+    torch.load; kael.load reads both, and reads torch.save's files of tensors and containers.
+
     Example:
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "state.kael")
@@ -96,6 +99,18 @@ def save(obj, f):
         >>> kael.load(path)["epoch"]
         3
     """
+    if format == "torch":
+        from . import _torch_format
+        if isinstance(f, (str, bytes, os.PathLike)):
+            with open(f, "wb") as file:
+                _torch_format.save(obj, file)
+        else:
+            _torch_format.save(obj, f)
+        return
+    if format != "kael":
+        raise ValueError(f"kael.save: format must be 'kael' or 'torch', got {format!r}")
+    if _holds_module(obj):  # a whole model, as torch.save(model): pickled, in torch's format
+        return save(obj, f, format="torch")
     encoder = _Encoder()
     structure = encoder.encode(obj, "obj")
     metadata = {_KEY: json.dumps({"format": _FORMAT, "object": structure}, separators=(",", ":"))}
@@ -110,6 +125,16 @@ def save(obj, f):
         save_file(encoder.tensors, path, metadata=metadata)
         with open(path, "rb") as file:
             f.write(file.read())
+
+
+def _holds_module(obj, depth=0):
+    if isinstance(obj, _kael._nn.Module):
+        return True
+    if depth < 8 and isinstance(obj, (list, tuple)):
+        return any(_holds_module(item, depth + 1) for item in obj)
+    if depth < 8 and isinstance(obj, dict):
+        return any(_holds_module(item, depth + 1) for item in obj.values())
+    return False
 
 
 def _target_device(stored, map_location):
@@ -185,15 +210,21 @@ class _Decoder:
         self.fail(f"unknown node type {kind!r}")
 
 
-def load(f, map_location=None, weights_only=True):
-    """Loads what kael.save wrote to f (a path or a binary file object).
+def load(f, map_location=None, weights_only=True, mmap=None):
+    """Loads what kael.save wrote to f (a path or a binary file object), or a PyTorch
+    checkpoint (torch.save's zip format: a state_dict, pytorch_model.bin, a training state),
+    whose tensors and containers are rebuilt without PyTorch; any other object such a file
+    pickles is refused (pickle.UnpicklingError), as torch.load(weights_only=True) does.
 
     Args:
         f: the path (str, bytes or os.PathLike) or a binary file object.
         map_location: None restores every tensor on the device it was saved from (a
             RuntimeError with the plugin's reason when that device is missing); a device or a
             device name puts all on it; a dict such as {"cuda:0": "cpu"} maps saved devices.
-        weights_only: accepted for PyTorch's signature; kael.load never runs code.
+        weights_only: True (the default) never runs code: kael.save's files hold none, and a
+            pickled file may rebuild only tensors and containers. False lets a pickled file (a
+            whole model saved with kael.save(model) or torch.save(model)) rebuild any class:
+            only for files you trust.
 
     A file that is not a kael.save file, or whose structure is broken, is a ValueError.
 
@@ -204,12 +235,21 @@ def load(f, map_location=None, weights_only=True):
         >>> kael.load(io.BytesIO(buffer.getvalue()), map_location="cpu")[1]
         'note'
     """
-    del weights_only
+    del mmap
+    from . import _torch_format
+    trusted = weights_only is False
+    if isinstance(f, (str, bytes, os.PathLike)):
+        with open(f, "rb") as file:
+            if _torch_format.is_torch_file(file.read(4)):
+                file.seek(0)
+                return _torch_format.load(file.read(), map_location, trusted)
     if not isinstance(f, (str, bytes, os.PathLike)):
         if not callable(getattr(f, "read", None)):
             raise TypeError(f"kael.load: f must be a path or a binary file object with read(), "
                             f"got {type(f).__name__}")
         data = f.read()
+        if _torch_format.is_torch_file(data):
+            return _torch_format.load(data, map_location, trusted)
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "load.kael")
             with open(path, "wb") as file:
@@ -247,6 +287,16 @@ def _reduce_tensor(self, protocol):
 
 
 def _deepcopy_tensor(self, memo):
+    # Wrappers of one tensor (a tied weight read through two modules) are distinct Python
+    # objects: the memo also knows the tensor itself, so the copy stays tied.
+    key = ("kael.Tensor", hash(self))
+    if key in memo:
+        return memo[key]
+    memo[key] = copy = _deepcopy_leaf(self, memo)
+    return copy
+
+
+def _deepcopy_leaf(self, memo):
     if not self.is_leaf:
         raise RuntimeError("Only tensors created explicitly by the user (graph leaves) support "
                            "the deepcopy protocol; copy a detached tensor instead")

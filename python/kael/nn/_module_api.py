@@ -244,7 +244,69 @@ def add_module(self, name, module):
     setattr(self, name, module)
 
 
+def _constructor_call(module):
+    """The call that builds a built-in (C++) module like module again, as text over its class:
+    its repr for most layers (their reprs are their constructor calls)."""
+    cls = type(module)
+    if cls.__name__ == "MultiheadAttention":
+        return (f"MultiheadAttention({module.embed_dim}, {module.num_heads}, "
+                f"dropout={module.dropout!r}, bias={module.in_proj_bias is not None}, "
+                f"batch_first={module.batch_first})")
+    if cls.__name__ == "LayerNorm":
+        return f"LayerNorm({module.weight.shape[0]}, eps={module.eps!r})"
+    if any(True for _ in module.named_children()):
+        raise TypeError(f"cannot copy or pickle a kael.nn.{cls.__name__} (no recipe for a "
+                        f"built-in module with children)")
+    return repr(module)
+
+
+def _rebuild_builtin(cls, call, parameters, buffers, training):
+    module = eval(call, {"__builtins__": {}}, {cls.__name__: cls})  # noqa: S307
+    for name, tensor in parameters.items():  # the tensors themselves: ties survive a copy
+        module.set_parameter(name, tensor)
+    if buffers:
+        module.load_state_dict(buffers, strict=False)
+    module.train(training)
+    return module
+
+
+def _rebuild_python(cls, attributes, buffers, training):
+    module = cls.__new__(cls)
+    Module.__init__(module)
+    for name, tensor in buffers.items():
+        module.register_buffer(name, tensor)
+    for name, value in attributes.items():
+        if name.startswith("_"):  # containers' own lists and dicts: registered below
+            object.__setattr__(module, name, value)
+        else:
+            setattr(module, name, value)
+    items = attributes.get("_items")
+    if isinstance(items, list):  # ModuleList
+        for index, child in enumerate(items):
+            module._register_child(str(index), child)
+    elif isinstance(items, dict):  # ModuleDict
+        for key, child in items.items():
+            module._register_child(key, child)
+    module.train(training)
+    return module
+
+
+def _reduce_module(self, protocol=None):
+    """Pickling (kael.save of a whole model through pickle, copy.deepcopy): a Python module by
+    its class, attributes and buffers; a built-in one by its constructor and state."""
+    cls = type(self)
+    if cls.__module__.startswith("kael._kael"):
+        parameters = dict(self.named_parameters(remove_duplicate=False))
+        buffers = dict(self.named_buffers())
+        return (_rebuild_builtin, (cls, _constructor_call(self), parameters, buffers,
+                                   self.training))
+    attributes = {name: value for name, value in vars(self).items()}
+    buffers = {name: tensor for name, tensor in self.named_buffers() if "." not in name}
+    return (_rebuild_python, (cls, attributes, buffers, self.training))
+
+
 def install():
+    Module.__reduce_ex__ = _reduce_module
     Module.__call__ = _call
     Module.register_forward_pre_hook = register_forward_pre_hook
     Module.register_forward_hook = register_forward_hook
