@@ -64,6 +64,9 @@ public:
         registered_.insert(name);
         return value;
     }
+    [[nodiscard]] bool is_registered(const std::string& name) const {
+        return registered_.count(name) != 0;
+    }
     bool unregister_attribute(const std::string& name) {
         if (has_buffer(name)) {
             return unregister(name);
@@ -157,7 +160,14 @@ void set_attribute(py::object self, const std::string& name, py::object value) {
                                   ".__init__");
     }
     if (auto* python_module = dynamic_cast<PythonModule*>(module)) {
+        const bool registers = py::isinstance<Module>(value) || py::isinstance<Tensor>(value);
         value = python_module->register_attribute(name, std::move(value));
+        // A plain Module() has no __dict__ (a dynamic_attr base kept module cycles alive at
+        // exit, and unflushed files with them): what it registers is read back from C++.
+        if (registers && !PyObject_HasAttrString(self.ptr(), "__dict__") &&
+            python_module->is_registered(name)) {
+            return;
+        }
     }
     py::module_::import("builtins").attr("object").attr("__setattr__")(self, name, value);
 }
@@ -233,9 +243,7 @@ py::object load_state_dict(Module& module, py::handle state, bool strict) {
 // Every method reaches the C++ module through module_of, so none runs on an unconstructed one.
 void bind_module_base(py::module_& nn_module) {
     using Named = std::vector<std::pair<std::string, Tensor>>;
-    // dynamic_attr: any module (a plain Module() container, a built-in layer) keeps Python
-    // attributes, as torch's do.
-    ModuleClass module_class(nn_module, "Module", py::dynamic_attr(), docs::Module);
+    ModuleClass module_class(nn_module, "Module", docs::Module);
     // half(), bfloat16(), float(), double(): to(dtype), returning the module.
     for (const auto& [name, dtype, doc] :
          {std::tuple{"half", DType::F16, docs::module_half},

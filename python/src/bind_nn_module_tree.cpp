@@ -43,9 +43,23 @@ py::object buffer_attribute(py::handle self, const std::string& name) {
         constructed = constructed && value_and_holder.holder_constructed();
     }
     if (constructed) {
-        for (const auto& [buffer_name, tensor] : module_of(self).named_buffers()) {
+        Module& module = module_of(self);
+        for (const auto& [buffer_name, tensor] : module.named_buffers()) {
             if (buffer_name == name) {
                 return py::cast(tensor);
+            }
+        }
+        // A plain Module() (no __dict__) keeps what is assigned to it only in C++.
+        if (name.find('.') == std::string::npos) {
+            for (const auto& [child_name, child] : module.named_children()) {
+                if (child_name == name) {
+                    return py::cast(child);
+                }
+            }
+            for (const auto& [parameter_name, parameter] : module.named_parameters(false)) {
+                if (parameter_name == name) {
+                    return py::cast(parameter);
+                }
             }
         }
     }

@@ -158,3 +158,28 @@ def test_factories_match_torch():
     assert kael.FloatTensor(2, 3).shape == (2, 3)
     x = kael.ones(2)
     assert x.pin_memory() is x and not x.is_pinned()
+
+
+def test_a_module_in_a_reference_cycle_does_not_stop_the_interpreter_finalizing(tmp_path):
+    """minGPT keeps `self.mlpf = lambda x: m.c_proj(...)` on a module: a cycle through the
+    module's globals. Python must still finalize at exit, flushing the files left open."""
+    import subprocess
+    import sys
+    script = tmp_path / "cycle.py"
+    out = tmp_path / "out.txt"
+    script.write_text(
+        "import kael\n"
+        f"log = open({str(out)!r}, 'w')\n"
+        "log.write('flushed at exit')\n"
+        "class Block(kael.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.child = kael.nn.Linear(2, 2)\n"
+        "        child = self.child\n"
+        "        self.run = lambda x: child(x)\n"
+        "block = Block()\n"
+        "plain = kael.nn.Module()\n"
+        "plain.head = kael.nn.Linear(2, 1)\n"
+        "assert isinstance(plain.head, kael.nn.Linear)\n")
+    subprocess.run([sys.executable, str(script)], check=True, timeout=120)
+    assert out.read_text() == "flushed at exit"

@@ -38,3 +38,17 @@ def test_nanogpt_style_program_trains_checkpoints_and_samples(where, tmp_path):
     sample = run("sample_char_gpt.py", f"--device={device}", f"--out_dir={tmp_path}",
                  "--max_new_tokens=40", "--num_samples=1")
     assert sample.count("---------------") == 1 and len(sample) > 40
+
+
+@pytest.mark.skipif(not os.path.exists(TEXT), reason="no text corpus")
+@pytest.mark.parametrize("where", ["cpu", "cuda:0"])
+def test_mingpt_style_trainer_runs_its_endless_sampler_and_saves(where, tmp_path):
+    if not kael.is_available(where):
+        pytest.skip(f"nothing serves {where}")
+    log = tmp_path / "loss.txt"
+    run("mingpt_style_trainer.py", f"--device={where}", "--max_iters=40",
+        f"--log_path={log}", f"--out_path={tmp_path / 'model.pt'}")
+    losses = [float(line.split()[1]) for line in log.read_text().splitlines()]
+    assert len(losses) == 40 and sum(losses[-5:]) / 5 < losses[0] - 0.5, losses
+    state = kael.load(str(tmp_path / "model.pt"))
+    assert "lm_head.weight" in state

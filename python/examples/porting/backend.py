@@ -13,3 +13,8 @@ else:
     import kael as torch  # noqa: F401
     from kael import nn  # noqa: F401
     from kael.nn import functional as F  # noqa: F401
+
+if os.environ.get("KAEL_PORTING_BACKEND", "kael") == "torch":
+    import torch.utils.data as torch_utils_data  # noqa: F401
+else:
+    import kael.utils.data as torch_utils_data  # noqa: F401
