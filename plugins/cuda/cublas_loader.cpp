@@ -99,9 +99,9 @@ cublasHandle_t handle_for_current_device() {
         KAEL_CUBLAS_CHECK(cublas().set_stream(held.handle, nullptr));
         // bf16/f16 products sum split-K parts in f32, never in the output dtype (an 8x16x4
         // bf16 product was 1.4 half-steps off on an H100); TF32 stays chosen per call.
-        KAEL_CUBLAS_CHECK(cublas().set_math_mode(
-            held.handle, static_cast<cublasMath_t>(
-                             CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+        constexpr auto kMath = static_cast<cublasMath_t>(
+            CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+        KAEL_CUBLAS_CHECK(cublas().set_math_mode(held.handle, kMath));
         found = handles.emplace(current_device(), held).first;
     }
     if (found->second.stream != launch_stream()) {

@@ -309,6 +309,32 @@ def _detach_(self):
     return self
 
 
+def get_default_dtype():
+    """The dtype float factories and Python floats give: kael.float32.
+
+    Example:
+        >>> kael.get_default_dtype()
+        kael.float32
+    """
+    return _kael.float32
+
+
+def set_default_dtype(d):
+    """Sets the default float dtype, as torch.set_default_dtype. kael's factories always make
+    float32, so only kael.float32 is accepted; another dtype raises NotImplementedError rather
+    than being ignored.
+
+    Example:
+        >>> kael.set_default_dtype(kael.float32)
+    """
+    if not isinstance(d, _kael.dtype):
+        raise TypeError(f"set_default_dtype: expected a kael.dtype, got {type(d).__name__}")
+    if d != _kael.float32:
+        raise NotImplementedError(f"set_default_dtype({d!r}): kael's default float dtype is "
+                                  f"float32 and cannot be changed yet; pass dtype= to the "
+                                  f"factories instead")
+
+
 def install(namespace):
     original_shape = Tensor.shape
     original_size = Tensor.size
@@ -356,7 +382,8 @@ def install(namespace):
         Tensor.__int__ = to_int
     for name, dtype_name in _LEGACY.items():
         namespace[name] = _legacy_factory(name, dtype_name)
-    namespace.update(Size=Size, is_tensor=is_tensor, numel=numel, mm=mm, bmm=bmm, addmm=addmm,
+    namespace.update(get_default_dtype=get_default_dtype, set_default_dtype=set_default_dtype,
+                     Size=Size, is_tensor=is_tensor, numel=numel, mm=mm, bmm=bmm, addmm=addmm,
                      baddbmm=baddbmm, isclose=isclose, equal=equal, masked_select=masked_select)
     from . import autograd
     namespace["inference_mode"] = autograd.inference_mode

@@ -11,8 +11,9 @@ class autocast:
     device_type run in mixed precision, as torch.autocast: matmul, linear and
     scaled_dot_product_attention in dtype; softmax, log_softmax, layer_norm, cross_entropy,
     mse_loss and l1-type losses, sum, prod, cumsum, cumprod, logsumexp and norms in float32
-    (torch's cuda lists, on every device type). Parameters stay float32: their casts are made once per region and
-    recorded by autograd, so their gradients are float32. Call backward() after the region.
+    (torch's cuda lists, on every device type). Parameters stay float32: their casts are made
+    once per region and recorded by autograd, so their gradients are float32. Call backward()
+    after the region.
 
     Args:
         device_type (str): 'cpu' or 'cuda' (a device's type; 'cuda:0' reads as 'cuda').

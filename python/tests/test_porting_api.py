@@ -183,3 +183,10 @@ def test_a_module_in_a_reference_cycle_does_not_stop_the_interpreter_finalizing(
         "assert isinstance(plain.head, kael.nn.Linear)\n")
     subprocess.run([sys.executable, str(script)], check=True, timeout=120)
     assert out.read_text() == "flushed at exit"
+
+
+def test_default_dtype():
+    assert kael.get_default_dtype() == kael.float32 and torch.get_default_dtype() == torch.float32
+    kael.set_default_dtype(kael.float32)
+    with pytest.raises(NotImplementedError, match="float32"):
+        kael.set_default_dtype(kael.float64)

@@ -142,7 +142,8 @@ class GPT(nn.Module):
     @torch.no_grad()
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
         for _ in range(max_new_tokens):
-            idx_cond = idx if idx.size(1) <= self.args.block_size else idx[:, -self.args.block_size:]
+            block = self.args.block_size
+            idx_cond = idx if idx.size(1) <= block else idx[:, -block:]
             logits, _ = self(idx_cond)
             logits = logits[:, -1, :] / temperature
             if top_k is not None:

@@ -78,7 +78,8 @@ class SelfAttention(nn.Module):
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
-        self.ln_1, self.attn, self.ln_2 = nn.LayerNorm(n_embd), SelfAttention(), nn.LayerNorm(n_embd)
+        self.ln_1, self.attn = nn.LayerNorm(n_embd), SelfAttention()
+        self.ln_2 = nn.LayerNorm(n_embd)
         self.mlp = nn.ModuleDict(dict(c_fc=nn.Linear(n_embd, 4 * n_embd), act=NewGELU(),
                                       c_proj=nn.Linear(4 * n_embd, n_embd)))
         m = self.mlp

@@ -95,8 +95,9 @@ class device:
     """A with-block in which current_device() is the given one (restored after).
 
     Example:
-        >>> with kael.cuda.device(0) if kael.is_available("cuda:0") else open(__file__):
-        ...     pass
+        >>> if kael.is_available("cuda:0"):
+        ...     with kael.cuda.device(0):
+        ...         assert kael.cuda.current_device() == 0
     """
 
     def __init__(self, device):
