@@ -50,6 +50,7 @@ void scalar(Pair pair, const void* in, void* out, int64_t count) {
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as low_precision_lanes.h says
+#pragma GCC diagnostic ignored "-Wuninitialized"  // sanitizer builds say it so
 // One loop per pair (a template), so no switch runs per sixteen elements.
 template <Pair pair>
 [[gnu::target("avx512f")]] void avx512_loop(const void* in, void* out, int64_t count) {

@@ -11,6 +11,7 @@ namespace kael::cpu {
 // ignore -Wmaybe-uninitialized around their loops too.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"  // sanitizer builds say it so
 // Sixteen bf16 (kBf16) or f16 values from memory as f32, and back with round to nearest even
 // (bf16 NaN: its top half, quieted, as to_bfloat16).
 template <bool kBf16>

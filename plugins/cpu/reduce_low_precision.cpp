@@ -26,6 +26,7 @@ float widen(std::uint16_t bits) {
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as above, in max/min
+#pragma GCC diagnostic ignored "-Wuninitialized"  // sanitizer builds say it so
 // acc op value, as the shared reducers fold in order: max/min keep acc on ties and on a NaN value
 // (the caller notes NaNs apart: a compare-and-select cannot keep them).
 template <kael_reduce_op kOp>

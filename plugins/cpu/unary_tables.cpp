@@ -56,6 +56,7 @@ void build(Slot& slot, kael_element_op op, kael_dtype dtype, UnaryF32 compute) {
 // GCC 12 takes the undefined merge operand inside these intrinsics for an uninitialized variable.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"  // sanitizer builds say it so
 [[gnu::target("avx512f")]] void look_up_avx512(const std::uint16_t* table, const std::uint16_t* x,
                                                std::uint16_t* z, int64_t count) {
     int64_t i = 0;
