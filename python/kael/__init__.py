@@ -102,5 +102,6 @@ from . import serialization as _serialization  # noqa: E402
 _serialization.install_tensor_copying()
 
 from . import _tensor_api  # noqa: E402
+from ._compile import compile  # noqa: E402,F401
 
 _tensor_api.install(globals())

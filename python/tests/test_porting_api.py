@@ -190,3 +190,22 @@ def test_default_dtype():
     kael.set_default_dtype(kael.float32)
     with pytest.raises(NotImplementedError, match="float32"):
         kael.set_default_dtype(kael.float64)
+
+
+def test_compile_runs_eagerly_and_says_so_once():
+    import warnings
+    layer = kael.nn.Linear(2, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kael._compile._warned.clear()
+        assert kael.compile(layer) is layer
+        assert kael.compile(layer, mode="reduce-overhead") is layer
+    assert len([w for w in caught if "eagerly" in str(w.message)]) == 1
+
+    @kael.compile(dynamic=False)
+    def double(x):
+        return x * 2
+    assert double(kael.ones(2)).tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="fullgraph"):
+        kael.compile(layer, fullgraph=True)
+    assert kael.compile(layer, disable=True) is layer
