@@ -58,6 +58,11 @@ private:
     std::optional<NoGradGuard> no_grad_;
 };
 
+// The autograd state of tensor (made on first use) and what the engine checks a gradient for it
+// against (graph.cpp).
+[[nodiscard]] AutogradMeta& meta_of(const Tensor& tensor);
+[[nodiscard]] InputMetadata metadata_of(const Tensor& tensor);
+
 // Records one node for several outputs of input (split's views): backward gets a gradient
 // per output (undefined for outputs that got none) and returns input's.
 void record_multi_output(const std::vector<Tensor>& outputs, const Tensor& input, const char* name,
