@@ -183,7 +183,7 @@ class _Pickler(pickle._Pickler):  # the Python pickler: GLOBALs of names kael do
             dtype = repr(tensor.dtype).split(".")[-1]
             key = str(len(self.records))
             if dtype == "bfloat16":  # its bits: the f32 widening's top halves
-                values = np.array(tensor.float().tolist(), dtype=np.float32).reshape(-1)
+                values = np.ascontiguousarray(tensor.float().numpy()).reshape(-1)
                 raw = (values.view(np.uint32) >> 16).astype("<u2").tobytes()
             else:
                 raw = tensor.reshape(-1).numpy().tobytes()
