@@ -142,4 +142,9 @@ struct AdamTensors {
 // (its small tensors then share launches), else adam() entry by entry.
 void adam_many(const std::vector<AdamTensors>& entries);
 
+// The dtype of the per-row statistics a fused kernel saves for its backward (layer_norm's mean
+// and rstd, attention's lse): f32 for bf16/f16 data, whose 8 or 11 bits would put the backward's
+// exp(s - lse) a few percent off (PyTorch keeps them in f32 too); the data's dtype otherwise.
+inline DType stats_dtype(DType dtype) { return is_low_precision(dtype) ? DType::F32 : dtype; }
+
 }  // namespace kael::detail

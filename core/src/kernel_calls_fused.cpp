@@ -66,7 +66,9 @@ void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const
                               outs[1].device_data(), outs[2].device_data(), data_at(ins, in[0]),
                               data_at(ins, in[1]), data_at(ins, in[2]), rows, columns, eps),
                           "layer_norm");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS});
 }
 
 void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
@@ -88,7 +90,9 @@ void layer_norm_backward(const Tensor& grad_x, const Tensor& grad_weight, const 
                               data_at(ins, in[0]), data_at(ins, in[1]), data_at(ins, in[2]),
                               data_at(ins, in[3]), data_at(ins, in[4]), rows, columns),
                           "layer_norm_backward");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS});
 }
 
 void softmax(const Tensor& out, const Tensor& input, std::int64_t outer, std::int64_t size,
@@ -335,7 +339,9 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
                               outs[1].device_data(), ins[0].device_data(), ins[1].device_data(),
                               ins[2].device_data(), &layout),
                           "attention");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION});
 }
 
 void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
@@ -356,7 +362,9 @@ void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor
                               ins[3].device_data(), ins[4].device_data(), ins[5].device_data(),
                               &layout),
                           "attention_backward");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION});
 }
 
 }  // namespace kael::detail

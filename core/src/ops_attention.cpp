@@ -135,7 +135,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     const Tensor q = kernel_operand(query);
     const Tensor k = kernel_operand(key);
     const Tensor v = kernel_operand(value);
-    Tensor lse = empty({q.size(0), q.size(1), q.size(2)}, q.dtype(), q.device());
+    Tensor lse = empty({q.size(0), q.size(1), q.size(2)}, detail::stats_dtype(q.dtype()),
+                       q.device());
     detail::attention(out, lse, q, k, v, factor, causal);
     return recording.finish(
         out, "ScaledDotProductAttentionBackward",
@@ -180,7 +181,8 @@ Tensor cached_attention_unchecked(const Tensor& query, const Tensor& key, const 
     Tensor out = empty_heads_last(query.size(0), query.size(1), query.size(2), query.size(3),
                                   query.dtype(), query.device());
     const Tensor q = kernel_operand(query);
-    Tensor lse = empty({q.size(0), q.size(1), q.size(2)}, q.dtype(), q.device());
+    Tensor lse = empty({q.size(0), q.size(1), q.size(2)}, detail::stats_dtype(q.dtype()),
+                       q.device());
     detail::attention(out, lse, q, kernel_operand(key), kernel_operand(value), factor, causal,
                       key_lengths.contiguous());
     return out;

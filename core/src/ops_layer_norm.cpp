@@ -103,8 +103,8 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight_in, const Tensor& bi
     const std::int64_t rows = leading_size(x);
     const std::int64_t columns = x.size(-1);
     Tensor out = empty(x.shape(), dtype, x.device());
-    const Tensor mean = empty({rows}, dtype, x.device());
-    const Tensor rstd = empty({rows}, dtype, x.device());
+    const Tensor mean = empty({rows}, detail::stats_dtype(dtype), x.device());
+    const Tensor rstd = empty({rows}, detail::stats_dtype(dtype), x.device());
     detail::layer_norm(out, mean, rstd, x, weight, bias, rows, columns, eps);
     if (!recording.active()) {
         return out;

@@ -261,15 +261,16 @@ __device__ void store_rows(float* rows, std::int64_t token_stride, std::int64_t 
     });
 }
 
-// Whether the 16-byte path may be used for every operand of a call.
+// Whether the 16-byte path may be used for every operand of a call: head_dim and every stride
+// a multiple of `elements` (4 f32, 8 bf16/f16 for whole 16-byte pieces), buffers 16-byte aligned.
 inline bool aligned_for_vectors(const AttentionShape& shape, const void* const* buffers,
-                                int buffer_count) {
-    if (shape.head_dim % 4 != 0) {
+                                int buffer_count, int elements = 4) {
+    if (shape.head_dim % elements != 0) {
         return false;
     }
     for (const std::int64_t* strides : {shape.q, shape.k, shape.v, shape.out}) {
         for (int i = 0; i < 3; ++i) {
-            if (strides[i] % 4 != 0) {
+            if (strides[i] % elements != 0) {
                 return false;
             }
         }
@@ -281,6 +282,11 @@ inline bool aligned_for_vectors(const AttentionShape& shape, const void* const* 
     }
     return true;
 }
+
+// Attention of a few queries over many keys (attention_decode.cu): dtype f32, bf16 or f16 (out,
+// q, k, v of it, lse f32), head_dim at most 128, key_lengths honoured.
+void launch_decode(kael_dtype dtype, const AttentionShape& shape, void* out, float* lse,
+                   const void* q, const void* k, const void* v);
 
 // The f32 backward for head_dim <= 128 (attention_backward.cu).
 void attention_backward_f32(const AttentionShape& shape, float* grad_q, float* grad_k,

@@ -78,7 +78,9 @@ kael_plugin make_table() {
     // fill and convert; matmul through cuBLAS(Lt) and the low-precision elementwise ops (16-byte
     // loads of 8 elements), accumulated or computed in f32
     description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL |
-                              KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE;
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE |
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION |
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS;
     description.dlpack_device_type = 2;  // kDLCUDA
     description.build_info = build_info();
     description.probe = probe;

@@ -1,5 +1,9 @@
 // layer_norm forward: one warp per row held in registers (16-byte loads, two-pass mean and
-// variance without a second read), else one block per row read from memory.
+// variance without a second read), else one block per row read from memory. bf16/f16 rows are
+// read and written as they are and computed in f32 (mean and rstd f32), as PyTorch does.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <typeinfo>
 
@@ -13,37 +17,39 @@ namespace {
 
 using namespace layer_norm_rows;
 
-template <typename T>
+// S: how out, x, weight and bias are stored (T, or bf16/f16 computed in T = f32); mean and rstd
+// are T.
+template <typename S, typename T>
 struct ForwardArgs {
-    T* out;
+    S* out;
     T* mean;
     T* rstd;
-    const T* x;
-    const T* weight;  // may be null
-    const T* bias;    // may be null
+    const S* x;
+    const S* weight;  // may be null
+    const S* bias;    // may be null
     std::int64_t rows;
     std::int64_t columns;
     T eps;
 };
 
-template <typename T, int kChunks>
-__global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardArgs<T> a) {
-    constexpr int kWidth = kPackWidth<T>;
+template <typename S, typename T, int kChunks>
+__global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardArgs<S, T> a) {
+    constexpr int kWidth = kPackWidth<S>;
     const int lane = static_cast<int>(threadIdx.x) % kWarp;
     const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
     const T count = static_cast<T>(a.columns);
-    const auto* weight = reinterpret_cast<const Pack<T>*>(a.weight);
-    const auto* bias = reinterpret_cast<const Pack<T>*>(a.bias);
+    const auto* weight = reinterpret_cast<const Pack<S>*>(a.weight);
+    const auto* bias = reinterpret_cast<const Pack<S>*>(a.bias);
     for (std::int64_t row = blockIdx.x * std::int64_t{kWarpsPerBlock} + threadIdx.x / kWarp;
          row < a.rows; row += warps) {
-        const auto* x = reinterpret_cast<const Pack<T>*>(a.x + row * a.columns);
-        Pack<T> values[kChunks] = {};
+        const auto* x = reinterpret_cast<const Pack<S>*>(a.x + row * a.columns);
+        Pack<S> values[kChunks] = {};
         // weight and bias are loaded with x, not after the two reductions: a row or two (a
         // decoding step) would otherwise wait for memory twice. Long rows keep the registers.
         constexpr bool kEarly = kChunks <= 8;
         constexpr int kHeld = kEarly ? kChunks : 1;
-        Pack<T> scales[kHeld] = {};
-        Pack<T> shifts[kHeld] = {};
+        Pack<S> scales[kHeld] = {};
+        Pack<S> shifts[kHeld] = {};
         T sum = 0;
 #pragma unroll
         for (int chunk = 0; chunk < kChunks; ++chunk) {
@@ -60,7 +66,7 @@ __global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardAr
                 }
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
-                    sum += values[chunk].v[i];
+                    sum += as<T>(values[chunk].v[i]);
                 }
             }
         }
@@ -71,7 +77,7 @@ __global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardAr
             if ((chunk * kWarp + lane) * std::int64_t{kWidth} < a.columns) {
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
-                    const T centered = values[chunk].v[i] - mean;
+                    const T centered = as<T>(values[chunk].v[i]) - mean;
                     squares += centered * centered;
                 }
             }
@@ -81,26 +87,26 @@ __global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardAr
             a.mean[row] = mean;
             a.rstd[row] = rstd;
         }
-        auto* out = reinterpret_cast<Pack<T>*>(a.out + row * a.columns);
+        auto* out = reinterpret_cast<Pack<S>*>(a.out + row * a.columns);
 #pragma unroll
         for (int chunk = 0; chunk < kChunks; ++chunk) {
             const std::int64_t pack = chunk * kWarp + lane;
             if (pack * kWidth < a.columns) {
-                Pack<T> result;
-                Pack<T> scale{};
-                Pack<T> shift{};
+                Pack<S> result;
+                Pack<S> scale{};
+                Pack<S> shift{};
                 if constexpr (kEarly) {
                     scale = scales[chunk];
                     shift = shifts[chunk];
                 } else {
-                    scale = weight != nullptr ? weight[pack] : Pack<T>{};
-                    shift = bias != nullptr ? bias[pack] : Pack<T>{};
+                    scale = weight != nullptr ? weight[pack] : Pack<S>{};
+                    shift = bias != nullptr ? bias[pack] : Pack<S>{};
                 }
 #pragma unroll
                 for (int i = 0; i < kWidth; ++i) {
-                    T value = (values[chunk].v[i] - mean) * rstd;
-                    value = weight != nullptr ? value * scale.v[i] : value;
-                    result.v[i] = bias != nullptr ? value + shift.v[i] : value;
+                    T value = (as<T>(values[chunk].v[i]) - mean) * rstd;
+                    value = weight != nullptr ? value * as<T>(scale.v[i]) : value;
+                    result.v[i] = as<S>(bias != nullptr ? value + as<T>(shift.v[i]) : value);
                 }
                 out[pack] = result;
             }
@@ -108,20 +114,20 @@ __global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardAr
     }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(512) layer_norm_in_memory(ForwardArgs<T> a) {
+template <typename S, typename T>
+__global__ void __launch_bounds__(512) layer_norm_in_memory(ForwardArgs<S, T> a) {
     __shared__ T scratch[kWarp];
     const T count = static_cast<T>(a.columns);
     for (std::int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
-        const T* x = a.x + row * a.columns;
+        const S* x = a.x + row * a.columns;
         T sum = 0;
         for (std::int64_t i = threadIdx.x; i < a.columns; i += blockDim.x) {
-            sum += x[i];
+            sum += as<T>(x[i]);
         }
         const T mean = block_sum(sum, scratch) / count;
         T squares = 0;
         for (std::int64_t i = threadIdx.x; i < a.columns; i += blockDim.x) {
-            const T centered = x[i] - mean;
+            const T centered = as<T>(x[i]) - mean;
             squares += centered * centered;
         }
         const T rstd = reciprocal_sqrt(block_sum(squares, scratch) / count + a.eps);
@@ -129,33 +135,33 @@ __global__ void __launch_bounds__(512) layer_norm_in_memory(ForwardArgs<T> a) {
             a.mean[row] = mean;
             a.rstd[row] = rstd;
         }
-        T* out = a.out + row * a.columns;
+        S* out = a.out + row * a.columns;
         for (std::int64_t i = threadIdx.x; i < a.columns; i += blockDim.x) {
-            T value = (x[i] - mean) * rstd;
-            value = a.weight != nullptr ? value * a.weight[i] : value;
-            out[i] = a.bias != nullptr ? value + a.bias[i] : value;
+            T value = (as<T>(x[i]) - mean) * rstd;
+            value = a.weight != nullptr ? value * as<T>(a.weight[i]) : value;
+            out[i] = as<S>(a.bias != nullptr ? value + as<T>(a.bias[i]) : value);
         }
     }
 }
 
-template <typename T>
-void run_layer_norm(const ForwardArgs<T>& args) {
+template <typename S, typename T>
+void run_layer_norm(const ForwardArgs<S, T>& args) {
     const int chunks =
-        register_chunks<T, kMaxForwardChunks>(args.columns,
+        register_chunks<S, kMaxForwardChunks>(args.columns,
                                              {args.out, args.x, args.weight, args.bias});
     if (chunks > 0) {
         with_chunks<kMaxForwardChunks>(chunks, [&](auto constant) {
-            const auto kernel = &layer_norm_in_registers<T, decltype(constant)::value>;
+            const auto kernel = &layer_norm_in_registers<S, T, decltype(constant)::value>;
             const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
             kernel<<<blocks, kRowThreads, 0, launch_stream()>>>(args);
-            check_launch(typeid(ForwardArgs<T>), __FILE__, __LINE__);
+            check_launch(typeid(ForwardArgs<S, T>), __FILE__, __LINE__);
         });
         return;
     }
     const int threads = threads_for_row(args.columns);
-    layer_norm_in_memory<T>
+    layer_norm_in_memory<S, T>
         <<<block_row_grid(args.rows, threads), threads, 0, launch_stream()>>>(args);
-    check_launch(typeid(ForwardArgs<T>), __FILE__, __LINE__);
+    check_launch(typeid(ForwardArgs<S, T>), __FILE__, __LINE__);
 }
 
 }  // namespace
@@ -165,16 +171,24 @@ kael_status layer_norm(int32_t device, kael_dtype dtype, void* out, void* mean, 
                        int64_t columns, double eps) {
     return plugin::guarded("cuda.layer_norm", [&] {
         use_device(device);
-        if (!kernels::tasks::check_layer_norm_call(dtype, out, mean, rstd, x, rows, columns)) {
+        if (!kernels::tasks::check_layer_norm_call(dtype, out, mean, rstd, x, rows, columns,
+                                                   true)) {
             return;
         }
-        const auto run = [&](auto zero) {
+        const auto run = [&](auto stored, auto zero) {
+            using S = decltype(stored);
             using T = decltype(zero);
-            run_layer_norm<T>({static_cast<T*>(out), static_cast<T*>(mean), static_cast<T*>(rstd),
-                               static_cast<const T*>(x), static_cast<const T*>(weight),
-                               static_cast<const T*>(bias), rows, columns, static_cast<T>(eps)});
+            run_layer_norm<S, T>({static_cast<S*>(out), static_cast<T*>(mean),
+                                  static_cast<T*>(rstd), static_cast<const S*>(x),
+                                  static_cast<const S*>(weight), static_cast<const S*>(bias),
+                                  rows, columns, static_cast<T>(eps)});
         };
-        dtype == KAEL_DTYPE_F32 ? run(0.0F) : run(0.0);
+        switch (dtype) {
+            case KAEL_DTYPE_BF16: return run(__nv_bfloat16{}, 0.0F);
+            case KAEL_DTYPE_F16: return run(__half{}, 0.0F);
+            case KAEL_DTYPE_F32: return run(0.0F, 0.0F);
+            default: return run(0.0, 0.0);
+        }
     });
 }
 

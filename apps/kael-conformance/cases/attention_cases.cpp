@@ -2,7 +2,7 @@
 // against cpu, over sizes that reach every kernel path (one tile, ragged tiles, head dims 1 to
 // 128, decoding with a few queries, more keys than queries or fewer, an empty batch), causal or
 // not, with q, k and v contiguous, split out of one fused projection, or with a last dim copied
-// first; and cached_attention over a fixed-capacity cache.
+// first; and cached_attention over a fixed-capacity cache. In f32, f64, bf16 and f16.
 #include <cmath>
 
 #include "conformance.h"
@@ -23,6 +23,16 @@ const Sizes kSizes[] = {{2, 3, 16, 16, 64}, {1, 2, 5, 37, 64}, {2, 2, 70, 70, 80
 // Attention's outputs may cancel to near zero, so they get an absolute tolerance too.
 const Tolerance kTolerance{1.0, false};
 
+// bf16 and f16 too: the cuda plugin runs them on tensor cores (P and dS rounded to the dtype for
+// their products, as FlashAttention does), the cpu plugin in f32 rounded once. Their gradients
+// sit several steps apart on any two devices (D = grad_out . out reads the rounded out, and
+// dS = P (dP - D) cancels), so they get 32 steps of the dtype as an absolute tolerance.
+const DType kDTypes[] = {DType::F32, DType::F64, DType::BF16, DType::F16};
+
+Tolerance tolerance_of(DType dtype) {
+    return is_low_precision(dtype) ? Tolerance{32.0, false} : kTolerance;
+}
+
 Tensor leaf_of(const Tensor& t) { return t.detach().set_requires_grad(true); }
 
 // out, then the gradients of sum(out * weights) with respect to each leaf.
@@ -39,7 +49,7 @@ Tensors with_gradients(const Tensor& out, const Tensor& weights, const Tensors& 
 
 BOOST_AUTO_TEST_CASE(attention_forward_and_backward_separate_tensors) {
     kael::manual_seed(41);
-    for (const DType dtype : {DType::F32, DType::F64}) {
+    for (const DType dtype : kDTypes) {
         for (const Sizes& s : kSizes) {
             const Shape q_shape{s.batch, s.heads, s.queries, s.dims};
             const Shape kv_shape{s.batch, s.heads, s.keys, s.dims};
@@ -65,7 +75,7 @@ BOOST_AUTO_TEST_CASE(attention_forward_and_backward_separate_tensors) {
                                     leaves[0], leaves[1], leaves[2], causal);
                                 return with_gradients(out, x[3], leaves);
                             },
-                            kTolerance);
+                            tolerance_of(dtype));
                     }
                 }
             }
@@ -75,7 +85,7 @@ BOOST_AUTO_TEST_CASE(attention_forward_and_backward_separate_tensors) {
 
 BOOST_AUTO_TEST_CASE(attention_heads_split_from_one_projection) {
     kael::manual_seed(42);
-    for (const DType dtype : {DType::F32, DType::F64}) {
+    for (const DType dtype : kDTypes) {
         for (const Sizes& s : kSizes) {
             if (s.queries != s.keys) {
                 continue;
@@ -98,7 +108,7 @@ BOOST_AUTO_TEST_CASE(attention_heads_split_from_one_projection) {
                                 split(fused, 0), split(fused, 1), split(fused, 2), causal);
                             return with_gradients(out, x[1], {fused});
                         },
-                        kTolerance);
+                        tolerance_of(dtype));
                 }
             }
         }
@@ -114,7 +124,7 @@ BOOST_AUTO_TEST_CASE(cached_attention_over_a_joint_cache) {
     const std::int64_t dims = 64;
     const std::int64_t capacity = 200;
     const std::int64_t channels = heads * dims;
-    for (const DType dtype : {DType::F32, DType::F64}) {
+    for (const DType dtype : kDTypes) {
         for (const std::int64_t queries : {1, 4, 70}) {
             for (const bool causal : {false, true}) {
                 BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", queries " << queries
@@ -135,7 +145,7 @@ BOOST_AUTO_TEST_CASE(cached_attention_over_a_joint_cache) {
                             return Tensors{kael::cached_attention(x[0], part(x[1], 0),
                                                                   part(x[1], 1), x[2], causal)};
                         },
-                        kTolerance);
+                        tolerance_of(dtype));
                 }
             }
         }

@@ -63,7 +63,7 @@ Operand operand_for(const Input& input, DType dtype) {
 
 BOOST_AUTO_TEST_CASE(layer_norm_forward_every_input_affine_dtype) {
     kael::manual_seed(41);
-    for (const DType dtype : {DType::F32, DType::F64}) {
+    for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
         for (const Input& input : inputs()) {
             const Operand x = operand_for(input, dtype);
             const std::int64_t columns = input.view(x.base).shape().back();
@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(layer_norm_forward_every_input_affine_dtype) {
 
 BOOST_AUTO_TEST_CASE(layer_norm_backward_every_input_affine_dtype_gradient) {
     kael::manual_seed(42);
-    for (const DType dtype : {DType::F32, DType::F64}) {
+    for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
         for (const Input& input : inputs()) {
             const Operand x = operand_for(input, dtype);
             const Shape shape = input.view(x.base).shape();

@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 12
+#define KAEL_ABI_MINOR 13
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -216,12 +216,18 @@ typedef struct kael_plugin {
  * elementwise: so does elementwise (in_dtype bf16 or f16, computed in f32, rounded once);
  * low-precision reduce: so do reduce, reduce_dims and reduce_dims_finished (in_dtype bf16 or
  * f16, accumulated in f32, results in the op's out dtype: sum, prod, max and min write the
- * input's, or f32 for a first pass whose partial sums the core keeps wide). Each may decline a call (an op it does not compute in them): the core then runs it
- * in f32. */
+ * input's, or f32 for a first pass whose partial sums the core keeps wide). Since 1.13,
+ * low-precision attention: attention and attention_backward take bf16/f16 q, k, v, out and
+ * gradients, with lse in f32 (scores, softmax and sums in f32; products may round their
+ * operands to the dtype, as FlashAttention's P V does); low-precision rows: layer_norm and
+ * layer_norm_backward take bf16/f16 data, with mean and rstd in f32. Each may decline a call
+ * (an op it does not compute in them): the core then runs it in f32. */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION 1u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL 2u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE 4u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE 8u
+#define KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION 16u /* since 1.13 */
+#define KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS 32u      /* since 1.13 */
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
  * stores once the device's queued work is done (after synchronize()), and passes such blocks as

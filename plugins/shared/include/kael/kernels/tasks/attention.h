@@ -245,8 +245,10 @@ inline std::int64_t attention_extent(const kael_attention_layout& layout,
 }
 
 // Validates the call's layout and returns it as a task shape.
+// low_precision: bf16 and f16 pass too (a plugin with KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION).
 inline AttentionShape attention_shape(const char* entry, kael_dtype dtype,
-                                      const kael_attention_layout* layout) {
+                                      const kael_attention_layout* layout,
+                                      bool low_precision = false) {
     const std::string name(entry);
     // An older core passes the layout without key_lengths (its released size, _SIZE_1_2).
     if (layout == nullptr || layout->struct_size < KAEL_ATTENTION_LAYOUT_SIZE_1_2) {
@@ -267,7 +269,8 @@ inline AttentionShape attention_shape(const char* entry, kael_dtype dtype,
             plugin::invalid(name + ": negative strides");
         }
     }
-    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64) {
+    const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && !(low_precision && low)) {
         plugin::unsupported(name + " of " + plugin::dtype_name(dtype));
     }
     AttentionShape shape{l.batch, l.heads, l.queries, l.keys, l.head_dim, {}, {}, {}, {},

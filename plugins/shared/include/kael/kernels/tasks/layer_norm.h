@@ -152,15 +152,17 @@ struct LayerNormGradColumns {
     }
 };
 
+// low_precision: bf16 and f16 pass too (a plugin that computes them, mean and rstd in f32).
 inline void check_layer_norm_sizes(const char* entry, kael_dtype dtype, std::int64_t rows,
-                                   std::int64_t columns) {
+                                   std::int64_t columns, bool low_precision = false) {
     if (rows < 0 || columns < 0) {
         plugin::invalid(std::string(entry) + ": negative rows or columns");
     }
     if (!valid_dtype(dtype)) {
         plugin::invalid(std::string(entry) + ": invalid dtype " + std::to_string(dtype));
     }
-    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64) {
+    const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && !(low_precision && low)) {
         plugin::unsupported(std::string(entry) + " of " + plugin::dtype_name(dtype) +
                             " (f32 and f64 only)");
     }
@@ -169,8 +171,8 @@ inline void check_layer_norm_sizes(const char* entry, kael_dtype dtype, std::int
 // Validates a layer_norm call; false when there is nothing to do.
 inline bool check_layer_norm_call(kael_dtype dtype, const void* out, const void* mean,
                                   const void* rstd, const void* x, std::int64_t rows,
-                                  std::int64_t columns) {
-    check_layer_norm_sizes("layer_norm", dtype, rows, columns);
+                                  std::int64_t columns, bool low_precision = false) {
+    check_layer_norm_sizes("layer_norm", dtype, rows, columns, low_precision);
     if (rows == 0 || columns == 0) {
         return false;
     }
