@@ -75,6 +75,8 @@ Region::~Region() {
 
 bool is_enabled(const std::string& device_type) { return state().lower.count(device_type) != 0; }
 
+bool applies(const Tensor& first) { return active(state(), first); }
+
 Applied::Applied() { ++state().applying; }
 Applied::~Applied() { --state().applying; }
 

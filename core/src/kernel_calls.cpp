@@ -335,7 +335,9 @@ void gather(const Tensor& out, const Tensor& data, const Tensor& index,
                               ins[0].device_data(),
                               static_cast<const std::int64_t*>(ins[1].device_data()), &layout),
                           "gather");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX});
 }
 
 void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
@@ -350,7 +352,9 @@ void scatter_add(const Tensor& data, const Tensor& index, const Tensor& source,
                               static_cast<const std::int64_t*>(ins[0].device_data()),
                               ins[1].device_data(), &layout),
                           "scatter_add");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::Widen, KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX});
 }
 
 void check_indices(const Tensor& index, std::int64_t low, std::int64_t high, std::int64_t axis,

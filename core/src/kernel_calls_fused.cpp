@@ -137,7 +137,9 @@ void cross_entropy(const Tensor& losses, const Tensor& lse, const Tensor& logits
                               static_cast<const std::int64_t*>(ins[1].device_data()),
                               ins[0].size(0), ins[0].size(1)),
                           "cross_entropy");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS});
 }
 
 void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses,
@@ -156,7 +158,9 @@ void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses
                               static_cast<const std::int64_t*>(ins[3].device_data()),
                               ins[1].size(0), ins[1].size(1)),
                           "cross_entropy_backward");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS});
 }
 
 void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,

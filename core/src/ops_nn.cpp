@@ -1,6 +1,7 @@
 // Neural-network functions: softmax, log_softmax and cross_entropy through their fused kernels,
 // linear with a bias as one matmul_bias call (a GEMM with the bias in it), the rest composed
 // from existing ops.
+#include <memory>
 #include <string>
 
 #include "autograd/record.h"
@@ -115,10 +116,19 @@ Tensor softmax(const Tensor& a, std::int64_t dim) { return softmax_along(a, dim,
 Tensor log_softmax(const Tensor& a, std::int64_t dim) { return softmax_along(a, dim, true); }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction) {
-    if (const auto cast = autocast::full({logits, targets})) {
-        const autocast::Applied applied;
-        return cross_entropy((*cast)[0], (*cast)[1], reduction);
+    // Autocast runs cross_entropy in f32. bf16/f16 logits are not copied to f32 for it: the kernel
+    // reads them and computes in f32 (the same values, the widening being exact), and the loss is
+    // f32. Outside autocast their loss is rounded to their dtype, as PyTorch's is.
+    const bool low = is_low_precision(logits.dtype());
+    const bool f32_result = low && autocast::applies(logits);
+    if (!f32_result) {
+        if (const auto cast = autocast::full({logits, targets})) {
+            const autocast::Applied applied;
+            return cross_entropy((*cast)[0], (*cast)[1], reduction);
+        }
     }
+    const std::unique_ptr<autocast::Applied> applied =
+        f32_result ? std::make_unique<autocast::Applied>() : nullptr;
     require_floating(logits, "cross_entropy", "logits");
     require_i64(targets, "cross_entropy", "targets");
     if (logits.dim() != 2 || targets.dim() != 1 || targets.size(0) != logits.size(0)) {
@@ -130,8 +140,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     const autograd::Recording recording({logits});
     const Tensor x = logits.contiguous();
     const Tensor t = targets.contiguous();
-    const Tensor losses = empty({x.size(0)}, x.dtype(), x.device());
-    const Tensor lse = empty({x.size(0)}, x.dtype(), x.device());
+    const Tensor losses = empty({x.size(0)}, detail::stats_dtype(x.dtype()), x.device());
+    const Tensor lse = empty({x.size(0)}, detail::stats_dtype(x.dtype()), x.device());
     detail::cross_entropy(losses, lse, x, t);
     Tensor out = losses;
     if (reduction == Reduction::Sum) {
@@ -139,6 +149,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     } else if (reduction == Reduction::Mean) {
         out = mean(losses);
     }
+    out = low && !f32_result ? out.to(x.dtype()) : out;
     if (!recording.active()) {
         return out;
     }

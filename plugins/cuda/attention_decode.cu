@@ -13,6 +13,7 @@
 #include "attention_tiles.cuh"
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
+#include "element_cast.cuh"
 
 namespace kael::cuda::attention_tiles {
 
@@ -23,21 +24,6 @@ namespace tasks = kernels::tasks;
 constexpr int kSplitKeys = 128;  // keys per decoding block, one per thread
 constexpr int kMaxDims = 128;
 
-__device__ inline float to_f(float value) { return value; }
-__device__ inline float to_f(__nv_bfloat16 value) { return __bfloat162float(value); }
-__device__ inline float to_f(__half value) { return __half2float(value); }
-
-template <typename E>
-__device__ inline E from_f(float value) {
-    if constexpr (std::is_same_v<E, float>) {
-        return value;
-    } else if constexpr (std::is_same_v<E, __nv_bfloat16>) {
-        return __float2bfloat16_rn(value);
-    } else {
-        return __float2half_rn(value);
-    }
-}
-
 // Four elements from 16 (f32) or 8 (bf16, f16) aligned bytes.
 __device__ inline float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 template <typename E>
@@ -45,7 +31,7 @@ __device__ inline float4 load4(const E* p) {
     const uint2 raw = *reinterpret_cast<const uint2*>(p);
     E parts[4];
     std::memcpy(parts, &raw, sizeof raw);
-    return make_float4(to_f(parts[0]), to_f(parts[1]), to_f(parts[2]), to_f(parts[3]));
+    return make_float4(as<float>(parts[0]), as<float>(parts[1]), as<float>(parts[2]), as<float>(parts[3]));
 }
 
 __device__ float block_reduce(float value, float* scratch, bool maximum) {
@@ -87,7 +73,7 @@ __global__ void __launch_bounds__(kSplitKeys)
     const int dims = static_cast<int>(shape.head_dim);
     const E* q_row = q + AttentionShape::at(shape.q, bh, shape.heads, query);
     for (int e = t; e < kMaxDims; e += kSplitKeys) {
-        query_row[e] = e < dims ? to_f(q_row[e]) : 0.F;
+        query_row[e] = e < dims ? as<float>(q_row[e]) : 0.F;
     }
     __syncthreads();
     const std::int64_t k0 = split * kSplitKeys;
@@ -110,7 +96,7 @@ __global__ void __launch_bounds__(kSplitKeys)
             }
         } else {
             for (int e = 0; e < dims; ++e) {
-                dot = fmaf(query_row[e], to_f(k_row[e]), dot);
+                dot = fmaf(query_row[e], as<float>(k_row[e]), dot);
             }
         }
         score = dot * scale_log2;
@@ -164,7 +150,7 @@ __global__ void __launch_bounds__(kSplitKeys)
         float sum = 0.F;
 #pragma unroll 8
         for (std::int64_t j = 0; j < count; ++j) {
-            sum = fmaf(weights[j], to_f(v_rows[j * shape.v[2] + e]), sum);
+            sum = fmaf(weights[j], as<float>(v_rows[j * shape.v[2] + e]), sum);
         }
         partial[2 + e] = sum;
     }
@@ -212,7 +198,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
             const float* partial = row_partials + s * (kMaxDims + 2);
             sum += partial[2 + e] * exp2f(partial[0] - shift);
         }
-        out_row[e] = from_f<E>(sum * inverse);
+        out_row[e] = as<E>(sum * inverse);
     }
     if (lane == 0) {
         lse[row] = (top + log2f(total)) * kLn2;

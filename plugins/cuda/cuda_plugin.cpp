@@ -80,7 +80,8 @@ kael_plugin make_table() {
     description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL |
                               KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE |
                               KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION |
-                              KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS;
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS |
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX;
     description.dlpack_device_type = 2;  // kDLCUDA
     description.build_info = build_info();
     description.probe = probe;

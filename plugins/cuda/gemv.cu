@@ -1,6 +1,7 @@
 // One-row products out = x W^T (+ bias): a warp per output element, its weight row read with
 // 16-byte loads all issued before the first multiply, so that the row streams from memory. A
 // decoding step of a small model is little else (GPT-2 small reads 500 MB of weights a token).
+// f32, bf16 and f16 (computed in f32, rounded once with the epilogue applied).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <typeinfo>
 
 #include "cuda_launch.cuh"
+#include "element_cast.cuh"
 #include "gemv.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/low_precision.h"
@@ -19,11 +21,32 @@ constexpr int kRowWarps = 4;  // output elements per block
 
 // kPacks: 16-byte packs of a weight row per lane, at most. A lane loads all of its packs before
 // it multiplies any, so a warp has its whole row in flight at once; x comes through the cache.
-template <int kPacks>
+// sum + w . v over one 16-byte pack of E (4 f32 or 8 bf16/f16).
+template <typename E>
+__device__ inline float dot_pack(const float4& w_bits, const float4& v_bits, float sum) {
+    if constexpr (std::is_same_v<E, float>) {
+        sum = fmaf(w_bits.x, v_bits.x, sum);
+        sum = fmaf(w_bits.y, v_bits.y, sum);
+        sum = fmaf(w_bits.z, v_bits.z, sum);
+        return fmaf(w_bits.w, v_bits.w, sum);
+    } else {
+        E w[8];
+        E v[8];
+        __builtin_memcpy(w, &w_bits, sizeof w);
+        __builtin_memcpy(v, &v_bits, sizeof v);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            sum = fmaf(as<float>(w[i]), as<float>(v[i]), sum);
+        }
+        return sum;
+    }
+}
+
+template <int kPacks, typename E>
 __global__ void __launch_bounds__(kRowWarps * 32)
     gemv_rows(const float4* __restrict__ x, const float4* __restrict__ weight,
-              const float* __restrict__ bias, const float* __restrict__ residual,
-              float* __restrict__ out, int columns, int packs, int activation) {
+              const E* __restrict__ bias, const E* __restrict__ residual, E* __restrict__ out,
+              int columns, int packs, int activation) {
     const int lane = static_cast<int>(threadIdx.x) % 32;
     const int column =
         static_cast<int>(blockIdx.x) * kRowWarps + static_cast<int>(threadIdx.x) / 32;
@@ -42,11 +65,7 @@ __global__ void __launch_bounds__(kRowWarps * 32)
     for (int i = 0; i < kPacks; ++i) {
         const int p = lane + 32 * i;
         if (p < packs) {
-            const float4 v = __ldg(x + p);
-            sum = fmaf(w[i].x, v.x, sum);
-            sum = fmaf(w[i].y, v.y, sum);
-            sum = fmaf(w[i].z, v.z, sum);
-            sum = fmaf(w[i].w, v.w, sum);
+            sum = dot_pack<E>(w[i], __ldg(x + p), sum);
         }
     }
 #pragma unroll
@@ -54,9 +73,9 @@ __global__ void __launch_bounds__(kRowWarps * 32)
         sum += __shfl_xor_sync(0xffffffffU, sum, offset);
     }
     if (lane == 0) {
-        float value = bias != nullptr ? sum + bias[column] : sum;
+        float value = bias != nullptr ? sum + as<float>(bias[column]) : sum;
         value = activation == KAEL_ACTIVATION_GELU_TANH ? kernels::GeluTanh<float>{}(value) : value;
-        out[column] = residual != nullptr ? value + residual[column] : value;
+        out[column] = as<E>(residual != nullptr ? value + as<float>(residual[column]) : value);
     }
 }
 
@@ -98,25 +117,38 @@ bool enabled() {
 
 }  // namespace
 
-bool gemv_f32(const void* a, const void* b, const void* bias, void* out, const kael_matmul_sizes& s,
-              const void* residual, int activation) {
-    if (s.batches != 1 || s.rows != 1 || s.b_transposed == 0 || s.inner % 4 != 0 ||
-        s.inner > 4 * 32 * 24 || s.columns > INT32_MAX || !aligned(a) || !aligned(b) ||
-        !enabled()) {
+bool gemv(kael_dtype dtype, const void* a, const void* b, const void* bias, void* out,
+          const kael_matmul_sizes& s, const void* residual, int activation) {
+    const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+    const std::int64_t per_pack = low ? 8 : 4;  // elements a 16-byte pack
+    if ((dtype != KAEL_DTYPE_F32 && !low) || s.batches != 1 || s.rows != 1 ||
+        s.b_transposed == 0 || s.inner % per_pack != 0 || s.inner > per_pack * 32 * 24 ||
+        s.columns > INT32_MAX || !aligned(a) || !aligned(b) || !enabled()) {
         return false;
     }
-    const auto packs = static_cast<int>(s.inner / 4);
+    const auto packs = static_cast<int>(s.inner / per_pack);
     const auto columns = static_cast<int>(s.columns);
     const auto blocks = static_cast<unsigned>((columns + kRowWarps - 1) / kRowWarps);
-    const auto launch = [&](auto kernel) {
-        kernel<<<blocks, kRowWarps * 32, 0, launch_stream()>>>(
-            static_cast<const float4*>(a), static_cast<const float4*>(b),
-            static_cast<const float*>(bias), static_cast<const float*>(residual),
-            static_cast<float*>(out), columns, packs, activation);
-        check_launch(typeid(kernel), __FILE__, __LINE__);
+    const auto run = [&](auto element) {
+        using E = decltype(element);
+        const auto launch = [&](auto kernel) {
+            kernel<<<blocks, kRowWarps * 32, 0, launch_stream()>>>(
+                static_cast<const float4*>(a), static_cast<const float4*>(b),
+                static_cast<const E*>(bias), static_cast<const E*>(residual),
+                static_cast<E*>(out), columns, packs, activation);
+            check_launch(typeid(kernel), __FILE__, __LINE__);
+        };
+        // Rows of at most 256 packs (GPT-2's 768) and of at most 768 (its 4 x 768): two
+        // register budgets.
+        packs <= 32 * 8 ? launch(&gemv_rows<8, E>) : launch(&gemv_rows<24, E>);
     };
-    // Rows up to 1024 (GPT-2's 768) and up to 3072 (its 4 x 768): two register budgets.
-    packs <= 32 * 8 ? launch(&gemv_rows<8>) : launch(&gemv_rows<24>);
+    if (dtype == KAEL_DTYPE_BF16) {
+        run(__nv_bfloat16{});
+    } else if (dtype == KAEL_DTYPE_F16) {
+        run(__half{});
+    } else {
+        run(0.0F);
+    }
     return true;
 }
 

@@ -4,8 +4,6 @@
 // owns packs l, l + 32, ...); any other row is read from memory by a block. Sums go through butterfly shuffles, so every lane
 // ends with the same bits, and block sums add the warps' sums in warp order: run to run the
 // results repeat. Accumulation is in T (f32 for f32, as PyTorch does).
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -13,6 +11,7 @@
 #include <type_traits>
 
 #include "cuda_launch.cuh"
+#include "element_cast.cuh"
 
 namespace kael::cuda::layer_norm_rows {
 
@@ -26,25 +25,6 @@ inline constexpr int kMaxChunks = 8;
 
 template <typename T>
 inline constexpr int kPackWidth = static_cast<int>(16 / sizeof(T));
-
-// A stored element as the compute type, or back: bf16/f16 through f32 (round to nearest even),
-// f32 and f64 as they are.
-template <typename To, typename From>
-__device__ inline To as(From value) {
-    if constexpr (std::is_same_v<To, From>) {
-        return value;
-    } else if constexpr (std::is_same_v<From, __nv_bfloat16>) {
-        return __bfloat162float(value);
-    } else if constexpr (std::is_same_v<From, __half>) {
-        return __half2float(value);
-    } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
-        return __float2bfloat16_rn(value);
-    } else if constexpr (std::is_same_v<To, __half>) {
-        return __float2half_rn(value);
-    } else {
-        return static_cast<To>(value);
-    }
-}
 
 template <typename T>
 struct alignas(16) Pack {

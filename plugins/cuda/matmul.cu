@@ -261,7 +261,7 @@ void multiply(kael_dtype dtype, const void* a, const void* b, const void* bias, 
     if (dtype == KAEL_DTYPE_I64) {
         return task_matmul<std::int64_t>(a, b, bias, out, s);
     }
-    if (dtype == KAEL_DTYPE_F32 && gemv_f32(a, b, bias, out, s)) {
+    if (gemv(dtype, a, b, bias, out, s)) {
         return;
     }
     const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
@@ -314,8 +314,7 @@ kael_status matmul_epilogue(int32_t device, kael_dtype dtype, const void* a, con
         if (!kernels::check_matmul_call(dtype, a, b, out, sizes, true)) {
             return;
         }
-        if (dtype == KAEL_DTYPE_F32 && sizes->inner > 0 &&
-            gemv_f32(a, b, bias, out, *sizes, residual, activation)) {
+        if (sizes->inner > 0 && gemv(dtype, a, b, bias, out, *sizes, residual, activation)) {
             return;
         }
         multiply(dtype, a, b, bias, out, *sizes);

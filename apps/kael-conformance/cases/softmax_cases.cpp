@@ -132,7 +132,8 @@ BOOST_AUTO_TEST_CASE(cross_entropy_every_reduction_layout_dtype) {
     const std::pair<const char*, kael::Reduction> reductions[] = {{"none", kael::Reduction::None},
                                                                   {"sum", kael::Reduction::Sum},
                                                                   {"mean", kael::Reduction::Mean}};
-    for (const DType dtype : {DType::F32, DType::F64}) {
+    // bf16/f16 too: the cuda plugin reads such logits as they are (losses and lse in f32).
+    for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
         for (const View& v : views) {
             const Tensor base = values(dtype, v.base, false) * 4.0;
             const Shape shape = v.view(base).shape();

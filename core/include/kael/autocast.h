@@ -29,6 +29,9 @@ private:
 };
 
 [[nodiscard]] bool is_enabled(const std::string& device_type);
+// Whether autocast applies to an op whose first input is `first` (on for its device type, and
+// not inside another autocast op).
+[[nodiscard]] bool applies(const Tensor& first);
 
 // For the ops' entries: the inputs cast for a lower-precision op (f32 inputs to the region's
 // dtype; others, and undefined tensors, as they are), or nothing when autocast does not apply

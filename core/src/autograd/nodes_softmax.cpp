@@ -22,7 +22,8 @@ BackwardFunction cross_entropy_backward(const Tensor& logits, const Tensor& lse,
     return [logits_saved = saved(logits), lse_saved = saved(lse), targets_saved = saved(targets),
             reduction](const Tensor& g) {
         const Tensor logits = logits_saved.unpack();
-        Tensor grad_losses = g.to(logits.dtype());
+        // f32 for bf16/f16 logits, whose losses and lse are f32 (kernel_calls.h: stats_dtype).
+        Tensor grad_losses = g.to(detail::stats_dtype(logits.dtype()));
         if (reduction == Reduction::Mean) {
             grad_losses = grad_losses / static_cast<double>(logits.size(0));
         }

@@ -220,7 +220,11 @@ typedef struct kael_plugin {
  * low-precision attention: attention and attention_backward take bf16/f16 q, k, v, out and
  * gradients, with lse in f32 (scores, softmax and sums in f32; products may round their
  * operands to the dtype, as FlashAttention's P V does); low-precision rows: layer_norm and
- * layer_norm_backward take bf16/f16 data, with mean and rstd in f32. Each may decline a call
+ * layer_norm_backward take bf16/f16 data, with mean and rstd in f32, and cross_entropy and
+ * cross_entropy_backward bf16/f16 logits and grad_logits, with losses, lse and grad_losses in
+ * f32; low-precision index:
+ * gather and scatter_add take bf16/f16 data (scatter_add may add in the dtype, rounding each
+ * add, as PyTorch's CUDA atomics do). Each may decline a call
  * (an op it does not compute in them): the core then runs it in f32. */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION 1u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL 2u
@@ -228,6 +232,7 @@ typedef struct kael_plugin {
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE 8u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION 16u /* since 1.13 */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS 32u      /* since 1.13 */
+#define KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX 64u     /* since 1.13 */
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
  * stores once the device's queued work is done (after synchronize()), and passes such blocks as

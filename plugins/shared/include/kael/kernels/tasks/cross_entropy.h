@@ -69,10 +69,13 @@ struct CrossEntropyBackwardRows {
 };
 
 // Validates a cross_entropy or cross_entropy_backward call; false when there are no rows.
+// low_precision: bf16/f16 logits pass too (a plugin that computes them; losses and lse f32).
 inline bool check_cross_entropy_call(const char* entry, kael_dtype dtype,
                                      std::initializer_list<const void*> buffers, std::int64_t rows,
-                                     std::int64_t classes) {
-    check_float_dtype(entry, dtype);
+                                     std::int64_t classes, bool low_precision = false) {
+    if (!low_precision || (dtype != KAEL_DTYPE_BF16 && dtype != KAEL_DTYPE_F16)) {
+        check_float_dtype(entry, dtype);
+    }
     if (rows < 0 || classes < 0) {
         plugin::invalid(std::string(entry) + ": negative rows or classes");
     }
