@@ -1,15 +1,19 @@
 #pragma once
 // How the CUDA plugin runs the shared device tasks (kael/kernels/tasks/launch.h): a grid-stride
 // kernel with 64-bit indices, one wave of resident blocks, every launch checked.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <typeinfo>
 
 #include "cuda_context.h"
 #include "kael/kernels/element_functions.h"
+#include "kael/kernels/low_precision.h"
 
 namespace kael::cuda {
 
@@ -47,18 +51,29 @@ struct Launcher {
         check_launch(typeid(Task), __FILE__, __LINE__);
     }
 
-    // int64 wraps through the unsigned atomic, as Plus<int64_t> does on the host.
+    // int64 wraps through the unsigned atomic, as Plus<int64_t> does on the host; bf16/f16
+    // (kael's two-byte structs) add with CUDA's own atomics for them, rounding each add.
     template <typename T>
     KAEL_HD static void atomic_add(T* target, T value) {
 #if defined(__CUDA_ARCH__)
         if constexpr (std::is_same_v<T, std::int64_t>) {
             atomicAdd(reinterpret_cast<unsigned long long*>(target),
                       static_cast<unsigned long long>(value));
+        } else if constexpr (kernels::is_low_precision_v<T>) {
+            using Native =
+                std::conditional_t<std::is_same_v<T, kernels::BFloat16>, __nv_bfloat16, __half>;
+            Native addend;
+            std::memcpy(&addend, &value, sizeof addend);
+            atomicAdd(reinterpret_cast<Native*>(target), addend);
         } else {
             atomicAdd(target, value);
         }
-#else
-        *target = kernels::Plus<T>{}(*target, value);  // host pass only; tasks run on the GPU
+#else  // host pass only; tasks run on the GPU
+        if constexpr (kernels::is_low_precision_v<T>) {
+            *target = kernels::from_float<T>(kernels::to_float(*target) + kernels::to_float(value));
+        } else {
+            *target = kernels::Plus<T>{}(*target, value);
+        }
 #endif
     }
 

@@ -301,9 +301,9 @@ kael_status scatter_add(int32_t device, kael_dtype dtype, void* data, const int6
                                static_cast<__half*>(data), indices,
                                static_cast<const __half*>(source), rows);
         }
-        if (!by_rows) {  // declines bf16/f16: the core runs them in f32
-            return kernels::tasks::launch_scatter_add<Launcher>(dtype, data, indices, source,
-                                                                layout);
+        if (!by_rows) {  // bf16/f16 too, by the dtype's atomics
+            return kernels::tasks::launch_scatter_add<Launcher, true>(dtype, data, indices,
+                                                                      source, layout);
         }
         kernels::with_dtype(dtype, [&](auto tag) {
             scatter_by_rows<kernels::TagType<decltype(tag)>>(data, indices, source, rows);

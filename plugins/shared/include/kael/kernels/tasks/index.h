@@ -108,7 +108,9 @@ void launch_gather(kael_dtype dtype, void* out, const void* data, const std::int
     });
 }
 
-template <typename Launcher>
+// kLowPrecision: bf16/f16 too, added by Launcher::atomic_add in the dtype (a plugin with
+// KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX); else they are declined.
+template <typename Launcher, bool kLowPrecision = false>
 void launch_scatter_add(kael_dtype dtype, void* data, const std::int64_t* indices,
                         const void* source, const kael_index_layout* layout) {
     check_index_layout(layout, "scatter_add");
@@ -121,7 +123,7 @@ void launch_scatter_add(kael_dtype dtype, void* data, const std::int64_t* indice
     if (data == nullptr || indices == nullptr || source == nullptr) {
         plugin::invalid("scatter_add: null data, indices or source");
     }
-    with_dtype(dtype, [&](auto tag) {
+    with_dtype_if<kLowPrecision>(dtype, [&](auto tag) {
         using T = TagType<decltype(tag)>;
         Launcher::for_each(layout->count, ScatterAdd<T, Launcher>{
                                               static_cast<Storage<T>*>(data), indices,
