@@ -106,12 +106,34 @@ Shape expand_sizes(const Tensor& self, const Shape& sizes) {
 }
 
 void bind_properties(py::class_<Tensor>& cls) {
-    cls.def(py::init([](py::handle data, py::handle dtype, py::handle device) {
-               return tensor_from_data(data, to_optional_dtype(dtype, "Tensor"),
-                                       to_device(device, "Tensor"));
+    // torch.Tensor's two forms: sizes (kael zeroes the elements PyTorch leaves unset) or one data
+    // argument copied, both float32 (the default dtype) unless dtype is given.
+    cls.def(py::init([](const py::args& args, py::handle dtype, py::handle device) {
+               const DType wanted = to_optional_dtype(dtype, "Tensor").value_or(DType::F32);
+               const Device where = to_device(device, "Tensor");
+               const auto is_size = [](py::handle h) {
+                   return py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h);
+               };
+               if (std::all_of(args.begin(), args.end(), is_size)) {
+                   Shape shape;
+                   for (const py::handle size : args) {
+                       shape.push_back(size.cast<std::int64_t>());
+                       if (shape.back() < 0) {
+                           throw ValueError("Tensor: negative size " +
+                                            std::to_string(shape.back()) + " in " +
+                                            to_string(shape));
+                       }
+                   }
+                   return zeros(args.empty() ? Shape{0} : shape, wanted, where);
+               }
+               if (args.size() != 1) {
+                   throw TypeError("Tensor: expected sizes (ints) or one data argument, got " +
+                                   std::to_string(args.size()) + " arguments");
+               }
+               return tensor_from_data(args[0], wanted, where);
            }),
-           py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
-           py::arg("device") = py::none(), docs::tensor("__init__"))
+           py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+           docs::tensor("__init__"))
         .def_property_readonly("shape", [](const Tensor& t) { return shape_tuple(t.shape()); },
                                docs::tensor("shape"))
         .def_property_readonly("dtype", &Tensor::dtype, docs::tensor("dtype"))

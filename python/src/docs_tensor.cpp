@@ -14,8 +14,10 @@ struct Method {
 };
 
 constexpr Method kMethods[] = {
-    {"__init__", "__init__(self, data, *, dtype=None, device=None)",
-     "kael.Tensor(data) is kael.tensor(data): a copy of data as a new tensor."},
+    {"__init__", "__init__(self, *sizes_or_data, dtype=None, device=None)",
+     "As torch.Tensor: kael.Tensor(2, 3) is a float32 tensor of that shape (zeros, where "
+     "PyTorch leaves the elements unset), kael.Tensor(data) a float32 copy of data "
+     "(kael.tensor keeps data's own dtype); dtype and device choose others."},
     {"item", "item(self)",
      "The value of a one-element tensor as a Python number (waits for the device); ValueError "
      "for more elements."},

@@ -156,6 +156,19 @@ def test_factories_match_torch():
     assert kael.FloatTensor([1, 2]).dtype == kael.float32
     assert kael.LongTensor([1, 2]).tolist() == torch.LongTensor([1, 2]).tolist()
     assert kael.FloatTensor(2, 3).shape == (2, 3)
+    # torch.Tensor: sizes, or data copied as float32 (the default dtype).
+    for args in [(2, 3), (4,), ()]:
+        assert kael.Tensor(*args).shape == tuple(torch.Tensor(*args).shape)
+        assert kael.Tensor(*args).dtype == kael.float32
+    for data in [[1, 2], [True, False], [[1.5], [2.5]]]:
+        assert kael.Tensor(data).dtype == kael.float32
+        assert kael.Tensor(data).tolist() == torch.Tensor(data).tolist()
+    with pytest.raises(ValueError):
+        kael.Tensor(-1)
+    with pytest.raises(TypeError):
+        kael.Tensor([1], [2])
+    values = [1.7, -2.5, 3.0]
+    assert kael.tensor(values).int().tolist() == torch.tensor(values).int().tolist()
     x = kael.ones(2)
     assert x.pin_memory() is x and not x.is_pinned()
 
