@@ -1,7 +1,8 @@
-"""L-BFGS as torch.optim.LBFGS (its update, history and stopping rules; fixed steps, no line
-search): the parameters are handled as one flat vector of kael ops."""
+"""L-BFGS as torch.optim.LBFGS (its update, history and stopping rules, fixed steps or the
+strong Wolfe line search): the parameters are handled as one flat vector of kael ops."""
 from .. import _kael
 from ..autograd import enable_grad, no_grad
+from ._line_search import strong_wolfe
 from .optimizer import Optimizer
 
 
@@ -13,8 +14,8 @@ class LBFGS(Optimizer):
     """Limited-memory BFGS as torch.optim.LBFGS (one parameter group; step needs a closure that
     recomputes the loss and its gradients). Each step runs up to max_iter iterations with the
     two-loop recursion over history_size pairs and steps of lr (the first min(1, 1/|g|_1) lr),
-    stopping on tolerance_grad, tolerance_change or max_eval as PyTorch does.
-    line_search_fn="strong_wolfe" is not implemented: NotImplementedError names it.
+    or, with line_search_fn="strong_wolfe", steps that line search picks from there, stopping on
+    tolerance_grad, tolerance_change or max_eval as PyTorch does.
 
     Example:
         >>> w = kael.tensor([3.0, -1.0], requires_grad=True)
@@ -31,15 +32,16 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
-        if line_search_fn is not None:
-            raise NotImplementedError(f"LBFGS: line_search_fn={line_search_fn!r} is not "
-                                      f"implemented in kael (only fixed steps, None)")
+        if line_search_fn not in (None, "strong_wolfe"):
+            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got "
+                             f"{line_search_fn!r}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
                                       tolerance_grad=tolerance_grad,
                                       tolerance_change=tolerance_change,
-                                      history_size=history_size, line_search_fn=None))
+                                      history_size=history_size,
+                                      line_search_fn=line_search_fn))
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
@@ -54,6 +56,31 @@ class LBFGS(Optimizer):
             count = p.numel()
             p.add_(step * direction[offset:offset + count].view(*p.shape))
             offset += count
+
+    def _values(self):
+        return [p.detach().clone() for p in self._params]
+
+    def _set(self, values):
+        for p, value in zip(self._params, values):
+            p.copy_(value)
+
+    def _line_search(self, closure, loss, g, d, t, tolerance_change):
+        """strong_wolfe along d from the parameters as they are; leaves them at the step taken.
+        Returns (loss, flat gradient, step, evaluations)."""
+        start = self._values()
+
+        def evaluate(step):
+            self._set(start)
+            self._add(step, d)
+            with enable_grad():
+                value = float(closure())
+            return value, self._flat_grad()
+
+        loss, g, t, evaluations = strong_wolfe(evaluate, lambda grad: _dot(grad, d), t, loss, g,
+                                               _dot(g, d), tolerance_change)
+        self._set(start)
+        self._add(t, d)
+        return loss, g, t, evaluations
 
     def step(self, closure):
         """One optimization step of up to max_iter iterations; returns the first loss."""
@@ -105,9 +132,16 @@ class LBFGS(Optimizer):
                 t = min(1.0, 1.0 / g.abs().sum().item()) * lr if state["n_iter"] == 1 else lr
                 if _dot(g, d) > -tolerance_change:
                     break
-                self._add(t, d)
                 converged = False
-                if iterations != group["max_iter"]:
+                if group["line_search_fn"] == "strong_wolfe":
+                    loss, g, t, used = self._line_search(closure, loss, g, d, t,
+                                                         tolerance_change)
+                    converged = g.abs().max().item() <= tolerance_grad
+                    evaluations += used
+                    state["func_evals"] += used
+                else:
+                    self._add(t, d)
+                if group["line_search_fn"] is None and iterations != group["max_iter"]:
                     with enable_grad():
                         loss = float(closure())
                     g = self._flat_grad()
