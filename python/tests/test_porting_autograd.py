@@ -70,6 +70,29 @@ def test_grad_with_create_graph_and_a_gradient_penalty():
     assert x.grad is None  # autograd.grad never accumulates
 
 
+def test_wgan_style_gradient_penalty_through_linear_relu_sigmoid_matches_torch():
+    """A critic of Linear -> ReLU -> Linear -> Sigmoid, its input gradient taken with
+    create_graph, and the penalty (|grad|_2 - 1)^2 backpropagated to the critic's weights, as
+    WGAN-GP trains: every weight's gradient as torch 1.13's."""
+    rng = np.random.default_rng(5)
+    weights = [rng.standard_normal(shape).astype(np.float32) * 0.5
+               for shape in [(8, 3), (8,), (1, 8), (1,)]]
+    points = rng.standard_normal((6, 3)).astype(np.float32)
+
+    def run(lib):
+        critic = lib.nn.Sequential(lib.nn.Linear(3, 8), lib.nn.ReLU(), lib.nn.Linear(8, 1),
+                                   lib.nn.Sigmoid())
+        for parameter, value in zip(critic.parameters(), weights):
+            parameter.data = lib.tensor(value)
+        x = lib.tensor(points, requires_grad=True)
+        (grad,) = lib.autograd.grad(critic(x).sum(), x, create_graph=True)
+        penalty = (((grad * grad).sum(1) + 1e-12).sqrt() - 1.0).pow(2).mean()
+        penalty.backward()
+        return [grad] + [p.grad for p in critic.parameters()]
+    for a, b in zip(*both(run)):
+        close(a, b, atol=1e-6)
+
+
 def test_anomaly_detection_names_the_node_and_inference_mode():
     x = kael.tensor([-1.0, 4.0], requires_grad=True)
     with kael.autograd.detect_anomaly():

@@ -61,7 +61,8 @@ public:
             "LogBackward", "SinBackward", "CosBackward", "SquareBackward", "AbsBackward",
             "SignBackward", "CeilBackward", "FloorBackward", "RoundBackward", "TruncBackward",
             "FracBackward", "GatherBackward", "ScatterAddBackward", "MaskedFillBackward",
-            "WhereBackward", "CumsumBackward", "MaximumBackward", "MinimumBackward"};
+            "WhereBackward", "CumsumBackward", "MaximumBackward", "MinimumBackward",
+            "LinearBackward", "ReluBackward", "SigmoidBackward"};
         return composed.count(name_) != 0;
     }
     void release_saved_tensors() override {

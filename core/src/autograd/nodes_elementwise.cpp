@@ -83,12 +83,24 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
             return [y = saved(out)](const Tensor& g) {
                 return Grads{g * one_minus(square(y.unpack()))};
             };
+        // Under create_graph (grad mode on in the backward), sigmoid and relu compose their
+        // gradients from differentiable ops instead of their fused backward kernels.
         case KAEL_OP_SIGMOID:
             return [a = saved(x)](const Tensor& g) {
+                if (is_grad_enabled()) {
+                    const Tensor s = sigmoid(a.unpack());
+                    return Grads{g * s * one_minus(s)};
+                }
                 return Grads{sigmoid_backward(a.unpack(), g)};
             };
         case KAEL_OP_RELU:
-            return [a = saved(x)](const Tensor& g) { return Grads{relu_backward(a.unpack(), g)}; };
+            return [a = saved(x)](const Tensor& g) {
+                if (is_grad_enabled()) {
+                    const Tensor input = a.unpack();
+                    return Grads{where(gt(input, zero_scalar(input)), g, zero_scalar(g))};
+                }
+                return Grads{relu_backward(a.unpack(), g)};
+            };
         case KAEL_OP_GELU_EXACT:
         case KAEL_OP_GELU_TANH:
             return [a = saved(x), tanh_approximation = op == KAEL_OP_GELU_TANH](const Tensor& g) {
