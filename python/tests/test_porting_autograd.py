@@ -93,6 +93,28 @@ def test_wgan_style_gradient_penalty_through_linear_relu_sigmoid_matches_torch()
         close(a, b, atol=1e-6)
 
 
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_second_derivative_through_gelu_matches_torch(approximate):
+    """A penalty on the input gradient of Linear -> GELU -> Linear (create_graph through GELU's
+    backward, exact and tanh forms): the weights' gradients as torch 1.13's."""
+    rng = np.random.default_rng(6)
+    weights = [rng.standard_normal(shape).astype(np.float32) * 0.7
+               for shape in [(5, 3), (5,), (2, 5), (2,)]]
+    points = rng.standard_normal((4, 3)).astype(np.float32) * 2
+
+    def run(lib):
+        net = lib.nn.Sequential(lib.nn.Linear(3, 5), lib.nn.GELU(approximate=approximate),
+                                lib.nn.Linear(5, 2))
+        for parameter, value in zip(net.parameters(), weights):
+            parameter.data = lib.tensor(value)
+        x = lib.tensor(points, requires_grad=True)
+        (grad,) = lib.autograd.grad((net(x) ** 2).sum(), x, create_graph=True)
+        (grad * grad).sum().backward()
+        return [grad] + [p.grad for p in net.parameters()]
+    for a, b in zip(*both(run)):
+        close(a, b, atol=1e-5)
+
+
 def test_anomaly_detection_names_the_node_and_inference_mode():
     x = kael.tensor([-1.0, 4.0], requires_grad=True)
     with kael.autograd.detect_anomaly():

@@ -119,7 +119,7 @@ void run(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool 
                 "grad(create_graph=True): the backward of " + node->name() +
                 " is not differentiable in kael yet (its gradient would be taken as a "
                 "constant); differentiable: arithmetic, matmul, linear, pow, log, sin, cos, "
-                "relu, sigmoid, reductions, views, indexing and autograd.Function");
+                "relu, sigmoid, gelu, reductions, views, indexing and autograd.Function");
         }
         for (const Edge& edge : node->next_edges) {
             if (edge.valid()) {

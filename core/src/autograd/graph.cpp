@@ -62,7 +62,7 @@ public:
             "SignBackward", "CeilBackward", "FloorBackward", "RoundBackward", "TruncBackward",
             "FracBackward", "GatherBackward", "ScatterAddBackward", "MaskedFillBackward",
             "WhereBackward", "CumsumBackward", "MaximumBackward", "MinimumBackward",
-            "LinearBackward", "ReluBackward", "SigmoidBackward"};
+            "LinearBackward", "ReluBackward", "SigmoidBackward", "GeluBackward"};
         return composed.count(name_) != 0;
     }
     void release_saved_tensors() override {

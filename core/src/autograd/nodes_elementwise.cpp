@@ -14,6 +14,19 @@ using Grads = std::vector<Tensor>;
 
 Tensor one_minus(const Tensor& t) { return neg(t) + 1.0; }
 
+// d gelu / dx from differentiable ops, for backward with create_graph: Phi(x) + x phi(x), or
+// the tanh form's 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3)).
+Tensor gelu_derivative(const Tensor& x, bool tanh_approximation) {
+    if (!tanh_approximation) {
+        const Tensor cdf = (erf(x * std::numbers::sqrt2 / 2.0) + 1.0) * 0.5;
+        return cdf + x * exp(square(x) * -0.5) * (std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+    }
+    const double k = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+    const double c = 0.044715;
+    const Tensor t = tanh((x + x * square(x) * c) * k);
+    return (t + 1.0) * 0.5 + x * one_minus(square(t)) * (square(x) * (3.0 * c) + 1.0) * (0.5 * k);
+}
+
 }  // namespace
 
 const char* elementwise_name(kael_element_op op) {
@@ -104,6 +117,9 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
         case KAEL_OP_GELU_EXACT:
         case KAEL_OP_GELU_TANH:
             return [a = saved(x), tanh_approximation = op == KAEL_OP_GELU_TANH](const Tensor& g) {
+                if (is_grad_enabled()) {
+                    return Grads{g * gelu_derivative(a.unpack(), tanh_approximation)};
+                }
                 return Grads{gelu_backward(a.unpack(), g, tanh_approximation)};
             };
         case KAEL_OP_SQUARE:
