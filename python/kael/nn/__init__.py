@@ -255,7 +255,7 @@ __all__ = ["Module", "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "Sigmoi
 
 from . import utils  # noqa: E402,F401  (kael.nn.utils: gradient clipping)
 from . import _module_api  # noqa: E402
-from ._more_modules import (CosineSimilarity, ELU, Hardswish, HuberLoss,  # noqa: E402,F401
+from ._composed_modules import (CosineSimilarity, ELU, Hardswish, HuberLoss,  # noqa: E402,F401
                             KLDivLoss, LeakyReLU, Mish, SmoothL1Loss, Softplus)
 
 _module_api.install()

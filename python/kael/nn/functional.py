@@ -10,7 +10,7 @@ from .._kael._nn._functional import (  # noqa: F401
     l1_loss, layer_norm, linear, mse_loss, nll_loss, one_hot, pad, scaled_dot_product_attention,
     silu)
 
-from ._more_functional import (  # noqa: F401,E402
+from ._composed_functional import (  # noqa: F401,E402
     cosine_similarity, elu, hardswish, huber_loss, kl_div, leaky_relu, mish, normalize,
     smooth_l1_loss, softplus)
 

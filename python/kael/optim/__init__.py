@@ -11,7 +11,7 @@ Example:
 """
 from . import lr_scheduler  # noqa: F401
 from ._lbfgs import LBFGS
-from ._more_optimizers import Adadelta, Adagrad, RMSprop
+from ._adaptive_optimizers import Adadelta, Adagrad, RMSprop
 from ._optimizers import SGD, Adam, AdamW
 from .optimizer import Optimizer
 

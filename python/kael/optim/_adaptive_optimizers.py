@@ -1,4 +1,4 @@
-"""RMSprop, Adagrad, Adadelta and LBFGS, as torch.optim's: each step is kael ops on whole
+"""RMSprop, Adagrad and Adadelta, as torch.optim's: each step is kael ops on whole
 parameters (device kernels), under no_grad, with PyTorch's update rules and state names."""
 from .. import _kael
 from ..autograd import no_grad

@@ -1,7 +1,7 @@
 """Module forms of kael.nn.functional's composed activations and losses (torch.nn.LeakyReLU,
 ELU, Softplus, Mish, Hardswish, SmoothL1Loss, HuberLoss, KLDivLoss, CosineSimilarity)."""
 from .._kael import _nn
-from . import _more_functional as F
+from . import _composed_functional as F
 from .loss import _Loss
 
 
