@@ -1,10 +1,10 @@
 """The parts of PyTorch's tensor surface written in Python over kael's ops: Size, data,
-nelement, mm/bmm/addmm, new_* factories, masked_select, type/type_as, isclose/equal, format
-specs on one-element tensors, and the module-level helpers (is_tensor, numel, legacy
-FloatTensor/LongTensor). Installed on kael.Tensor by kael/__init__.py."""
+nelement, mm/bmm/addmm, new_* factories, masked_select, isclose/equal, format specs on
+one-element tensors, and the module-level helpers (is_tensor, numel); the legacy type names and
+dtype conversions are _legacy_types'. Installed on kael.Tensor by kael/__init__.py."""
 import builtins
 
-from . import _kael
+from . import _kael, _legacy_types
 from ._kael import Tensor
 
 
@@ -182,45 +182,6 @@ def _broadcast_shape(a, b):
     return shape
 
 
-_LEGACY = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
-           "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "BoolTensor": "bool_"}
-
-
-def _legacy_factory(name, dtype_name):
-    def factory(*args, device=None):
-        dtype = getattr(_kael, dtype_name)
-        if len(args) == 1 and not isinstance(args[0], int):
-            data = args[0]
-            if isinstance(data, Tensor):
-                return data.to(dtype)
-            return _kael.tensor(data, dtype=dtype, device=device)
-        return _kael.zeros(*args, dtype=dtype, device=device)  # sizes (kael zeroes them)
-    factory.__name__ = name
-    factory.__doc__ = (f"The legacy torch.{name} constructor: {name}(data) is kael.tensor(data, "
-                       f"dtype=kael.{dtype_name}), {name}(*sizes) a tensor of that shape (zeros)."
-                       f"\n\nExample:\n    >>> kael.{name}(2, 3).shape\n    (2, 3)\n")
-    return factory
-
-
-def _type_name(tensor):
-    legacy = {v: k for k, v in _LEGACY.items()}
-    name = legacy.get(tensor.dtype.__repr__().split(".")[-1], "Tensor")
-    return f"kael.{'cuda.' if tensor.device.type == 'cuda' else ''}{name}"
-
-
-def _type(self, dtype=None, non_blocking=False):
-    """Without dtype, the legacy type name ("kael.FloatTensor", "kael.cuda.LongTensor"); with a
-    kael.dtype or such a name ("torch.FloatTensor" too), the tensor converted to it."""
-    if dtype is None:
-        return _type_name(self)
-    if isinstance(dtype, str):
-        name = dtype.split(".")[-1]
-        if name not in _LEGACY:
-            raise ValueError(f"Tensor.type: unknown type {dtype!r}")
-        dtype = getattr(_kael, _LEGACY[name])
-    return self.to(dtype)
-
-
 def _format(self, spec):
     if self.dim() == 0 or (spec and self.numel() == 1):
         return format(self.item(), spec)  # f"{loss:.4f}", as PyTorch
@@ -309,32 +270,6 @@ def _detach_(self):
     return self
 
 
-def get_default_dtype():
-    """The dtype float factories and Python floats give: kael.float32.
-
-    Example:
-        >>> kael.get_default_dtype()
-        kael.float32
-    """
-    return _kael.float32
-
-
-def set_default_dtype(d):
-    """Sets the default float dtype, as torch.set_default_dtype. kael's factories always make
-    float32, so only kael.float32 is accepted; another dtype raises NotImplementedError rather
-    than being ignored.
-
-    Example:
-        >>> kael.set_default_dtype(kael.float32)
-    """
-    if not isinstance(d, _kael.dtype):
-        raise TypeError(f"set_default_dtype: expected a kael.dtype, got {type(d).__name__}")
-    if d != _kael.float32:
-        raise NotImplementedError(f"set_default_dtype({d!r}): kael's default float dtype is "
-                                  f"float32 and cannot be changed yet; pass dtype= to the "
-                                  f"factories instead")
-
-
 def install(namespace):
     original_shape = Tensor.shape
     original_size = Tensor.size
@@ -368,33 +303,14 @@ def install(namespace):
     Tensor.pin_memory = _pin_memory
     Tensor.is_pinned = lambda self: False
     Tensor.is_pinned.__doc__ = "False: kael has no page-locked host tensors (see pin_memory)."
-    Tensor.type = _type
-    def type_as(self, other):
-        """The tensor converted to other's dtype."""
-        _check_tensors("type_as", other=other)
-        return self.to(other.dtype)
-    Tensor.type_as = type_as
-
-    def to_integers(self):
-        """The tensor as integers, as torch's .int() (rounded toward zero). kael has no int32
-        yet, so they are int64: the same values, twice the bytes.
-
-        Example:
-            >>> kael.tensor([1.7, -2.5]).int().tolist()
-            [1, -2]
-        """
-        return self.to(_kael.int64)
-    Tensor.int = to_integers
+    _legacy_types.install(namespace)
     original_int = Tensor.__int__ if hasattr(Tensor, "__int__") else None
 
     def to_int(self):
         return builtins.int(self.item())
     if original_int is not None:
         Tensor.__int__ = to_int
-    for name, dtype_name in _LEGACY.items():
-        namespace[name] = _legacy_factory(name, dtype_name)
-    namespace.update(get_default_dtype=get_default_dtype, set_default_dtype=set_default_dtype,
-                     Size=Size, is_tensor=is_tensor, numel=numel, mm=mm, bmm=bmm, addmm=addmm,
+    namespace.update(Size=Size, is_tensor=is_tensor, numel=numel, mm=mm, bmm=bmm, addmm=addmm,
                      baddbmm=baddbmm, isclose=isclose, equal=equal, masked_select=masked_select)
     from . import autograd
     namespace["inference_mode"] = autograd.inference_mode
