@@ -119,7 +119,8 @@ void run(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool 
                 "grad(create_graph=True): the backward of " + node->name() +
                 " is not differentiable in kael yet (its gradient would be taken as a "
                 "constant); differentiable: arithmetic, matmul, linear, pow, log, sin, cos, "
-                "relu, sigmoid, gelu, reductions, views, indexing and autograd.Function");
+                "relu, sigmoid, gelu, tanh, exp, sqrt, reductions, views, indexing and "
+                "autograd.Function");
         }
         for (const Edge& edge : node->next_edges) {
             if (edge.valid()) {
@@ -168,7 +169,11 @@ void run(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool 
                 continue;  // autograd::grad returns gradients, it never accumulates them
             }
         }
-        std::vector<Tensor> outputs = node->apply(std::move(grads));
+        std::vector<Tensor> outputs;
+        {
+            const RunningBackward running(node);
+            outputs = node->apply(std::move(grads));
+        }
         if (anomaly) {
             check_anomaly(*node, outputs);
         }

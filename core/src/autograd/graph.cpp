@@ -49,8 +49,8 @@ public:
         return result;
     }
     [[nodiscard]] std::string name() const override { return name_; }
-    // The formulas written with differentiable ops on the gradient and on saved inputs (saved
-    // outputs carry no gradient edge, so formulas reading them are left out).
+    // The formulas written with differentiable ops on the gradient, saved inputs and saved
+    // outputs (SavedTensor::output: connected to this node under create_graph).
     [[nodiscard]] bool differentiable_backward() const override {
         static const std::set<std::string, std::less<>> composed = {
             "AddBackward", "SubBackward", "NegBackward", "MulBackward", "DivBackward",
@@ -62,7 +62,8 @@ public:
             "SignBackward", "CeilBackward", "FloorBackward", "RoundBackward", "TruncBackward",
             "FracBackward", "GatherBackward", "ScatterAddBackward", "MaskedFillBackward",
             "WhereBackward", "CumsumBackward", "MaximumBackward", "MinimumBackward",
-            "LinearBackward", "ReluBackward", "SigmoidBackward", "GeluBackward"};
+            "LinearBackward", "ReluBackward", "SigmoidBackward", "GeluBackward", "TanhBackward",
+            "ExpBackward", "SqrtBackward", "RsqrtBackward", "ReciprocalBackward"};
         return composed.count(name_) != 0;
     }
     void release_saved_tensors() override {

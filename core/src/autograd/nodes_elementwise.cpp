@@ -77,14 +77,18 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
         case KAEL_OP_ABS:
             return [a = saved(x)](const Tensor& g) { return Grads{g * sign(a.unpack())}; };
         case KAEL_OP_SIGN: return [](const Tensor& g) { return Grads{g * 0.0}; };
+        // Saved outputs (exp, sqrt, rsqrt, tanh, reciprocal) connect to this node under
+        // create_graph, so these formulas are differentiable too.
         case KAEL_OP_EXP:
-            return [y = saved(out)](const Tensor& g) { return Grads{g * y.unpack()}; };
+            return [y = saved_output(out)](const Tensor& g) { return Grads{g * y.unpack()}; };
         case KAEL_OP_LOG:
             return [a = saved(x)](const Tensor& g) { return Grads{g / a.unpack()}; };
         case KAEL_OP_SQRT:
-            return [y = saved(out)](const Tensor& g) { return Grads{g * 0.5 / y.unpack()}; };
+            return [y = saved_output(out)](const Tensor& g) {
+                return Grads{g * 0.5 / y.unpack()};
+            };
         case KAEL_OP_RSQRT:
-            return [y_saved = saved(out)](const Tensor& g) {
+            return [y_saved = saved_output(out)](const Tensor& g) {
                 const Tensor y = y_saved.unpack();
                 return Grads{g * (y * y * y) * -0.5};
             };
@@ -93,7 +97,7 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
         case KAEL_OP_COS:
             return [a = saved(x)](const Tensor& g) { return Grads{neg(g * sin(a.unpack()))}; };
         case KAEL_OP_TANH:
-            return [y = saved(out)](const Tensor& g) {
+            return [y = saved_output(out)](const Tensor& g) {
                 return Grads{g * one_minus(square(y.unpack()))};
             };
         // Under create_graph (grad mode on in the backward), sigmoid and relu compose their
@@ -125,7 +129,9 @@ BackwardFunction elementwise_backward(kael_element_op op, const std::vector<Tens
         case KAEL_OP_SQUARE:
             return [a = saved(x)](const Tensor& g) { return Grads{g * a.unpack() * 2.0}; };
         case KAEL_OP_RECIPROCAL:
-            return [y = saved(out)](const Tensor& g) { return Grads{neg(g * square(y.unpack()))}; };
+            return [y = saved_output(out)](const Tensor& g) {
+                return Grads{neg(g * square(y.unpack()))};
+            };
         case KAEL_OP_PLUS: return [](const Tensor& g) { return Grads{g, g}; };
         case KAEL_OP_MINUS: return [](const Tensor& g) { return Grads{g, neg(g)}; };
         case KAEL_OP_MULTIPLY:

@@ -85,6 +85,10 @@ class SavedTensor {
 public:
     SavedTensor() = default;
     explicit SavedTensor(const Tensor& tensor);
+    // The output of the op whose backward saves it (tanh's, exp's): under create_graph it is
+    // unpacked connected to the node running that backward, output 0, as PyTorch's saved
+    // results are, so formulas that read it are differentiable.
+    [[nodiscard]] static SavedTensor output(const Tensor& tensor);
 
     [[nodiscard]] bool defined() const { return data_.defined(); }
     // The saved tensor; kael::Error (PyTorch's message) when its storage was written since.
@@ -98,6 +102,20 @@ private:
     std::shared_ptr<AutogradMeta> leaf_;
     std::weak_ptr<Node> grad_fn_;
     int output_nr_ = 0;
+    bool output_ = false;
+};
+
+// The node whose backward runs on this thread (the engine sets it around apply), so a saved
+// output can be connected to it under create_graph.
+class RunningBackward {
+public:
+    explicit RunningBackward(std::shared_ptr<Node> node);
+    ~RunningBackward();
+    RunningBackward(const RunningBackward&) = delete;
+    RunningBackward& operator=(const RunningBackward&) = delete;
+
+private:
+    std::shared_ptr<Node> previous_;
 };
 
 // Marks the node whose backward formula runs on this thread, so SavedTensor's error names it.
@@ -113,6 +131,9 @@ private:
 };
 
 [[nodiscard]] inline SavedTensor saved(const Tensor& tensor) { return SavedTensor(tensor); }
+[[nodiscard]] inline SavedTensor saved_output(const Tensor& out) {
+    return SavedTensor::output(out);
+}
 // Saves tensor only when a gradient that reads it will be computed.
 [[nodiscard]] inline SavedTensor saved_if(bool needed, const Tensor& tensor) {
     return needed ? SavedTensor(tensor) : SavedTensor();

@@ -1,11 +1,14 @@
 // Saved tensors and the version check that catches in-place writes between forward and backward.
 #include "record.h"
 
+#include <utility>
+
 namespace kael::autograd {
 
 namespace {
 
 thread_local const std::string* running_node = nullptr;
+thread_local std::shared_ptr<Node> running_backward;
 
 }  // namespace
 
@@ -14,6 +17,17 @@ RunningNode::RunningNode(const std::string& name) : previous_(running_node) {
 }
 
 RunningNode::~RunningNode() { running_node = previous_; }
+
+RunningBackward::RunningBackward(std::shared_ptr<Node> node)
+    : previous_(std::exchange(running_backward, std::move(node))) {}
+
+RunningBackward::~RunningBackward() { running_backward = std::move(previous_); }
+
+SavedTensor SavedTensor::output(const Tensor& tensor) {
+    SavedTensor saved(tensor);
+    saved.output_ = tensor.defined();
+    return saved;
+}
 
 SavedTensor::SavedTensor(const Tensor& tensor) {
     if (tensor.defined()) {
@@ -52,7 +66,7 @@ Tensor SavedTensor::unpack() const {
     }
     // Backward with create_graph: the formula is differentiated too, so the saved tensor
     // carries its original gradient edge again.
-    std::shared_ptr<Node> node = grad_fn_.lock();
+    std::shared_ptr<Node> node = output_ ? running_backward : grad_fn_.lock();
     if (!leaf_ && !node) {
         return data_;
     }
@@ -63,7 +77,7 @@ Tensor SavedTensor::unpack() const {
         auto meta = std::make_shared<AutogradMeta>();
         meta->requires_grad = true;
         meta->grad_fn = std::move(node);
-        meta->output_nr = output_nr_;
+        meta->output_nr = output_ ? 0 : output_nr_;
         connected.impl().autograd = std::move(meta);
     }
     return connected;
