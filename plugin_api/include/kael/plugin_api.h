@@ -222,10 +222,9 @@ typedef struct kael_plugin {
  * operands to the dtype, as FlashAttention's P V does); low-precision rows: layer_norm and
  * layer_norm_backward take bf16/f16 data, with mean and rstd in f32, and cross_entropy and
  * cross_entropy_backward bf16/f16 logits and grad_logits, with losses, lse and grad_losses in
- * f32; low-precision index:
- * gather and scatter_add take bf16/f16 data (scatter_add may add in the dtype, rounding each
- * add, as PyTorch's CUDA atomics do). Each may decline a call
- * (an op it does not compute in them): the core then runs it in f32. */
+ * f32; low-precision index: gather and scatter_add take bf16/f16 data (scatter_add may add in
+ * the dtype, rounding each add, as PyTorch's CUDA atomics do). Each may decline a call (an op
+ * it does not compute in them): the core then runs it in f32. */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION 1u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL 2u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE 4u
