@@ -21,8 +21,6 @@ using namespace attention_tiles;
 namespace tasks = kernels::tasks;
 
 constexpr std::int64_t kDecodeQueries = 8;  // at most this many queries use the key split
-constexpr int kSplitKeys = 128;             // keys per decoding block, one per thread
-constexpr int kMaxDims = 128;
 
 template <int kGroups>
 __global__ void __launch_bounds__(kThreads, 2)

@@ -21,9 +21,6 @@ namespace {
 
 namespace tasks = kernels::tasks;
 
-constexpr int kSplitKeys = 128;  // keys per decoding block, one per thread
-constexpr int kMaxDims = 128;
-
 // Four elements from 16 (f32) or 8 (bf16, f16) aligned bytes.
 __device__ inline float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 template <typename E>

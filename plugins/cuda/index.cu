@@ -5,9 +5,6 @@
 // A row gather over the indices of a check_indices call held just before it runs that check
 // too (embedding, index_select): one launch instead of two.
 // Repeated scatter indices meet in atomicAdd, so float sums are not bit-reproducible on a GPU.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <climits>
 #include <cstdint>
 #include <mutex>
@@ -151,25 +148,6 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         [](const kernels::tasks::IndexPosition&, int) {});
 }
 
-// bf16/f16 rows added with the dtype's own atomics, as PyTorch's CUDA index ops add them: each
-// add rounds once, so a slot added into from zero (a KV cache's next slot) takes the value
-// exactly, and no f32 copy of the whole destination is made.
-template <typename E>
-__global__ void __launch_bounds__(kThreadsPerBlock)
-    scatter_add_rows_low_precision(E* data, const std::int64_t* indices, const E* source,
-                                   RowLayout rows) {
-    for_each_row(
-        rows, indices,
-        [&](const kernels::tasks::IndexPosition& position, std::int64_t offset, int lane) {
-            E* const target = data + position.data + offset;
-            const E* const addend = source + position.source;
-            for (std::int64_t i = lane; i < rows.length; i += 32) {
-                atomicAdd(target + i, addend[i]);
-            }
-        },
-        [](const kernels::tasks::IndexPosition&, int) {});
-}
-
 // The row form of a layout, when its innermost dimension is a contiguous run with one index.
 bool as_rows(const kael_index_layout& layout, RowLayout& rows) {
     const int last = layout.dims - 1;
@@ -290,22 +268,12 @@ kael_status scatter_add(int32_t device, kael_dtype dtype, void* data, const int6
     return plugin::guarded("cuda.scatter_add", [&] {
         use_device(device);
         RowLayout rows{};
-        const bool by_rows = row_call(dtype, data, source, indices, layout, "scatter_add", rows);
-        if (by_rows && dtype == KAEL_DTYPE_BF16) {
-            return launch_rows(&scatter_add_rows_low_precision<__nv_bfloat16>, rows,
-                               typeid(__nv_bfloat16), static_cast<__nv_bfloat16*>(data), indices,
-                               static_cast<const __nv_bfloat16*>(source), rows);
-        }
-        if (by_rows && dtype == KAEL_DTYPE_F16) {
-            return launch_rows(&scatter_add_rows_low_precision<__half>, rows, typeid(__half),
-                               static_cast<__half*>(data), indices,
-                               static_cast<const __half*>(source), rows);
-        }
-        if (!by_rows) {  // bf16/f16 too, by the dtype's atomics
+        // bf16/f16 too: Launcher::atomic_add adds them with CUDA's atomics for the dtype.
+        if (!row_call(dtype, data, source, indices, layout, "scatter_add", rows)) {
             return kernels::tasks::launch_scatter_add<Launcher, true>(dtype, data, indices,
                                                                       source, layout);
         }
-        kernels::with_dtype(dtype, [&](auto tag) {
+        kernels::with_storage_dtype(dtype, [&](auto tag) {
             scatter_by_rows<kernels::TagType<decltype(tag)>>(data, indices, source, rows);
         });
     });
