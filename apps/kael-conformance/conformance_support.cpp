@@ -139,7 +139,11 @@ void expect_same(const Tensor& on_device, const Tensor& on_cpu, const Tolerance&
             break;
         }
         case DType::I64:
-            compare_elements<std::int64_t>(on_device, on_cpu,
+        case DType::I32:
+        case DType::I16:
+        case DType::I8:
+        case DType::U8:
+            compare_elements<std::int64_t>(on_device.to(DType::I64), on_cpu.to(DType::I64),
                                            [](std::int64_t a, std::int64_t b) { return a == b; });
             break;
         case DType::Bool:

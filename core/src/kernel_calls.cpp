@@ -167,6 +167,19 @@ void convert(const Tensor& out, const Tensor& input) {
     if (out.numel() == 0) {
         return;
     }
+    // Plugins convert a narrow integer only to itself or a compute dtype: other pairs go through
+    // i64 (exact for every integer) or f32 (which a bf16/f16 side rounds through anyway).
+    const DType to = out.dtype();
+    const DType from = input.dtype();
+    if (to != from && (is_narrow_int(to) || is_narrow_int(from)) &&
+        compute_dtype(to) != to && compute_dtype(from) != from) {
+        const NoGradGuard no_grad;
+        const Tensor middle = empty(input.shape(), compute_dtype(is_narrow_int(to) ? from : to),
+                                    input.device());
+        convert(middle, input);
+        convert(out, middle);
+        return;
+    }
     split_for_layout(out, std::span<const Tensor>(&input, 1), [](const Tensor& piece,
                                                                  std::span<const Tensor> sources) {
         run("convert", std::span<const Tensor>(&piece, 1), sources, KAEL_SLOT_CHECK(convert),

@@ -38,21 +38,24 @@ enum class Aliasing { SameElements, None };
 std::optional<Tensor> unaliased(const Tensor& input, std::span<const Tensor> outputs,
                                 Aliasing allowed);
 
-// bfloat16 and float16 (low_precision_calls.cpp). Only the convert and fill slots get them, of
-// plugins that set KAEL_DTYPE_FLAG_LOW_PRECISION (otherwise, or when the plugin declines, the cpu
-// plugin runs the call over host copies). Every other call with them runs in f32: each such
-// operand becomes an f32 twin on its device (through convert), the call runs over the twins
-// (falling back as any call), and the outputs' twins are rounded back, once, as PyTorch rounds
-// what it computes in f32.
-bool has_low_precision(std::span<const Tensor> outputs, std::span<const Tensor> inputs);
+// bfloat16 and float16, and the narrow integers (low_precision_calls.cpp). Only the convert and
+// fill slots get them, of plugins that set KAEL_DTYPE_FLAG_LOW_PRECISION (bf16, f16) or
+// KAEL_DTYPE_FLAG_NARROW_INT (i32, i16, i8, u8); otherwise, or when the plugin declines, the cpu
+// plugin runs the call over host copies. Every other call with them runs in their compute dtype
+// (f32, i64): each such operand becomes a wide twin on its device (through convert), the call
+// runs over the twins (falling back as any call), and the outputs' twins are narrowed back,
+// once, as PyTorch rounds what it computes in f32 and wraps its integer arithmetic.
+// The KAEL_DTYPE_FLAG_* bits a plugin needs to take these operands as stored; 0: none is narrow.
+std::uint32_t stored_dtype_flags(std::span<const Tensor> outputs, std::span<const Tensor> inputs);
 // Whether the plugin's dtype_flags has every bit of flags (KAEL_DTYPE_FLAG_*).
 bool has_dtype_flags(const kael_plugin* table, std::uint32_t flags);
 bool computes_low_precision(const kael_plugin* table);
-// keep_values false: outputs the slot writes whole without reading (their twins start empty).
+// Twins in compute_dtype() of the narrow tensors (the others as they are). keep_values false:
+// outputs the slot writes whole without reading (their twins start empty).
 std::vector<Tensor> widened(std::span<const Tensor> tensors, bool keep_values = true);
 void narrow_into(std::span<const Tensor> outputs, std::span<const Tensor> twins);
 // A dtype a call names beside its operands (elementwise's input dtype), as the plugin must see it:
-// f32 for a low-precision dtype no operand has any more (the call was widened).
+// its compute dtype when no operand has it any more (the call was widened).
 DType as_called(DType dtype, std::span<const Tensor> operands);
 // Widen: in f32 twins; WidenWriteOnly: the same, for slots that write every element of their
 // outputs and read none (elementwise, reduce, matmul), whose output twins are not filled first;
@@ -98,20 +101,23 @@ void run(const char* slot, std::span<const Tensor> outputs, std::span<const Tens
     for (const Tensor& output : outputs) {
         output.impl().storage->bump_version();
     }
-    const bool low = has_low_precision(outputs, inputs);
+    const std::uint32_t stored_flags = stored_dtype_flags(outputs, inputs);
+    const bool low = stored_flags != 0;
     const auto run_widened = [&] {
         const std::vector<Tensor> wide_outputs =
             widened(outputs, low_precision.otherwise == LowPrecision::Widen);
         run(slot, std::span<const Tensor>(wide_outputs), widened(inputs), has_slot, call);
         narrow_into(outputs, wide_outputs);
     };
-    const bool native_by_flag = low && low_precision.native_flag != 0 &&
+    // The native_flag families take bf16/f16 only: narrow integers are always widened there.
+    const bool native_by_flag = stored_flags == KAEL_DTYPE_FLAG_LOW_PRECISION &&
+                                low_precision.native_flag != 0 &&
                                 has_dtype_flags(backend.table(), low_precision.native_flag);
     if (low && low_precision.otherwise != LowPrecision::Native && !native_by_flag) {
         return run_widened();
     }
     if (has_slot(backend.table()) &&
-        (!low || native_by_flag || computes_low_precision(backend.table()))) {
+        (!low || native_by_flag || has_dtype_flags(backend.table(), stored_flags))) {
         try {
             call(backend, device.index, outputs, inputs);
             return;

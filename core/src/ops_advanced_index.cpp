@@ -57,15 +57,21 @@ Tensor true_positions(const Tensor& mask) {
 
 AdvancedIndex advanced_index(const Tensor& self, const Tensor& entry, std::int64_t dim,
                              std::int64_t position, const char* op) {
-    if (entry.dtype() != DType::I64 && entry.dtype() != DType::Bool) {
-        throw IndexError(std::string(op) + ": tensors used as indices must be i64 or bool, got " +
-                         to_string(entry.dtype()) + " at index " + std::to_string(position));
+    // As PyTorch 2: i64 and i32 positions, bool masks, and u8 read as a (deprecated) mask.
+    const DType dtype = entry.dtype();
+    if (dtype != DType::I64 && dtype != DType::I32 && dtype != DType::Bool && dtype != DType::U8) {
+        throw IndexError(std::string(op) +
+                         ": tensors used as indices must be i64, i32, u8 or bool, got " +
+                         to_string(dtype) + " at index " + std::to_string(position));
     }
     if (entry.device() != self.device() && entry.device() != kCPU) {
         detail::check_same_device({self, entry}, op);
     }
     const NoGradGuard no_grad;
-    const Tensor index = entry.to(self.device());
+    const Tensor index = entry.to(self.device())
+                             .to(dtype == DType::U8 ? DType::Bool
+                                 : dtype == DType::I32 ? DType::I64
+                                                       : dtype);
     const Shape& shape = self.shape();
     if (index.dtype() == DType::Bool) {
         const auto first = shape.begin() + dim;

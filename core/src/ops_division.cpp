@@ -19,7 +19,7 @@ Tensor run_binary(kael_element_op op, const char* name, DType dtype, const Tenso
 }
 
 Tensor division(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
-    const DType dtype = promote(a.dtype(), b.dtype());
+    const DType dtype = result_type(a, b);
     if (dtype == DType::Bool) {
         throw TypeError(std::string(name) + ": not supported for bool tensors");
     }
@@ -27,9 +27,9 @@ Tensor division(kael_element_op op, const char* name, const Tensor& a, const Ten
 }
 
 DType integral(const Tensor& a, const Tensor& b, const char* name) {
-    const DType dtype = promote(a.dtype(), b.dtype());
+    const DType dtype = result_type(a, b);
     if (is_floating(dtype)) {
-        throw TypeError(std::string(name) + ": takes i64 and bool tensors, got " +
+        throw TypeError(std::string(name) + ": takes integer and bool tensors, got " +
                         to_string(a.dtype()) + " and " + to_string(b.dtype()));
     }
     return dtype;
@@ -43,10 +43,11 @@ Tensor bitwise(kael_element_op op, const char* name, Tensor (*logical)(const Ten
 }
 
 Tensor shift(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
-    if (integral(a, b, name) == DType::Bool) {
+    const DType dtype = integral(a, b, name);
+    if (dtype == DType::Bool) {
         throw TypeError(std::string(name) + ": not supported for bool tensors");
     }
-    return run_binary(op, name, DType::I64, a, b);
+    return run_binary(op, name, dtype, a, b);
 }
 
 }  // namespace
@@ -73,7 +74,8 @@ Tensor bitwise_not(const Tensor& a) {
         return logical_not(a);
     }
     if (is_floating(a.dtype())) {
-        throw TypeError("bitwise_not: takes i64 and bool tensors, got " + to_string(a.dtype()));
+        throw TypeError("bitwise_not: takes integer and bool tensors, got " +
+                        to_string(a.dtype()));
     }
     const std::array<Tensor, 1> inputs{a};
     return detail::run_elementwise(KAEL_OP_BITWISE_NOT, "bitwise_not", a.dtype(), a.dtype(),

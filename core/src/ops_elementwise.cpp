@@ -113,14 +113,14 @@ Tensor unary_numeric(kael_element_op op, const char* name, const Tensor& a) {
 }
 
 Tensor binary(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
-    const DType dtype = promote(a.dtype(), b.dtype());
+    const DType dtype = result_type(a, b);
     const std::array<Tensor, 2> inputs{a, b};
     return run(op, name, dtype, dtype, inputs);
 }
 
 Tensor compare(kael_element_op op, const char* name, const Tensor& a, const Tensor& b) {
     const std::array<Tensor, 2> inputs{a, b};
-    return run(op, name, DType::Bool, promote(a.dtype(), b.dtype()), inputs);
+    return run(op, name, DType::Bool, result_type(a, b), inputs);
 }
 
 // A scalar operand lives on the tensor's device and keeps the tensor's dtype when it can.
@@ -144,8 +144,23 @@ Tensor detail::scalar_operand(const Tensor& tensor, double value) {
     return scalar_like(tensor, value);
 }
 
+DType result_type(const Tensor& a, const Tensor& b) {
+    if ((a.dim() == 0) == (b.dim() == 0)) {
+        return promote(a.dtype(), b.dtype());
+    }
+    const auto category = [](DType dtype) {
+        return is_floating(dtype) ? 2 : dtype == DType::Bool ? 0 : 1;
+    };
+    const DType dimensioned = a.dim() == 0 ? b.dtype() : a.dtype();
+    const DType zero_dim = a.dim() == 0 ? a.dtype() : b.dtype();
+    return category(zero_dim) > category(dimensioned) ? zero_dim : dimensioned;
+}
+
 // Sixteen entries per thread, replaced in turn (kael/ops_elementwise.h says why).
 Tensor cached_scalar(double value, DType dtype, const Device& device) {
+    if (is_narrow_int(dtype)) {  // an operand wraps into the tensor's dtype, as in PyTorch
+        value = static_cast<double>(wrap_integer(static_cast<std::int64_t>(value), dtype));
+    }
     struct Entry {
         std::uint64_t bits = 0;
         DType dtype = DType::F32;
@@ -192,11 +207,11 @@ Tensor arithmetic(kael_element_op op, const char* name, ArithmeticRule rule, con
             }
             break;
         case ArithmeticRule::kFloating: {
-            const DType dtype = floating(promote(a.dtype(), b.dtype()));
+            const DType dtype = floating(result_type(a, b));
             return run(op, name, dtype, dtype, {a, b});
         }
         case ArithmeticRule::kPower: {
-            const DType dtype = promote(a.dtype(), b.dtype());
+            const DType dtype = result_type(a, b);
             if (dtype == DType::Bool) {
                 throw TypeError(std::string(name) + ": not supported for bool tensors");
             }
@@ -264,7 +279,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
     if (condition.dtype() != DType::Bool) {
         throw TypeError("where: condition must be bool, got " + to_string(condition.dtype()));
     }
-    const DType dtype = promote(a.dtype(), b.dtype());
+    const DType dtype = result_type(a, b);
     return run(KAEL_OP_WHERE, "where", dtype, dtype, {condition, a, b}, no_params(), 1);
 }
 

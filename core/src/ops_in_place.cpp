@@ -132,9 +132,7 @@ Tensor& mul_(Tensor& a, const Tensor& b, const char* op) {
 }
 Tensor& div_(Tensor& a, const Tensor& b, const char* op) {
     // The result dtype is known before computing: refuse integer targets without the work.
-    check_castable(is_floating(promote(a.dtype(), b.dtype())) ? promote(a.dtype(), b.dtype())
-                                                              : DType::F32,
-                   a, op);
+    check_castable(is_floating(result_type(a, b)) ? result_type(a, b) : DType::F32, a, op);
     return in_place(a, b, op, [](const Tensor& x, const Tensor& y) { return div(x, y); },
                     KAEL_OP_DIVIDE);
 }

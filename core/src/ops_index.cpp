@@ -57,12 +57,14 @@ void check_index_range(const Tensor& index, std::int64_t size, std::int64_t axis
     detail::check_indices(index, negative_wraps ? -size : 0, size, axis, op, what);
 }
 
-Tensor index_select_named(const Tensor& data, std::int64_t axis, const Tensor& index,
+Tensor index_select_named(const Tensor& data, std::int64_t axis, const Tensor& given_index,
                           const char* op) {
-    detail::check_same_device({data, index}, op);
-    if (index.dtype() != DType::I64) {
-        throw TypeError(std::string(op) + ": index must be i64, got " + to_string(index.dtype()));
+    detail::check_same_device({data, given_index}, op);
+    if (given_index.dtype() != DType::I64 && given_index.dtype() != DType::I32) {
+        throw TypeError(std::string(op) + ": index must be i64 or i32, got " +
+                        to_string(given_index.dtype()));
     }
+    const Tensor index = given_index.to(DType::I64);  // i32 too, as PyTorch's index_select
     // One check of the 1-d index, not of the expanded one gather reads.
     check_index_range(index, data.dim() == 0 ? 1 : data.shape()[axis], axis, false, op);
     if (data.dim() == 0) {  // as in PyTorch: one index into a scalar, a scalar result

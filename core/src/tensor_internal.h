@@ -93,7 +93,16 @@ inline std::int64_t integer_of(double value, DType dtype, const char* op) {
         throw ValueError(std::string(op) + ": value " + std::to_string(value) + " of type float "
                          "cannot be converted to type int64 without overflow");
     }
-    return static_cast<std::int64_t>(value);
+    const auto integer = static_cast<std::int64_t>(value);
+    if (is_narrow_int(dtype)) {  // as PyTorch's full: a narrow integer must hold the value
+        const auto [low, high] = integer_range(dtype);
+        if (integer < low || integer > high) {
+            throw ValueError(std::string(op) + ": value " + std::to_string(integer) +
+                             " cannot be converted to type " + to_string(dtype) +
+                             " without overflow");
+        }
+    }
+    return integer;
 }
 
 // Checks shape (rank, sizes >= 0, count) and returns its element count.

@@ -289,13 +289,18 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
     return plugin::guarded("cpu.fill", [&] {
         check_device(device);
         kernels::tasks::check_fill_call(target, count, value);
-        kernels::with_storage_dtype(dtype, [&](auto tag) {
+        const auto fill_with = [&](auto tag) {
             using T = kernels::TagType<decltype(tag)>;
             const T element = kernels::tasks::fill_value<T>(*value);
             Storage<T> stored{};
             store_element<T>(&stored, element);
             std::fill_n(static_cast<Storage<T>*>(target), count, stored);
-        });
+        };
+        if (kernels::is_narrow_int(dtype)) {
+            kernels::with_narrow_int_dtype(dtype, fill_with);
+        } else {
+            kernels::with_storage_dtype(dtype, fill_with);
+        }
     });
 }
 
@@ -308,7 +313,7 @@ kael_status convert(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
             return;
         }
         LayoutRunner runner{*layout};
-        kernels::dispatch_convert<true>(out_dtype, in_dtype, layout->operands, runner);
+        kernels::dispatch_convert<true, true>(out_dtype, in_dtype, layout->operands, runner);
     });
 }
 

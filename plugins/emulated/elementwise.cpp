@@ -28,7 +28,7 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
         if (count > 0 && kernels::valid_dtype(dtype)) {
             check_on_device(target, count * kernels::dtype_size(dtype), "fill target");
         }
-        kernels::tasks::launch_fill<Launcher, true>(dtype, target, count, value);
+        kernels::tasks::launch_fill<Launcher, true, true>(dtype, target, count, value);
     });
 }
 
@@ -37,7 +37,7 @@ kael_status convert(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
     return plugin::guarded("emulated.convert", [&] {
         check_device(device);
         check_operands_on_device(layout);
-        kernels::tasks::launch_convert<Launcher, true>(out_dtype, in_dtype, layout);
+        kernels::tasks::launch_convert<Launcher, true, true>(out_dtype, in_dtype, layout);
     });
 }
 

@@ -35,9 +35,10 @@ kael_plugin make_table() {
     // could use it as either kind.
     description.memory_flags = 0;
     // fill, convert, matmul (the shared tile body, summing in f32) and the low-precision
-    // elementwise ops, as the cuda plugin
+    // elementwise ops, as the cuda plugin; fill and convert of the narrow integers
     description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL |
-                              KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE;
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE |
+                              KAEL_DTYPE_FLAG_NARROW_INT;
     description.dlpack_device_type = 0;
     description.build_info =
         "compiler=" + plugin::compiler_description() + "; tasks=host, one thread, backwards";

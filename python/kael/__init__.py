@@ -24,7 +24,7 @@ from . import linalg  # noqa: F401
 from ._format import format_tensor as _format_tensor
 from ._format import format_tensor_str as _format_tensor_str
 from ._format import set_printoptions  # noqa: F401
-from ._dtype_info import finfo  # noqa: F401
+from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import amp  # noqa: F401
 from . import backends  # noqa: F401
 from . import cuda  # noqa: F401

@@ -1,4 +1,4 @@
-"""kael.finfo: the numerical limits of a floating dtype, as torch.finfo."""
+"""kael.finfo and kael.iinfo: the numerical limits of a dtype, as torch.finfo and torch.iinfo."""
 from . import _kael
 
 # bits, eps, max, smallest normal, resolution (10 ** -digits) of each floating dtype.
@@ -35,3 +35,33 @@ class finfo:
         return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+# bits, min, max of each integer dtype.
+_INTEGER = {
+    _kael.uint8: (8, 0, 255),
+    _kael.int8: (8, -2 ** 7, 2 ** 7 - 1),
+    _kael.int16: (16, -2 ** 15, 2 ** 15 - 1),
+    _kael.int32: (32, -2 ** 31, 2 ** 31 - 1),
+    _kael.int64: (64, -2 ** 63, 2 ** 63 - 1),
+}
+
+
+class iinfo:
+    """The limits of an integer dtype, as torch.iinfo: bits, min, max and dtype.
+
+    Example:
+        >>> kael.iinfo(kael.int8).min
+        -128
+        >>> kael.iinfo(kael.uint8).max
+        255
+    """
+
+    def __init__(self, type):
+        if type not in _INTEGER:
+            raise TypeError(f"iinfo: expected an integer dtype, got {type!r}")
+        self.bits, self.min, self.max = _INTEGER[type]
+        self.dtype = repr(type).split(".")[1]
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -1,12 +1,15 @@
 """torch's legacy type surface and dtype conversions: the FloatTensor/LongTensor/...
-constructors, Tensor.type() and its names, type_as, .int(), get/set_default_dtype. Installed by
+constructors, Tensor.type() and its names, type_as, .int()/.short()/.char()/.byte(),
+get/set_default_dtype. Installed by
 _tensor_api.install."""
 from . import _kael
 from ._kael import Tensor
 
 
 _LEGACY = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
-           "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "BoolTensor": "bool_"}
+           "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32",
+           "ShortTensor": "int16", "CharTensor": "int8", "ByteTensor": "uint8",
+           "BoolTensor": "bool_"}
 
 
 def _legacy_factory(name, dtype_name):
@@ -80,16 +83,18 @@ def install(namespace):
         return self.to(other.dtype)
     Tensor.type_as = type_as
 
-    def to_integers(self):
-        """The tensor as integers, as torch's .int() (rounded toward zero). kael has no int32
-        yet, so they are int64: the same values, twice the bytes.
-
-        Example:
-            >>> kael.tensor([1.7, -2.5]).int().tolist()
-            [1, -2]
-        """
-        return self.to(_kael.int64)
-    Tensor.int = to_integers
+    def conversion(dtype_name, torch_name):
+        def convert(self, memory_format=None):
+            return self.to(getattr(_kael, dtype_name))
+        convert.__name__ = torch_name
+        convert.__doc__ = (f"self.to(kael.{dtype_name}), as torch's Tensor.{torch_name}() (floats "
+                           f"rounded toward zero; out-of-range values wrap).\n\nExample:\n"
+                           f"    >>> kael.tensor([1.7, -2.5]).{torch_name}().dtype\n"
+                           f"    kael.{dtype_name}\n")
+        return convert
+    for dtype_name, torch_name in (("int32", "int"), ("int16", "short"), ("int8", "char"),
+                                   ("uint8", "byte")):
+        setattr(Tensor, torch_name, conversion(dtype_name, torch_name))
     for name, dtype_name in _LEGACY.items():
         namespace[name] = _legacy_factory(name, dtype_name)
     namespace.update(get_default_dtype=get_default_dtype, set_default_dtype=set_default_dtype)

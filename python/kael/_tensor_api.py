@@ -315,6 +315,7 @@ def install(namespace):
     from . import autograd
     namespace["inference_mode"] = autograd.inference_mode
     namespace["bool"] = _kael.bool_  # torch.bool (bool_ stays: the builtin's name)
+    namespace["int"] = _kael.int32  # torch.int, set here so kael's own modules keep the builtin
     where = namespace["where"]
 
     def where_with_scalars(condition, input=None, other=None):

@@ -11,17 +11,16 @@ import numpy as np
 
 from . import _kael
 
-# storage class -> (numpy dtype of its bytes, kael dtype): integer widths kael lacks widen to
-# int64, uint8 too (torch's bool masks are BoolStorage).
+# storage class -> (numpy dtype of its bytes, kael dtype): each read as it is stored.
 _STORAGES = {"FloatStorage": ("<f4", "float32"), "DoubleStorage": ("<f8", "float64"),
              "HalfStorage": ("<f2", "float16"), "BFloat16Storage": ("<u2", "bfloat16"),
-             "LongStorage": ("<i8", "int64"), "IntStorage": ("<i4", "int64"),
-             "ShortStorage": ("<i2", "int64"), "CharStorage": ("i1", "int64"),
-             "ByteStorage": ("u1", "int64"), "BoolStorage": ("?", "bool_")}
+             "LongStorage": ("<i8", "int64"), "IntStorage": ("<i4", "int32"),
+             "ShortStorage": ("<i2", "int16"), "CharStorage": ("i1", "int8"),
+             "ByteStorage": ("u1", "uint8"), "BoolStorage": ("?", "bool_")}
 _DTYPES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
            "float16": "float16", "half": "float16", "bfloat16": "bfloat16", "int64": "int64",
-           "long": "int64", "bool": "bool_", "int32": "int64", "int16": "int64",
-           "int8": "int64", "uint8": "int64"}
+           "long": "int64", "bool": "bool_", "int32": "int32", "int": "int32", "int16": "int16",
+           "short": "int16", "int8": "int8", "uint8": "uint8"}
 
 
 def is_torch_file(head):
@@ -88,8 +87,6 @@ class _Unpickler(pickle.Unpickler):
             if kind.name == "BFloat16Storage":  # numpy has no bf16: its bits, widened exactly
                 wide = (values.astype(np.uint32) << 16).view(np.float32)
                 tensor = _kael.from_dlpack(wide.copy()).to(_kael.bfloat16)
-            elif dtype_name == "int64" and raw != "<i8":
-                tensor = _kael.from_dlpack(values.astype(np.int64))
             elif dtype_name == "bool_":  # DLPack carries no numpy bool: through int64
                 tensor = _kael.from_dlpack(values.astype(np.int64)).to(_kael.bool_)
             else:
@@ -141,7 +138,9 @@ class _Global:
 _REBUILD = _Global("torch._utils", "_rebuild_tensor_v2")
 _ORDERED = _Global("collections", "OrderedDict")
 _STORAGE_OF = {"float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
-               "bfloat16": "BFloat16Storage", "int64": "LongStorage", "bool_": "BoolStorage"}
+               "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
+               "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage",
+               "bool_": "BoolStorage"}
 
 
 class _Pickler(pickle._Pickler):  # the Python pickler: GLOBALs of names kael does not import

@@ -20,6 +20,10 @@ std::string dtype_repr(DType dtype) {
         case DType::I64: return "kael.int64";
         case DType::BF16: return "kael.bfloat16";
         case DType::F16: return "kael.float16";
+        case DType::I32: return "kael.int32";
+        case DType::I16: return "kael.int16";
+        case DType::I8: return "kael.int8";
+        case DType::U8: return "kael.uint8";
         default: return "kael.bool_";
     }
 }
@@ -88,7 +92,11 @@ void bind_dtype_and_device(py::module_& module) {
         .value("int64", DType::I64)
         .value("bool_", DType::Bool)
         .value("bfloat16", DType::BF16)
-        .value("float16", DType::F16);
+        .value("float16", DType::F16)
+        .value("int32", DType::I32)
+        .value("int16", DType::I16)
+        .value("int8", DType::I8)
+        .value("uint8", DType::U8);
     // A dtype is not a number: py::enum_'s __int__ and __index__ let kael.ones(2, 3, kael.float64)
     // read the dtype as a size and t.sum(kael.float64) as a dim (PyTorch raises TypeError). They
     // go, and the methods py::enum_ built on them are replaced.
@@ -116,6 +124,9 @@ void bind_dtype_and_device(py::module_& module) {
                                docs::by_name("dtype.itemsize"))
         .def_property_readonly("is_floating_point", [](DType dtype) { return is_floating(dtype); },
                                docs::by_name("dtype.is_floating_point"))
+        .def_property_readonly(
+            "is_signed", [](DType dtype) { return dtype != DType::U8 && dtype != DType::Bool; },
+            docs::by_name("dtype.is_signed"))
         .def_property_readonly("name", [](DType dtype) { return to_string(dtype); },
                                docs::by_name("dtype.name"));
     set_generated_doc(dtype_class.attr("__init__"), docs::by_name("dtype.__init__"));
@@ -130,10 +141,22 @@ void bind_dtype_and_device(py::module_& module) {
     module.attr("bfloat16") = DType::BF16;
     module.attr("float16") = DType::F16;
     module.attr("half") = DType::F16;
+    module.attr("int32") = DType::I32;  // kael.int (torch.int) is set in Python: a builtin's name
+    module.attr("int16") = DType::I16;
+    module.attr("short") = DType::I16;
+    module.attr("int8") = DType::I8;
+    module.attr("uint8") = DType::U8;
     module.def(
         "promote_types",
         [](py::handle a, py::handle b) { return promote(to_dtype(a), to_dtype(b)); },
         py::arg("type1"), py::arg("type2"), docs::by_name("promote_types"));
+    module.def(
+        "result_type",
+        [](py::handle a, py::handle b) {
+            const auto [x, y] = operands(a, b, "result_type");
+            return result_type(x, y);
+        },
+        py::arg("tensor1"), py::arg("tensor2"), docs::by_name("result_type"));
 
     py::class_<Device>(module, "device", docs::by_name("device"))
         .def(py::init([](py::handle type, py::handle index) {

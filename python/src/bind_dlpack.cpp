@@ -46,6 +46,10 @@ DLDataType dl_dtype_of(DType dtype) {
         case DType::I64: return {kDLInt, 64, 1};
         case DType::BF16: return {kDLBfloat, 16, 1};
         case DType::F16: return {kDLFloat, 16, 1};
+        case DType::I32: return {kDLInt, 32, 1};
+        case DType::I16: return {kDLInt, 16, 1};
+        case DType::I8: return {kDLInt, 8, 1};
+        case DType::U8: return {kDLUInt, 8, 1};
         default: return {kDLBool, 8, 1};
     }
 }
@@ -55,6 +59,10 @@ DType dtype_of_dl(const DLDataType& type) {
         if (type.code == kDLFloat && type.bits == 32) return DType::F32;
         if (type.code == kDLFloat && type.bits == 64) return DType::F64;
         if (type.code == kDLInt && type.bits == 64) return DType::I64;
+        if (type.code == kDLInt && type.bits == 32) return DType::I32;
+        if (type.code == kDLInt && type.bits == 16) return DType::I16;
+        if (type.code == kDLInt && type.bits == 8) return DType::I8;
+        if (type.code == kDLUInt && type.bits == 8) return DType::U8;
         if (type.code == kDLBool && type.bits == 8) return DType::Bool;
         if (type.code == kDLBfloat && type.bits == 16) return DType::BF16;
         if (type.code == kDLFloat && type.bits == 16) return DType::F16;
@@ -62,7 +70,7 @@ DType dtype_of_dl(const DLDataType& type) {
     throw py::type_error("kael has no dtype for DLPack type (code " + std::to_string(type.code) +
                          ", bits " + std::to_string(type.bits) + ", lanes " +
                          std::to_string(type.lanes) + "); kael dtypes are float32, float64, "
-                         "bfloat16, float16, int64 and bool: convert on the producer's side "
+                         "bfloat16, float16, int64, int32, int16, int8, uint8 and bool: convert on the producer's side "
                          "first");
 }
 

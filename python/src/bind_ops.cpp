@@ -130,24 +130,39 @@ void bind_elementwise(py::module_& module, py::class_<Tensor>& cls) {
 }
 
 void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
-    def_function_and_method(module, cls, "sum", [](const Tensor& a, py::handle dim, bool keep) {
-        return reduce_dims(a, dim, keep, "sum", [](const Tensor& t, auto d, bool k) {
+    // dtype=: the input converted first and the result of that dtype, as PyTorch's
+    // (x.sum(dtype=kael.float32) of int8 data).
+    const auto as_dtype = [](const Tensor& a, py::handle dtype, const char* op) {
+        return dtype.is_none() ? a : a.to(to_dtype(dtype, op));
+    };
+    const auto of_dtype = [](const Tensor& result, py::handle dtype) {
+        return dtype.is_none() ? result : result.to(dtype.cast<DType>());
+    };
+    def_function_and_method(module, cls, "sum", [as_dtype, of_dtype](const Tensor& a,
+                                                                     py::handle dim, bool keep,
+                                                                     py::handle dtype) {
+        return of_dtype(reduce_dims(as_dtype(a, dtype, "sum"), dim, keep, "sum", [](const Tensor& t,
+                                                                           auto d, bool k) {
             if constexpr (std::is_same_v<decltype(d), Shape>) {
                 return sum(t, d, k);
             } else {
                 return d ? sum(t, *d, k) : sum(t);
             }
-        });
-    }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
-    def_function_and_method(module, cls, "mean", [](const Tensor& a, py::handle dim, bool keep) {
-        return reduce_dims(a, dim, keep, "mean", [](const Tensor& t, auto d, bool k) {
+        }), dtype);
+    }, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+       py::arg("dtype") = py::none());
+    def_function_and_method(module, cls, "mean", [as_dtype](const Tensor& a, py::handle dim,
+                                                            bool keep, py::handle dtype) {
+        return reduce_dims(as_dtype(a, dtype, "mean"), dim, keep, "mean", [](const Tensor& t,
+                                                                             auto d, bool k) {
             if constexpr (std::is_same_v<decltype(d), Shape>) {
                 return mean(t, d, k);
             } else {
                 return d ? mean(t, *d, k) : mean(t);
             }
         });
-    }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
+    }, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+       py::arg("dtype") = py::none());
     using DimReduction = Tensor (*)(const Tensor&, std::optional<std::int64_t>, bool);
     const auto by_dim = [&](const char* name, DimReduction op) {
         def_function_and_method(module, cls, name, [op, name](const Tensor& a, py::handle dim,
@@ -155,7 +170,13 @@ void bind_reductions(py::module_& module, py::class_<Tensor>& cls) {
             return op(a, optional_dim(dim, name), keepdim);
         }, py::arg("dim") = py::none(), py::arg("keepdim") = false);
     };
-    by_dim("prod", &prod);
+    def_function_and_method(module, cls, "prod", [as_dtype, of_dtype](const Tensor& a,
+                                                                      py::handle dim, bool keepdim,
+                                                                      py::handle dtype) {
+        return of_dtype(prod(as_dtype(a, dtype, "prod"), optional_dim(dim, "prod"), keepdim),
+                        dtype);
+    }, py::arg("dim") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+       py::arg("dtype") = py::none());
     by_dim("argmax", &argmax);
     by_dim("argmin", &argmin);
     by_dim("all", &all);

@@ -17,7 +17,11 @@ enum class ScalarKind { Bool = 0, Int = 1, Float = 2 };
 ScalarKind kind_of(DType dtype) {
     switch (dtype) {
         case DType::Bool: return ScalarKind::Bool;
-        case DType::I64: return ScalarKind::Int;
+        case DType::I64:
+        case DType::I32:
+        case DType::I16:
+        case DType::I8:
+        case DType::U8: return ScalarKind::Int;
         default: return ScalarKind::Float;
     }
 }
@@ -64,13 +68,13 @@ ScalarKind scalar_kind(py::handle plain) {
 // (no allocation and fill per op); they are only ever read. An int beyond 2^53 is made afresh,
 // as a double would not hold it.
 Tensor scalar_tensor_of(py::handle plain, DType dtype, const Device& device, const char* op) {
-    if (dtype == DType::I64) {
-        const std::int64_t value = to_int64(plain, op, "value");
+    if (is_integer(dtype)) {
+        const std::int64_t value = wrap_integer(to_int64(plain, op, "value"), dtype);
         constexpr std::int64_t kExactInDouble = std::int64_t{1} << 53;
         if (value > kExactInDouble || value < -kExactInDouble) {
-            return full_int({}, value, DType::I64, device);
+            return full_int({}, value, dtype, device);
         }
-        return cached_scalar(static_cast<double>(value), DType::I64, device);
+        return cached_scalar(static_cast<double>(value), dtype, device);
     }
     if (dtype == DType::Bool) {
         return cached_scalar(PyObject_IsTrue(plain.ptr()) ? 1 : 0, dtype, device);
@@ -136,7 +140,18 @@ void flatten(py::handle data, std::size_t depth, Flattened& out) {
     }
 }
 
-template <typename T> void fill_host(const Flattened& flat, Tensor& host) {
+// PyTorch's check on a Python int stored into a narrow integer dtype.
+void check_integer_range(std::int64_t value, DType dtype, const char* op) {
+    const auto [low, high] = integer_range(dtype);
+    if (value < low || value > high) {
+        throw OverflowError(std::string(op) + ": value " + std::to_string(value) +
+                            " cannot be converted to type " + kael::to_string(dtype) +
+                            " without overflow");
+    }
+}
+
+template <typename T>
+void fill_host(const Flattened& flat, Tensor& host, DType target = dtype_of_v<T>) {
     auto* values = static_cast<T*>(host.device_data());
     for (std::size_t i = 0; i < flat.leaves.size(); ++i) {
         const py::handle leaf = flat.leaves[i];
@@ -147,6 +162,9 @@ template <typename T> void fill_host(const Flattened& flat, Tensor& host) {
             values[i] = PyFloat_Check(leaf.ptr())
                             ? static_cast<std::int64_t>(PyFloat_AS_DOUBLE(leaf.ptr()))
                             : to_int64(leaf, "tensor", "element");
+            if (target != DType::I64) {
+                check_integer_range(values[i], target, "tensor");
+            }
         } else {
             values[i] = static_cast<T>(to_double(leaf, "tensor", "element"));
         }
@@ -158,6 +176,10 @@ std::string numpy_name(DType dtype) {
         case DType::F32: return "float32";
         case DType::F64: return "float64";
         case DType::I64: return "int64";
+        case DType::I32: return "int32";
+        case DType::I16: return "int16";
+        case DType::I8: return "int8";
+        case DType::U8: return "uint8";
         case DType::F16: return "float16";
         case DType::BF16: return "bfloat16";  // numpy has none: it refuses the name
         default: return "bool";
@@ -167,31 +189,39 @@ std::string numpy_name(DType dtype) {
 [[noreturn]] void no_kael_dtype(py::handle numpy_dtype, const char* op = nullptr) {
     throw TypeError(op_prefix(op) + "kael has no dtype for numpy dtype " +
                     std::string(py::str(numpy_dtype)) +
-                    "; kael dtypes are float32, float64, float16, bfloat16, int64 and bool");
+                    "; kael dtypes are float32, float64, float16, bfloat16, int64, int32, int16, "
+                    "int8, uint8 and bool");
 }
 
-// The kael dtype that holds every value of numpy_dtype: data of narrower integer types widen
-// (int8 .. uint32 to int64), as in kael.tensor(np.arange(4, dtype=np.int32)).
-DType holding_dtype_of_numpy(py::handle numpy_dtype) {
-    const std::string kind = py::str(numpy_dtype.attr("kind"));
-    const auto size = numpy_dtype.attr("itemsize").cast<int>();
-    if (kind == "f" && size == 2) return DType::F16;
-    if (kind == "f" && size == 4) return DType::F32;
-    if (kind == "f" && size == 8) return DType::F64;
-    if (kind == "i" || kind == "u") return DType::I64;
-    if (kind == "b") return DType::Bool;
-    no_kael_dtype(numpy_dtype);
-}
-
-// A numpy dtype asked for as a tensor's dtype must be one kael has: int32 is no int64.
-DType exact_dtype_of_numpy(py::handle numpy_dtype, const char* op) {
+// numpy_dtype's kael dtype, or nothing when kael has none (uint16, uint32, uint64, complex).
+std::optional<DType> same_dtype_of_numpy(py::handle numpy_dtype) {
     const std::string kind = py::str(numpy_dtype.attr("kind"));
     const auto size = numpy_dtype.attr("itemsize").cast<int>();
     if (kind == "f" && size == 2) return DType::F16;
     if (kind == "f" && size == 4) return DType::F32;
     if (kind == "f" && size == 8) return DType::F64;
     if (kind == "i" && size == 8) return DType::I64;
+    if (kind == "i" && size == 4) return DType::I32;
+    if (kind == "i" && size == 2) return DType::I16;
+    if (kind == "i" && size == 1) return DType::I8;
+    if (kind == "u" && size == 1) return DType::U8;
     if (kind == "b") return DType::Bool;
+    return std::nullopt;
+}
+
+// The kael dtype that holds every value of numpy_dtype: its own, or for uint16 .. uint64 the
+// next wider signed integer (uint64 must then fit int64).
+DType holding_dtype_of_numpy(py::handle numpy_dtype) {
+    if (const std::optional<DType> same = same_dtype_of_numpy(numpy_dtype)) return *same;
+    const std::string kind = py::str(numpy_dtype.attr("kind"));
+    const auto size = numpy_dtype.attr("itemsize").cast<int>();
+    if (kind == "u") return size == 2 ? DType::I32 : DType::I64;
+    no_kael_dtype(numpy_dtype);
+}
+
+// A numpy dtype asked for as a tensor's dtype must be one kael has: uint16 is no int32.
+DType exact_dtype_of_numpy(py::handle numpy_dtype, const char* op) {
+    if (const std::optional<DType> same = same_dtype_of_numpy(numpy_dtype)) return *same;
     no_kael_dtype(numpy_dtype, op);
 }
 
@@ -251,8 +281,9 @@ DType to_dtype(py::handle object, const char* op) {
     }
     throw TypeError(op_prefix(op) +
                     "expected a kael dtype (kael.float32, kael.float64, kael.bfloat16, "
-                    "kael.float16, kael.int64, kael.bool_ or 'f32', 'f64', 'bf16', 'f16', 'i64', "
-                    "'bool'), got " + std::string(py::repr(object)));
+                    "kael.float16, kael.int64, kael.int32, kael.int16, kael.int8, kael.uint8, "
+                    "kael.bool_ or a name such as 'f32' or 'int8'), got " +
+                    std::string(py::repr(object)));
 }
 
 std::optional<DType> to_optional_dtype(py::handle object, const char* op) {
@@ -398,15 +429,15 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, const Devic
     flatten(data, 0, flat);
     // An empty list is f32, as in PyTorch.
     const DType target = dtype.value_or(flat.any_leaf ? default_dtype(flat.kind) : DType::F32);
-    // bfloat16 and float16 are rounded from float32, as PyTorch rounds Python floats to them.
-    Tensor host = empty(flat.shape, is_low_precision(target) ? DType::F32 : target, kCPU);
+    // bfloat16 and float16 are rounded from float32, as PyTorch rounds Python floats to them;
+    // the narrow integers are checked in int64, as PyTorch refuses a value they do not hold.
+    Tensor host = empty(flat.shape, compute_dtype(target), kCPU);
     switch (host.dtype()) {
         case DType::F32: fill_host<float>(flat, host); break;
         case DType::F64: fill_host<double>(flat, host); break;
-        case DType::I64: fill_host<std::int64_t>(flat, host); break;
+        case DType::I64: fill_host<std::int64_t>(flat, host, target); break;
         case DType::Bool: fill_host<bool>(flat, host); break;
-        case DType::BF16:
-        case DType::F16: break;  // filled as float32 above
+        default: break;  // compute_dtype is one of the four above
     }
     return host.to(target).to(device);
 }

@@ -21,8 +21,10 @@ Example:
     docs["device.type"] = "The device-type name ('cpu', 'cuda', ...).";
     docs["device.index"] = "The device's index among those of its type.";
     docs["dtype"] = R"doc(An element type: kael.float32 (kael.float), kael.float64 (kael.double), kael.bfloat16,
-kael.float16 (kael.half), kael.int64 (kael.long) or kael.bool. bfloat16 and float16 are stored
-in two bytes and computed in float32 (results rounded once), as PyTorch computes them.
+kael.float16 (kael.half), kael.int64 (kael.long), kael.int32 (kael.int), kael.int16
+(kael.short), kael.int8, kael.uint8 or kael.bool. bfloat16 and float16 are stored in two bytes
+and computed in float32 (results rounded once), as PyTorch computes them; the narrow integers
+are computed in int64 and wrap around when stored, as PyTorch's integer arithmetic does.
 
 Example:
 
@@ -35,6 +37,7 @@ Example:
     docs["dtype.value"] = "The dtype's value in the plugin ABI (KAEL_DTYPE_*).";
     docs["dtype.itemsize"] = "The size of one element in bytes.";
     docs["dtype.is_floating_point"] = "True for float32, float64, bfloat16 and float16.";
+    docs["dtype.is_signed"] = "False for uint8 and bool, True for every other dtype.";
 }
 
 void add_graphs_and_records(Docs& docs) {

@@ -17,6 +17,13 @@ Example:
 Example:
 
     >>> kael.promote_types(kael.int64, kael.float32))doc");
+    docs["result_type"] = documented("result_type(tensor1, tensor2)", R"doc(The dtype a binary op of these operands (tensors or Python numbers) computes in, as
+torch.result_type: dimensioned tensors decide unless a 0-d tensor or number is of a higher
+category (bool < integer < floating).
+
+Example:
+
+    >>> kael.result_type(kael.ones(2, dtype=kael.int8), kael.tensor(5)))doc");
     docs["devices"] = documented("devices()", R"doc(Every device the loaded plugins serve, as records (device name, plugin, kind, memory, whether
 emulated), in the order kael prefers them.
 

@@ -94,7 +94,8 @@ struct Property {
 
 constexpr Property kProperties[] = {
     {"shape", "The size of each dimension, a tuple of ints."},
-    {"dtype", "The element type: kael.float32, float64, bfloat16, float16, int64 or bool."},
+    {"dtype", "The element type: kael.float32, float64, bfloat16, float16, int64, int32, int16, "
+              "int8, uint8 or bool."},
     {"device", "The device the elements live on (kael.device('cpu'), device('cuda:0'), ...)."},
     {"ndim", "The number of dimensions."},
     {"grad", "The gradient backward accumulated for this leaf, or None."},
@@ -110,7 +111,7 @@ constexpr Property kProperties[] = {
 }  // namespace
 
 void add_tensor_docs(Docs& docs) {
-    docs["Tensor"] = R"doc(A multi-dimensional array of one dtype (float32, float64, bfloat16, float16, int64, bool) on one device, with
+    docs["Tensor"] = R"doc(A multi-dimensional array of one dtype (float32, float64, bfloat16, float16, int64, int32, int16, int8, uint8, bool) on one device, with
 views (reshape, transpose, slicing share memory), autograd (requires_grad, backward, grad) and
 the operations of kael's module functions as methods.
 

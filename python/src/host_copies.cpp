@@ -12,10 +12,11 @@ namespace {
 // A contiguous host copy without gradient history.
 Tensor host_contiguous(const Tensor& tensor) { return tensor.detach().cpu().contiguous(); }
 
-// The host copy Python numbers are read from: bfloat16 and float16 as float32 (exact).
+// The host copy Python numbers are read from: bfloat16 and float16 as float32, the narrow
+// integers as int64 (exact).
 Tensor host_values(const Tensor& tensor) {
     const Tensor host = host_contiguous(tensor);
-    return is_low_precision(host.dtype()) ? host.to(DType::F32) : host;
+    return host.to(compute_dtype(host.dtype()));
 }
 
 py::object element(const void* data, DType dtype, std::int64_t at) {
@@ -64,7 +65,8 @@ py::object to_numpy(const Tensor& tensor) {
         throw TypeError("numpy: numpy has no bfloat16; convert with .float() first");
     }
     const Tensor host = host_contiguous(tensor);
-    const char* numpy_names[] = {"float32", "float64", "int64", "bool", "bfloat16", "float16"};
+    const char* numpy_names[] = {"float32", "float64", "int64", "bool",  "bfloat16",
+                                 "float16", "int32",   "int16", "int8", "uint8"};
     const py::dtype dtype(numpy_names[static_cast<int>(host.dtype())]);
     py::array array(dtype, std::vector<py::ssize_t>(host.shape().begin(), host.shape().end()));
     if (host.numel() > 0) {

@@ -65,9 +65,19 @@ KeyItem classify(py::handle item) {
             "tensors, or lists of them; got " +
             std::string(py::str(py::type::of(item).attr("__name__"))));
     }
-    if (index.dtype() != DType::I64 && index.dtype() != DType::Bool) {
-        throw py::index_error("tensors used as indices must be int64 or bool, got " +
+    if (index.dtype() != DType::I64 && index.dtype() != DType::I32 &&
+        index.dtype() != DType::Bool && index.dtype() != DType::U8) {
+        throw py::index_error("tensors used as indices must be int64, int32, uint8 or bool, got " +
                               to_string(index.dtype()));
+    }
+    if (index.dtype() == DType::U8) {  // PyTorch 2 reads it as a mask and warns
+        if (PyErr_WarnEx(PyExc_UserWarning,
+                         "indexing with dtype kael.uint8 is deprecated, please use a dtype "
+                         "kael.bool instead",
+                         1) < 0) {
+            throw py::error_already_set();
+        }
+        index = index.to(DType::Bool);
     }
     return {ItemKind::Tensor, item, index};
 }

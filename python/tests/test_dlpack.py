@@ -92,7 +92,7 @@ def test_bool_and_unsupported_dtypes():
     flags = kael.from_dlpack(kael.tensor([True, False]))  # kael to kael: kDLBool
     assert flags.dtype == kael.bool_ and flags.tolist() == [True, False]
     with pytest.raises(TypeError, match="no dtype"):
-        kael.from_dlpack(np.arange(4, dtype=np.int32))
+        kael.from_dlpack(np.arange(4, dtype=np.uint32))
     with pytest.raises(TypeError):
         kael.from_dlpack([1, 2, 3])
 

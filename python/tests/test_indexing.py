@@ -180,7 +180,7 @@ def test_bad_keys_raise_index_errors(device):
         t[[0, 1], [0, 1, 2]]
     with pytest.raises(IndexError, match="does not match"):
         t[kael.tensor([True, False], device=device)]
-    with pytest.raises(IndexError, match="int64 or bool"):
+    with pytest.raises(IndexError, match="int64, int32, uint8 or bool"):
         t[kael.tensor([0.0], device=device)]
     with pytest.raises(IndexError, match="too many indices"):
         t[[0], [0], [0], [0]]

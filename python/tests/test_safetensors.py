@@ -112,8 +112,9 @@ def test_hand_written_files_read_back_exactly(tmp_path):
     np.testing.assert_array_equal(loaded["brain"].float().numpy(), expected_bf16)
     assert loaded["brain"].tolist()[:2] == [1.0, -3.140625]
     assert loaded["flags"].tolist() == [False, True, True]
+    narrow = {"I32": kael.int32, "I16": kael.int16, "I8": kael.int8, "U8": kael.uint8}
     for name, array in ints.items():
-        assert loaded[name.lower()].dtype == kael.int64
+        assert loaded[name.lower()].dtype == narrow[name]  # as stored
         assert loaded[name.lower()].tolist() == array.tolist()
     assert loaded["odd"].tolist() == [0.1]
 

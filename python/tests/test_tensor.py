@@ -49,7 +49,8 @@ def test_numpy_round_trip_in_every_dtype(kael_dtype, numpy_dtype):
 
 
 def test_numpy_conversions_of_other_dtypes_and_layouts():
-    assert kael.tensor(np.arange(4, dtype=np.int32)).dtype == kael.int64
+    assert kael.tensor(np.arange(4, dtype=np.int32)).dtype == kael.int32
+    assert kael.tensor(np.arange(4, dtype=np.uint32)).dtype == kael.int64  # holds every value
     assert kael.tensor(np.ones(2, dtype=np.float16)).dtype == kael.float16
     strided = np.arange(20.0).reshape(4, 5)[::2, 1::2]
     np.testing.assert_array_equal(kael.tensor(strided).numpy(), strided)

@@ -196,7 +196,7 @@ def selection_cases(cases, Input):
                Input(cases.normal(3, 8), "f32", [("slice", 1, 1, 8, 2)])],
               np.where, lambda g, c, a, b: [None, g * c, g * ~c])
     cases.add("where/mixed", "where", [Input(condition, "bool"), Input(cases.normal(3, 4), "f32"),
-                                       Input(cases.normal(), "f64")],
+                                       Input(cases.normal(1), "f64")],
               np.where, lambda g, c, a, b: [None, g * c, g * ~c])
     cases.add("where/i64", "where", [Input(condition, "bool"),
                                      Input(np.arange(12).reshape(3, 4), "i64"),

@@ -166,7 +166,7 @@ BOOST_AUTO_TEST_CASE(bad_indices_are_index_errors) {
         },
         "too many indices"));
     BOOST_TEST(throws_with<kael::IndexError>([&] { (void)kael::index(x, {kael::zeros({2})}); },
-                                             "must be i64 or bool"));
+                                             "must be i64, i32, u8 or bool"));
     BOOST_TEST(throws_with<kael::IndexError>(
         [&] {
             (void)kael::index(x, {bools({true, false}, kael::kCPU)});

@@ -89,6 +89,18 @@ BOOST_AUTO_TEST_CASE(what_it_lacks_falls_back_to_cpu_and_is_counted) {
     BOOST_TEST(fallbacks("toy:reduce") + fallbacks("toy:reduce_dims") >= 1);
 }
 
+// The toy (built before 1.14's narrow integers, no KAEL_DTYPE_FLAG_NARROW_INT) never sees
+// them: its fills and converts of int8 run on the cpu plugin, counted, and results stay on toy.
+BOOST_AUTO_TEST_CASE(narrow_integers_reach_an_older_plugin_only_as_counted_fallbacks) {
+    kael::reset_fallback_counts();
+    const Tensor bytes = kael::full({3}, 100, kael::DType::I8, kToy);
+    BOOST_TEST(fallbacks("toy:fill") == 1);
+    const Tensor doubled = bytes + bytes;  // in int64 on toy, narrowed: 200 wraps to -56
+    BOOST_TEST((doubled.device() == kToy && doubled.dtype() == kael::DType::I8));
+    BOOST_TEST(doubled.cpu().to(kael::DType::I64).to_vector<std::int64_t>()[0] == -56);
+    BOOST_TEST(fallbacks("toy:convert") >= 2);
+}
+
 BOOST_AUTO_TEST_CASE(devices_of_one_type_are_still_separate_devices) {
     const Tensor a = kael::arange(0, 4);
     const Tensor on_one = a.to(Device("toy:1"));

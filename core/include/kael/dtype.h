@@ -1,12 +1,25 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace kael {
 
 // Values match KAEL_DTYPE_* of the plugin ABI. BF16 (bfloat16) and F16 (IEEE half) are stored in
-// two bytes; plugins that do not compute in them get the call in f32 (kernel_run.h).
-enum class DType : std::int32_t { F32 = 0, F64 = 1, I64 = 2, Bool = 3, BF16 = 4, F16 = 5 };
+// two bytes; plugins that do not compute in them get the call in f32 (kernel_run.h). The narrow
+// integers (I32, I16, I8, U8) are computed in i64 the same way and narrowed back (wrapping).
+enum class DType : std::int32_t {
+    F32 = 0,
+    F64 = 1,
+    I64 = 2,
+    Bool = 3,
+    BF16 = 4,
+    F16 = 5,
+    I32 = 6,
+    I16 = 7,
+    I8 = 8,
+    U8 = 9
+};
 
 // Throws ValueError for a value outside the enum (out of line, so itemsize stays inline).
 [[noreturn]] void throw_unknown_dtype(DType dtype);
@@ -18,7 +31,11 @@ enum class DType : std::int32_t { F32 = 0, F64 = 1, I64 = 2, Bool = 3, BF16 = 4,
         case DType::I64: return 8;
         case DType::Bool: return 1;
         case DType::BF16:
-        case DType::F16: return 2;
+        case DType::F16:
+        case DType::I16: return 2;
+        case DType::I32: return 4;
+        case DType::I8:
+        case DType::U8: return 1;
     }
     throw_unknown_dtype(dtype);
 }
@@ -29,8 +46,26 @@ enum class DType : std::int32_t { F32 = 0, F64 = 1, I64 = 2, Bool = 3, BF16 = 4,
 [[nodiscard]] inline bool is_low_precision(DType dtype) {
     return dtype == DType::BF16 || dtype == DType::F16;
 }
-// The dtype both operands of a binary op are computed in, as PyTorch's table: bool < i64 <
-// bf16, f16 < f32 < f64, and bf16 with f16 gives f32.
+// int32, int16, int8 or uint8: stored narrow, computed in i64.
+[[nodiscard]] inline bool is_narrow_int(DType dtype) {
+    return dtype == DType::I32 || dtype == DType::I16 || dtype == DType::I8 || dtype == DType::U8;
+}
+// The integers: i64 and the narrow ones (not bool).
+[[nodiscard]] inline bool is_integer(DType dtype) {
+    return dtype == DType::I64 || is_narrow_int(dtype);
+}
+// The dtype kernels compute a stored dtype in: f32 for bf16/f16, i64 for the narrow integers.
+[[nodiscard]] inline DType compute_dtype(DType dtype) {
+    return is_low_precision(dtype) ? DType::F32 : is_narrow_int(dtype) ? DType::I64 : dtype;
+}
+// The values an integer or bool dtype holds, [first, second].
+[[nodiscard]] std::pair<std::int64_t, std::int64_t> integer_range(DType dtype);
+// value stored into a narrow integer dtype and read back (two's complement wrap-around, as
+// PyTorch's integer arithmetic); other dtypes: value.
+[[nodiscard]] std::int64_t wrap_integer(std::int64_t value, DType dtype);
+// The dtype both operands of a binary op are computed in, as PyTorch's table: bool < integers <
+// bf16, f16 < f32 < f64; bf16 with f16 gives f32, u8 with a signed integer the next wider signed
+// (u8 with i8: i16).
 [[nodiscard]] DType promote(DType a, DType b);
 
 template <typename T> struct dtype_of;

@@ -158,6 +158,11 @@ Tensor& lerp_(Tensor& start, const Tensor& end, const Tensor& weight);
 Tensor& addcmul_(Tensor& a, const Tensor& t1, const Tensor& t2, double value);
 Tensor& addcdiv_(Tensor& a, const Tensor& t1, const Tensor& t2, double value);
 
+// The dtype a binary op of a and b computes in, as torch.result_type: dimensioned tensors
+// decide unless a 0-d one is of a higher category (bool < integer < floating), so an int8
+// tensor plus a 0-d int64 stays int8 and a bf16 one times a 0-d f32 stays bf16.
+[[nodiscard]] DType result_type(const Tensor& a, const Tensor& b);
+
 // A 0-d tensor of value (dtype, on device), shared: each thread keeps its last few, since the
 // same numbers recur in every step of a model (`tensor op number`), and a fresh one costs an
 // allocation and a fill (a kernel on a GPU). For operands only (as the Python operators pass

@@ -1,5 +1,5 @@
 // SafetensorsFile and load_safetensors: the file is mapped, its header checked whole
-// (safetensors_header.cpp), and tensors are copied out, converted to kael's dtypes.
+// (safetensors_header.cpp), and tensors are copied out as stored (BOOL checked to 0 or 1).
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,10 +37,6 @@ void convert(const unsigned char* bytes, const Tensor& out, Convert convert_one)
     for (std::size_t i = 0; i < count; ++i) {
         values[i] = convert_one(load<From>(bytes, i));
     }
-}
-
-template <typename From> void widen_integers(const unsigned char* bytes, const Tensor& out) {
-    convert<From, std::int64_t>(bytes, out, [](From value) { return static_cast<std::int64_t>(value); });
 }
 
 }  // namespace
@@ -136,10 +132,11 @@ Tensor SafetensorsFile::read(const std::string& name) const {
     }
     const unsigned char* bytes = data_ + entry->begin;
     const std::string& dtype = entry->dtype;
-    // The dtypes kael has are read as they are stored.
+    // Every dtype but BOOL is read as it is stored.
     static const std::map<std::string, DType, std::less<>> kStoredAsIs = {
-        {"F32", DType::F32}, {"F64", DType::F64}, {"I64", DType::I64},
-        {"BF16", DType::BF16}, {"F16", DType::F16}};
+        {"F32", DType::F32}, {"F64", DType::F64}, {"I64", DType::I64}, {"I32", DType::I32},
+        {"I16", DType::I16}, {"I8", DType::I8},   {"U8", DType::U8},   {"BF16", DType::BF16},
+        {"F16", DType::F16}};
     if (const auto as_is = kStoredAsIs.find(dtype); as_is != kStoredAsIs.end()) {
         Tensor out = empty(entry->shape, as_is->second);
         if (out.nbytes() > 0) {
@@ -147,24 +144,14 @@ Tensor SafetensorsFile::read(const std::string& name) const {
         }
         return out;
     }
-    const bool to_bool = dtype == "BOOL";
-    if (!to_bool && dtype != "I32" && dtype != "I16" && dtype != "I8" && dtype != "U8") {
+    if (dtype != "BOOL") {
         throw TypeError("load_safetensors: '" + path_ + "': tensor " + printable_name(name) +
                         " has dtype " + dtype + ", which kael does not read (it reads F32, F64, "
-                        "I64, BF16, F16 and BOOL as they are, I32, I16, I8 and U8 as I64)");
+                        "BF16, F16, I64, I32, I16, I8, U8 and BOOL)");
     }
-    Tensor out = empty(entry->shape, to_bool ? DType::Bool : DType::I64);
-    if (to_bool) {  // any byte but 0 is true: a bool must hold exactly 0 or 1
-        convert<std::uint8_t, bool>(bytes, out, [](std::uint8_t byte) { return byte != 0; });
-    } else if (dtype == "I32") {
-        widen_integers<std::int32_t>(bytes, out);
-    } else if (dtype == "I16") {
-        widen_integers<std::int16_t>(bytes, out);
-    } else if (dtype == "I8") {
-        widen_integers<std::int8_t>(bytes, out);
-    } else {
-        widen_integers<std::uint8_t>(bytes, out);
-    }
+    Tensor out = empty(entry->shape, DType::Bool);
+    // any byte but 0 is true: a bool must hold exactly 0 or 1
+    convert<std::uint8_t, bool>(bytes, out, [](std::uint8_t byte) { return byte != 0; });
     return out;
 }
 

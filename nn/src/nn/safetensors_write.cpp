@@ -22,6 +22,10 @@ const char* safetensors_dtype(DType dtype) {
         case DType::Bool: return "BOOL";
         case DType::BF16: return "BF16";
         case DType::F16: return "F16";
+        case DType::I32: return "I32";
+        case DType::I16: return "I16";
+        case DType::I8: return "I8";
+        case DType::U8: return "U8";
     }
     throw_unknown_dtype(dtype);
 }

@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 13
+#define KAEL_ABI_MINOR 14
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -91,7 +91,15 @@ typedef int32_t kael_dtype;
 #define KAEL_DTYPE_BOOL 3
 #define KAEL_DTYPE_BF16 4 /* since 1.11 */
 #define KAEL_DTYPE_F16 5  /* since 1.11 */
-#define KAEL_DTYPE_COUNT 6
+/* Since 1.14: the narrow integers, two's complement (uint8 unsigned), passed only to the fill and
+ * convert slots of a plugin whose dtype_flags has KAEL_DTYPE_FLAG_NARROW_INT. Every other call
+ * with them the core runs in int64 over int64 copies and narrows the results back (wrapping, as
+ * PyTorch's integer arithmetic does). */
+#define KAEL_DTYPE_I32 6
+#define KAEL_DTYPE_I16 7
+#define KAEL_DTYPE_I8 8
+#define KAEL_DTYPE_U8 9
+#define KAEL_DTYPE_COUNT 10
 
 /* What a plugin is, shown by kael-info; it does not rank plugins (priority does) and, since
  * ABI 1.5, says nothing about memory (memory_flags does; before, KIND_CPU meant host memory). */
@@ -232,6 +240,10 @@ typedef struct kael_plugin {
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION 16u /* since 1.13 */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS 32u      /* since 1.13 */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX 64u     /* since 1.13 */
+/* Since 1.14: fill and convert take KAEL_DTYPE_I32, _I16, _I8 and _U8. Convert pairs one of them
+ * with itself or with f32, f64, i64 or bool (the core routes other pairs through i64 or f32);
+ * values out of range wrap, from floats through int64 (NaN gives 0). */
+#define KAEL_DTYPE_FLAG_NARROW_INT 128u
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
  * stores once the device's queued work is done (after synchronize()), and passes such blocks as

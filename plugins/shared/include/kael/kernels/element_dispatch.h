@@ -34,13 +34,22 @@ inline std::int64_t dtype_size(kael_dtype dtype) {
         case KAEL_DTYPE_I64: return 8;
         case KAEL_DTYPE_BOOL: return 1;
         case KAEL_DTYPE_BF16:
-        case KAEL_DTYPE_F16: return 2;
+        case KAEL_DTYPE_F16:
+        case KAEL_DTYPE_I16: return 2;
+        case KAEL_DTYPE_I32: return 4;
+        case KAEL_DTYPE_I8:
+        case KAEL_DTYPE_U8: return 1;
         default: plugin::invalid("invalid dtype " + std::to_string(dtype));
     }
 }
 
 inline bool is_low_precision(kael_dtype dtype) {
     return dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+}
+
+inline bool is_narrow_int(kael_dtype dtype) {
+    return dtype == KAEL_DTYPE_I32 || dtype == KAEL_DTYPE_I16 || dtype == KAEL_DTYPE_I8 ||
+           dtype == KAEL_DTYPE_U8;
 }
 
 // Calls visit(TypeTag<T>{}) with T the compute type of dtype (bool for KAEL_DTYPE_BOOL). The
@@ -57,7 +66,25 @@ decltype(auto) with_dtype(kael_dtype dtype, Visit&& visit) {
         case KAEL_DTYPE_F16:
             plugin::unsupported(std::string(plugin::dtype_name(dtype)) +
                                 " is computed in float32 by the core for this kernel");
+        case KAEL_DTYPE_I32:
+        case KAEL_DTYPE_I16:
+        case KAEL_DTYPE_I8:
+        case KAEL_DTYPE_U8:
+            plugin::unsupported(std::string(plugin::dtype_name(dtype)) +
+                                " is computed in int64 by the core for this kernel");
         default: plugin::invalid("invalid dtype " + std::to_string(dtype));
+    }
+}
+
+// with_dtype, plus int32, int16, int8 and uint8 (only fill and convert store them).
+template <typename Visit>
+decltype(auto) with_narrow_int_dtype(kael_dtype dtype, Visit&& visit) {
+    switch (dtype) {
+        case KAEL_DTYPE_I32: return visit(TypeTag<std::int32_t>{});
+        case KAEL_DTYPE_I16: return visit(TypeTag<std::int16_t>{});
+        case KAEL_DTYPE_I8: return visit(TypeTag<std::int8_t>{});
+        case KAEL_DTYPE_U8: return visit(TypeTag<std::uint8_t>{});
+        default: return with_dtype(dtype, visit);
     }
 }
 
@@ -363,10 +390,39 @@ void dispatch_elementwise(kael_element_op op, kael_dtype out_dtype, kael_dtype i
     }
 }
 
+namespace detail {
+
+// A convert between a narrow integer and itself or one of the four compute dtypes.
+template <typename Runner>
+void run_narrow_convert(kael_dtype out_dtype, kael_dtype in_dtype, Runner& runner) {
+    const kael_dtype narrow = is_narrow_int(out_dtype) ? out_dtype : in_dtype;
+    const kael_dtype other = narrow == out_dtype ? in_dtype : out_dtype;
+    if (other != narrow && (is_narrow_int(other) || is_low_precision(other))) {
+        plugin::unsupported(std::string("convert from ") + plugin::dtype_name(in_dtype) + " to " +
+                            plugin::dtype_name(out_dtype) + " (the core goes through i64 or f32)");
+    }
+    with_narrow_int_dtype(narrow, [&](auto narrow_tag) {
+        using N = TagType<decltype(narrow_tag)>;
+        with_narrow_int_dtype(other, [&](auto other_tag) {
+            using O = TagType<decltype(other_tag)>;
+            if constexpr (std::is_same_v<N, O>) {
+                runner.template run<N, N>(Identity<N>{});
+            } else if (narrow == out_dtype) {
+                runner.template run<N, O>(Convert<N, O>{});
+            } else {
+                runner.template run<O, N>(Convert<O, N>{});
+            }
+        });
+    });
+}
+
+}  // namespace detail
+
 // operand 0 (out_dtype) = operand 1 (in_dtype) through convert_value: all 16 pairs of the four
-// compute dtypes, and with kLowPrecision the 36 pairs with bfloat16 and float16 (a plugin
-// without declines those, and the core converts on the cpu plugin).
-template <bool kLowPrecision = false, typename Runner>
+// compute dtypes, with kLowPrecision the 36 pairs with bfloat16 and float16, and with kNarrowInt
+// the 36 pairs of int32/int16/int8/uint8 with themselves or a compute dtype (a plugin without
+// declines those, and the core converts on the cpu plugin).
+template <bool kLowPrecision = false, bool kNarrowInt = false, typename Runner>
 void dispatch_convert(kael_dtype out_dtype, kael_dtype in_dtype, int operands, Runner& runner) {
     if (!valid_dtype(out_dtype) || !valid_dtype(in_dtype)) {
         plugin::invalid("convert: invalid dtype (out " + std::to_string(out_dtype) + ", in " +
@@ -374,6 +430,11 @@ void dispatch_convert(kael_dtype out_dtype, kael_dtype in_dtype, int operands, R
     }
     if (operands != 2) {
         plugin::invalid("convert takes 2 operands, got " + std::to_string(operands));
+    }
+    if constexpr (kNarrowInt) {
+        if (is_narrow_int(out_dtype) || is_narrow_int(in_dtype)) {
+            return detail::run_narrow_convert(out_dtype, in_dtype, runner);
+        }
     }
     with_dtype_if<kLowPrecision>(out_dtype, [&](auto out_tag) {
         using Out = TagType<decltype(out_tag)>;

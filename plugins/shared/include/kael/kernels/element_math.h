@@ -85,6 +85,9 @@ KAEL_HD inline To saturating_cast(From value) {
             return INT64_MIN;
         }
         return static_cast<std::int64_t>(value);
+    } else if constexpr (std::is_integral_v<To> && is_floating_v<From>) {
+        // a narrow integer from a float wraps from int64, as PyTorch's x86 conversions do
+        return static_cast<To>(saturating_cast<std::int64_t>(value));
     } else {
         return static_cast<To>(value);
     }
@@ -237,13 +240,13 @@ KAEL_HD inline std::int64_t integer_power(std::int64_t base, std::int64_t expone
     return result;
 }
 
-// Reads parameter slot `index` as T: integers[] for i64 and bool, reals[] for floats.
+// Reads parameter slot `index` as T: integers[] for integers and bool, reals[] for floats.
 template <typename T>
 inline T element_param(const kael_element_params& params, int index) {
     if constexpr (is_bool_v<T>) {
         return params.integers[index] != 0;
-    } else if constexpr (std::is_same_v<T, std::int64_t>) {
-        return params.integers[index];
+    } else if constexpr (std::is_integral_v<T>) {  // i64, and the narrow integers wrapped
+        return static_cast<T>(params.integers[index]);
     } else {
         return static_cast<T>(params.reals[index]);
     }

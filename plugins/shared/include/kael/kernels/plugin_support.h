@@ -17,6 +17,10 @@ inline const char* dtype_name(kael_dtype dtype) {
         case KAEL_DTYPE_BOOL: return "bool";
         case KAEL_DTYPE_BF16: return "bf16";
         case KAEL_DTYPE_F16: return "f16";
+        case KAEL_DTYPE_I32: return "i32";
+        case KAEL_DTYPE_I16: return "i16";
+        case KAEL_DTYPE_I8: return "i8";
+        case KAEL_DTYPE_U8: return "u8";
         default: return "unknown dtype";
     }
 }

@@ -90,23 +90,31 @@ T fill_value(const kael_element_params& value) {
     }
 }
 
-// kLowPrecision: the plugin also fills bfloat16 and float16 (else it declines them).
-template <typename Launcher, bool kLowPrecision = false>
+// kLowPrecision: the plugin also fills bfloat16 and float16; kNarrowInt: int32, int16, int8
+// and uint8 (else it declines them).
+template <typename Launcher, bool kLowPrecision = false, bool kNarrowInt = false>
 void launch_fill(kael_dtype dtype, void* target, std::int64_t count,
                  const kael_element_params* value) {
     check_fill_call(target, count, value);
-    with_dtype_if<kLowPrecision>(dtype, [&](auto tag) {
+    const auto fill = [&](auto tag) {
         using T = TagType<decltype(tag)>;
         Launcher::for_each(count, Fill<T>{static_cast<Storage<T>*>(target), fill_value<T>(*value)});
-    });
+    };
+    if constexpr (kNarrowInt) {
+        if (is_narrow_int(dtype)) {
+            return with_narrow_int_dtype(dtype, fill);
+        }
+    }
+    with_dtype_if<kLowPrecision>(dtype, fill);
 }
 
-// kLowPrecision: the plugin also converts to and from bfloat16 and float16.
-template <typename Launcher, bool kLowPrecision = false>
+// kLowPrecision: the plugin also converts to and from bfloat16 and float16; kNarrowInt: int32,
+// int16, int8 and uint8.
+template <typename Launcher, bool kLowPrecision = false, bool kNarrowInt = false>
 void launch_convert(kael_dtype out_dtype, kael_dtype in_dtype, const kael_element_layout* layout) {
     check_element_layout(layout);
     ElementRunner<Launcher> runner{*layout};
-    dispatch_convert<kLowPrecision>(out_dtype, in_dtype, layout->operands, runner);
+    dispatch_convert<kLowPrecision, kNarrowInt>(out_dtype, in_dtype, layout->operands, runner);
 }
 
 // kLowPrecision: the plugin computes bf16 and f16 elementwise ops (dispatch_elementwise).
