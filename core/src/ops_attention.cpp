@@ -108,6 +108,31 @@ std::vector<Tensor> attention_gradients(const Tensor& grad, const Tensor& q, con
     return grads;
 }
 
+// The gradients from differentiable ops (backward under create_graph): the probabilities are
+// recomputed with the kernel's causal geometry (query i sees keys j <= i + keys - queries).
+std::vector<Tensor> composed_gradients(const Tensor& grad, const Tensor& q, const Tensor& k,
+                                       const Tensor& v, double scale, bool causal) {
+    Tensor scores = matmul(q, k.transpose(-2, -1)) * scale;
+    Tensor visible;
+    if (causal) {
+        const std::int64_t queries = q.size(2);
+        const std::int64_t keys = k.size(2);
+        const Tensor rows = arange_int(0, queries, 1, DType::I64, q.device()).reshape({-1, 1});
+        const Tensor columns = arange_int(0, keys, 1, DType::I64, q.device()).reshape({1, -1});
+        visible = le(columns - rows, full_int({}, keys - queries, DType::I64, q.device()));
+        scores = where(visible, scores, full({}, -INFINITY, scores.dtype(), q.device()));
+    }
+    Tensor probabilities = softmax(scores, -1);
+    if (causal) {  // a query that sees no key has no output and no gradient
+        probabilities = where(visible, probabilities, zeros({}, scores.dtype(), q.device()));
+    }
+    const Tensor grad_p = matmul(grad, v.transpose(-2, -1));
+    const Tensor grad_s =
+        probabilities * (grad_p - sum(grad_p * probabilities, Shape{-1}, true)) * scale;
+    return {matmul(grad_s, k), matmul(grad_s.transpose(-2, -1), q),
+            matmul(probabilities.transpose(-2, -1), grad)};
+}
+
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -138,13 +163,20 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     Tensor lse = empty({q.size(0), q.size(1), q.size(2)}, detail::stats_dtype(q.dtype()),
                        q.device());
     detail::attention(out, lse, q, k, v, factor, causal);
+    // query, key and value as given (a kernel operand may be a copy made without grad): a
+    // composed backward under create_graph must reach them.
     return recording.finish(
         out, "ScaledDotProductAttentionBackward",
-        [q = autograd::saved(q), k = autograd::saved(k), v = autograd::saved(v),
+        [q = autograd::saved(query), k = autograd::saved(key), v = autograd::saved(value),
          out = autograd::saved(out), lse = autograd::saved(lse), factor,
          causal](const Tensor& grad) {
-            return attention_gradients(grad, q.unpack(), k.unpack(), v.unpack(), out.unpack(),
-                                       lse.unpack(), factor, causal);
+            if (is_grad_enabled()) {
+                return composed_gradients(grad, q.unpack(), k.unpack(), v.unpack(), factor,
+                                          causal);
+            }
+            return attention_gradients(grad, kernel_operand(q.unpack()),
+                                       kernel_operand(k.unpack()), kernel_operand(v.unpack()),
+                                       out.unpack(), lse.unpack(), factor, causal);
         });
 }
 

@@ -36,9 +36,35 @@ std::int64_t leading_size(const Tensor& x) {
     return rows;
 }
 
+// The gradients from differentiable ops (backward under create_graph): the statistics are
+// recomputed from x, since those the kernel saved carry no gradient.
+std::vector<Tensor> composed_gradients(const Tensor& grad, const Tensor& x, const Tensor& weight,
+                                       double eps, bool want_x, bool want_weight,
+                                       bool want_bias) {
+    const std::int64_t columns = x.size(-1);
+    const Shape last{-1};
+    const Tensor centered = x - mean(x, last, true);
+    const Tensor rstd = rsqrt(mean(centered * centered, last, true) + eps);
+    const Tensor normalized = centered * rstd;
+    std::vector<Tensor> grads;
+    if (want_x) {
+        const Tensor scaled = weight.defined() ? grad * weight : grad;
+        grads.push_back(rstd * (scaled - mean(scaled, last, true) -
+                                normalized * mean(scaled * normalized, last, true)));
+    } else {
+        grads.emplace_back();
+    }
+    if (weight.defined()) {
+        grads.push_back(want_weight ? sum((grad * normalized).reshape({-1, columns}), 0)
+                                    : Tensor());
+    }
+    grads.push_back(want_bias ? sum(grad.reshape({-1, columns}), 0) : Tensor());
+    return grads;
+}
+
 autograd::BackwardFunction layer_norm_backward(const Tensor& x, const Tensor& mean,
                                                const Tensor& rstd, const Tensor& weight,
-                                               const Tensor& bias) {
+                                               const Tensor& bias, double eps) {
     const bool want_x = x.requires_grad();
     const bool want_weight = weight.defined() && weight.requires_grad();
     const bool want_bias = bias.defined() && bias.requires_grad();
@@ -46,7 +72,16 @@ autograd::BackwardFunction layer_norm_backward(const Tensor& x, const Tensor& me
     return [x_saved = autograd::saved(x), mean_saved = autograd::saved(mean),
             rstd_saved = autograd::saved(rstd), weight_saved = autograd::saved_if(want_x, weight), shape = x.shape(),
             has_weight = weight.defined(), has_bias = bias.defined(), want_x, want_weight,
-            want_bias](const Tensor& grad_in) {
+            want_bias, eps](const Tensor& grad_in) {
+        if (is_grad_enabled()) {
+            std::vector<Tensor> grads =
+                composed_gradients(grad_in, x_saved.unpack(), weight_saved.unpack(), eps, want_x,
+                                   want_weight, want_bias);
+            if (!has_bias) {
+                grads.pop_back();
+            }
+            return grads;
+        }
         const Tensor grad = grad_in.contiguous();
         const std::int64_t columns = shape.back();
         const std::int64_t rows = columns == 0 ? 0 : grad.numel() / columns;
@@ -110,7 +145,7 @@ Tensor layer_norm(const Tensor& input, const Tensor& weight_in, const Tensor& bi
         return out;
     }
     return recording.finish(out, "LayerNormBackward",
-                            layer_norm_backward(x, mean, rstd, weight, bias));
+                            layer_norm_backward(x, mean, rstd, weight, bias, eps));
 }
 
 }  // namespace kael

@@ -153,8 +153,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
     if (!recording.active()) {
         return out;
     }
+    // logits as given (x may be a copy made without grad): a composed backward under
+    // create_graph must reach them.
     return recording.finish(out, "CrossEntropyBackward",
-                            autograd::cross_entropy_backward(x, lse, t, reduction));
+                            autograd::cross_entropy_backward(logits, lse, t, reduction));
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {

@@ -60,10 +60,10 @@ def test_grad_with_create_graph_and_a_gradient_penalty():
         close(a, b, atol=1e-6)
     assert k[3] is None and t[3] is None
     close(k[4], t[4])
-    # A fused backward kernel is not differentiated silently as a constant: a clear error.
+    # A backward that is not yet composable is not differentiated silently as a constant.
     y = kael.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="SoftmaxBackward"):
-        kael.autograd.grad(kael.softmax(y, 0)[0], y, create_graph=True)
+    with pytest.raises(RuntimeError, match="LogsumexpBackward"):
+        kael.autograd.grad(kael.logsumexp(y, 0), y, create_graph=True)
     x = kael.ones(2, requires_grad=True)
     with pytest.raises(ValueError, match="allow_unused"):
         kael.autograd.grad((x * 2).sum(), [x, kael.ones(1, requires_grad=True)])
@@ -180,3 +180,72 @@ def test_checkpoint_gives_the_plain_gradients():
     out = kael.utils.checkpoint.checkpoint(dropout, y)
     out.sum().backward()
     assert y.grad.tolist() == (out.detach() != 0).float().mul(2.0).tolist()  # same mask again
+
+
+def second_order(lib, make, inputs):
+    """The gradient of sum(weighted f(inputs)) with create_graph, then the gradients of
+    sum(grad^2 + grad) with respect to every input: the path of a gradient penalty."""
+    leaves = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in inputs]
+    out = make(lib, *leaves)
+    weights = lib.tensor(np.linspace(-1.0, 2.0, out.numel()).reshape(tuple(out.shape)),
+                         dtype=lib.float64)
+    grads = lib.autograd.grad((out * weights).sum(), leaves, create_graph=True)
+    total = sum((g * g + g).sum() for g in grads)
+    return list(grads) + list(lib.autograd.grad(total, leaves, allow_unused=True))
+
+
+def assert_same_second_order(make, inputs):
+    got, want = second_order(kael, make, inputs), second_order(torch, make, inputs)
+    for a, b in zip(got, want):
+        if b is None:
+            assert a is None or np.allclose(a.tolist(), 0.0)
+            continue
+        np.testing.assert_allclose(np.array(a.tolist()), b.detach().numpy(), rtol=1e-9,
+                                   atol=1e-12)
+
+
+RNG = np.random.default_rng(5)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_create_graph_through_softmax_and_log_softmax(dim):
+    x = RNG.standard_normal((3, 4, 5))
+    assert_same_second_order(lambda lib, a: lib.softmax(a, dim), [x])
+    assert_same_second_order(
+        lambda lib, a: (lib.log_softmax if lib is kael else torch.log_softmax)(a, dim), [x])
+
+
+def test_create_graph_through_layer_norm_and_silu():
+    x, w, b = RNG.standard_normal((2, 3, 6)), RNG.standard_normal(6), RNG.standard_normal(6)
+    assert_same_second_order(
+        lambda lib, a, weight, bias: lib.nn.functional.layer_norm(a, (6,), weight, bias, 1e-5),
+        [x, w, b])
+    assert_same_second_order(lambda lib, a: lib.nn.functional.layer_norm(a, (6,)), [x])
+    assert_same_second_order(lambda lib, a: lib.nn.functional.silu(a), [x])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_create_graph_through_cross_entropy(reduction):
+    logits = RNG.standard_normal((4, 7))
+    targets = [3, 0, 6, 3]
+    assert_same_second_order(
+        lambda lib, a: lib.nn.functional.cross_entropy(a, lib.tensor(targets),
+                                                       reduction=reduction).reshape(-1),
+        [logits])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_create_graph_through_fused_attention(causal):
+    """kael's fused scaled_dot_product_attention beside torch 1.13's explicit formula (1.13 has
+    no fused attention)."""
+    q, k, v = (RNG.standard_normal((1, 2, 5, 4)) for _ in range(3))
+
+    def attention(lib, query, key, value):
+        if lib is kael:
+            return kael.nn.functional.scaled_dot_product_attention(query, key, value,
+                                                                   is_causal=causal)
+        scores = query @ key.transpose(-2, -1) / 2.0
+        if causal:
+            scores = scores.masked_fill(torch.ones(5, 5).triu(1).bool(), float("-inf"))
+        return torch.softmax(scores, -1) @ value
+    assert_same_second_order(attention, [q, k, v])

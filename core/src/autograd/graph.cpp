@@ -63,7 +63,10 @@ public:
             "FracBackward", "GatherBackward", "ScatterAddBackward", "MaskedFillBackward",
             "WhereBackward", "CumsumBackward", "MaximumBackward", "MinimumBackward",
             "LinearBackward", "ReluBackward", "SigmoidBackward", "GeluBackward", "TanhBackward",
-            "ExpBackward", "SqrtBackward", "RsqrtBackward", "ReciprocalBackward"};
+            "ExpBackward", "SqrtBackward", "RsqrtBackward", "ReciprocalBackward",
+            "SoftmaxBackward", "LogSoftmaxBackward", "CrossEntropyBackward",
+            "LayerNormBackward", "ScaledDotProductAttentionBackward", "SiluBackward",
+            "ErfBackward", "ErfcBackward", "FmodBackward", "RemainderBackward"};
         return composed.count(name_) != 0;
     }
     void release_saved_tensors() override {

@@ -88,7 +88,14 @@ BackwardFunction elementwise_more_backward(kael_element_op op, const std::vector
                 return Grads{g * y.unpack() * std::numbers::ln2};
             };
         case KAEL_OP_SILU:
-            return [a = saved(x)](const Tensor& g) { return Grads{silu_backward(a.unpack(), g)}; };
+            return [a = saved(x)](const Tensor& g) {
+                if (is_grad_enabled()) {  // create_graph: s (1 + x (1 - s)) from composable ops
+                    const Tensor input = a.unpack();
+                    const Tensor s = sigmoid(input);
+                    return Grads{g * s * (input * (s * -1.0 + 1.0) + 1.0)};
+                }
+                return Grads{silu_backward(a.unpack(), g)};
+            };
         default: return nullptr;
     }
 }
