@@ -2,6 +2,7 @@
 // Entry points of the emulated plugin's table, one file per family, and the Launcher through
 // which the shared device tasks (kael/kernels/tasks/) run here.
 #include <cstdint>
+#include <functional>
 
 #include "emulated_launch.h"
 #include "kael/kernels/index_check.h"
@@ -23,9 +24,22 @@ void check_on_device(const void* address, int64_t bytes, const char* what);
 // The index error check_indices found, reported by the next synchronize() or copy_to_host().
 kernels::PendingIndexError& pending_index_error();
 
+// graphs.cpp: this thread's device-graph recording, if any. While it records, work is kept
+// (record_work) instead of run, and blocks freed are kept until the graph is released.
+bool recording_graph();
+void record_work(std::function<void()> work);
+bool keep_for_graph(void* block);  // true when kept
+// Throws DEVICE_ERROR (and fails the recording) when this thread records: host copies and
+// synchronize, as in a CUDA capture.
+void refuse_while_recording(const char* call);
+
 struct Launcher {
     template <typename Task>
     static void for_each(std::int64_t count, const Task& task) {
+        if (recording_graph()) {
+            record_work([count, task] { emulated::for_each(count, task); });  // tasks copy
+            return;
+        }
         emulated::for_each(count, task);
     }
     template <typename T>
@@ -33,9 +47,17 @@ struct Launcher {
         emulated::atomic_add(target, value);
     }
     static void* allocate(std::int64_t bytes) { return allocate_block(bytes); }
-    static void release(void* block) { release_block(block); }
+    static void release(void* block) {
+        if (!keep_for_graph(block)) {
+            release_block(block);
+        }
+    }
 };
 
 KAEL_DECLARE_PLUGIN_ENTRIES();
+KAEL_DECLARE_ENTRY(capture_begin);
+KAEL_DECLARE_ENTRY(capture_end);
+KAEL_DECLARE_ENTRY(graph_launch);
+KAEL_DECLARE_ENTRY(graph_release);
 
 }  // namespace kael::emulated

@@ -45,6 +45,10 @@ kael_plugin make_table() {
     kael_plugin table = plugin::make_table(description);
     table.device_properties = device_properties;
     KAEL_ASSIGN_PLUGIN_ENTRIES(table);
+    table.capture_begin = capture_begin;
+    table.capture_end = capture_end;
+    table.graph_launch = graph_launch;
+    table.graph_release = graph_release;
     table.extension = extension;
     return table;
 }

@@ -134,11 +134,14 @@ kael_status allocate(int32_t device, int64_t bytes, void** block) {
 }
 
 void release(int32_t /*device*/, void* block) {
-    release_block(block);
+    if (!keep_for_graph(block)) {  // replays of a graph recording now still use it
+        release_block(block);
+    }
 }
 
 kael_status copy_to_device(int32_t device, void* target, const void* source, int64_t bytes) {
     return plugin::guarded("emulated.copy_to_device", [&] {
+        refuse_while_recording("copy_to_device");
         check_copy(device, bytes, target, source);
         if (bytes > 0) {
             check_on_device(target, bytes, "copy_to_device target");
@@ -149,6 +152,7 @@ kael_status copy_to_device(int32_t device, void* target, const void* source, int
 
 kael_status copy_to_host(int32_t device, void* target, const void* source, int64_t bytes) {
     return plugin::guarded("emulated.copy_to_host", [&] {
+        refuse_while_recording("copy_to_host");
         check_copy(device, bytes, target, source);
         if (bytes > 0) {
             check_on_device(source, bytes, "copy_to_host source");
@@ -164,13 +168,21 @@ kael_status copy_within_device(int32_t device, void* target, const void* source,
         if (bytes > 0) {
             check_on_device(target, bytes, "copy_within_device target");
             check_on_device(source, bytes, "copy_within_device source");
-            std::memmove(target, source, static_cast<size_t>(bytes));  // tolerates overlap
+            const auto copy = [target, source, bytes] {
+                std::memmove(target, source, static_cast<size_t>(bytes));  // tolerates overlap
+            };
+            if (recording_graph()) {
+                record_work(copy);
+            } else {
+                copy();
+            }
         }
     });
 }
 
 kael_status synchronize(int32_t device) {
     return plugin::guarded("emulated.synchronize", [&] {
+        refuse_while_recording("synchronize");
         check_device(device);
         pending_index_error().report();
     });
