@@ -43,6 +43,15 @@ bool recording_device_graph() {
     return recording;
 }
 
+void check_not_recording(const char* op) {
+    if (recording_device_graph()) {
+        throw ValueError(std::string(op) +
+                         ": an optimizer step inside a device graph recording would replay this "
+                         "step's count, bias corrections and learning rate unchanged; step the "
+                         "optimizer outside the recording");
+    }
+}
+
 DeviceGraph DeviceGraph::record(const Device& device, const std::function<void()>& work) {
     const detail::Backend& backend = detail::backend_for(device);
     if (!supported(device)) {

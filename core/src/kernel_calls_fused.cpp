@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "kael/device_graph.h"
 #include "kernel_calls.h"
 #include "kernel_run.h"
 #include "memory_overlap.h"
@@ -165,6 +166,7 @@ void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses
 
 void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
           const kael_adam_params& params) {
+    check_not_recording("adam");
     if (param.numel() == 0) {
         return;
     }
@@ -178,6 +180,7 @@ void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& g
 }
 
 void adam_many(const std::vector<AdamTensors>& entries) {
+    check_not_recording("adam");
     std::vector<bool> done(entries.size(), false);
     for (std::size_t first = 0; first < entries.size(); ++first) {
         if (done[first]) {

@@ -10,6 +10,8 @@
 #include "tensor_internal.h"
 #include "kael/tensor_iterator.h"
 #include "in_place.h"
+#include "kael/device_graph.h"
+#include "kael/ops.h"
 #include "kernel_calls.h"
 
 namespace kael {
@@ -310,6 +312,18 @@ Tensor arange_buffer(std::int64_t count, DType dtype) {
     }
 }
 
+// arange's values made on the device itself (index from a cumulative sum of ones, then
+// start + index * step in the same arithmetic as the host loops), for a device graph recording,
+// where the host buffer could not be copied in.
+Tensor arange_recorded(std::int64_t count, double start, double step, DType wide, DType dtype,
+                       const Device& device) {
+    const NoGradGuard no_grad;
+    const Tensor index = cumsum(ones({count}, wide, device), 0) - scalar_tensor(1, wide, device);
+    const Tensor values = index * scalar_tensor(step, wide, device) +
+                          scalar_tensor(start, wide, device);
+    return values.to(dtype);
+}
+
 }  // namespace
 
 Tensor arange(double start, double stop, double step, DType dtype, Device device) {
@@ -327,6 +341,9 @@ Tensor arange(double start, double stop, double step, DType dtype, Device device
                          ") with step " + number(step) + " has too many elements");
     }
     const auto count = static_cast<std::int64_t>(std::max(0.0, span));
+    if (recording_device_graph() && count > 0) {
+        return arange_recorded(count, start, step, DType::F64, dtype, device);
+    }
     Tensor values = arange_buffer(count, DType::F64);
     auto* data = values.data_ptr<double>();
     for (std::int64_t i = 0; i < count; ++i) {
@@ -355,6 +372,11 @@ Tensor arange_int(std::int64_t start, std::int64_t stop, std::int64_t step, DTyp
         throw ValueError("arange: the range [" + std::to_string(start) + ", " +
                          std::to_string(stop) + ") with step " + std::to_string(step) +
                          " has too many elements");
+    }
+    if (recording_device_graph() && count > 0 && count < (std::uint64_t{1} << 53) &&
+        std::abs(start) < (std::int64_t{1} << 53) && std::abs(step) < (std::int64_t{1} << 53)) {
+        return arange_recorded(static_cast<std::int64_t>(count), static_cast<double>(start),
+                               static_cast<double>(step), DType::I64, dtype, device);
     }
     Tensor values = arange_buffer(static_cast<std::int64_t>(count), DType::I64);
     auto* data = values.data_ptr<std::int64_t>();

@@ -3,6 +3,7 @@
 #include "bind_nn.h"
 #include "docs_optim.h"
 #include "kael/clip_grad.h"
+#include "kael/device_graph.h"
 #include "kael/ops.h"
 #include "kael/optim.h"
 
@@ -65,6 +66,7 @@ void sgd_step(py::handle params, py::handle state, double lr, double momentum, d
 void adam_step(py::handle params, py::handle state, double lr, double beta1, double beta2,
                double eps, double weight_decay, bool decoupled) {
     const char* op = decoupled ? "AdamW.step" : "Adam.step";
+    check_not_recording(op);  // before any state changes
     Stepped s = with_grads(params, state, op);
     std::vector<Tensor> exp_avgs, exp_avg_sqs;
     std::vector<std::int64_t> steps;

@@ -205,20 +205,27 @@ def test_default_dtype():
         kael.set_default_dtype(kael.float64)
 
 
-def test_compile_runs_eagerly_and_says_so_once():
+def test_compile_on_cpu_runs_eagerly_and_says_why_once():
     import warnings
     layer = kael.nn.Linear(2, 2)
-    with warnings.catch_warnings(record=True) as caught:
+    compiled = kael.compile(layer, mode="reduce-overhead")
+    # the same module (a new Python handle): its parameters are shared
+    assert compiled.weight.tolist() == layer.weight.tolist()
+    with kael.no_grad():
+        layer.weight.fill_(0.5)
+    assert compiled._orig_mod.weight.tolist() == [[0.5, 0.5], [0.5, 0.5]]
+    assert list(compiled.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]  # as torch's
+    with warnings.catch_warnings(record=True) as caught, kael.no_grad():
         warnings.simplefilter("always")
-        kael._compile._warned.clear()
-        assert kael.compile(layer) is layer
-        assert kael.compile(layer, mode="reduce-overhead") is layer
+        for _ in range(3):
+            assert compiled(kael.ones(1, 2)).tolist() == layer(kael.ones(1, 2)).tolist()
     assert len([w for w in caught if "eagerly" in str(w.message)]) == 1
+    assert "records no device graphs" in compiled.reason
 
     @kael.compile(dynamic=False)
     def double(x):
         return x * 2
     assert double(kael.ones(2)).tolist() == [2.0, 2.0]
-    with pytest.raises(RuntimeError, match="fullgraph"):
-        kael.compile(layer, fullgraph=True)
+    with pytest.raises(RuntimeError, match="fullgraph=True.*records no device graphs"):
+        kael.compile(layer, fullgraph=True)(kael.ones(1, 2))
     assert kael.compile(layer, disable=True) is layer

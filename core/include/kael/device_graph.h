@@ -34,5 +34,8 @@ private:
 
 // Whether this thread is inside DeviceGraph::record (caches of tensors must not serve it).
 [[nodiscard]] bool recording_device_graph();
+// ValueError naming op when this thread records: op reads host state (an optimizer's step
+// count, bias corrections, learning rate) that every replay would repeat unchanged.
+void check_not_recording(const char* op);
 
 }  // namespace kael
