@@ -196,7 +196,7 @@ Tensor vector_norm(const Tensor& input, double ord, std::optional<Shape> dims, b
     }
     // d |x|_p / dx = sign(x) |x|^(p-1) / |x|_p^(p-1), taken as 0 where the norm is 0.
     return recording.finish(out, "NormBackward",
-        [x_saved = autograd::saved(input), out_saved = autograd::saved(out), ord,
+        [x_saved = autograd::saved(input), out_saved = autograd::saved_output(out), ord,
          flags = reduced_flags(input, reduced, "vector_norm"), keepdim](const Tensor& g) {
             const Tensor x = x_saved.unpack();
             Tensor norm_kept = out_saved.unpack();

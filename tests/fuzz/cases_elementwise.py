@@ -80,7 +80,7 @@ def binary_cases(draw):
 def where_reference(x):
     ref.check_broadcast(x["c"], x["a"], x["b"])
     da, db = ref.operand_dtypes(x["a"], x["b"])
-    dtype = ref.promote(da, db)
+    dtype = ref.result_type(x["a"], x["b"])
     return np.where(x["c"], ref.as_array(x["a"], da).astype(dtype),
                     ref.as_array(x["b"], db).astype(dtype))
 

@@ -1,6 +1,6 @@
 """numpy references for the op fuzzer, following kael's documented dtype rules (core/src/ops_*.cpp,
 kael/ops.h): promotion bool < int64 < float32 < float64, Python scalars are "weak" (they
-take the tensor's dtype unless of a higher kind), integer inputs of floating functions give
+take the tensor's dtype unless of a higher kind), 0-d tensors too (torch.result_type), integer inputs of floating functions give
 float32. float32 references are computed in float64 and rounded once, so they are the correctly
 rounded answer kael's kernels must come close to."""
 import math
@@ -58,6 +58,17 @@ def operand_dtypes(a, b):
     return name(a.dtype), name(b.dtype)
 
 
+def result_type(a, b):
+    """torch.result_type over operands (arrays or Python numbers, which become 0-d operands of
+    operand_dtypes' dtype): dimensioned operands decide unless a 0-d one is of a higher kind."""
+    da, db = operand_dtypes(a, b)
+    a_zero, b_zero = np.ndim(a) == 0, np.ndim(b) == 0
+    if a_zero == b_zero:
+        return promote(da, db)
+    dimensioned, zero_dim = (db, da) if a_zero else (da, db)
+    return zero_dim if KIND[zero_dim] > KIND[dimensioned] else dimensioned
+
+
 def computed(dtype):
     """The dtype a reference computes in: float32 goes through float64 and is rounded once."""
     return "float64" if dtype == "float32" else dtype
@@ -83,7 +94,7 @@ COMPARE = {
 def binary(op, a, b):
     da, db = operand_dtypes(a, b)
     check_broadcast(a, b)
-    dtype = promote(da, db)
+    dtype = result_type(a, b)
     if op == "div":
         dtype = floating(dtype)
     if op == "sub" and da == db == "bool":

@@ -120,8 +120,8 @@ void run(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool 
                 " is not differentiable in kael yet (its gradient would be taken as a "
                 "constant); differentiable: arithmetic, matmul, linear, pow, log, sin, cos, "
                 "relu, sigmoid, gelu, tanh, exp, sqrt, softmax, log_softmax, layer_norm, "
-                "cross_entropy, scaled_dot_product_attention, reductions, views, indexing and "
-                "autograd.Function");
+                "cross_entropy, scaled_dot_product_attention, reductions (sum, mean, prod, "
+                "var, std, norm, logsumexp, max, min), views, indexing and autograd.Function");
         }
         for (const Edge& edge : node->next_edges) {
             if (edge.valid()) {

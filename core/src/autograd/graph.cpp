@@ -66,7 +66,9 @@ public:
             "ExpBackward", "SqrtBackward", "RsqrtBackward", "ReciprocalBackward",
             "SoftmaxBackward", "LogSoftmaxBackward", "CrossEntropyBackward",
             "LayerNormBackward", "ScaledDotProductAttentionBackward", "SiluBackward",
-            "ErfBackward", "ErfcBackward", "FmodBackward", "RemainderBackward"};
+            "ErfBackward", "ErfcBackward", "FmodBackward", "RemainderBackward",
+            "ProdBackward", "LogsumexpBackward", "VarBackward", "StdBackward", "NormBackward",
+            "MaxBackward", "MinBackward", "AmaxBackward", "AminBackward"};
         return composed.count(name_) != 0;
     }
     void release_saved_tensors() override {

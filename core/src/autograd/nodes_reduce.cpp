@@ -44,7 +44,7 @@ BackwardFunction sum_dims_backward(const Tensor& input, const Shape& dims, bool 
 BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
                                std::optional<std::int64_t> dim, bool keepdim) {
     dim = normalized(dim, input.dim());
-    return [a_saved = saved(input), y_saved = saved(out), dim, keepdim](const Tensor& g) {
+    return [a_saved = saved(input), y_saved = saved_output(out), dim, keepdim](const Tensor& g) {
         const Tensor a = a_saved.unpack();
         const Tensor y = y_saved.unpack();
         // d prod / d a_i is the product of the others: y / a_i without zeros; with exactly one
@@ -67,7 +67,9 @@ BackwardFunction prod_backward(const Tensor& input, const Tensor& out,
 BackwardFunction variance_backward(const Tensor& input, const Tensor& std,
                                    std::optional<std::int64_t> dim, bool keepdim, double divisor) {
     dim = normalized(dim, input.dim());
-    return [a_saved = saved(input), std_saved = saved_if(std.defined(), std), dim, keepdim,
+    // std is the output (StdBackward): connected to this node under create_graph.
+    return [a_saved = saved(input), std_saved = std.defined() ? saved_output(std) : SavedTensor(),
+            dim, keepdim,
             divisor](const Tensor& g) {
         const Tensor a = a_saved.unpack();
         const Tensor centered = a - (dim ? mean(a, *dim, true) : mean(a));
@@ -84,7 +86,7 @@ BackwardFunction variance_backward(const Tensor& input, const Tensor& std,
 
 BackwardFunction logsumexp_backward(const Tensor& input, const Tensor& out,
                                     const Shape& kept_shape) {
-    return [a_saved = saved(input), y_saved = saved(out), kept_shape](const Tensor& g) {
+    return [a_saved = saved(input), y_saved = saved_output(out), kept_shape](const Tensor& g) {
         const Tensor a = a_saved.unpack();
         return Grads{g.reshape(kept_shape) * exp(a - y_saved.unpack().reshape(kept_shape))};
     };
