@@ -59,4 +59,7 @@ void cumprod_long_rows(kael_dtype dtype, void* out, const void* data, int64_t le
 // The scan slot (scan.cpp).
 KAEL_DECLARE_ENTRY(scan);
 
+// collectives_gloo.cpp: the collectives extension on gloo; nullptr in a build without gloo.
+const kael_collectives* collectives();
+
 }  // namespace kael::cpu

@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -51,7 +52,21 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
     });
 }
 
+namespace model {
 KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
+}  // namespace model
+
+// The model kernels, and the collectives when gloo was found at build time.
+const void* extension(const char* name) {
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
+#ifdef KAEL_CPU_HAS_GLOO
+        return collectives();
+#else
+        return nullptr;
+#endif
+    }
+    return model::extension(name);
+}
 
 kael_plugin make_table() {
     plugin::Description description;

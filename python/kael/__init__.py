@@ -28,6 +28,7 @@ from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import amp  # noqa: F401
 from . import backends  # noqa: F401
 from . import cuda  # noqa: F401
+from . import distributed  # noqa: F401
 from . import distributions  # noqa: F401
 from .amp import autocast  # noqa: F401
 from .autograd import enable_grad, no_grad, set_grad_enabled  # noqa: F401

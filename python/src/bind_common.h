@@ -70,6 +70,7 @@ void bind_fast_operators(py::module_& module);
 void bind_elemops(py::module_& module);
 // kael.Generator, RNG state and the random ops (bind_random.cpp).
 void bind_random(py::module_& module);
+void bind_distributed(py::module_& module);
 
 // kael.float32 (or any kael dtype), a name ('f32', 'float32', 'int64', 'bool', ...) or a numpy
 // dtype / scalar type (np.float32, float, bool).

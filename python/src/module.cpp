@@ -150,5 +150,6 @@ PYBIND11_MODULE(_kael, module) {
     kael::python::bind_tokenizer(module);
     kael::python::bind_elemops(module);
     kael::python::bind_random(module);
+    kael::python::bind_distributed(module);
     kael::python::bind_fast_operators(module);
 }

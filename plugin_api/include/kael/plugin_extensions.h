@@ -7,6 +7,7 @@
 #define KAEL_PLUGIN_EXTENSIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,12 +44,70 @@ typedef struct kael_model_kernels {
 /* The first released size. */
 #define KAEL_MODEL_KERNELS_SIZE_1_10 (offsetof(kael_model_kernels, adam_many) + sizeof(void*))
 
+/* Since 1.14: collectives over the plugin's memory (gloo's on the cpu plugin), for
+ * kael::distributed. Processes meet through the core's key-value store; one communicator is one
+ * process group. Every call blocks until this process's part is done, takes buffers of the
+ * plugin's device memory (contiguous, count elements of dtype: any KAEL_DTYPE_*, bool as one
+ * byte) and returns KAEL_STATUS_*; a peer that fails or times out makes the call return
+ * KAEL_STATUS_DEVICE_ERROR with the reason in last_error. */
+#define KAEL_EXTENSION_COLLECTIVES "kael.collectives"
+
+/* The reductions of all_reduce and reduce_scatter (an average is a sum the core divides). */
+typedef int32_t kael_collective_op;
+#define KAEL_COLLECTIVE_SUM 0
+#define KAEL_COLLECTIVE_PRODUCT 1
+#define KAEL_COLLECTIVE_MIN 2
+#define KAEL_COLLECTIVE_MAX 3
+
+/* The core's key-value store, as the plugin sees it during communicator_create: set publishes a
+ * value; get waits (up to the store's timeout) for key and returns a copy the plugin frees with
+ * free_value. Thread-safe; valid only during communicator_create. */
+typedef struct kael_store {
+    size_t struct_size; /* sizeof(kael_store) */
+    void* context;
+    kael_status (*set)(void* context, const char* key, const void* value, int64_t bytes);
+    kael_status (*get)(void* context, const char* key, void** value, int64_t* bytes);
+    void (*free_value)(void* context, void* value);
+} kael_store;
+
+typedef struct kael_collectives {
+    size_t struct_size;  /* sizeof(kael_collectives) as the plugin was built */
+    const char* library; /* what moves the bytes, for kael-info: "gloo (TCP)" */
+    /* A communicator of `size` processes in which this one is `rank`, on device (its memory):
+     * rendezvous through store, keys prefixed by the core; timeout_ms bounds every later call. */
+    kael_status (*communicator_create)(int32_t device, const kael_store* store, int32_t rank,
+                                       int32_t size, int64_t timeout_ms, void** communicator);
+    void (*communicator_release)(void* communicator); /* NULL is a no-op; must not fail */
+    /* data = op over every rank's data, in place. */
+    kael_status (*all_reduce)(void* communicator, kael_dtype dtype, kael_collective_op op,
+                              void* data, int64_t count);
+    /* every rank's data = root's. */
+    kael_status (*broadcast)(void* communicator, kael_dtype dtype, void* data, int64_t count,
+                             int32_t root);
+    /* out (size * count) = rank 0's in, rank 1's in, ... */
+    kael_status (*all_gather)(void* communicator, kael_dtype dtype, void* out, const void* in,
+                              int64_t count);
+    /* out (count) = op over every rank's slice `rank` of in (size * count). */
+    kael_status (*reduce_scatter)(void* communicator, kael_dtype dtype, kael_collective_op op,
+                                  void* out, const void* in, int64_t count);
+    /* slice j of out (count each) = rank j's slice `rank` of in. */
+    kael_status (*all_to_all)(void* communicator, kael_dtype dtype, void* out, const void* in,
+                              int64_t count);
+    /* Point to point, matched by peer and tag. */
+    kael_status (*send)(void* communicator, kael_dtype dtype, const void* data, int64_t count,
+                        int32_t peer, int32_t tag);
+    kael_status (*recv)(void* communicator, kael_dtype dtype, void* data, int64_t count,
+                        int32_t peer, int32_t tag);
+    kael_status (*barrier)(void* communicator);
+} kael_collectives;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
 
 #if defined(__cplusplus)
 static_assert(sizeof(kael_model_kernels) == 8 + 12 * 8, "model kernels ABI size");
+static_assert(sizeof(kael_collectives) == 8 * 12, "collectives ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_EXTENSIONS_H */

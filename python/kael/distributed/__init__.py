@@ -1,0 +1,457 @@
+"""kael.distributed: several processes training together, as torch.distributed. Processes meet
+through a store (init_method "env://" reads MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE as
+torchrun sets them; "tcp://host:port"; "file:///path") and form a process group whose
+collectives run in the plugin serving the tensors' device: backend "gloo" (cpu tensors, gloo over
+TCP, PyTorch's CPU library) or "nccl" (cuda tensors). Collectives block until this process's part
+is done; with async_op=True they return a completed Work handle."""
+import datetime
+import os
+import urllib.parse
+
+from .. import _kael
+
+_d = _kael._distributed
+
+
+class ReduceOp:
+    """The reductions of all_reduce, reduce and reduce_scatter_tensor, as
+    torch.distributed.ReduceOp: SUM, AVG (floating tensors), PRODUCT, MIN, MAX.
+
+    Example:
+        >>> kael.distributed.ReduceOp.MAX
+        <ReduceOp.MAX: 4>
+    """
+    SUM = _d.ReduceOp.SUM
+    AVG = _d.ReduceOp.AVG
+    PRODUCT = _d.ReduceOp.PRODUCT
+    MIN = _d.ReduceOp.MIN
+    MAX = _d.ReduceOp.MAX
+
+
+def _timeout_seconds(timeout):
+    return timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout)
+
+
+class Store:
+    """A key-value store processes meet through, as c10d's Store: set, get (waits for the key
+    until the timeout; RuntimeError after it), add (an atomic counter), check and wait.
+
+    Example:
+        >>> import os, tempfile
+        >>> store = kael.distributed.FileStore(os.path.join(tempfile.mkdtemp(), "store"))
+        >>> store.set("x", b"1")
+        >>> store.get("x")
+        b'1'
+    """
+
+    def __init__(self, native):
+        self._native = native
+
+    def set(self, key, value):
+        """Stores value (bytes or str) under key."""
+        self._native.set(key, value)
+
+    def get(self, key):
+        """The bytes under key, waiting for it until the timeout."""
+        return self._native.get(key)
+
+    def add(self, key, amount):
+        """Adds amount to the counter under key (0 at first) and returns the new value."""
+        return self._native.add(key, int(amount))
+
+    def check(self, keys):
+        """Whether every key of keys is set now."""
+        return self._native.check(list(keys))
+
+    def wait(self, keys, timeout=None):
+        """Waits until every key is set (RuntimeError after the timeout)."""
+        if timeout is None:
+            return self._native.wait(list(keys))
+        before = self._native.timeout
+        self._native.timeout = _timeout_seconds(timeout)
+        try:
+            self._native.wait(list(keys))
+        finally:
+            self._native.timeout = before
+
+    @property
+    def timeout(self):
+        """The timeout of get and wait, as a datetime.timedelta."""
+        return datetime.timedelta(seconds=self._native.timeout)
+
+    def set_timeout(self, timeout):
+        """Sets the timeout of get and wait (a timedelta or seconds)."""
+        self._native.timeout = _timeout_seconds(timeout)
+
+
+class TCPStore(Store):
+    """A store served over TCP by the process with is_master (port 0 picks a free one: see
+    .port), reached by the others at host_name:port, as torch.distributed.TCPStore.
+
+    Example:
+        >>> store = kael.distributed.TCPStore("127.0.0.1", 0, is_master=True)
+        >>> store.add("count", 2)
+        2
+    """
+
+    def __init__(self, host_name, port, world_size=None, is_master=False,
+                 timeout=datetime.timedelta(seconds=300), wait_for_workers=True):
+        super().__init__(_d.TCPStore(host_name, int(port), world_size, bool(is_master),
+                                     _timeout_seconds(timeout)))
+
+    @property
+    def port(self):
+        """The port served (the one picked when 0 was asked for)."""
+        return self._native.port
+
+
+class FileStore(Store):
+    """A store in one file that every process opens (one machine, or a shared file system), as
+    torch.distributed.FileStore.
+
+    Example:
+        >>> import os, tempfile
+        >>> store = kael.distributed.FileStore(os.path.join(tempfile.mkdtemp(), "store"))
+        >>> store.add("n", 1)
+        1
+    """
+
+    def __init__(self, file_name, world_size=None, timeout=datetime.timedelta(seconds=300)):
+        super().__init__(_d.FileStore(file_name, world_size, _timeout_seconds(timeout)))
+
+_DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
+_world = {"group": None, "groups": 0}
+
+
+class ProcessGroup:
+    """A group of processes: the world (init_process_group) or a subgroup (new_group).
+
+    Example:
+        >>> kael.distributed.ProcessGroup  # doctest: +ELLIPSIS
+        <class 'kael.distributed.ProcessGroup'>
+    """
+
+    def __init__(self, native, ranks):
+        self._native = native
+        self._ranks = ranks  # the world ranks of the members, in group order
+
+    def rank(self):
+        """This process's rank in the group.
+
+        Example:
+            >>> kael.distributed.ProcessGroup.rank  # doctest: +ELLIPSIS
+            <function ...>
+        """
+        return self._native.rank()
+
+    def size(self):
+        """The number of processes in the group.
+
+        Example:
+            >>> kael.distributed.ProcessGroup.size  # doctest: +ELLIPSIS
+            <function ...>
+        """
+        return self._native.size()
+
+
+class Work:
+    """The handle of a collective called with async_op=True. kael's collectives complete before
+    they return, so the handle is complete: wait() returns True at once.
+
+    Example:
+        >>> kael.distributed.Work().is_completed()
+        True
+    """
+
+    def wait(self, timeout=None):
+        """Waits for the collective (already done); returns True."""
+        return True
+
+    def is_completed(self):
+        """Whether the collective is done: always True."""
+        return True
+
+
+def is_available():
+    """True: kael.distributed is built in (whether a backend works is known at
+    init_process_group).
+
+    Example:
+        >>> kael.distributed.is_available()
+        True
+    """
+    return True
+
+
+def is_initialized():
+    """Whether init_process_group has made the default group (and destroy_process_group has
+    not removed it).
+
+    Example:
+        >>> kael.distributed.is_initialized()
+        False
+    """
+    return _world["group"] is not None
+
+
+def _seconds(timeout):
+    if timeout is None:
+        return _DEFAULT_TIMEOUT.total_seconds()
+    if isinstance(timeout, datetime.timedelta):
+        return timeout.total_seconds()
+    return float(timeout)
+
+
+def _store_from(init_method, rank, world_size, timeout):
+    url = urllib.parse.urlparse(init_method)
+    query = dict(urllib.parse.parse_qsl(url.query))
+    if url.scheme == "env":
+        env = os.environ
+        missing = [v for v in ("MASTER_ADDR", "MASTER_PORT") if v not in env]
+        if missing:
+            raise ValueError(f"init_process_group(init_method='env://'): environment variable "
+                             f"{missing[0]} is not set (torchrun and kael-run set it)")
+        if rank < 0:
+            rank = int(env.get("RANK", "-1"))
+        if world_size < 0:
+            world_size = int(env.get("WORLD_SIZE", "-1"))
+        host, port = env["MASTER_ADDR"], int(env["MASTER_PORT"])
+    elif url.scheme == "tcp":
+        host, port = url.hostname, url.port
+        rank = int(query.get("rank", rank))
+        world_size = int(query.get("world_size", world_size))
+    elif url.scheme == "file":
+        rank = int(query.get("rank", rank))
+        world_size = int(query.get("world_size", world_size))
+        if rank < 0 or world_size < 1:
+            raise ValueError("init_process_group: rank and world_size are required")
+        return FileStore(url.path, world_size, timeout), rank, world_size
+    else:
+        raise ValueError(f"init_process_group: unknown init_method {init_method!r}; expected "
+                         f"'env://', 'tcp://host:port' or 'file:///path'")
+    if rank < 0 or world_size < 1:
+        raise ValueError(f"init_process_group: rank ({rank}) and world_size ({world_size}) are "
+                         f"required (RANK and WORLD_SIZE for env://)")
+    store = TCPStore(host, port, world_size, rank == 0, timeout)
+    return store, rank, world_size
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
+                       store=None, group_name="", pg_options=None, device_id=None):
+    """Joins the default process group, as torch.distributed.init_process_group: through store
+    when given (with rank and world_size), else init_method ("env://" by default). backend is
+    "gloo" (cpu tensors) or "nccl" (cuda tensors); None picks nccl when a GPU is there.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "rendezvous")
+        >>> kael.distributed.init_process_group("gloo", init_method="file://" + path,
+        ...                                     rank=0, world_size=1)
+        >>> kael.distributed.get_world_size()
+        1
+        >>> kael.distributed.destroy_process_group()
+    """
+    if _world["group"] is not None:
+        raise RuntimeError("init_process_group: the default process group is already "
+                           "initialized (destroy_process_group first)")
+    if backend is None:
+        backend = "nccl" if _kael.cuda_is_available() and not any(
+            d.emulated for d in _kael.devices() if d.device.startswith("cuda")) else "gloo"
+    backend = str(backend).lower()
+    seconds = _seconds(timeout)
+    if store is None:
+        store, rank, world_size = _store_from(init_method or "env://", rank, world_size,
+                                              seconds)
+    elif rank < 0 or world_size < 1:
+        raise ValueError("init_process_group: rank and world_size are required with a store")
+    native = _d.ProcessGroup(store._native, rank, world_size, backend, seconds, "default_pg")
+    _world["group"] = ProcessGroup(native, list(range(world_size)))
+    _world["store"] = store
+    _world["timeout"] = seconds
+    barrier()  # every rank has joined when this returns, as torch's store-based init
+
+
+def destroy_process_group(group=None):
+    """Leaves the default group (or forgets group), releasing its connections.
+
+    Example:
+        >>> kael.distributed.is_initialized()
+        False
+    """
+    if group is None or group is _world["group"]:
+        _world["group"] = None
+        _world.pop("store", None)
+
+
+def _group(group):
+    chosen = _world["group"] if group is None else group
+    if chosen is None:
+        raise RuntimeError("Default process group has not been initialized, please make sure "
+                           "to call init_process_group.")
+    return chosen
+
+
+def get_rank(group=None):
+    """This process's rank in group (the default group when None).
+
+    Example:
+        >>> kael.distributed.get_rank  # doctest: +ELLIPSIS
+        <function get_rank ...>
+    """
+    return _group(group).rank()
+
+
+def get_world_size(group=None):
+    """The number of processes in group (the default group when None).
+
+    Example:
+        >>> kael.distributed.get_world_size  # doctest: +ELLIPSIS
+        <function get_world_size ...>
+    """
+    return _group(group).size()
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
+    """A group of some ranks of the world (all when None), as torch.distributed.new_group:
+    every process of the world calls it, in the same order; members get a group, others None.
+
+    Example:
+        >>> kael.distributed.new_group  # doctest: +ELLIPSIS
+        <function new_group ...>
+    """
+    world = _group(None)
+    ranks = sorted(range(world.size())) if ranks is None else sorted(int(r) for r in ranks)
+    _world["groups"] += 1
+    name = f"group_{_world['groups']}"
+    me = world.rank()
+    if me not in ranks:
+        return None
+    native = _d.ProcessGroup(_world["store"]._native, ranks.index(me), len(ranks),
+                             backend or world._native.backend,
+                             _seconds(timeout) if timeout is not None else _world["timeout"],
+                             name)
+    return ProcessGroup(native, ranks)
+
+
+def _done(async_op):
+    return Work() if async_op else None
+
+
+def _group_rank(group, rank, what):
+    chosen = _group(group)
+    if rank not in chosen._ranks:
+        raise ValueError(f"{what}: rank {rank} is not in the group {chosen._ranks}")
+    return chosen._ranks.index(rank)
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """tensor = op over every rank's tensor, in place.
+
+    Example:
+        >>> kael.distributed.all_reduce  # doctest: +ELLIPSIS
+        <function all_reduce ...>
+    """
+    _group(group)._native.all_reduce(tensor, op)
+    return _done(async_op)
+
+
+def broadcast(tensor, src, group=None, async_op=False):
+    """Every rank's tensor = rank src's (a world rank).
+
+    Example:
+        >>> kael.distributed.broadcast  # doctest: +ELLIPSIS
+        <function broadcast ...>
+    """
+    _group(group)._native.broadcast(tensor, _group_rank(group, src, "broadcast"))
+    return _done(async_op)
+
+
+def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
+    """Rank dst's tensor = op over every rank's; the others keep theirs.
+
+    Example:
+        >>> kael.distributed.reduce  # doctest: +ELLIPSIS
+        <function reduce ...>
+    """
+    _group(group)._native.reduce(tensor, _group_rank(group, dst, "reduce"), op)
+    return _done(async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """tensor_list[r] = rank r's tensor.
+
+    Example:
+        >>> kael.distributed.all_gather  # doctest: +ELLIPSIS
+        <function all_gather ...>
+    """
+    _group(group)._native.all_gather(list(tensor_list), tensor)
+    return _done(async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """output_tensor = every rank's input_tensor, concatenated along dim 0 (or stacked).
+
+    Example:
+        >>> kael.distributed.all_gather_into_tensor  # doctest: +ELLIPSIS
+        <function all_gather_into_tensor ...>
+    """
+    _group(group)._native.all_gather_into_tensor(output_tensor, input_tensor)
+    return _done(async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """output = op over every rank's slice `rank` of input (split evenly along dim 0).
+
+    Example:
+        >>> kael.distributed.reduce_scatter_tensor  # doctest: +ELLIPSIS
+        <function reduce_scatter_tensor ...>
+    """
+    _group(group)._native.reduce_scatter_tensor(output, input, op)
+    return _done(async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
+                      group=None, async_op=False):
+    """Slice j of output = rank j's slice `rank` of input (even splits along dim 0; uneven
+    split sizes raise NotImplementedError).
+
+    Example:
+        >>> kael.distributed.all_to_all_single  # doctest: +ELLIPSIS
+        <function all_to_all_single ...>
+    """
+    if output_split_sizes is not None or input_split_sizes is not None:
+        raise NotImplementedError("all_to_all_single: uneven split sizes are not supported yet")
+    _group(group)._native.all_to_all_single(output, input)
+    return _done(async_op)
+
+
+def send(tensor, dst, group=None, tag=0):
+    """Sends tensor to rank dst, which receives it with recv(src=this rank, tag).
+
+    Example:
+        >>> kael.distributed.send  # doctest: +ELLIPSIS
+        <function send ...>
+    """
+    _group(group)._native.send(tensor, _group_rank(group, dst, "send"), tag)
+
+
+def recv(tensor, src, group=None, tag=0):
+    """Receives into tensor what rank src sends with this tag; returns src.
+
+    Example:
+        >>> kael.distributed.recv  # doctest: +ELLIPSIS
+        <function recv ...>
+    """
+    _group(group)._native.recv(tensor, _group_rank(group, src, "recv"), tag)
+    return src
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    """Returns once every rank of the group has called it.
+
+    Example:
+        >>> kael.distributed.barrier  # doctest: +ELLIPSIS
+        <function barrier ...>
+    """
+    _group(group)._native.barrier()
+    return _done(async_op)

@@ -1,0 +1,76 @@
+"""One rank of test_distributed.py's worlds: runs the same collectives with kael.distributed or
+torch.distributed (argv: library, rank, world size, init method) and prints the results as JSON,
+so the test compares kael's gloo results with torch 1.13's on the same inputs."""
+import json
+import sys
+
+
+def main():
+    name, rank, world, init = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    lib = __import__(name)
+    import importlib
+    dist = importlib.import_module(f"{name}.distributed")
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    out = {"rank": dist.get_rank(), "size": dist.get_world_size()}
+
+    def values(t):
+        return t.float().tolist() if t.dtype == lib.bfloat16 else t.tolist()
+
+    base = lib.arange(6, dtype=lib.float32).reshape(2, 3) * (rank + 1) - rank
+    for op in ("SUM", "PRODUCT", "MIN", "MAX"):
+        t = base.clone()
+        dist.all_reduce(t, getattr(dist.ReduceOp, op))
+        out[f"all_reduce_{op}"] = values(t)
+    for dtype in ("float64", "int64", "int32", "int16", "int8", "uint8", "float16", "bfloat16",
+                  "bool"):
+        if name == "torch" and dtype in ("bfloat16", "bool", "int16"):
+            continue  # torch 1.13's gloo lacks these (the test checks kael's by value)
+        t = (lib.arange(5) + rank).to(getattr(lib, dtype))
+        dist.all_reduce(t)
+        out[f"all_reduce_sum_{dtype}"] = values(t)
+    strided = (lib.arange(12, dtype=lib.float32).reshape(3, 4) + rank).t()
+    dist.all_reduce(strided)  # not contiguous: reduced and written back in place
+    out["all_reduce_strided"] = strided.tolist()
+    b = lib.arange(4, dtype=lib.float32) * (rank + 1)
+    dist.broadcast(b, src=world - 1)
+    out["broadcast"] = b.tolist()
+    r = lib.full((3,), float(rank + 1))
+    dist.reduce(r, dst=0, op=dist.ReduceOp.PRODUCT)
+    out["reduce"] = r.tolist()
+    gathered = [lib.zeros(2, dtype=lib.int64) for _ in range(world)]
+    dist.all_gather(gathered, lib.tensor([rank, 10 * rank]))
+    out["all_gather"] = [g.tolist() for g in gathered]
+    piece = lib.full((2, 3), float(rank))
+    whole = lib.arange(2 * world, dtype=lib.float32) * (rank + 1)
+    if name == "torch":  # torch 1.13's gloo has neither: their definitions, composed
+        parts = [lib.zeros(2, 3) for _ in range(world)]
+        dist.all_gather(parts, piece)
+        out["all_gather_into_tensor"] = lib.cat(parts).tolist()
+        dist.all_reduce(whole)
+        out["reduce_scatter_tensor"] = whole[2 * rank:2 * rank + 2].tolist()
+    else:
+        into = lib.zeros(world * 2, 3)
+        dist.all_gather_into_tensor(into, piece)
+        out["all_gather_into_tensor"] = into.tolist()
+        scattered = lib.zeros(2)
+        dist.reduce_scatter_tensor(scattered, whole)
+        out["reduce_scatter_tensor"] = scattered.tolist()
+    swapped = lib.zeros(2 * world)
+    dist.all_to_all_single(swapped, lib.arange(2 * world, dtype=lib.float32) + 100 * rank)
+    out["all_to_all_single"] = swapped.tolist()
+    if world > 1:
+        if rank == 0:
+            dist.send(lib.tensor([7.0, 8.0]), dst=1, tag=3)
+        elif rank == 1:
+            received = lib.zeros(2)
+            dist.recv(received, src=0, tag=3)
+            out["recv"] = received.tolist()
+    work = dist.all_reduce(lib.ones(1), async_op=True)
+    out["async_completed"] = bool(work.wait())
+    dist.barrier()
+    dist.destroy_process_group()
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
