@@ -199,6 +199,7 @@ check_depends() {
                     libgcc_s.so.1) provider=libgcc-s1 ;;
                     libz.so.1) provider=zlib1g ;;
                     libpcre2-8.so.0) provider=libpcre2-8-0 ;;
+                    libgloo.so.0) provider=libgloo0 ;;  # the cpu plugin's collectives
                     *) fail "$package: ${elf#"$unpacked"} needs $soname, which no Depends covers" ;;
                 esac
                 if [[ "$provider" != "$package" && ", $depends" != *", $provider "* && ", $depends," != *", $provider,"* ]]; then

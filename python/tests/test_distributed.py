@@ -123,3 +123,53 @@ def test_single_process_group_and_its_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown backend 'mpi'"):
         dist.init_process_group("mpi", init_method=f"file://{tmp_path}/r3", rank=0,
                                 world_size=1)
+
+
+@pytest.mark.parametrize("size,replicas", [(10, 3), (12, 4), (5, 7), (1, 2)])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_sampler_splits_as_torch(size, replicas, drop_last):
+    torch = pytest.importorskip("torch")
+    from torch.utils.data.distributed import DistributedSampler as TorchSampler
+    Sampler = kael.utils.data.distributed.DistributedSampler
+    for rank in range(replicas):
+        ours = Sampler(range(size), replicas, rank, shuffle=False, drop_last=drop_last)
+        theirs = TorchSampler(range(size), replicas, rank, shuffle=False, drop_last=drop_last)
+        assert list(ours) == list(theirs) and len(ours) == len(theirs)
+    # shuffled: one permutation per (seed, epoch), the same on every rank, split disjointly
+    shards = [Sampler(range(size), replicas, rank, seed=5, drop_last=drop_last)
+              for rank in range(replicas)]
+    for shard in shards:
+        shard.set_epoch(2)
+    taken = [i for shard in shards for i in shard]
+    assert len(taken) == sum(len(s) for s in shards) == shards[0].total_size
+    if not drop_last and size >= replicas:
+        assert sorted(set(taken)) == list(range(size))
+    again = Sampler(range(size), replicas, 0, seed=5, drop_last=drop_last)
+    again.set_epoch(2)
+    assert list(again) == list(shards[0])
+    again.set_epoch(3)
+    assert size < 3 or list(again) != list(shards[0]) or len(again) <= 1
+    with pytest.raises(ValueError, match="Invalid rank"):
+        Sampler(range(size), replicas, replicas)
+
+
+def test_launcher_starts_a_world_and_reports_a_failing_rank(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import os, sys\n"
+        "import kael, kael.distributed as dist\n"
+        "dist.init_process_group('gloo')\n"
+        "t = kael.tensor([float(dist.get_rank() + 1)])\n"
+        "dist.all_reduce(t)\n"
+        "print(os.environ['LOCAL_RANK'], dist.get_world_size(), t.item(), flush=True)\n"
+        "rank = dist.get_rank()\n"
+        "dist.destroy_process_group()\n"
+        "sys.exit(3 if 'fail' in sys.argv and rank == 1 else 0)\n")
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    launch = [sys.executable, "-m", "kael.distributed.run", "--nproc_per_node=3", str(script)]
+    done = subprocess.run(launch, capture_output=True, text=True, env=environment, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split("\n")[:3]) == ["0 3 6.0", "1 3 6.0", "2 3 6.0"]
+    failed = subprocess.run(launch + ["fail"], capture_output=True, text=True, env=environment,
+                            timeout=120)
+    assert failed.returncode == 3 and "rank 1 exited with status 3" in failed.stderr

@@ -182,4 +182,4 @@ def random_split(dataset, lengths, generator=None):
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,  # noqa: E402
                       SubsetRandomSampler, WeightedRandomSampler)
 from .dataloader import DataLoader, default_collate  # noqa: E402
-from . import dataloader, dataset, sampler  # noqa: E402,F401
+from . import dataloader, dataset, distributed, sampler  # noqa: E402,F401
