@@ -161,7 +161,8 @@ def test_launcher_starts_a_world_and_reports_a_failing_rank(tmp_path):
         "dist.init_process_group('gloo')\n"
         "t = kael.tensor([float(dist.get_rank() + 1)])\n"
         "dist.all_reduce(t)\n"
-        "print(os.environ['LOCAL_RANK'], dist.get_world_size(), t.item(), flush=True)\n"
+        "line = f\"{os.environ['LOCAL_RANK']} {dist.get_world_size()} {t.item()}\\n\"\n"
+        "os.write(1, line.encode())  # one write: the ranks share the pipe\n"
         "rank = dist.get_rank()\n"
         "dist.destroy_process_group()\n"
         "sys.exit(3 if 'fail' in sys.argv and rank == 1 else 0)\n")
@@ -169,7 +170,8 @@ def test_launcher_starts_a_world_and_reports_a_failing_rank(tmp_path):
     launch = [sys.executable, "-m", "kael.distributed.run", "--nproc_per_node=3", str(script)]
     done = subprocess.run(launch, capture_output=True, text=True, env=environment, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert sorted(done.stdout.split("\n")[:3]) == ["0 3 6.0", "1 3 6.0", "2 3 6.0"]
+    assert sorted(done.stdout.split()) == sorted("0 3 6.0 1 3 6.0 2 3 6.0".split())
+    assert sorted(done.stdout.splitlines()) == ["0 3 6.0", "1 3 6.0", "2 3 6.0"]
     failed = subprocess.run(launch + ["fail"], capture_output=True, text=True, env=environment,
                             timeout=120)
     assert failed.returncode == 3 and "rank 1 exited with status 3" in failed.stderr
