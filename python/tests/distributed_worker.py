@@ -65,8 +65,16 @@ def main():
             received = lib.zeros(2)
             dist.recv(received, src=0, tag=3)
             out["recv"] = received.tolist()
-    work = dist.all_reduce(lib.ones(1), async_op=True)
-    out["async_completed"] = bool(work.wait())
+    # asynchronous: queued in call order, overlapping this thread's own work, waited at the end
+    pending = [lib.full((1000,), float(rank + k)) for k in range(4)]
+    works = [dist.all_reduce(t, async_op=True) for t in pending[:3]]
+    works.append(dist.broadcast(pending[3], src=0, async_op=True))
+    local = (lib.arange(100.0) * 2).sum().item()  # meanwhile, here
+    out["async_completed"] = [bool(w.wait()) for w in works] + [w.is_completed() for w in works]
+    out["async_values"] = [t[:2].tolist() for t in pending] + [local]
+    synchronous = lib.ones(2) * (rank + 1)
+    dist.all_reduce(synchronous)  # after the queued ones, in order
+    out["after_async"] = synchronous.tolist()
     dist.barrier()
     dist.destroy_process_group()
     print(json.dumps(out))

@@ -112,6 +112,13 @@ def test_single_process_group_and_its_errors(tmp_path):
         t = kael.tensor([1.0, 3.0])
         dist.all_reduce(t, dist.ReduceOp.AVG)
         assert t.tolist() == [1.0, 3.0]
+        failing = dist.all_reduce(kael.ones(2, dtype=kael.int64), dist.ReduceOp.AVG,
+                                  async_op=True)
+        with pytest.raises(TypeError, match="AVG takes floating"):  # raised where it is waited
+            failing.wait()
+        assert failing.is_completed()
+        queued = [dist.all_reduce(kael.full((3,), float(i)), async_op=True) for i in range(5)]
+        assert all(work.wait(datetime.timedelta(seconds=30)) for work in queued)
         group = dist.new_group([0])
         assert group.size() == 1 and dist.get_rank(group) == 0
         dist.barrier(group)

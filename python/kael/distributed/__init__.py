@@ -3,9 +3,12 @@ through a store (init_method "env://" reads MASTER_ADDR, MASTER_PORT, RANK and W
 torchrun sets them; "tcp://host:port"; "file:///path") and form a process group whose
 collectives run in the plugin serving the tensors' device: backend "gloo" (cpu tensors, gloo over
 TCP, PyTorch's CPU library) or "nccl" (cuda tensors). Collectives block until this process's part
-is done; with async_op=True they return a completed Work handle."""
+is done; with async_op=True they run on the group's worker thread, in call order, and return a
+Work handle to wait on."""
 import datetime
 import os
+import queue
+import threading
 import urllib.parse
 
 from .. import _kael
@@ -134,6 +137,53 @@ class ProcessGroup:
     def __init__(self, native, ranks):
         self._native = native
         self._ranks = ranks  # the world ranks of the members, in group order
+        self._lock = threading.Lock()
+        self._pending = 0  # collectives queued on the worker and not yet done
+        self._queue = None
+        self._worker = None
+
+    def _submit(self, call, async_op):
+        """Runs call(native group) after every earlier asynchronous collective: on the worker
+        thread with async_op (returning its Work), else here once the worker is idle."""
+        with self._lock:
+            inline = not async_op and self._pending == 0
+            if not inline:
+                self._pending += 1
+                if self._worker is None:
+                    self._queue = queue.Queue()
+                    self._worker = threading.Thread(target=self._serve, daemon=True,
+                                                    name="kael.distributed worker")
+                    self._worker.start()
+        if inline:
+            call(self._native)
+            return None
+        work = Work()
+        self._queue.put((call, work))
+        if async_op:
+            return work
+        work.wait()
+        return None
+
+    def _serve(self):
+        while True:
+            call, work = self._queue.get()
+            if call is None:
+                return
+            try:
+                call(self._native)
+            except BaseException as error:  # raised by the caller's wait()
+                work._error = error
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                work._event.set()
+
+    def _close(self):
+        with self._lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            self._queue.put((None, None))
+            worker.join()
 
     def rank(self):
         """This process's rank in the group.
@@ -155,21 +205,32 @@ class ProcessGroup:
 
 
 class Work:
-    """The handle of a collective called with async_op=True. kael's collectives complete before
-    they return, so the handle is complete: wait() returns True at once.
+    """The handle of a collective called with async_op=True: the group's worker thread runs its
+    collectives in the order they were called (the native calls release the GIL, so Python and
+    kael's kernels go on meanwhile); wait() blocks until this one is done and raises its error.
 
     Example:
-        >>> kael.distributed.Work().is_completed()
-        True
+        >>> kael.distributed.Work  # doctest: +ELLIPSIS
+        <class 'kael.distributed.Work'>
     """
 
+    def __init__(self):
+        self._event = threading.Event()
+        self._error = None
+
     def wait(self, timeout=None):
-        """Waits for the collective (already done); returns True."""
+        """Waits for the collective (timeout: a timedelta or seconds); returns True, or False when
+        the timeout passed first. Raises the collective's error."""
+        seconds = None if timeout is None else _timeout_seconds(timeout)
+        if not self._event.wait(seconds):
+            return False
+        if self._error is not None:
+            raise self._error
         return True
 
     def is_completed(self):
-        """Whether the collective is done: always True."""
-        return True
+        """Whether the collective is done (successfully or not)."""
+        return self._event.is_set()
 
 
 def is_available():
@@ -279,8 +340,12 @@ def destroy_process_group(group=None):
         False
     """
     if group is None or group is _world["group"]:
+        if _world["group"] is not None:
+            _world["group"]._close()
         _world["group"] = None
         _world.pop("store", None)
+    elif group is not None:
+        group._close()
 
 
 def _group(group):
@@ -333,8 +398,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None):
     return ProcessGroup(native, ranks)
 
 
-def _done(async_op):
-    return Work() if async_op else None
+def _issue(group, call, async_op):
+    return _group(group)._submit(call, async_op)
 
 
 def _group_rank(group, rank, what):
@@ -351,8 +416,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         >>> kael.distributed.all_reduce  # doctest: +ELLIPSIS
         <function all_reduce ...>
     """
-    _group(group)._native.all_reduce(tensor, op)
-    return _done(async_op)
+    return _issue(group, lambda native: native.all_reduce(tensor, op), async_op)
 
 
 def broadcast(tensor, src, group=None, async_op=False):
@@ -362,8 +426,8 @@ def broadcast(tensor, src, group=None, async_op=False):
         >>> kael.distributed.broadcast  # doctest: +ELLIPSIS
         <function broadcast ...>
     """
-    _group(group)._native.broadcast(tensor, _group_rank(group, src, "broadcast"))
-    return _done(async_op)
+    root = _group_rank(group, src, "broadcast")
+    return _issue(group, lambda native: native.broadcast(tensor, root), async_op)
 
 
 def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
@@ -373,8 +437,8 @@ def reduce(tensor, dst, op=ReduceOp.SUM, group=None, async_op=False):
         >>> kael.distributed.reduce  # doctest: +ELLIPSIS
         <function reduce ...>
     """
-    _group(group)._native.reduce(tensor, _group_rank(group, dst, "reduce"), op)
-    return _done(async_op)
+    root = _group_rank(group, dst, "reduce")
+    return _issue(group, lambda native: native.reduce(tensor, root, op), async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -384,8 +448,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         >>> kael.distributed.all_gather  # doctest: +ELLIPSIS
         <function all_gather ...>
     """
-    _group(group)._native.all_gather(list(tensor_list), tensor)
-    return _done(async_op)
+    outs = list(tensor_list)
+    return _issue(group, lambda native: native.all_gather(outs, tensor), async_op)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -395,8 +459,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         >>> kael.distributed.all_gather_into_tensor  # doctest: +ELLIPSIS
         <function all_gather_into_tensor ...>
     """
-    _group(group)._native.all_gather_into_tensor(output_tensor, input_tensor)
-    return _done(async_op)
+    return _issue(group, lambda native: native.all_gather_into_tensor(output_tensor, input_tensor),
+                  async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -406,8 +470,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         >>> kael.distributed.reduce_scatter_tensor  # doctest: +ELLIPSIS
         <function reduce_scatter_tensor ...>
     """
-    _group(group)._native.reduce_scatter_tensor(output, input, op)
-    return _done(async_op)
+    return _issue(group, lambda native: native.reduce_scatter_tensor(output, input, op),
+                  async_op)
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
@@ -421,8 +485,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     """
     if output_split_sizes is not None or input_split_sizes is not None:
         raise NotImplementedError("all_to_all_single: uneven split sizes are not supported yet")
-    _group(group)._native.all_to_all_single(output, input)
-    return _done(async_op)
+    return _issue(group, lambda native: native.all_to_all_single(output, input), async_op)
 
 
 def send(tensor, dst, group=None, tag=0):
@@ -432,7 +495,8 @@ def send(tensor, dst, group=None, tag=0):
         >>> kael.distributed.send  # doctest: +ELLIPSIS
         <function send ...>
     """
-    _group(group)._native.send(tensor, _group_rank(group, dst, "send"), tag)
+    peer = _group_rank(group, dst, "send")
+    _issue(group, lambda native: native.send(tensor, peer, tag), False)
 
 
 def recv(tensor, src, group=None, tag=0):
@@ -442,7 +506,8 @@ def recv(tensor, src, group=None, tag=0):
         >>> kael.distributed.recv  # doctest: +ELLIPSIS
         <function recv ...>
     """
-    _group(group)._native.recv(tensor, _group_rank(group, src, "recv"), tag)
+    peer = _group_rank(group, src, "recv")
+    _issue(group, lambda native: native.recv(tensor, peer, tag), False)
     return src
 
 
@@ -453,5 +518,4 @@ def barrier(group=None, async_op=False, device_ids=None):
         >>> kael.distributed.barrier  # doctest: +ELLIPSIS
         <function barrier ...>
     """
-    _group(group)._native.barrier()
-    return _done(async_op)
+    return _issue(group, lambda native: native.barrier(), async_op)
