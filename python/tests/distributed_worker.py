@@ -75,6 +75,14 @@ def main():
     synchronous = lib.ones(2) * (rank + 1)
     dist.all_reduce(synchronous)  # after the queued ones, in order
     out["after_async"] = synchronous.tolist()
+    if name == "kael" or hasattr(dist, "all_gather_object"):
+        objects = [None] * world
+        dist.all_gather_object(objects, {"rank": rank, "text": "x" * (rank * 3)})
+        out["all_gather_object"] = objects
+        shared = [rank, "from rank 1"] if rank == min(1, world - 1) else [None, None]
+        dist.broadcast_object_list(shared, src=min(1, world - 1))
+        out["broadcast_object_list"] = shared
+        out["backend"] = dist.get_backend()
     dist.barrier()
     dist.destroy_process_group()
     print(json.dumps(out))

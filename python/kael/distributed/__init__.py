@@ -7,6 +7,7 @@ is done; with async_op=True they run on the group's worker thread, in call order
 Work handle to wait on."""
 import datetime
 import os
+import pickle
 import queue
 import threading
 import urllib.parse
@@ -519,3 +520,59 @@ def barrier(group=None, async_op=False, device_ids=None):
         <function barrier ...>
     """
     return _issue(group, lambda native: native.barrier(), async_op)
+
+
+def get_backend(group=None):
+    """The group's backend name: "gloo" or "nccl".
+
+    Example:
+        >>> kael.distributed.get_backend  # doctest: +ELLIPSIS
+        <function get_backend ...>
+    """
+    return _group(group)._native.backend
+
+
+def _object_tensor(obj):
+    data = pickle.dumps(obj)
+    return _kael.tensor(list(data), dtype=_kael.uint8), len(data)
+
+
+def all_gather_object(object_list, obj, group=None):
+    """object_list[r] = rank r's obj (any picklable object), as torch's: the objects travel as
+    pickled bytes through the group's collectives (cpu tensors). Unpickling runs the senders'
+    code paths: use it among processes you trust, as torch says.
+
+    Example:
+        >>> kael.distributed.all_gather_object  # doctest: +ELLIPSIS
+        <function all_gather_object ...>
+    """
+    chosen = _group(group)
+    data, length = _object_tensor(obj)
+    lengths = _kael.zeros(chosen.size(), dtype=_kael.int64)
+    all_gather_into_tensor(lengths, _kael.tensor([length]), group)
+    longest = int(lengths.max().item())
+    padded = _kael.zeros(longest, dtype=_kael.uint8)
+    padded[:length] = data
+    everything = _kael.zeros(chosen.size() * longest, dtype=_kael.uint8)
+    all_gather_into_tensor(everything, padded, group)
+    rows = everything.reshape(chosen.size(), longest)
+    for r in range(chosen.size()):
+        object_list[r] = pickle.loads(bytes(rows[r, :int(lengths[r].item())].tolist()))
+
+
+def broadcast_object_list(object_list, src=0, group=None, device=None):
+    """Every rank's object_list = rank src's (picklable objects), in place, as torch's.
+
+    Example:
+        >>> kael.distributed.broadcast_object_list  # doctest: +ELLIPSIS
+        <function broadcast_object_list ...>
+    """
+    me = get_rank(group) if group is not None else get_rank()
+    source = me == src if group is None else me == _group_rank(group, src, "broadcast_object_list")
+    data, length = _object_tensor(list(object_list) if source else None)
+    size = _kael.tensor([length])
+    broadcast(size, src, group)
+    received = data if source else _kael.zeros(int(size.item()), dtype=_kael.uint8)
+    broadcast(received, src, group)
+    if not source:
+        object_list[:] = pickle.loads(bytes(received.tolist()))
