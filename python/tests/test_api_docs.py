@@ -19,7 +19,7 @@ PUBLIC_MODULES = ["kael", "kael.nn", "kael.nn.functional", "kael.nn.init", "kael
                   "kael.safetensors", "kael.linalg", "kael.amp", "kael.backends",
                   "kael.backends.cuda", "kael.backends.cudnn", "kael.cuda", "kael.cuda.amp", "kael.distributions",
                   "kael.utils.checkpoint", "kael.distributed",
-                  "kael.utils.data.distributed"]
+                  "kael.utils.data.distributed", "kael.nn.parallel"]
 INTERNALS = ["relu_backward", "sigmoid_backward", "gelu_backward", "format_tensor", "Record",
              "values_indices", "sum_to"]
 # Methods every class has from Python or pybind11 itself, not written by kael.

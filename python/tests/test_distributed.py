@@ -182,3 +182,52 @@ def test_launcher_starts_a_world_and_reports_a_failing_rank(tmp_path):
     failed = subprocess.run(launch + ["fail"], capture_output=True, text=True, env=environment,
                             timeout=120)
     assert failed.returncode == 3 and "rank 1 exited with status 3" in failed.stderr
+
+
+@pytest.mark.parametrize("accumulate", [1, 2])
+def test_data_parallel_training_equals_training_on_the_global_batch(accumulate):
+    """DDP over 2 processes, each on half of every batch (and with no_sync accumulation),
+    ends with the parameters of one process training on whole batches (f64)."""
+    worker = os.path.join(os.path.dirname(__file__), "ddp_worker.py")
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    init = f"tcp://127.0.0.1:{free_port()}"
+    processes = [subprocess.Popen([sys.executable, worker, str(rank), "2", init,
+                                   str(accumulate)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=environment)
+                 for rank in range(2)]
+    finals = []
+    for process in processes:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        finals.append(json.loads(out.strip().splitlines()[-1]))
+    assert finals[0] == finals[1]  # the replicas stay identical
+    kael.manual_seed(11)  # rank 0's initial parameters
+    model = kael.nn.Sequential(kael.nn.Linear(4, 8), kael.nn.Tanh(),
+                               kael.nn.Linear(8, 3)).to(kael.float64)
+    optimizer = kael.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        optimizer.zero_grad(set_to_none=True)
+        for micro in range(accumulate):
+            kael.manual_seed(1000 + 10 * step + micro)
+            x = kael.randn(8, 4).to(kael.float64)
+            y = (x.sum(1, keepdim=True) * kael.ones(1, 3, dtype=kael.float64)).sin()
+            kael.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+    for got, want in zip(finals[0], [p.tolist() for p in model.parameters()]):
+        assert kael.allclose(kael.tensor(got, dtype=kael.float64),
+                             kael.tensor(want, dtype=kael.float64), rtol=1e-10, atol=1e-12)
+
+
+def test_data_parallel_refuses_what_it_cannot_do(tmp_path):
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/r", rank=0, world_size=1)
+    try:
+        with pytest.raises(NotImplementedError, match="find_unused_parameters"):
+            kael.nn.parallel.DistributedDataParallel(kael.nn.Linear(2, 2),
+                                                     find_unused_parameters=True)
+        two = kael.nn.ModuleDict({"a": kael.nn.Linear(2, 2), "b": kael.nn.Linear(2, 2)})
+        ddp = kael.nn.parallel.DistributedDataParallel(two)
+        two["a"](kael.ones(1, 2)).sum().backward()  # b got no gradient
+        with pytest.raises(RuntimeError, match="only some parameters"):
+            ddp(kael.ones(1, 2))
+    finally:
+        dist.destroy_process_group()

@@ -254,6 +254,7 @@ __all__ = ["Module", "Linear", "Embedding", "LayerNorm", "ReLU", "GELU", "Sigmoi
            "SmoothL1Loss", "HuberLoss", "KLDivLoss"]
 
 from . import utils  # noqa: E402,F401  (kael.nn.utils: gradient clipping)
+from . import parallel  # noqa: E402,F401  (DistributedDataParallel)
 from . import _module_api  # noqa: E402
 from ._composed_modules import (CosineSimilarity, ELU, Hardswish, HuberLoss,  # noqa: E402,F401
                             KLDivLoss, LeakyReLU, Mish, SmoothL1Loss, Softplus)
