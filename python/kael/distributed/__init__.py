@@ -8,11 +8,11 @@ Work handle to wait on."""
 import datetime
 import os
 import pickle
-import queue
-import threading
 import urllib.parse
 
 from .. import _kael
+from ._group import ProcessGroup, Work
+from ._stores import FileStore, Store, TCPStore, _timeout_seconds  # noqa: F401 (public)
 
 _d = _kael._distributed
 
@@ -32,206 +32,8 @@ class ReduceOp:
     MAX = _d.ReduceOp.MAX
 
 
-def _timeout_seconds(timeout):
-    return timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout)
-
-
-class Store:
-    """A key-value store processes meet through, as c10d's Store: set, get (waits for the key
-    until the timeout; RuntimeError after it), add (an atomic counter), check and wait.
-
-    Example:
-        >>> import os, tempfile
-        >>> store = kael.distributed.FileStore(os.path.join(tempfile.mkdtemp(), "store"))
-        >>> store.set("x", b"1")
-        >>> store.get("x")
-        b'1'
-    """
-
-    def __init__(self, native):
-        self._native = native
-
-    def set(self, key, value):
-        """Stores value (bytes or str) under key."""
-        self._native.set(key, value)
-
-    def get(self, key):
-        """The bytes under key, waiting for it until the timeout."""
-        return self._native.get(key)
-
-    def add(self, key, amount):
-        """Adds amount to the counter under key (0 at first) and returns the new value."""
-        return self._native.add(key, int(amount))
-
-    def check(self, keys):
-        """Whether every key of keys is set now."""
-        return self._native.check(list(keys))
-
-    def wait(self, keys, timeout=None):
-        """Waits until every key is set (RuntimeError after the timeout)."""
-        if timeout is None:
-            return self._native.wait(list(keys))
-        before = self._native.timeout
-        self._native.timeout = _timeout_seconds(timeout)
-        try:
-            self._native.wait(list(keys))
-        finally:
-            self._native.timeout = before
-
-    @property
-    def timeout(self):
-        """The timeout of get and wait, as a datetime.timedelta."""
-        return datetime.timedelta(seconds=self._native.timeout)
-
-    def set_timeout(self, timeout):
-        """Sets the timeout of get and wait (a timedelta or seconds)."""
-        self._native.timeout = _timeout_seconds(timeout)
-
-
-class TCPStore(Store):
-    """A store served over TCP by the process with is_master (port 0 picks a free one: see
-    .port), reached by the others at host_name:port, as torch.distributed.TCPStore.
-
-    Example:
-        >>> store = kael.distributed.TCPStore("127.0.0.1", 0, is_master=True)
-        >>> store.add("count", 2)
-        2
-    """
-
-    def __init__(self, host_name, port, world_size=None, is_master=False,
-                 timeout=datetime.timedelta(seconds=300), wait_for_workers=True):
-        super().__init__(_d.TCPStore(host_name, int(port), world_size, bool(is_master),
-                                     _timeout_seconds(timeout)))
-
-    @property
-    def port(self):
-        """The port served (the one picked when 0 was asked for)."""
-        return self._native.port
-
-
-class FileStore(Store):
-    """A store in one file that every process opens (one machine, or a shared file system), as
-    torch.distributed.FileStore.
-
-    Example:
-        >>> import os, tempfile
-        >>> store = kael.distributed.FileStore(os.path.join(tempfile.mkdtemp(), "store"))
-        >>> store.add("n", 1)
-        1
-    """
-
-    def __init__(self, file_name, world_size=None, timeout=datetime.timedelta(seconds=300)):
-        super().__init__(_d.FileStore(file_name, world_size, _timeout_seconds(timeout)))
-
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 _world = {"group": None, "groups": 0}
-
-
-class ProcessGroup:
-    """A group of processes: the world (init_process_group) or a subgroup (new_group).
-
-    Example:
-        >>> kael.distributed.ProcessGroup  # doctest: +ELLIPSIS
-        <class 'kael.distributed.ProcessGroup'>
-    """
-
-    def __init__(self, native, ranks):
-        self._native = native
-        self._ranks = ranks  # the world ranks of the members, in group order
-        self._lock = threading.Lock()
-        self._pending = 0  # collectives queued on the worker and not yet done
-        self._queue = None
-        self._worker = None
-
-    def _submit(self, call, async_op):
-        """Runs call(native group) after every earlier asynchronous collective: on the worker
-        thread with async_op (returning its Work), else here once the worker is idle."""
-        with self._lock:
-            inline = not async_op and self._pending == 0
-            if not inline:
-                self._pending += 1
-                if self._worker is None:
-                    self._queue = queue.Queue()
-                    self._worker = threading.Thread(target=self._serve, daemon=True,
-                                                    name="kael.distributed worker")
-                    self._worker.start()
-        if inline:
-            call(self._native)
-            return None
-        work = Work()
-        self._queue.put((call, work))
-        if async_op:
-            return work
-        work.wait()
-        return None
-
-    def _serve(self):
-        while True:
-            call, work = self._queue.get()
-            if call is None:
-                return
-            try:
-                call(self._native)
-            except BaseException as error:  # raised by the caller's wait()
-                work._error = error
-            finally:
-                with self._lock:
-                    self._pending -= 1
-                work._event.set()
-
-    def _close(self):
-        with self._lock:
-            worker, self._worker = self._worker, None
-        if worker is not None:
-            self._queue.put((None, None))
-            worker.join()
-
-    def rank(self):
-        """This process's rank in the group.
-
-        Example:
-            >>> kael.distributed.ProcessGroup.rank  # doctest: +ELLIPSIS
-            <function ...>
-        """
-        return self._native.rank()
-
-    def size(self):
-        """The number of processes in the group.
-
-        Example:
-            >>> kael.distributed.ProcessGroup.size  # doctest: +ELLIPSIS
-            <function ...>
-        """
-        return self._native.size()
-
-
-class Work:
-    """The handle of a collective called with async_op=True: the group's worker thread runs its
-    collectives in the order they were called (the native calls release the GIL, so Python and
-    kael's kernels go on meanwhile); wait() blocks until this one is done and raises its error.
-
-    Example:
-        >>> kael.distributed.Work  # doctest: +ELLIPSIS
-        <class 'kael.distributed.Work'>
-    """
-
-    def __init__(self):
-        self._event = threading.Event()
-        self._error = None
-
-    def wait(self, timeout=None):
-        """Waits for the collective (timeout: a timedelta or seconds); returns True, or False when
-        the timeout passed first. Raises the collective's error."""
-        seconds = None if timeout is None else _timeout_seconds(timeout)
-        if not self._event.wait(seconds):
-            return False
-        if self._error is not None:
-            raise self._error
-        return True
-
-    def is_completed(self):
-        """Whether the collective is done (successfully or not)."""
-        return self._event.is_set()
 
 
 def is_available():
@@ -257,11 +59,7 @@ def is_initialized():
 
 
 def _seconds(timeout):
-    if timeout is None:
-        return _DEFAULT_TIMEOUT.total_seconds()
-    if isinstance(timeout, datetime.timedelta):
-        return timeout.total_seconds()
-    return float(timeout)
+    return _timeout_seconds(_DEFAULT_TIMEOUT if timeout is None else timeout)
 
 
 def _store_from(init_method, rank, world_size, timeout):
