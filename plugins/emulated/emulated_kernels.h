@@ -28,6 +28,8 @@ kernels::PendingIndexError& pending_index_error();
 // (record_work) instead of run, and blocks freed are kept until the graph is released.
 bool recording_graph();
 void record_work(std::function<void()> work);
+// work recorded while this thread records, else run now (device copies, index checks).
+void run_or_record(std::function<void()> work);
 bool keep_for_graph(void* block);  // true when kept
 // Throws DEVICE_ERROR (and fails the recording) when this thread records: host copies and
 // synchronize, as in a CUDA capture.

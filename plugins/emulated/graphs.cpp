@@ -34,6 +34,14 @@ void record_work(std::function<void()> work) {
     recording->work.push_back(std::move(work));
 }
 
+void run_or_record(std::function<void()> work) {
+    if (recording != nullptr) {
+        recording->work.push_back(std::move(work));
+    } else {
+        work();
+    }
+}
+
 bool keep_for_graph(void* block) {
     if (recording == nullptr) {
         return false;

@@ -54,19 +54,14 @@ kael_status check_indices(int32_t device, const int64_t* indices, int64_t count,
         }
         check_on_device(indices, count * int64_t{sizeof(int64_t)}, "check_indices indices");
         // Recorded into a graph, the check runs with each replay, on the indices then.
-        const auto check = [indices, count, low, high, axis, op = std::string(op),
-                            what = std::string(what), thread = static_cast<long>(gettid())] {
+        run_or_record([indices, count, low, high, axis, op = std::string(op),
+                       what = std::string(what), thread = static_cast<long>(gettid())] {
             const int64_t bad = kernels::first_bad_index(indices, count, low, high);
             if (bad >= 0) {
                 pending_index_error().record(kernels::deferred_index_error_message(
                     op.c_str(), what.c_str(), indices[bad], axis, high, thread));
             }
-        };
-        if (recording_graph()) {
-            record_work(check);
-        } else {
-            check();
-        }
+        });
     });
 }
 

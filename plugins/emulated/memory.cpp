@@ -168,14 +168,9 @@ kael_status copy_within_device(int32_t device, void* target, const void* source,
         if (bytes > 0) {
             check_on_device(target, bytes, "copy_within_device target");
             check_on_device(source, bytes, "copy_within_device source");
-            const auto copy = [target, source, bytes] {
+            run_or_record([target, source, bytes] {
                 std::memmove(target, source, static_cast<size_t>(bytes));  // tolerates overlap
-            };
-            if (recording_graph()) {
-                record_work(copy);
-            } else {
-                copy();
-            }
+            });
         }
     });
 }

@@ -163,6 +163,7 @@ class _Compiled:
             return self._eager(str(reason), args, kwargs)
 
 
+@functools.lru_cache(maxsize=None)  # one class, made on first use (nn imports kael)
 def _compiled_module_class():
     from . import nn
 

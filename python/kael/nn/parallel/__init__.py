@@ -61,18 +61,13 @@ class DistributedDataParallel(Module):
         self._params = params
         self._reset()
         for p in params:
-            p.register_hook(self._hook_for(p))
+            p.register_hook(lambda grad, p=p: self._gradient_ready(p, grad))
 
     def _reset(self):
         self._totals = {}  # id(param) -> its local gradient sum this step
         self._works = {}  # bucket index -> (Work, flat tensor)
         self._fresh = {}
         self._ready = 0
-
-    def _hook_for(self, param):
-        def hook(grad):
-            return self._gradient_ready(param, grad)
-        return hook
 
     def _gradient_ready(self, param, grad):
         if not self._sync:
