@@ -82,14 +82,19 @@ void launch_strided_rows(const kael_element_layout& layout, const F& function) {
     check_launch(typeid(StridedRows<Out, F, Index, Ins...>), __FILE__, __LINE__);
 }
 
-// Which functions get a tiled kernel (kept few: each is a kernel per arch): copies and converts
-// of every dtype, and f32 binary arithmetic.
+// Which functions get a tiled kernel (kept few: each is a kernel per arch): copies of every dtype,
+// converts between the wide and low-precision dtypes, and f32 binary arithmetic.
 template <typename F>
 struct IsCopy : std::false_type {};
 template <typename T>
 struct IsCopy<kernels::Identity<T>> : std::true_type {};
+// Converts to or from the narrow integers (int32..uint8) stay untiled: 32 kernels fewer.
+template <typename T>
+constexpr bool kNarrowInt = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int16_t> ||
+                            std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::uint8_t>;
 template <typename Out, typename In>
-struct IsCopy<kernels::Convert<Out, In>> : std::true_type {};
+struct IsCopy<kernels::Convert<Out, In>>
+    : std::bool_constant<!kNarrowInt<Out> && !kNarrowInt<In>> {};
 
 template <typename Out, typename F, typename... Ins>
 constexpr bool kTiled = (sizeof...(Ins) == 1 && IsCopy<F>::value) ||
@@ -148,7 +153,7 @@ kael_status fill(int32_t device, kael_dtype dtype, void* target, int64_t count,
                                             launch_stream()));
             return;
         }
-        kernels::tasks::launch_fill<Launcher, true>(dtype, target, count, value);  // validates too
+        kernels::tasks::launch_fill<Launcher, true, true>(dtype, target, count, value);  // validates too
     });
 }
 
@@ -158,7 +163,7 @@ kael_status convert(int32_t device, kael_dtype out_dtype, kael_dtype in_dtype,
         use_device(device);
         kernels::tasks::check_element_layout(layout);
         CudaElementRunner runner{*layout};
-        kernels::dispatch_convert<true>(out_dtype, in_dtype, layout->operands, runner);
+        kernels::dispatch_convert<true, true>(out_dtype, in_dtype, layout->operands, runner);
     });
 }
 
