@@ -161,13 +161,24 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
     if (is_floating(target.dtype())) {
         return soft_nll(log_softmax(input, input.dim() == 1 ? 0 : 1), target, options, op);
     }
-    // The fused kernel serves PyTorch's defaults; one check finds targets to ignore.
+    // The fused kernel serves PyTorch's defaults. Ignored targets are masked on the device
+    // (class 0 in their place, their losses zeroed), never found by a host read: a training
+    // step then queues without waiting for its forward, and a device graph can record it. As
+    // in PyTorch, an ignored row with no finite logit gets a NaN gradient.
     const bool plain = input.dim() == 2 && target.dim() == 1 && !options.weight.defined() &&
                        options.label_smoothing == 0 && target.dtype() == DType::I64 &&
                        target.size(0) == input.size(0);
-    if (plain && !any(eq(target, scalar(static_cast<double>(options.ignore_index), target)))
-                       .item<bool>()) {
-        return kael::cross_entropy(input, target, options.reduction);
+    if (plain) {
+        const Tensor kept = ne(target, scalar(static_cast<double>(options.ignore_index), target));
+        const Tensor safe = where(kept, target, zeros({}, DType::I64, target.device()));
+        const Tensor weights = kept.to(input.dtype());
+        const Tensor losses = where(kept, kael::cross_entropy(input, safe, Reduction::None),
+                                    zeros({}, input.dtype(), input.device()));
+        switch (options.reduction) {
+            case Reduction::None: return losses;
+            case Reduction::Sum: return sum(losses);
+            case Reduction::Mean: return sum(losses) / sum(weights);
+        }
     }
     // Ignored rows are zeroed first, so that a fully masked row (all -inf) makes no NaN in the
     // log-softmax, the loss or the gradient, as PyTorch ignores it.
