@@ -128,8 +128,13 @@ void cross_entropy(const Tensor& losses, const Tensor& lse, const Tensor& logits
 void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses,
                             const Tensor& logits, const Tensor& lse, const Tensor& targets);
 // One fused Adam step in place on contiguous param, m and v (same dtype and size) from grad.
+// factors, when defined, is 3 contiguous f64 on param's device (lr and both corrections, read
+// when the kernel runs: recordable); params' own are used otherwise.
 void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
-          const kael_adam_params& params);
+          const kael_adam_params& params, const Tensor& factors = {});
+// Whether device's plugin reads kael_adam_params::device_factors (ABI 1.15): adam() with
+// factors needs it, or composes the step.
+[[nodiscard]] bool reads_adam_factors(const Device& device);
 // One entry of adam_many: what one adam() call takes.
 struct AdamTensors {
     Tensor param;
@@ -137,6 +142,7 @@ struct AdamTensors {
     Tensor v;
     Tensor grad;
     kael_adam_params params;
+    Tensor factors;  // as adam()'s
 };
 // adam() on every entry: one adam_many call per device and dtype where the plugin has the slot
 // (its small tensors then share launches), else adam() entry by entry.

@@ -164,23 +164,42 @@ void cross_entropy_backward(const Tensor& grad_logits, const Tensor& grad_losses
         LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS});
 }
 
+bool reads_adam_factors(const Device& device) {
+    const kael_plugin* table = backend_for(device).table();
+    return KAEL_HAS_SLOT(table, adam) && table->abi_minor >= 15;
+}
+
 void adam(const Tensor& param, const Tensor& m, const Tensor& v, const Tensor& grad,
-          const kael_adam_params& params) {
-    check_not_recording("adam");
+          const kael_adam_params& params, const Tensor& factors) {
+    if (!factors.defined()) {
+        check_not_recording("adam");  // the host's count would be replayed unchanged
+    }
     if (param.numel() == 0) {
         return;
     }
-    run("adam", {param, m, v}, {grad}, KAEL_SLOT_CHECK(adam),
+    // factors is an input like grad, so a fallback to the cpu plugin copies it too.
+    const std::vector<Tensor> inputs =
+        factors.defined() ? std::vector<Tensor>{grad, factors} : std::vector<Tensor>{grad};
+    run("adam", {param, m, v}, inputs, KAEL_SLOT_CHECK(adam),
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
+            if (ins.size() > 1 && backend.table()->abi_minor < 15) {  // would ignore them
+                throw UnsupportedByPlugin("adam with device_factors (ABI 1.15)");
+            }
+            kael_adam_params call = params;
+            call.device_factors =
+                ins.size() > 1 ? static_cast<const double*>(ins[1].device_data()) : nullptr;
             backend.check(backend.table()->adam(device, abi(outs[0].dtype()), outs[0].device_data(),
                                                 outs[1].device_data(), outs[2].device_data(),
-                                                ins[0].device_data(), outs[0].numel(), &params),
+                                                ins[0].device_data(), outs[0].numel(), &call),
                           "adam");
         });
 }
 
 void adam_many(const std::vector<AdamTensors>& entries) {
-    check_not_recording("adam");
+    if (std::any_of(entries.begin(), entries.end(),
+                    [](const AdamTensors& e) { return !e.factors.defined(); })) {
+        check_not_recording("adam");
+    }
     std::vector<bool> done(entries.size(), false);
     for (std::size_t first = 0; first < entries.size(); ++first) {
         if (done[first]) {
@@ -212,17 +231,23 @@ void adam_many(const std::vector<AdamTensors>& entries) {
         // Low precision reaches only plugins that know it (adam() widens for the others).
         const bool low_unknown = is_low_precision(lead.dtype()) &&
                                  !computes_low_precision(backend.table());
-        if (!KAEL_HAS_SLOT(backend.table(), adam_many) || low_unknown ||
+        const bool factors_unknown =
+            backend.table()->abi_minor < 15 &&
+            std::any_of(group.begin(), group.end(),
+                        [](const AdamTensors* e) { return e->factors.defined(); });
+        if (!KAEL_HAS_SLOT(backend.table(), adam_many) || low_unknown || factors_unknown ||
             std::any_of(group.begin(), group.end(), aliased) ||
             std::any_of(group.begin(), group.end(), repeated)) {
             for (const AdamTensors* e : group) {
-                adam(e->param, e->m, e->v, e->grad, e->params);
+                adam(e->param, e->m, e->v, e->grad, e->params, e->factors);
             }
             continue;
         }
         std::vector<void*> params, ms, vs;
         std::vector<const void*> grads;
         std::vector<std::int64_t> sizes;
+        std::vector<kael_adam_params> calls;
+        calls.reserve(group.size());  // steps points into it
         std::vector<const kael_adam_params*> steps;
         for (const AdamTensors* e : group) {
             for (const Tensor* written : {&e->param, &e->m, &e->v}) {
@@ -233,7 +258,11 @@ void adam_many(const std::vector<AdamTensors>& entries) {
             vs.push_back(e->v.device_data());
             grads.push_back(e->grad.device_data());
             sizes.push_back(e->param.numel());
-            steps.push_back(&e->params);
+            calls.push_back(e->params);
+            calls.back().device_factors =
+                e->factors.defined() ? static_cast<const double*>(e->factors.device_data())
+                                     : nullptr;
+            steps.push_back(&calls.back());
         }
         try {
             backend.check(backend.table()->adam_many(
@@ -243,7 +272,7 @@ void adam_many(const std::vector<AdamTensors>& entries) {
                           "adam_many");
         } catch (const UnsupportedByPlugin&) {
             for (const AdamTensors* e : group) {  // adam() per tensor, which may fall back too
-                adam(e->param, e->m, e->v, e->grad, e->params);
+                adam(e->param, e->m, e->v, e->grad, e->params, e->factors);
             }
         }
     }

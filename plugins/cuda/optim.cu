@@ -32,7 +32,8 @@ __device__ void step_pack(const AdamStep<float>& step, std::int64_t pack) {
 
 // Element i < count, four per thread; the last count % 4 one by one by the first threads.
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    adam_packs(AdamStep<float> step, std::int64_t count) {
+    adam_packs(AdamStep<float> recorded, std::int64_t count) {
+    const AdamStep<float> step = recorded.resolved();
     const std::int64_t packs = count / 4;
     const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -88,7 +89,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) adam_group(AdamGroup<T> grou
     while (t + 1 < tensors && group.first_chunk[t + 1] <= chunk) {
         ++t;  // the same for every thread of the block
     }
-    const AdamStep<T>& step = group.steps[t];
+    const AdamStep<T> step = group.steps[t].resolved();
     const std::int64_t begin = (chunk - group.first_chunk[t]) * kChunkElements;
     const std::int64_t end = begin + kChunkElements < group.counts[t] ? begin + kChunkElements
                                                                       : group.counts[t];

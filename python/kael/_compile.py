@@ -6,6 +6,7 @@ their inputs are copied into the recording's own, and its outputs copied out. A 
 cannot be recorded runs eagerly and the reason is kept (`reason`); fullgraph=True raises it.
 kael has no kernel-fusing compiler: the gain is the launch cost of many small ops."""
 import functools
+import threading
 import warnings
 
 from . import _kael
@@ -16,6 +17,18 @@ _MAX_SIGNATURES = 8  # as torch's cache_size_limit: more shapes than this run ea
 
 class _Eager(Exception):
     """Why a call runs eagerly."""
+
+
+_hooks = threading.local()  # .list: the hooks of the recording this thread is making
+
+
+def before_replay(hook):
+    """Registers hook() to run before each replay of the recording this thread is making (an
+    optimizer's learning rate written to the device); outside kael.compile's recordings,
+    nothing."""
+    hooks = getattr(_hooks, "list", None)
+    if hooks is not None:
+        hooks.append(hook)
 
 
 def _flatten(obj, tensors):
@@ -65,6 +78,7 @@ class _Recording:
         self.graph = None
         self.inputs = None  # the recording's own tensors, which replays read
         self.outputs = None
+        self.hooks = []  # run before each replay (see before_replay)
 
 
 class _Compiled:
@@ -108,18 +122,29 @@ class _Compiled:
 
         def work():
             held.append(self.fn(*inputs[0], **inputs[1]))
+        backwards = _kael._autograd.backward_runs()
+        _hooks.list = recording.hooks
         try:
             graph = _kael.DeviceGraph.record(device, work)
         except Exception as error:  # the op that cannot be recorded, named by its error
             raise _Eager(f"recording failed: {type(error).__name__}: {error}") from None
-        if any(t.requires_grad for t in _flatten(held[0], [])):
-            raise _Eager("the outputs carry autograd history, which a device graph cannot "
-                         "replay")
-        recording.graph, recording.inputs, recording.outputs = graph, inputs, held[0]
+        finally:
+            _hooks.list = None
+        outputs = held[0]
+        if any(t.requires_grad for t in _flatten(outputs, [])):
+            if _kael._autograd.backward_runs() == backwards:
+                raise _Eager("the outputs carry autograd history, which a device graph cannot "
+                             "replay")
+            # A training step (its backward ran inside): the loss it returns comes back as a
+            # value, as the replays have no history to give it.
+            outputs = _rebuild(outputs, lambda t: t.detach())
+        recording.graph, recording.inputs, recording.outputs = graph, inputs, outputs
 
     def _replay(self, recording, args, kwargs):
         for static, given in zip(_flatten(recording.inputs, []), _flatten((args, kwargs), [])):
             static.copy_(given)
+        for hook in recording.hooks:
+            hook()
         recording.graph.replay()
         self.reason = None
         return _rebuild(recording.outputs, lambda t: t.clone())
@@ -201,9 +226,11 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     input signature is recorded once (after one eager warm-up call) into a kael.DeviceGraph
     and replayed, inputs copied in and outputs copied out. Calls that cannot be recorded run
     eagerly (a warning per reason; `.reason` says why): on a device whose plugin records no
-    graphs (cpu), with autograd history (kael records calls made under no_grad or
-    inference_mode), or when an op inside cannot be recorded (a host copy, .item(), a random
-    draw, an optimizer step). fullgraph=True raises that reason instead. A Module comes back
+    graphs (cpu), when the outputs carry autograd history (a module called with gradient, or
+    a forward whose backward comes later), or when an op inside cannot be recorded (a host
+    copy, .item(), a random draw). A training step function (forward, backward and an Adam or
+    AdamW step inside, Adam's step count on the device: see its capturable) is recorded
+    whole, its loss returned detached. fullgraph=True raises the reason instead. A Module comes back
     wrapped (the original is `_orig_mod`, as in torch); a function as a callable; used as
     @kael.compile(...) it decorates. disable=True returns model unchanged.
 

@@ -172,6 +172,7 @@ void bind_autograd(py::module_& module) {
     autograd_module.def("set_anomaly_enabled", &autograd::set_anomaly_enabled,
                         py::arg("enabled"));
     autograd_module.def("is_anomaly_enabled", &autograd::is_anomaly_enabled);
+    autograd_module.def("backward_runs", &autograd::backward_runs);
     autograd_module.def("record_function", &record_python_function, py::arg("outputs"),
                         py::arg("inputs"), py::arg("name"), py::arg("backward"));
     autograd_module.def("sum_to", [](const Tensor& grad, py::handle shape) {

@@ -301,6 +301,8 @@ void bind_registry(py::module_& module) {
                 return DeviceGraph::record(to_device(d), [&work] { work(); });
             },
             py::arg("device"), py::arg("work"), docs::by_name("DeviceGraph.record"))
+        .def_static("recording", [] { return recording_device_graph(); },
+                    docs::by_name("DeviceGraph.recording"))
         .def("replay", &DeviceGraph::replay, docs::by_name("DeviceGraph.replay"))
         .def_property_readonly("device",
                                [](const DeviceGraph& graph) { return graph.device().str(); },

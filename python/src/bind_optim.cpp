@@ -1,5 +1,8 @@
 // kael._optim: the C++ steps that kael.optim's Python optimizers call once per parameter group,
 // and gradient clipping for kael.nn.utils. Per-parameter work stays in C++ so step() is fast.
+#include <map>
+#include <string>
+
 #include "bind_nn.h"
 #include "docs_optim.h"
 #include "kael/clip_grad.h"
@@ -63,11 +66,67 @@ void sgd_step(py::handle params, py::handle state, double lr, double momentum, d
     }
 }
 
+// state['step'] as a 0-d count on the parameter's device, for the capturable step: made (zero)
+// on the first step, one tensor shared by the parameters that start together so the count is
+// stepped once; a number or a tensor elsewhere (a loaded state dict) is moved there, which a
+// recording cannot do.
+Tensor count_on_device(py::dict& d, const Tensor& parameter, std::map<std::string, Tensor>& fresh,
+                       const char* op) {
+    if (!d.contains("step")) {
+        Tensor& count = fresh[parameter.device().str()];
+        if (!count.defined()) {
+            count = zeros({}, DType::F32, parameter.device());
+        }
+        d["step"] = count;
+        return count;
+    }
+    const py::handle saved = d["step"];
+    if (is_tensor(saved)) {
+        const Tensor count = tensor_of(saved);
+        if (count.device() == parameter.device() && count.dim() == 0 &&
+            is_floating(count.dtype())) {
+            return count;
+        }
+    }
+    if (recording_device_graph()) {
+        throw ValueError(std::string(op) + ": state['step'] is not yet a count on " +
+                         parameter.device().str() + "; one step outside the recording moves it");
+    }
+    const double value = is_tensor(saved) ? tensor_of(saved).item_double()
+                                          : to_double(saved, op, "state['step']");
+    Tensor count = full({}, value, DType::F32, parameter.device());
+    d["step"] = count;
+    return count;
+}
+
 void adam_step(py::handle params, py::handle state, double lr, double beta1, double beta2,
-               double eps, double weight_decay, bool decoupled) {
+               double eps, double weight_decay, bool decoupled, bool capturable,
+               py::handle lr_tensor) {
     const char* op = decoupled ? "AdamW.step" : "Adam.step";
-    check_not_recording(op);  // before any state changes
+    if (!capturable) {
+        check_not_recording(op);  // before any state changes
+    }
     Stepped s = with_grads(params, state, op);
+    const optim::AdamHyper hyper{lr, beta1, beta2, eps, weight_decay, decoupled};
+    if (capturable) {
+        std::vector<Tensor> exp_avgs, exp_avg_sqs, counts;
+        std::map<std::string, Tensor> fresh;
+        for (std::size_t i = 0; i < s.params.size(); ++i) {
+            py::dict& d = s.states[i];
+            const Tensor& parameter = s.params[i];
+            const bool first = !d.contains("step");
+            counts.push_back(count_on_device(d, parameter, fresh, op));
+            if (first) {
+                d["exp_avg"] = zeros(parameter.shape(), parameter.dtype(), parameter.device());
+                d["exp_avg_sq"] = zeros(parameter.shape(), parameter.dtype(), parameter.device());
+            }
+            exp_avgs.push_back(buffer_on_device(d, "exp_avg", parameter, op));
+            exp_avg_sqs.push_back(buffer_on_device(d, "exp_avg_sq", parameter, op));
+        }
+        const Tensor rate = lr_tensor.is_none() ? Tensor{} : tensor_argument(lr_tensor, op, "lr");
+        optim::adam_step_on_device(s.params, s.grads, exp_avgs, exp_avg_sqs, counts, rate, hyper);
+        return;
+    }
     std::vector<Tensor> exp_avgs, exp_avg_sqs;
     std::vector<std::int64_t> steps;
     for (std::size_t i = 0; i < s.params.size(); ++i) {
@@ -86,8 +145,7 @@ void adam_step(py::handle params, py::handle state, double lr, double beta1, dou
         exp_avgs.push_back(buffer_on_device(d, "exp_avg", parameter, op));
         exp_avg_sqs.push_back(buffer_on_device(d, "exp_avg_sq", parameter, op));
     }
-    optim::adam_step(s.params, s.grads, exp_avgs, exp_avg_sqs, steps,
-                     optim::AdamHyper{lr, beta1, beta2, eps, weight_decay, decoupled});
+    optim::adam_step(s.params, s.grads, exp_avgs, exp_avg_sqs, steps, hyper);
 }
 
 std::vector<Tensor> tensor_list(py::handle parameters, const char* op) {
@@ -108,7 +166,8 @@ void bind_optim(py::module_& optim_module) {
     optim_module.def("adam_step", &adam_step, docs::adam_step, py::arg("params"),
                      py::arg("state"), py::kw_only(), py::arg("lr"), py::arg("beta1"),
                      py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"),
-                     py::arg("decoupled"));
+                     py::arg("decoupled"), py::arg("capturable") = false,
+                     py::arg("lr_tensor") = py::none());
     optim_module.def(
         "clip_grad_norm_",
         [](py::handle parameters, double max_norm, double norm_type, bool error_if_nonfinite) {

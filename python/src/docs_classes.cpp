@@ -59,6 +59,11 @@ Example:
     docs["DeviceGraph.supported"] =
         documented("supported(device)", "True if device's plugin can record graphs.");
     docs["DeviceGraph.device"] = "The device the graph runs on.";
+    docs["DeviceGraph.recording"] = documented(
+        "recording()",
+        "True while this thread is inside DeviceGraph.record (as torch.cuda."
+        "is_current_stream_capturing): code that would read host state, such as an "
+        "optimizer's step count, must keep it on the device instead.");
     docs["Record"] = R"doc(A status record of a plugin or a device (the fields of kael-info --json), read as attributes
 (record.name, record.status, record.reason) or as a dict.
 

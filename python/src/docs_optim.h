@@ -20,7 +20,7 @@ Example:
     [0.5, 0.5, 0.5]
 )doc";
 
-inline constexpr const char* adam_step = R"doc(adam_step(params, state, *, lr, beta1, beta2, eps, weight_decay, decoupled)
+inline constexpr const char* adam_step = R"doc(adam_step(params, state, *, lr, beta1, beta2, eps, weight_decay, decoupled, capturable=False, lr_tensor=None)
 --
 
 One Adam (decoupled=False) or AdamW (decoupled=True) step, in place, for the parameters of
@@ -29,7 +29,10 @@ one group that have a gradient, through the fused device kernel where it applies
 Arguments: params, a list of leaf tensors; state, a mapping from each parameter to its state
 dict: "step" (a float count), "exp_avg" and "exp_avg_sq" (tensors on the parameter's device,
 created as zeros on the first step, moved to the parameter's device when it moved); the
-group's hyperparameters. Returns None.
+group's hyperparameters. capturable=True keeps "step" as a 0-d f32 tensor on the device
+(shared by the parameters that start together) and computes the bias corrections there, with
+lr read from lr_tensor (a 0-d tensor) when given: a device graph can record the step.
+Returns None.
 
 Example:
     >>> p = kael.ones(3, requires_grad=True)

@@ -37,6 +37,14 @@ def device(request):
 
 
 @pytest.fixture
+def graph_device(device):
+    """The test's device when its plugin records device graphs (kael.compile's), else skip."""
+    if not kael.DeviceGraph.supported(device):
+        pytest.skip(f"{device} records no device graphs (test_porting_api covers cpu)")
+    return device
+
+
+@pytest.fixture
 def real_cuda():
     """cuda:0 when a real (not emulated) GPU serves it, else None."""
     for record in kael.devices():

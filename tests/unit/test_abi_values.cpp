@@ -209,6 +209,7 @@ BOOST_AUTO_TEST_CASE(table_offsets_are_as_released) {
     BOOST_TEST(KAEL_DEVICE_PROPERTIES_SIZE_1_0 == 160U);
     BOOST_TEST(KAEL_ATTENTION_LAYOUT_SIZE_1_2 == 160U);
     BOOST_TEST(KAEL_ADAM_PARAMS_SIZE_1_2 == 72U);
+    BOOST_TEST(KAEL_ADAM_PARAMS_SIZE_1_15 == 80U);  // device_factors appended
 }
 
 // KAEL_PLUGIN_SLOTS is the table's function slots, all of them, in order, each typed by its

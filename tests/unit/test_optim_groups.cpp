@@ -176,3 +176,52 @@ BOOST_AUTO_TEST_CASE(clip_grad_norm_scales_on_device) {
         BOOST_CHECK_THROW(kael::nn::clip_grad_norm_({a, b}, 1.0, 2.0, true), kael::ValueError);
     }
 }
+
+// The capturable step (torch's capturable=True): the count and lr on the device, the bias
+// corrections computed there, equal to the host-count step for fused tensors (adam_many), a
+// strided one (composed) and f64; a count shared by several tensors is stepped once.
+BOOST_AUTO_TEST_CASE(adam_step_on_device_matches_the_host_count) {
+    for (const kael::Device& device : test_devices()) {
+        BOOST_TEST_CONTEXT(device.str()) {
+            for (const bool decoupled : {false, true}) {
+                kael::manual_seed(11);
+                std::vector<Tensor> host, on_device, grads;
+                for (const kael::Shape& shape : {kael::Shape{5}, kael::Shape{300}, kael::Shape{4, 3}}) {
+                    host.push_back(kael::randn(shape).to(device));
+                    grads.push_back(kael::randn(shape).to(device));
+                }
+                host.push_back(kael::randn({7}, kael::DType::F64).to(device));
+                grads.push_back(kael::randn({7}, kael::DType::F64).to(device));
+                for (const Tensor& t : host) {
+                    on_device.push_back(t.clone());
+                }
+                on_device[2] = on_device[2].T().contiguous().T();  // strided: composed
+                const auto zeros_like = [](const std::vector<Tensor>& list) {
+                    std::vector<Tensor> out;
+                    for (const Tensor& t : list) {
+                        out.push_back(kael::zeros(t.shape(), t.dtype(), t.device()));
+                    }
+                    return out;
+                };
+                const std::vector<Tensor> m1 = zeros_like(host), v1 = zeros_like(host);
+                const std::vector<Tensor> m2 = zeros_like(host), v2 = zeros_like(host);
+                const Tensor count = kael::zeros({}, kael::DType::F32, device);
+                const Tensor other = kael::zeros({}, kael::DType::F32, device);
+                const std::vector<Tensor> counts = {count, count, count, other};
+                optim::AdamHyper hyper{0.05, 0.8, 0.95, 1e-6, 0.1, decoupled};
+                for (std::int64_t step = 1; step <= 3; ++step) {
+                    hyper.lr = 0.05 / static_cast<double>(step);  // a schedule
+                    const Tensor lr = kael::full({}, hyper.lr, kael::DType::F64, device);
+                    optim::adam_step(host, grads, m1, v1, {step, step, step, step}, hyper);
+                    optim::adam_step_on_device(on_device, grads, m2, v2, counts, lr, hyper);
+                }
+                for (std::size_t i = 0; i < host.size(); ++i) {
+                    BOOST_TEST(kael::allclose(on_device[i].cpu(), host[i].cpu(), 1e-6, 1e-7),
+                               "tensor " << i << " decoupled " << decoupled);
+                }
+                BOOST_TEST(count.item_double() == 3.0);
+                BOOST_TEST(other.item_double() == 3.0);
+            }
+        }
+    }
+}

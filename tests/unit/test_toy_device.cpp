@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "kael/ops.h"
+#include "kael/optim.h"
 #include "kael/registry.h"
 
 using kael::Device;
@@ -120,6 +121,28 @@ BOOST_AUTO_TEST_CASE(devices_of_one_type_are_still_separate_devices) {
         BOOST_TEST(std::string(error.what()).find("cpu and toy") != std::string::npos,
                    error.what());
     }
+}
+
+// The toy has no adam slot, so a capturable step (count and factors on the device) is
+// composed of ops on the toy, never a cpu round trip of the fused kernel.
+BOOST_AUTO_TEST_CASE(a_device_step_count_composes_the_step_without_an_adam_slot) {
+    const Tensor start = kael::tensor(std::vector<float>{1.0F, -2.0F, 0.5F});
+    const Tensor grad = kael::tensor(std::vector<float>{0.3F, 0.1F, -0.2F});
+    const kael::optim::AdamHyper hyper{0.1, 0.9, 0.999, 1e-8, 0.0, true};
+    Tensor on_cpu = start.clone();
+    Tensor m1 = kael::zeros({3}), v1 = kael::zeros({3});
+    Tensor on_toy = start.to(kToy);
+    Tensor m2 = kael::zeros({3}).to(kToy), v2 = kael::zeros({3}).to(kToy);
+    const Tensor count = kael::zeros({}).to(kToy);
+    kael::reset_fallback_counts();
+    for (std::int64_t step = 1; step <= 2; ++step) {
+        kael::optim::adam_step({on_cpu}, {grad}, {m1}, {v1}, {step}, hyper);
+        kael::optim::adam_step_on_device({on_toy}, {grad.to(kToy)}, {m2}, {v2}, {count}, {},
+                                         hyper);
+    }
+    BOOST_TEST(fallbacks("toy:adam") == 0);
+    expect_equal(on_toy, on_cpu);
+    BOOST_TEST(count.cpu().item_double() == 2.0);
 }
 
 BOOST_AUTO_TEST_CASE(a_plugin_is_chosen_per_device_type) {

@@ -2,6 +2,7 @@
 // Reverse-mode automatic differentiation over a graph recorded while ops run (PyTorch's
 // design): each differentiable op gives its floating output a Node whose next_edges lead to
 // the nodes of its inputs; backward() walks that graph in dependency order from the root.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -118,6 +119,10 @@ void detach_in_place(const Tensor& tensor);
 // gradients and names the node that produced a NaN (ValueError).
 void set_anomaly_enabled(bool enabled);
 [[nodiscard]] bool is_anomaly_enabled();
+
+// How many backward passes (backward or grad) this thread has run: kael.compile tells a
+// training step, whose outputs' history was consumed inside, from a forward it cannot replay.
+[[nodiscard]] std::uint64_t backward_runs();
 
 // Runs backward from root (see Tensor::backward).
 void backward(const Tensor& root, const std::optional<Tensor>& gradient = std::nullopt,

@@ -101,8 +101,11 @@ using Captures = std::map<std::pair<Node*, int>, std::size_t>;
 // The engine: dependency counting from the roots, then each node runs once every gradient
 // flowing into it has arrived. With captures, the gradients reaching those edges are stored
 // in captured and no leaf accumulates.
+thread_local std::uint64_t runs_on_this_thread = 0;
+
 void run(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool retain_graph,
          const Captures* captures, std::vector<Tensor>* captured, bool create_graph = false) {
+    ++runs_on_this_thread;
     std::unordered_map<Node*, int> dependencies;
     std::unordered_set<Node*> seen;
     std::vector<Node*> to_visit;
@@ -201,6 +204,8 @@ void run(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool 
 }
 
 }  // namespace
+
+std::uint64_t backward_runs() { return runs_on_this_thread; }
 
 void set_anomaly_enabled(bool enabled) { anomaly_enabled = enabled; }
 bool is_anomaly_enabled() { return anomaly_enabled.load(); }

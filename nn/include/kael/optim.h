@@ -69,6 +69,15 @@ struct AdamHyper {
 void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                const std::vector<std::int64_t>& steps, const AdamHyper& hyper);
+// adam_step with the step count on the device (torch's capturable=True): counts[i] is
+// parameter i's count, a 0-d floating tensor on its device that this call increments (one
+// tensor shared by several parameters counts once); lr, when defined, a 0-d tensor read on the
+// device instead of hyper.lr. No host value changes per step, so a device graph that records
+// the call steps correctly on every replay.
+void adam_step_on_device(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                         const std::vector<Tensor>& exp_avgs,
+                         const std::vector<Tensor>& exp_avg_sqs, const std::vector<Tensor>& counts,
+                         const Tensor& lr, const AdamHyper& hyper);
 
 class Optimizer {
 public:

@@ -120,6 +120,13 @@ typedef struct kael_adam_params {
     double second_correction;
     int32_t decoupled; /* 1: AdamW (param *= 1 - lr * weight_decay); 0: grad += weight_decay * param */
     int32_t reserved;  /* 0 */
+    /* Since 1.15. NULL, or memory of the call's device holding three doubles, lr,
+     * first_correction and second_correction, which the kernel reads when it runs, in place
+     * of those fields: a step recorded in a device graph then follows a step count and
+     * learning rate that the device keeps (torch's capturable=True). Read it only when
+     * struct_size reaches KAEL_ADAM_PARAMS_SIZE_1_15; the core passes it only to plugins of
+     * ABI 1.15 or later. */
+    const double* device_factors;
 } kael_adam_params;
 
 /* Filled by device_properties(). Strings are copied into the struct, NUL-terminated. */
@@ -142,6 +149,7 @@ typedef struct kael_device_properties {
 #define KAEL_DEVICE_PROPERTIES_SIZE_1_0 KAEL_SIZE_THROUGH(kael_device_properties, capability_minor)
 #define KAEL_ATTENTION_LAYOUT_SIZE_1_2 KAEL_SIZE_THROUGH(kael_attention_layout, reserved)
 #define KAEL_ADAM_PARAMS_SIZE_1_2 KAEL_SIZE_THROUGH(kael_adam_params, reserved)
+#define KAEL_ADAM_PARAMS_SIZE_1_15 KAEL_SIZE_THROUGH(kael_adam_params, device_factors)
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -155,7 +163,7 @@ static_assert(sizeof(kael_matmul_sizes) == 8 + 6 * 8 + 8 + 8, "matmul sizes ABI 
 static_assert(sizeof(kael_device_properties) == 8 + 128 + 16 + 8, "device properties ABI size");
 static_assert(sizeof(kael_attention_layout) == 8 + 5 * 8 + 12 * 8 + 8 + 8 + 8,
               "attention ABI size");
-static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8, "adam params ABI size");
+static_assert(sizeof(kael_adam_params) == 8 + 7 * 8 + 8 + 8, "adam params ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_STRUCTS_H */

@@ -1,4 +1,5 @@
 """SGD, Adam and AdamW: Python optimizers whose step hands each group to C++ (kael._optim)."""
+from .. import _kael
 from .._kael import _optim
 from .optimizer import Optimizer
 
@@ -69,7 +70,10 @@ class Adam(Optimizer):
     """Adam (Kingma and Ba) as torch.optim.Adam, weight decay added to the gradient; one fused
     kernel updates parameter and moments (foreach= and fused= are accepted, as PyTorch's, and
     change nothing). State per parameter: "step", "exp_avg", "exp_avg_sq". betas, eps, lr and
-    weight_decay may differ per group.
+    weight_decay may differ per group. capturable (torch's, default None: True on devices whose
+    plugin records device graphs) keeps "step" as a 0-d tensor on the device and computes the
+    bias corrections and reads lr there, so kael.compile can record a training step; lr
+    changes reach each replay, other hyperparameters are fixed at recording.
 
     Example:
         >>> w = kael.tensor([1.0, -2.0], requires_grad=True)
@@ -83,8 +87,13 @@ class Adam(Optimizer):
     _decoupled = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, *,
-                 foreach=None, fused=None):
+                 foreach=None, fused=None, capturable=None):
         _check_implementation(type(self).__name__, foreach, fused)
+        if capturable not in (None, True, False):
+            raise TypeError(f"{type(self).__name__}: capturable must be None, True or False, "
+                            f"got {capturable!r}")
+        self.capturable = capturable
+        self._lr_tensors = {}  # (group index, device) -> [0-d f64 lr on the device, its value]
         _check("learning rate", lr)
         _check("epsilon", eps)
         _check("beta parameter at index 0", betas[0], high=1.0)
@@ -105,12 +114,44 @@ class Adam(Optimizer):
             1.0
         """
         loss = self._loss_of(closure)
-        for group in self.param_groups:
+        for index, group in enumerate(self.param_groups):
             beta1, beta2 = group["betas"]
+            device = next((p.device for p in group["params"] if p.grad is not None), None)
+            capturable = device is not None and self._capturable(device)
             _optim.adam_step(group["params"], self.state, lr=group["lr"], beta1=beta1,
                              beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-                             decoupled=self._decoupled)
+                             decoupled=self._decoupled, capturable=capturable,
+                             lr_tensor=self._lr_on(index, group, device) if capturable else None)
         return loss
+
+    def _capturable(self, device):
+        """capturable=None: the step count stays on devices whose plugin records graphs."""
+        if self.capturable is not None:
+            return self.capturable
+        return _kael.DeviceGraph.supported(device)
+
+    def _lr_on(self, index, group, device):
+        """The group's lr as a 0-d tensor on device, rewritten when group["lr"] changed (a
+        scheduler's step), and before each replay of a recording that holds this step."""
+        key = (index, str(device))
+        entry = self._lr_tensors.get(key)
+
+        def refresh():
+            if entry[1] != group["lr"]:
+                entry[0].fill_(group["lr"])
+                entry[1] = group["lr"]
+        if _kael.DeviceGraph.recording():
+            if entry is None:
+                raise ValueError(f"{type(self).__name__}.step: its first step on {device} is "
+                                 f"inside a recording; step once outside it first")
+            from .. import _compile
+            _compile.before_replay(refresh)
+            return entry[0]
+        if entry is None:
+            entry = self._lr_tensors[key] = [
+                _kael.full((), group["lr"], dtype=_kael.float64, device=device), group["lr"]]
+        refresh()
+        return entry[0]
 
 
 class AdamW(Adam):
@@ -129,6 +170,6 @@ class AdamW(Adam):
     _decoupled = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, *,
-                 foreach=None, fused=None):
+                 foreach=None, fused=None, capturable=None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         foreach=foreach, fused=fused)
+                         foreach=foreach, fused=fused, capturable=capturable)

@@ -24,7 +24,21 @@ struct AdamStep {
     T weight_decay;
     T first_correction;
     T second_correction;
+    const double* factors;  // lr and both corrections in device memory (ABI 1.15), or null
     bool decoupled;
+
+    // This step with lr and the corrections read from factors (once per thread, when the
+    // kernel runs: a recorded step then follows the device's count).
+    [[nodiscard]] KAEL_HD AdamStep resolved() const {
+        AdamStep out = *this;
+        if (factors != nullptr) {
+            out.lr = T(factors[0]);
+            out.first_correction = T(factors[1]);
+            out.second_correction = T(factors[2]);
+            out.factors = nullptr;
+        }
+        return out;
+    }
 
     // One element's update in registers; the CUDA plugin's vector kernel calls it too.
     KAEL_HD void update(T& value, T g, T& first, T& second) const {
@@ -43,6 +57,10 @@ struct AdamStep {
     [[nodiscard]] std::int64_t cost() const { return 1; }  // an item is one element
 
     KAEL_HD void operator()(std::int64_t i) const {
+        if (factors != nullptr) {
+            resolved()(i);
+            return;
+        }
         T value = param[i];
         T first = m[i];
         T second = v[i];
@@ -60,6 +78,8 @@ AdamStep<T> adam_step(void* param, void* m, void* v, const void* grad,
                        static_cast<const T*>(grad), T(params.lr), T(params.beta1),
                        T(params.beta2), T(params.eps), T(params.weight_decay),
                        T(params.first_correction), T(params.second_correction),
+                       params.struct_size >= KAEL_ADAM_PARAMS_SIZE_1_15 ? params.device_factors
+                                                                        : nullptr,
                        params.decoupled != 0};
 }
 
