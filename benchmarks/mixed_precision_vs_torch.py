@@ -5,7 +5,8 @@ One process, one GPU, TF32 allowed on both sides throughout (torch.backends.cuda
 allow_tf32 and kael.set_float32_matmul_precision("high")). Rows:
   - GPT-2 small training step (batch 8 x 512, AdamW) in f32 with TF32;
   - the same step under bf16 autocast with the fused AdamW (torch fused=True), and, with
-    --compile, the same against torch.compile'd PyTorch; the first also reports both sides' peak
+    --compile, kael.compile's recorded step against torch.compile'd PyTorch (its kael time
+    beside the first row's is the gain of recording); the first also reports both sides' peak
     memory (torch.cuda.max_memory_allocated, kael.allocator_stats' peak_in_use_bytes);
   - bf16 GEMM 4096^3 and linear 8192 x 768 -> 3072 with bias;
   - GPT-2 small greedy generation in bf16, batch 1 (tokens/s).

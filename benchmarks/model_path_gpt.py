@@ -78,7 +78,8 @@ def kael_gpt(kael, device, shape=GPT2):
 def training_steps(shape, batch, tokens, autocast=False, fused=False, compiled=False):
     """The torch and kael setups of one AdamW step of the shape's model on [batch, tokens]; with
     autocast the forward runs under bf16 autocast, with fused both take fused=True AdamW, with
-    compiled torch's model is torch.compile'd (mixed_precision_vs_torch.py's modes)."""
+    compiled torch's model is torch.compile'd and kael's whole step kael.compile'd (recorded
+    into a device graph after a warm-up call; mixed_precision_vs_torch.py's modes)."""
     optional = {"fused": True} if fused else {}  # torch 1.13's AdamW has no fused argument
 
     def torch_step(torch, device):
@@ -108,13 +109,16 @@ def training_steps(shape, batch, tokens, autocast=False, fused=False, compiled=F
         region = (lambda: kael.autocast(kael.device(device).type, dtype=kael.bfloat16)) \
             if autocast else contextlib.nullcontext
 
-        def run():
+        def step(inputs, targets):
             optimizer.zero_grad()
             with region():
                 loss = model.loss(inputs, targets)
             loss.backward()
             optimizer.step()
-        return run
+        if not compiled:
+            return lambda: step(inputs, targets)
+        recorded = kael.compile(step, fullgraph=True)
+        return lambda: recorded(inputs, targets)
     return torch_step, kael_step
 
 
