@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "backend.h"
+#include "distributed_health.h"
 #include "kael/autograd.h"
 #include "kael/distributed.h"
 #include "kael/error.h"
@@ -82,7 +83,40 @@ struct ProcessGroup::Communicators {
     };
     std::mutex mutex;
     std::map<std::string, One> by_device;
+    std::unique_ptr<Heartbeat> heartbeat;  // null in a world of one
 };
+
+namespace {
+
+// Heartbeats every second: a failed collective then finds the silent rank in about two.
+constexpr std::chrono::milliseconds kHeartbeatPeriod{1000};
+
+// Counts a collective started on this process (each rank's heartbeat reports its count and
+// what it was: "all_reduce of 1000 float32").
+void start_collective(ProcessGroup::Communicators& communicators, const char* op,
+                      const Tensor& tensor) {
+    if (communicators.heartbeat) {
+        communicators.heartbeat->start_collective(std::string(op) + " of " +
+                                                  std::to_string(tensor.numel()) + " " +
+                                                  to_string(tensor.dtype()));
+    }
+}
+
+// status of op: OK, or a DistBackendError naming what the other ranks' heartbeats say.
+void check_collective(ProcessGroup::Communicators& communicators, const Backend& backend,
+                      kael_status status, const char* op, int size) {
+    try {
+        backend.check(status, op);
+    } catch (const DeviceError& error) {
+        const std::string diagnosis = communicators.heartbeat
+                                          ? communicators.heartbeat->diagnose(size)
+                                          : std::string("this is a world of one process");
+        throw DistBackendError(std::string(op) + " failed: " + error.what() + " [" + diagnosis +
+                               "]");
+    }
+}
+
+}  // namespace
 
 ProcessGroup::ProcessGroup(std::shared_ptr<Store> store, int rank, int size, std::string backend,
                            std::chrono::milliseconds timeout, std::string prefix)
@@ -100,9 +134,34 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Store> store, int rank, int size, std
         throw ValueError("ProcessGroup: unknown backend '" + backend_ +
                          "'; expected 'gloo' (cpu tensors) or 'nccl' (cuda tensors)");
     }
+    // Each rank joins once, and every rank's world has rank 0's size (else gloo's rendezvous
+    // would wait for ranks that never come, or pair the wrong processes).
+    const std::string joined = prefix_ + "/joined/" + std::to_string(rank_);
+    if (store_->add(joined, 1) > 1) {
+        store_->add(joined, -1);
+        throw ValueError("ProcessGroup: rank " + std::to_string(rank_) + " has already joined " +
+                         prefix_ + " (two processes were given the same rank?)");
+    }
+    const std::string size_key = prefix_ + "/world_size";
+    if (rank_ == 0) {
+        store_->set(size_key, std::to_string(size_));
+    } else if (const std::string said = store_->get(size_key); said != std::to_string(size_)) {
+        store_->add(joined, -1);
+        throw ValueError("ProcessGroup: world_size " + std::to_string(size_) +
+                         " here, but rank 0 joined a world of " + said);
+    }
+    if (size_ > 1) {
+        communicators_->heartbeat = std::make_unique<Heartbeat>(
+            store_, prefix_ + "/", rank_, kHeartbeatPeriod);
+    }
 }
 
 ProcessGroup::~ProcessGroup() {
+    try {  // the rank may join again (a new group on the same store)
+        store_->add(prefix_ + "/joined/" + std::to_string(rank_), -1);
+    } catch (const std::exception&) {
+        // the store is gone: nothing to undo
+    }
     for (auto& [device, one] : communicators_->by_device) {
         if (one.collectives != nullptr && one.collectives->communicator_release != nullptr) {
             one.collectives->communicator_release(one.handle);
@@ -187,9 +246,11 @@ void ProcessGroup::all_reduce(const Tensor& tensor, ReduceOp op) {
     const Call call = communicator_for(*this, *communicators_, tensor, "all_reduce", timeout_,
                                        prefix_);
     const Tensor data = dense(tensor);
-    call.backend->check(call.collectives->all_reduce(call.handle, abi(data.dtype()), abi_op(op),
+    start_collective(*communicators_, "all_reduce", data);
+    check_collective(*communicators_, *call.backend,
+                     call.collectives->all_reduce(call.handle, abi(data.dtype()), abi_op(op),
                                                      data.device_data(), data.numel()),
-                        "all_reduce");
+                     "all_reduce", size_);
     if (op == ReduceOp::Avg) {
         const NoGradGuard no_grad;
         Tensor target = data;
@@ -205,9 +266,11 @@ void ProcessGroup::broadcast(const Tensor& tensor, int root) {
     const Call call = communicator_for(*this, *communicators_, tensor, "broadcast", timeout_,
                                        prefix_);
     const Tensor data = dense(tensor);
-    call.backend->check(call.collectives->broadcast(call.handle, abi(data.dtype()),
+    start_collective(*communicators_, "broadcast", data);
+    check_collective(*communicators_, *call.backend,
+                     call.collectives->broadcast(call.handle, abi(data.dtype()),
                                                     data.device_data(), data.numel(), root),
-                        "broadcast");
+                     "broadcast", size_);
     finish(data, tensor);
 }
 
@@ -234,10 +297,12 @@ void ProcessGroup::all_gather_into_tensor(const Tensor& out, const Tensor& tenso
                                        prefix_);
     const Tensor in = dense(tensor);
     const Tensor gathered = dense(out);
-    call.backend->check(call.collectives->all_gather(call.handle, abi(in.dtype()),
+    start_collective(*communicators_, "all_gather", in);
+    check_collective(*communicators_, *call.backend,
+                     call.collectives->all_gather(call.handle, abi(in.dtype()),
                                                      gathered.device_data(), in.device_data(),
                                                      in.numel()),
-                        "all_gather");
+                     "all_gather", size_);
     finish(gathered, out);
 }
 
@@ -271,10 +336,12 @@ void ProcessGroup::reduce_scatter_tensor(const Tensor& out, const Tensor& in, Re
                                        prefix_);
     const Tensor source = dense(in);
     const Tensor result = dense(out);
-    call.backend->check(call.collectives->reduce_scatter(call.handle, abi(in.dtype()), abi_op(op),
+    start_collective(*communicators_, "reduce_scatter", source);
+    check_collective(*communicators_, *call.backend,
+                     call.collectives->reduce_scatter(call.handle, abi(in.dtype()), abi_op(op),
                                                          result.device_data(),
                                                          source.device_data(), result.numel()),
-                        "reduce_scatter");
+                     "reduce_scatter", size_);
     if (op == ReduceOp::Avg) {
         const NoGradGuard no_grad;
         Tensor target = result;
@@ -294,10 +361,12 @@ void ProcessGroup::all_to_all_single(const Tensor& out, const Tensor& in) {
                                        prefix_);
     const Tensor source = dense(in);
     const Tensor result = dense(out);
-    call.backend->check(call.collectives->all_to_all(call.handle, abi(in.dtype()),
+    start_collective(*communicators_, "all_to_all", source);
+    check_collective(*communicators_, *call.backend,
+                     call.collectives->all_to_all(call.handle, abi(in.dtype()),
                                                      result.device_data(), source.device_data(),
                                                      in.numel() / size_),
-                        "all_to_all");
+                     "all_to_all", size_);
     finish(result, out);
 }
 
@@ -307,9 +376,10 @@ void ProcessGroup::send(const Tensor& tensor, int dst, int tag) {
     }
     const Call call = communicator_for(*this, *communicators_, tensor, "send", timeout_, prefix_);
     const Tensor data = dense(tensor);
-    call.backend->check(call.collectives->send(call.handle, abi(data.dtype()), data.device_data(),
+    check_collective(*communicators_, *call.backend,
+                     call.collectives->send(call.handle, abi(data.dtype()), data.device_data(),
                                                data.numel(), dst, tag),
-                        "send");
+                     "send", size_);
 }
 
 void ProcessGroup::recv(const Tensor& tensor, int src, int tag) {
@@ -318,16 +388,19 @@ void ProcessGroup::recv(const Tensor& tensor, int src, int tag) {
     }
     const Call call = communicator_for(*this, *communicators_, tensor, "recv", timeout_, prefix_);
     const Tensor data = dense(tensor);
-    call.backend->check(call.collectives->recv(call.handle, abi(data.dtype()), data.device_data(),
+    check_collective(*communicators_, *call.backend,
+                     call.collectives->recv(call.handle, abi(data.dtype()), data.device_data(),
                                                data.numel(), src, tag),
-                        "recv");
+                     "recv", size_);
     finish(data, tensor);
 }
 
 void ProcessGroup::barrier() {
     const Tensor token = zeros({1}, DType::F32, (backend_ == "gloo" ? kCPU : Device("cuda")));
     const Call call = communicator_for(*this, *communicators_, token, "barrier", timeout_, prefix_);
-    call.backend->check(call.collectives->barrier(call.handle), "barrier");
+    start_collective(*communicators_, "barrier", token);
+    check_collective(*communicators_, *call.backend, call.collectives->barrier(call.handle),
+                     "barrier", size_);
 }
 
 }  // namespace kael::distributed

@@ -64,12 +64,32 @@ private:
     kael_store store_;
 };
 
+// A call's fingerprint: its kind and sizes, mixed into 16 bits.
+std::uint32_t fingerprint(std::uint64_t kind, std::int64_t count, std::int64_t detail) {
+    std::uint64_t h = (kind + 1) * 0x9E3779B97F4A7C15ULL;
+    h ^= (static_cast<std::uint64_t>(count) + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL;
+    h ^= static_cast<std::uint64_t>(detail) * 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+    return static_cast<std::uint32_t>((h ^ (h >> 16) ^ (h >> 32)) & 0xFFFFU);
+}
+
 struct Communicator {
     std::shared_ptr<gloo::rendezvous::Context> context;
     std::chrono::milliseconds timeout;
     std::uint32_t next_tag = 0;
-    std::uint32_t tag() { return next_tag++; }
+    // gloo matches messages by tag: 16 bits of the call's number and 16 of its fingerprint
+    // (kind, dtype, count, op or root), so ranks whose calls disagree wait on different tags
+    // until the timeout, where equal tags with unequal sizes would abort the process in gloo.
+    std::uint32_t tag(std::uint64_t kind, std::int64_t count, std::int64_t detail = 0) {
+        return ((next_tag++ & 0xFFFFU) << 16) | fingerprint(kind, count, detail);
+    }
 };
+
+// send/recv's slot: the caller's tag above the call's fingerprint, for the same reason.
+std::uint64_t point_to_point_slot(std::int32_t tag, kael_dtype dtype, std::int64_t count) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)) << 32) |
+           fingerprint(100, count, dtype);
+}
 
 // The address this process offers its peers: GLOO_SOCKET_IFNAME's interface (PyTorch's
 // variable), else the host name when it resolves, else the loopback (one machine).
@@ -200,7 +220,7 @@ kael_status all_reduce(void* handle, kael_dtype dtype, kael_collective_op op, vo
             gloo::AllreduceOptions options(c.context);
             options.setOutput(static_cast<S*>(data), static_cast<size_t>(count));
             options.setReduceFunction(reduction<S>(op, dtype == KAEL_DTYPE_BOOL));
-            options.setTag(c.tag());
+            options.setTag(c.tag(1, count, dtype * 16 + op));
             options.setTimeout(c.timeout);
             if (count > 0) {
                 gloo::allreduce(options);
@@ -218,7 +238,7 @@ kael_status broadcast(void* handle, kael_dtype dtype, void* data, int64_t count,
             gloo::BroadcastOptions options(c.context);
             options.setOutput(static_cast<S*>(data), static_cast<size_t>(count));
             options.setRoot(root);
-            options.setTag(c.tag());
+            options.setTag(c.tag(2, count, dtype * 1024 + root));
             options.setTimeout(c.timeout);
             if (count > 0) {
                 gloo::broadcast(options);
@@ -237,7 +257,7 @@ kael_status all_gather(void* handle, kael_dtype dtype, void* out, const void* in
             options.setInput(const_cast<S*>(static_cast<const S*>(in)), static_cast<size_t>(count));
             options.setOutput(static_cast<S*>(out),
                               static_cast<size_t>(count) * static_cast<size_t>(c.context->size));
-            options.setTag(c.tag());
+            options.setTag(c.tag(3, count, dtype));
             options.setTimeout(c.timeout);
             if (count > 0) {
                 gloo::allgather(options);
@@ -280,7 +300,7 @@ kael_status all_to_all(void* handle, kael_dtype dtype, void* out, const void* in
             gloo::AlltoallOptions options(c.context);
             options.setInput(const_cast<S*>(static_cast<const S*>(in)), total);
             options.setOutput(static_cast<S*>(out), total);
-            options.setTag(c.tag());
+            options.setTag(c.tag(4, count, dtype));
             options.setTimeout(c.timeout);
             if (count > 0) {
                 gloo::alltoall(options);
@@ -297,7 +317,7 @@ kael_status send(void* handle, kael_dtype dtype, const void* data, int64_t count
         check_count(count);
         auto buffer = c.context->createUnboundBuffer(
             const_cast<void*>(data), static_cast<size_t>(count * kernels::dtype_size(dtype)));
-        buffer->send(peer, static_cast<std::uint64_t>(tag));
+        buffer->send(peer, point_to_point_slot(tag, dtype, count));
         if (!buffer->waitSend(c.timeout)) {
             throw plugin::StatusError(KAEL_STATUS_DEVICE_ERROR, "send timed out");
         }
@@ -311,7 +331,7 @@ kael_status recv(void* handle, kael_dtype dtype, void* data, int64_t count, int3
         check_count(count);
         auto buffer = c.context->createUnboundBuffer(
             data, static_cast<size_t>(count * kernels::dtype_size(dtype)));
-        buffer->recv(peer, static_cast<std::uint64_t>(tag));
+        buffer->recv(peer, point_to_point_slot(tag, dtype, count));
         if (!buffer->waitRecv(c.timeout)) {
             throw plugin::StatusError(KAEL_STATUS_DEVICE_ERROR, "recv timed out");
         }
@@ -322,7 +342,7 @@ kael_status barrier(void* handle) {
     return run("cpu.barrier", [&] {
         Communicator& c = communicator_of(handle);
         gloo::BarrierOptions options(c.context);
-        options.setTag(c.tag());
+        options.setTag(c.tag(5, 0));
         options.setTimeout(c.timeout);
         gloo::barrier(options);
     });

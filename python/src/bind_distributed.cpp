@@ -34,6 +34,8 @@ std::string as_value(py::handle value) {
 
 void bind_distributed(py::module_& module) {
     py::module_ d = module.def_submodule("_distributed", "kael.distributed internals");
+    // Registered after kael's own translator, so it is tried first (pybind11 tries the newest).
+    py::register_exception<DistBackendError>(d, "DistBackendError", PyExc_RuntimeError);
     py::enum_<ReduceOp>(d, "ReduceOp", R"doc(The reductions of all_reduce, reduce and reduce_scatter_tensor, as
 torch.distributed.ReduceOp: SUM, AVG (floating tensors), PRODUCT, MIN, MAX.
 

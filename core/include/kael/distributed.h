@@ -13,6 +13,13 @@
 
 namespace kael::distributed {
 
+// A collective failed: a peer is gone, stalled past the timeout, or disagreed (torch's
+// DistBackendError). The message names the op and what the other ranks' heartbeats say.
+class DistBackendError : public DeviceError {
+public:
+    using DeviceError::DeviceError;
+};
+
 // c10d's store: set, get (waits for the key until the timeout), add (an atomic counter, created
 // at 0), wait. Thread-safe. Errors: DeviceError for a lost connection, TimeoutError-like
 // DeviceError naming the key for a timeout.
@@ -115,7 +122,7 @@ private:
     std::string backend_;
     std::chrono::milliseconds timeout_;
     std::string prefix_;
-    std::unique_ptr<Communicators> communicators_;
+    std::unique_ptr<Communicators> communicators_;  // and the heartbeat (distributed_health.h)
 };
 
 }  // namespace kael::distributed

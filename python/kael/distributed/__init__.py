@@ -16,6 +16,17 @@ from ._stores import FileStore, Store, TCPStore, _timeout_seconds  # noqa: F401 
 
 _d = _kael._distributed
 
+DistBackendError = _d.DistBackendError
+DistBackendError.__doc__ = """A collective failed (torch.distributed.DistBackendError, a RuntimeError): a peer
+process is gone, stalled past the group's timeout, or disagreed about the call. The message
+names the op and, from the heartbeats each process publishes every second, the rank at fault
+("rank 1 stopped responding", "rank 2 is alive but has not reached this one").
+
+Example:
+    >>> issubclass(kael.distributed.DistBackendError, RuntimeError)
+    True
+"""
+
 
 class ReduceOp:
     """The reductions of all_reduce, reduce and reduce_scatter_tensor, as

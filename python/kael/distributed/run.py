@@ -79,8 +79,10 @@ def main(argv=None):
                 stop_all()
                 for process in processes:
                     process.wait()
-                print(f"kael.distributed.run: rank {rank} exited with status {code}; the "
-                      f"other ranks were stopped", file=sys.stderr)
+                how = (f"was killed by signal {-code} ({signal.Signals(-code).name})"
+                       if code < 0 else f"exited with status {code}")
+                print(f"kael.distributed.run: rank {rank} {how}; the other ranks were stopped",
+                      file=sys.stderr)
                 return code if code > 0 else 1
             if all(code == 0 for code in states):
                 return 0
