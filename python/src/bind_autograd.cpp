@@ -173,6 +173,7 @@ void bind_autograd(py::module_& module) {
                         py::arg("enabled"));
     autograd_module.def("is_anomaly_enabled", &autograd::is_anomaly_enabled);
     autograd_module.def("backward_runs", &autograd::backward_runs);
+    autograd_module.def("reaches", &autograd::reaches, py::arg("outputs"), py::arg("leaves"));
     autograd_module.def("record_function", &record_python_function, py::arg("outputs"),
                         py::arg("inputs"), py::arg("name"), py::arg("backward"));
     autograd_module.def("sum_to", [](const Tensor& grad, py::handle shape) {

@@ -218,12 +218,44 @@ def test_data_parallel_training_equals_training_on_the_global_batch(accumulate):
                              kael.tensor(want, dtype=kael.float64), rtol=1e-10, atol=1e-12)
 
 
+def test_find_unused_parameters_averages_what_each_rank_used():
+    """Rank 0 uses a branch that rank 1 does not, and no rank uses a third layer: the
+    branch's gradient is averaged with rank 1's zeros, the idle layer keeps no gradient, and
+    both replicas end as one process training on the mean of the two ranks' losses."""
+    worker = os.path.join(os.path.dirname(__file__), "ddp_unused_worker.py")
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    init = f"tcp://127.0.0.1:{free_port()}"
+    processes = [subprocess.Popen([sys.executable, worker, str(rank), "2", init],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=environment) for rank in range(2)]
+    finals = []
+    for process in processes:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        finals.append(json.loads(out.strip().splitlines()[-1]))
+    assert finals[0] == finals[1] and not finals[0]["idle_grad"]
+    sys.path.insert(0, os.path.dirname(worker))
+    try:
+        import ddp_unused_worker as w
+    finally:
+        sys.path.pop(0)
+    kael.manual_seed(3)  # rank 0's initial parameters
+    model = w.Branched().to(kael.float64)
+    optimizer = kael.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        optimizer.zero_grad(set_to_none=True)
+        losses = [kael.nn.functional.mse_loss(model(x, use_branch=r == 0), y)
+                  for r, (x, y) in ((r, w.batch(step, r)) for r in range(2))]
+        ((losses[0] + losses[1]) / 2).backward()
+        optimizer.step()
+    for got, want in zip(finals[0]["params"], [p.tolist() for p in model.parameters()]):
+        assert kael.allclose(kael.tensor(got, dtype=kael.float64),
+                             kael.tensor(want, dtype=kael.float64), rtol=1e-10, atol=1e-12)
+
+
 def test_data_parallel_refuses_what_it_cannot_do(tmp_path):
     dist.init_process_group("gloo", init_method=f"file://{tmp_path}/r", rank=0, world_size=1)
     try:
-        with pytest.raises(NotImplementedError, match="find_unused_parameters"):
-            kael.nn.parallel.DistributedDataParallel(kael.nn.Linear(2, 2),
-                                                     find_unused_parameters=True)
         two = kael.nn.ModuleDict({"a": kael.nn.Linear(2, 2), "b": kael.nn.Linear(2, 2)})
         ddp = kael.nn.parallel.DistributedDataParallel(two)
         two["a"](kael.ones(1, 2)).sum().backward()  # b got no gradient

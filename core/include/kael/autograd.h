@@ -124,6 +124,11 @@ void set_anomaly_enabled(bool enabled);
 // training step, whose outputs' history was consumed inside, from a forward it cannot replay.
 [[nodiscard]] std::uint64_t backward_runs();
 
+// For each of leaves, whether a backward from outputs would reach it (its gradient would be
+// accumulated): DistributedDataParallel(find_unused_parameters) marks the others ready at once.
+[[nodiscard]] std::vector<bool> reaches(const std::vector<Tensor>& outputs,
+                                        const std::vector<Tensor>& leaves);
+
 // Runs backward from root (see Tensor::backward).
 void backward(const Tensor& root, const std::optional<Tensor>& gradient = std::nullopt,
               bool retain_graph = false);

@@ -207,6 +207,38 @@ void run(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool 
 
 std::uint64_t backward_runs() { return runs_on_this_thread; }
 
+std::vector<bool> reaches(const std::vector<Tensor>& outputs, const std::vector<Tensor>& leaves) {
+    std::unordered_set<Node*> seen;
+    std::vector<Node*> to_visit;
+    for (const Tensor& output : outputs) {
+        if (output.defined() && output.requires_grad()) {
+            to_visit.push_back(gradient_edge(output).function.get());
+        }
+    }
+    while (!to_visit.empty()) {
+        Node* node = to_visit.back();
+        to_visit.pop_back();
+        if (node == nullptr || !seen.insert(node).second) {
+            continue;
+        }
+        for (const Edge& edge : node->next_edges) {
+            to_visit.push_back(edge.function.get());
+        }
+    }
+    std::vector<bool> reached;
+    for (const Tensor& leaf : leaves) {
+        // A leaf's accumulator exists while a graph uses it, so one never made was not reached.
+        const auto& meta = leaf.impl().autograd;
+        std::shared_ptr<Node> accumulator;
+        if (meta && !meta->grad_fn) {
+            const std::lock_guard lock(meta->mutex);
+            accumulator = meta->grad_accumulator.lock();
+        }
+        reached.push_back(accumulator != nullptr && seen.count(accumulator.get()) > 0);
+    }
+    return reached;
+}
+
 void set_anomaly_enabled(bool enabled) { anomaly_enabled = enabled; }
 bool is_anomaly_enabled() { return anomaly_enabled.load(); }
 

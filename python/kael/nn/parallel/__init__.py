@@ -7,6 +7,7 @@ import contextlib
 from ... import _kael
 from ... import autograd as _autograd
 from ... import distributed as _dist
+from ..._compile import _flatten
 from .. import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -18,9 +19,11 @@ class DistributedDataParallel(Module):
     gradients of parameters that require grad are averaged across ranks in buckets of about
     bucket_cap_mb MiB (registration order reversed, as the gradients arrive). no_sync() skips
     the averaging (gradient accumulation: the next synchronised backward averages the sum).
-    Every parameter must get a gradient in each synchronised backward; a backward that leaves
-    one out is reported at the next forward, as PyTorch does without find_unused_parameters
-    (find_unused_parameters=True is not supported yet and raises NotImplementedError).
+    Every parameter must get a gradient in each synchronised backward, unless
+    find_unused_parameters=True: then each forward walks the autograd graph from the outputs,
+    parameters it does not reach count as ready with a zero gradient, and one more small
+    all-reduce per step tells which were used on any rank (the others keep their .grad), as in
+    PyTorch. Without it, a backward that leaves one out is reported at the next forward.
 
     Example:
         >>> kael.nn.parallel.DistributedDataParallel  # doctest: +ELLIPSIS
@@ -32,13 +35,10 @@ class DistributedDataParallel(Module):
                  find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False):
         super().__init__()
-        if find_unused_parameters:
-            raise NotImplementedError(
-                "DistributedDataParallel(find_unused_parameters=True) is not supported yet: "
-                "every parameter that requires grad must get a gradient each step")
         self.module = module
         self._group = process_group
         self._broadcast_buffers = broadcast_buffers
+        self._find_unused = bool(find_unused_parameters)
         self._sync = True
         params = [p for p in module.parameters() if p.requires_grad]
         with _autograd.no_grad():
@@ -59,6 +59,7 @@ class DistributedDataParallel(Module):
             for p in members:
                 self._bucket_of[id(p)] = index
         self._params = params
+        self._position = {id(p): i for i, p in enumerate(params)}
         self._reset()
         for p in params:
             p.register_hook(lambda grad, p=p: self._gradient_ready(p, grad))
@@ -66,27 +67,53 @@ class DistributedDataParallel(Module):
     def _reset(self):
         self._totals = {}  # id(param) -> its local gradient sum this step
         self._works = {}  # bucket index -> (Work, flat tensor)
+        self._launched = 0  # buckets start in index order, the same on every rank
         self._fresh = {}
         self._ready = 0
+        self._used = [False] * len(self._params)  # locally, this step
+
+    def _contribute(self, param, total, fresh):
+        """param's local gradient sum is known: its bucket's all-reduce starts once it and
+        every bucket before it are complete."""
+        self._totals[id(param)] = total
+        self._fresh[id(param)] = fresh  # .grad will be the engine's tensor: replace it
+        self._ready += 1
+        # Complete buckets start in index order, as PyTorch's: a rank whose gradients arrive in
+        # another order (or that found parameters unused at forward) pairs its all-reduces
+        # with the others' all the same.
+        while self._launched < len(self._buckets) and all(
+                id(p) in self._totals for p in self._buckets[self._launched]):
+            members = self._buckets[self._launched]
+            flat = _kael.cat([self._totals[id(p)].reshape(-1) for p in members])
+            work = _dist.all_reduce(flat, group=self._group, async_op=True)
+            self._works[self._launched] = (work, flat)
+            self._launched += 1
 
     def _gradient_ready(self, param, grad):
         if not self._sync:
             return grad
+        if id(param) in self._totals:
+            self._reset()
+            raise RuntimeError(
+                "DistributedDataParallel: a parameter got a gradient after the forward found it "
+                "unused (or twice in one backward); find_unused_parameters needs every use of "
+                "a parameter to happen inside forward")
         prior = param.grad
-        total = grad if prior is None else prior + grad
-        self._totals[id(param)] = total
-        self._fresh[id(param)] = prior is None  # .grad will be the engine's tensor: replace it
-        self._ready += 1
-        index = self._bucket_of[id(param)]
-        members = self._buckets[index]
-        if all(id(p) in self._totals for p in members):
-            flat = _kael.cat([self._totals[id(p)].reshape(-1) for p in members])
-            work = _dist.all_reduce(flat, group=self._group, async_op=True)
-            self._works[index] = (work, flat)
+        self._used[self._position[id(param)]] = True
+        self._contribute(param, grad if prior is None else prior + grad, prior is None)
         if self._ready < len(self._params):
             return grad
-        # the last gradient of the step: every bucket's average, written into .grad
+        return self._finish(param)
+
+    def _finish(self, param):
+        """The step's last gradient: every bucket's average written into .grad; the value
+        param's own hook returns (its .grad is cleared, so it becomes the average exactly)."""
         world = _dist.get_world_size(self._group)
+        used = None
+        if self._find_unused:  # which parameters any rank used: the others keep their .grad
+            used = _kael.tensor([float(u) for u in self._used])
+            _dist.all_reduce(used, group=self._group)
+            used = used.tolist()
         mine = None
         with _autograd.no_grad():
             for index, members in enumerate(self._buckets):
@@ -97,15 +124,34 @@ class DistributedDataParallel(Module):
                 for p in members:
                     piece = averaged[offset:offset + p.numel()].reshape(p.shape)
                     offset += p.numel()
+                    if used is not None and not used[self._position[id(p)]]:
+                        continue
                     if p is param:  # accumulated after this hook: into a cleared .grad
                         mine = piece.clone()
                     elif p.grad is None or self._fresh[id(p)]:
                         p.grad = piece.clone()
                     else:
                         p.grad.copy_(piece)
-        param.grad = None  # so .grad becomes the average exactly, whatever was accumulated
+        if param is not None:
+            param.grad = None
         self._reset()
         return mine
+
+    def _mark_unused(self, output):
+        """find_unused_parameters: the parameters a backward from output cannot reach are
+        ready now, contributing what they accumulated (no_sync steps) or zeros."""
+        tensors = _flatten(output, [])
+        reached = _kael._autograd.reaches(tensors, self._params)
+        for p, reach in zip(self._params, reached):
+            if reach:
+                continue
+            if p.grad is not None:
+                self._used[self._position[id(p)]] = True
+                self._contribute(p, p.grad.detach().clone(), False)
+            else:
+                self._contribute(p, _kael.zeros(p.shape, dtype=p.dtype, device=p.device), True)
+        if self._ready == len(self._params):  # nothing to wait for: no hook will fire
+            self._finish(None)
 
     def forward(self, *inputs, **kwargs):
         if self._ready:
@@ -113,12 +159,15 @@ class DistributedDataParallel(Module):
             raise RuntimeError(
                 "DistributedDataParallel: the previous backward gave gradients to only some "
                 "parameters, so they were not averaged; every parameter that requires grad must "
-                "get one (find_unused_parameters is not supported yet)")
+                "get one, or pass find_unused_parameters=True")
         if self._broadcast_buffers and _kael.is_grad_enabled():
             with _autograd.no_grad():
                 for buffer in self.module.buffers():
                     _dist.broadcast(buffer, src=0, group=self._group)
-        return self.module(*inputs, **kwargs)
+        output = self.module(*inputs, **kwargs)
+        if self._find_unused and self._sync and _kael.is_grad_enabled():
+            self._mark_unused(output)
+        return output
 
     @contextlib.contextmanager
     def no_sync(self):
