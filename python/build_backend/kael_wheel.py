@@ -213,6 +213,14 @@ def _packages_and_data(staging):
     return packages, data
 
 
+def _entry_points(metadata):
+    """[project.entry-points] with [project.scripts] as its console_scripts group."""
+    groups = dict(metadata.get("entry-points", {}))
+    if metadata.get("scripts"):
+        groups["console_scripts"] = metadata["scripts"]
+    return groups
+
+
 def _setuptools_metadata(metadata):
     attributes = {
         "name": metadata["name"],
@@ -222,7 +230,7 @@ def _setuptools_metadata(metadata):
         "install_requires": metadata.get("dependencies", []),
         "extras_require": metadata.get("optional-dependencies", {}),
         "entry_points": {group: [f"{name} = {value}" for name, value in points.items()]
-                         for group, points in metadata.get("entry-points", {}).items()},
+                         for group, points in _entry_points(metadata).items()},
     }
     attributes = {key: value for key, value in attributes.items() if value}
     readme = metadata.get("readme")

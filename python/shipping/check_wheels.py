@@ -137,6 +137,12 @@ def main():
 
     scratch = Path(tempfile.mkdtemp(prefix="kael-wheel-run-", dir=args.work))
     check_installed(probe(venv_python, CLEAN, scratch), site_packages, cuda, args.gpu)
+    if by_pip:  # pip writes the console scripts: kael-run, the launcher
+        launcher = Path(venv_python).parent / "kael-run"
+        shown = run([str(launcher), "--help"], env=CLEAN, cwd=scratch, what="kael-run --help")
+        if "--nproc_per_node" not in shown:
+            sys.exit(f"FAILED: {launcher} --help printed {shown!r}")
+        print(f"{launcher}: runs")
     if args.gpu:
         run_suite(venv_python, source, {**CLEAN, "KAEL_TEST_DEVICE": "cuda:0"}, scratch,
                   "cpu and cuda:0")

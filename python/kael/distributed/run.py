@@ -1,7 +1,9 @@
-"""python3 -m kael.distributed.run: torchrun's single-machine launcher. Starts nproc_per_node
-copies of a script with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR and
-MASTER_PORT set (what init_process_group's "env://" reads), forwards Ctrl-C, and when one copy
-fails stops the others and exits with its status, naming the rank."""
+"""kael-run (python3 -m kael.distributed.run): torchrun's launcher. Starts nproc_per_node
+copies of a script on this machine with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE,
+MASTER_ADDR and MASTER_PORT set (what init_process_group's "env://" reads); with --nnodes N,
+one launcher per machine (--node_rank 0..N-1, the same --master_addr and --master_port: node
+0's rank 0 serves the rendezvous there). Forwards Ctrl-C, and when one copy fails stops the
+others and exits non-zero, naming the rank and its exit status or signal."""
 import argparse
 import os
 import signal
@@ -21,25 +23,34 @@ def _free_port():
 
 def _arguments(argv):
     parser = argparse.ArgumentParser(
-        prog="python3 -m kael.distributed.run",
-        description="Runs a training script in several processes of one machine, as torchrun.")
+        prog="kael-run",
+        description="Runs a training script in several processes, on one machine or several "
+                    "(one launcher each), as torchrun.")
     parser.add_argument("--nproc_per_node", "--nproc-per-node", type=int, default=1,
-                        help="processes to start (default 1)")
-    parser.add_argument("--nnodes", type=int, default=1, help="machines (only 1 is supported)")
-    parser.add_argument("--node_rank", "--node-rank", type=int, default=0)
-    parser.add_argument("--master_addr", "--master-addr", default="127.0.0.1")
+                        help="processes to start on this machine (default 1)")
+    parser.add_argument("--nnodes", type=int, default=1,
+                        help="machines, each running one launcher (default 1)")
+    parser.add_argument("--node_rank", "--node-rank", type=int, default=0,
+                        help="this machine's place among them, 0..nnodes-1")
+    parser.add_argument("--master_addr", "--master-addr", default="127.0.0.1",
+                        help="node 0's address, where rank 0 serves the rendezvous")
     parser.add_argument("--master_port", "--master-port", type=int, default=0,
-                        help="the rendezvous port (default: a free one)")
-    parser.add_argument("--standalone", action="store_true", help="accepted, as torchrun's")
+                        help="the rendezvous port (default: a free one; required with --nnodes)")
+    parser.add_argument("--standalone", action="store_true",
+                        help="one machine, a free local port (as torchrun's)")
     parser.add_argument("-m", "--module", action="store_true",
                         help="run the script as a module (python -m)")
     parser.add_argument("script", help="the training script (or module with -m)")
     parser.add_argument("script_args", nargs=argparse.REMAINDER)
     arguments = parser.parse_args(argv)
-    if arguments.nnodes != 1 or arguments.node_rank != 0:
-        parser.error("only one machine (--nnodes=1) is supported")
-    if arguments.nproc_per_node < 1:
-        parser.error("--nproc_per_node must be at least 1")
+    if arguments.nproc_per_node < 1 or arguments.nnodes < 1:
+        parser.error("--nproc_per_node and --nnodes must be at least 1")
+    if not 0 <= arguments.node_rank < arguments.nnodes:
+        parser.error(f"--node_rank must be in 0..{arguments.nnodes - 1}")
+    if arguments.standalone and arguments.nnodes != 1:
+        parser.error("--standalone is one machine: drop --nnodes")
+    if arguments.nnodes > 1 and not arguments.master_port:
+        parser.error("--nnodes above 1 needs --master_port (every launcher must name the same)")
     return arguments
 
 
@@ -53,13 +64,15 @@ def main(argv=None):
     """
     arguments = _arguments(sys.argv[1:] if argv is None else argv)
     count = arguments.nproc_per_node
+    first = arguments.node_rank * count
     port = arguments.master_port or _free_port()
     command = [sys.executable] + (["-m"] if arguments.module else []) + \
         [arguments.script] + arguments.script_args
     processes = []
-    for rank in range(count):
-        environment = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank),
-                           WORLD_SIZE=str(count), LOCAL_WORLD_SIZE=str(count),
+    for local in range(count):
+        environment = dict(os.environ, RANK=str(first + local), LOCAL_RANK=str(local),
+                           WORLD_SIZE=str(count * arguments.nnodes), LOCAL_WORLD_SIZE=str(count),
+                           GROUP_RANK=str(arguments.node_rank),
                            MASTER_ADDR=arguments.master_addr, MASTER_PORT=str(port))
         processes.append(subprocess.Popen(command, env=environment))
 
@@ -75,7 +88,8 @@ def main(argv=None):
             failed = [(rank, code) for rank, code in enumerate(states)
                       if code is not None and code != 0]
             if failed:
-                rank, code = failed[0]
+                local, code = failed[0]
+                rank = first + local
                 stop_all()
                 for process in processes:
                     process.wait()
@@ -91,5 +105,10 @@ def main(argv=None):
         signal.signal(signal.SIGINT, previous)
 
 
-if __name__ == "__main__":
+def _console():
+    """The kael-run command's entry point."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    _console()
