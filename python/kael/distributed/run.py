@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+from .. import __version__
+
 __all__ = ["main"]
 
 
@@ -38,6 +40,7 @@ def _arguments(argv):
                         help="the rendezvous port (default: a free one; required with --nnodes)")
     parser.add_argument("--standalone", action="store_true",
                         help="one machine, a free local port (as torchrun's)")
+    parser.add_argument("--version", action="version", version=f"kael-run {__version__}")
     parser.add_argument("-m", "--module", action="store_true",
                         help="run the script as a module (python -m)")
     parser.add_argument("script", help="the training script (or module with -m)")
