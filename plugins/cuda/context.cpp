@@ -139,7 +139,12 @@ bool sync_after_launch() {
 
 void check_launch(const std::type_info& task, const char* file, int line) {
     cudaError_t error = cudaGetLastError();
-    if (error == cudaSuccess && sync_after_launch()) {
+    // Not inside a device graph's capture, which forbids waiting: a recorded kernel's errors
+    // surface when the graph is launched.
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (error == cudaSuccess && sync_after_launch() &&
+        cudaStreamIsCapturing(launch_stream(), &capturing) == cudaSuccess &&
+        capturing == cudaStreamCaptureStatusNone) {
         error = cudaDeviceSynchronize();
     }
     if (error != cudaSuccess) {

@@ -20,8 +20,10 @@ const Sizes kSizes[] = {{2, 3, 16, 16, 64}, {1, 2, 5, 37, 64}, {2, 2, 70, 70, 80
                         {1, 3, 1, 300, 64}, {2, 1, 9, 9, 1},   {0, 2, 4, 4, 8},
                         {1, 2, 67, 67, 128}, {1, 2, 20, 90, 64}, {1, 1, 12, 5, 16}};
 
-// Attention's outputs may cancel to near zero, so they get an absolute tolerance too.
-const Tolerance kTolerance{1.0, false};
+// Attention's outputs may cancel to near zero, so they get an absolute tolerance too: 4e-4 in
+// f32, since the gradients (dS = P (dP - D)) cancel and the device sums them in another order
+// (an H100 run was 1.1e-4 off on one of 22400 grad_k elements of the 70x70x80 causal case).
+const Tolerance kTolerance{4.0, false};
 
 // bf16 and f16 too: the cuda plugin runs them on tensor cores (P and dS rounded to the dtype for
 // their products, as FlashAttention does), the cpu plugin in f32 rounded once. Their gradients

@@ -11,6 +11,10 @@ using namespace conformance;
 namespace {
 
 const Tolerance kSums{1.0, false};
+// scatter_add into one row: a device may round each add to a bf16/f16 partial sum, as
+// PyTorch's CUDA atomics do (an H100's bf16 row was 8 steps of 2^-8 from cpu's f32 sum rounded
+// once), so its absolute tolerance is 8 steps.
+const Tolerance kRoundedAdds{8.0, false};
 
 std::vector<CompositeCase> reduction_cases() {
     namespace k = kael;
@@ -152,7 +156,7 @@ BOOST_AUTO_TEST_CASE(composite_in_place_every_dtype_and_view) {
                             Tensor target = x[0];
                             return Tensors{op(target, x[1])};
                         },
-                        kSums);
+                        name == "scatter_add" ? kRoundedAdds : kSums);
                 }
             }
             // The out-of-place forms beside them, on the same operands.
