@@ -41,6 +41,30 @@ def test_nanogpt_style_program_trains_checkpoints_and_samples(where, tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists(TEXT), reason="no text corpus")
+def test_nanogpt_style_program_under_kael_run_trains_as_one_process(tmp_path):
+    """kael-run --standalone --nproc_per_node=2 with two micro-steps: DDP over gloo, each
+    process one micro-step of every global batch; the loss curve is the single process's with
+    both micro-steps (the same global batches)."""
+    settings = ["--device=cpu", "--max_iters=5", "--eval_interval=5", "--eval_iters=1",
+                "--gradient_accumulation_steps=2", "--dtype=float32"]
+    run("train_char_gpt.py", f"--out_dir={tmp_path / 'one'}", f"--log_path={tmp_path / 'one.txt'}",
+        *settings)
+    launched = subprocess.run(
+        [sys.executable, "-m", "kael.distributed.run", "--standalone", "--nproc_per_node=2",
+         os.path.join(PORTING, "train_char_gpt.py"), f"--out_dir={tmp_path / 'two'}",
+         f"--log_path={tmp_path / 'two.txt'}", *settings],
+        capture_output=True, text=True, cwd=PORTING, timeout=600,
+        env={**os.environ, "KAEL_PORTING_BACKEND": "kael"})
+    assert launched.returncode == 0, launched.stderr[-3000:]
+    curves = [[float(line.split()[1]) for line in (tmp_path / name).read_text().splitlines()]
+              for name in ("one.txt", "two.txt")]
+    assert len(curves[0]) == len(curves[1]) == 5
+    for single, parallel in zip(*curves):
+        assert abs(single - parallel) <= 1e-5 * abs(single), curves
+    assert (tmp_path / "two" / "ckpt.pt").exists()  # the master's checkpoint
+
+
+@pytest.mark.skipif(not os.path.exists(TEXT), reason="no text corpus")
 @pytest.mark.parametrize("where", ["cpu", "cuda:0"])
 def test_mingpt_style_trainer_runs_its_endless_sampler_and_saves(where, tmp_path):
     if not kael.is_available(where):

@@ -169,6 +169,22 @@ class DistributedDataParallel(Module):
             self._mark_unused(output)
         return output
 
+    @property
+    def require_backward_grad_sync(self):
+        """Whether the next backward averages gradients across ranks (torch's attribute, which
+        no_sync() clears; nanoGPT sets it per micro-step).
+
+        Example:
+            >>> kael.nn.parallel.DistributedDataParallel.require_backward_grad_sync
+            ... # doctest: +ELLIPSIS
+            <property object at ...>
+        """
+        return self._sync
+
+    @require_backward_grad_sync.setter
+    def require_backward_grad_sync(self, value):
+        self._sync = bool(value)
+
     @contextlib.contextmanager
     def no_sync(self):
         """Backward passes inside accumulate gradients locally, unaveraged; the first
