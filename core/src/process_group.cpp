@@ -1,13 +1,8 @@
 // ProcessGroup (kael/distributed.h): the core checks and lays out tensors, and the plugin serving
 // their device moves them through its KAEL_EXTENSION_COLLECTIVES communicator, made on first use
 // per device through the store (keys "<prefix>/<device>/...").
-#include <cstdlib>
-#include <cstring>
-#include <map>
-#include <mutex>
-
 #include "backend.h"
-#include "distributed_health.h"
+#include "process_group_internal.h"
 #include "kael/autograd.h"
 #include "kael/distributed.h"
 #include "kael/error.h"
@@ -20,48 +15,6 @@ using detail::Backend;
 
 namespace {
 
-// The store as kael_store gives it to a plugin: keys under prefix, errors as statuses.
-struct StoreView {
-    Store* store;
-    std::string prefix;
-    std::string error;
-};
-
-kael_status view_set(void* context, const char* key, const void* value, std::int64_t bytes) {
-    auto* view = static_cast<StoreView*>(context);
-    try {
-        view->store->set(view->prefix + key,
-                         std::string(static_cast<const char*>(value),
-                                     static_cast<std::size_t>(bytes)));
-        return KAEL_STATUS_OK;
-    } catch (const std::exception& error) {
-        view->error = error.what();
-        return KAEL_STATUS_DEVICE_ERROR;
-    }
-}
-
-kael_status view_get(void* context, const char* key, void** value, std::int64_t* bytes) {
-    auto* view = static_cast<StoreView*>(context);
-    try {
-        const std::string found = view->store->get(view->prefix + key);
-        void* copy = std::malloc(found.empty() ? 1 : found.size());
-        if (copy == nullptr) {
-            return KAEL_STATUS_OUT_OF_MEMORY;
-        }
-        std::memcpy(copy, found.data(), found.size());
-        *value = copy;
-        *bytes = static_cast<std::int64_t>(found.size());
-        return KAEL_STATUS_OK;
-    } catch (const std::exception& error) {
-        view->error = error.what();
-        return KAEL_STATUS_DEVICE_ERROR;
-    }
-}
-
-void view_free(void* /*context*/, void* value) {
-    std::free(value);
-}
-
 kael_collective_op abi_op(ReduceOp op) {
     switch (op) {
         case ReduceOp::Sum:
@@ -73,152 +26,20 @@ kael_collective_op abi_op(ReduceOp op) {
     return KAEL_COLLECTIVE_SUM;
 }
 
-}  // namespace
-
-struct ProcessGroup::Communicators {
-    struct One {
-        const Backend* backend = nullptr;
-        const kael_collectives* collectives = nullptr;
-        void* handle = nullptr;
-    };
-    std::mutex mutex;
-    std::map<std::string, One> by_device;
-    std::unique_ptr<Heartbeat> heartbeat;  // null in a world of one
-};
-
-namespace {
-
-// Heartbeats every second: a failed collective then finds the silent rank in about two.
-constexpr std::chrono::milliseconds kHeartbeatPeriod{1000};
-
-// Counts a collective started on this process (each rank's heartbeat reports its count and
-// what it was: "all_reduce of 1000 float32").
-void start_collective(ProcessGroup::Communicators& communicators, const char* op,
-                      const Tensor& tensor) {
-    if (communicators.heartbeat) {
-        communicators.heartbeat->start_collective(std::string(op) + " of " +
-                                                  std::to_string(tensor.numel()) + " " +
-                                                  to_string(tensor.dtype()));
-    }
+// gloo moves host memory: tensors of another device (cuda) go through cpu copies, as PyTorch's
+// gloo backend stages cuda tensors.
+bool staged(const std::string& backend, const Tensor& tensor) {
+    return backend == "gloo" && tensor.device().type() != "cpu";
 }
-
-// status of op: OK, or a DistBackendError naming what the other ranks' heartbeats say.
-void check_collective(ProcessGroup::Communicators& communicators, const Backend& backend,
-                      kael_status status, const char* op, int size) {
-    try {
-        backend.check(status, op);
-    } catch (const DeviceError& error) {
-        const std::string diagnosis = communicators.heartbeat
-                                          ? communicators.heartbeat->diagnose(size)
-                                          : std::string("this is a world of one process");
-        throw DistBackendError(std::string(op) + " failed: " + error.what() + " [" + diagnosis +
-                               "]");
-    }
+Tensor on_host(const Tensor& tensor) {
+    const NoGradGuard no_grad;
+    return tensor.detach().to(kCPU).contiguous();
 }
-
-}  // namespace
-
-ProcessGroup::ProcessGroup(std::shared_ptr<Store> store, int rank, int size, std::string backend,
-                           std::chrono::milliseconds timeout, std::string prefix)
-    : store_(std::move(store)), rank_(rank), size_(size), backend_(std::move(backend)),
-      timeout_(timeout), prefix_(std::move(prefix)),
-      communicators_(std::make_unique<Communicators>()) {
-    if (!store_) {
-        throw ValueError("ProcessGroup: store is null");
-    }
-    if (size < 1 || rank < 0 || rank >= size) {
-        throw ValueError("ProcessGroup: rank " + std::to_string(rank) +
-                         " is outside a world of size " + std::to_string(size));
-    }
-    if (backend_ != "gloo" && backend_ != "nccl") {
-        throw ValueError("ProcessGroup: unknown backend '" + backend_ +
-                         "'; expected 'gloo' (cpu tensors) or 'nccl' (cuda tensors)");
-    }
-    // Each rank joins once, and every rank's world has rank 0's size (else gloo's rendezvous
-    // would wait for ranks that never come, or pair the wrong processes).
-    const std::string joined = prefix_ + "/joined/" + std::to_string(rank_);
-    if (store_->add(joined, 1) > 1) {
-        store_->add(joined, -1);
-        throw ValueError("ProcessGroup: rank " + std::to_string(rank_) + " has already joined " +
-                         prefix_ + " (two processes were given the same rank?)");
-    }
-    const std::string size_key = prefix_ + "/world_size";
-    if (rank_ == 0) {
-        store_->set(size_key, std::to_string(size_));
-    } else if (const std::string said = store_->get(size_key); said != std::to_string(size_)) {
-        store_->add(joined, -1);
-        throw ValueError("ProcessGroup: world_size " + std::to_string(size_) +
-                         " here, but rank 0 joined a world of " + said);
-    }
-    if (size_ > 1) {
-        communicators_->heartbeat = std::make_unique<Heartbeat>(
-            store_, prefix_ + "/", rank_, kHeartbeatPeriod);
-    }
+void write_back(const Tensor& target, const Tensor& host) {
+    const NoGradGuard no_grad;
+    Tensor written = target;
+    written.copy_(host.to(target.device()));
 }
-
-ProcessGroup::~ProcessGroup() {
-    try {  // the rank may join again (a new group on the same store)
-        store_->add(prefix_ + "/joined/" + std::to_string(rank_), -1);
-    } catch (const std::exception&) {
-        // the store is gone: nothing to undo
-    }
-    for (auto& [device, one] : communicators_->by_device) {
-        if (one.collectives != nullptr && one.collectives->communicator_release != nullptr) {
-            one.collectives->communicator_release(one.handle);
-        }
-    }
-}
-
-namespace {
-
-// The communicator for tensor's device, made through the store on first use.
-struct Call {
-    const Backend* backend;
-    const kael_collectives* collectives;
-    void* handle;
-};
-
-}  // namespace
-
-static Call communicator_for(ProcessGroup& group, ProcessGroup::Communicators& communicators,
-                             const Tensor& tensor, const char* op, std::chrono::milliseconds timeout,
-                             const std::string& prefix) {
-    const std::string wanted = group.backend() == "gloo" ? "cpu" : "cuda";
-    if (tensor.device().type() != wanted) {
-        throw DeviceError(std::string(op) + ": the " + group.backend() + " backend takes " +
-                          wanted + " tensors, got one on " + tensor.device().str());
-    }
-    const std::string device = tensor.device().str();
-    const std::lock_guard lock(communicators.mutex);
-    auto found = communicators.by_device.find(device);
-    if (found == communicators.by_device.end()) {
-        ProcessGroup::Communicators::One one;
-        one.backend = &detail::backend_for(tensor.device());
-        const kael_plugin* table = one.backend->table();
-        const void* extension = KAEL_HAS_SLOT(table, extension) && table->extension != nullptr
-                                    ? table->extension(KAEL_EXTENSION_COLLECTIVES)
-                                    : nullptr;
-        one.collectives = static_cast<const kael_collectives*>(extension);
-        if (one.collectives == nullptr) {
-            throw DeviceError(std::string(op) + ": plugin '" + one.backend->name() +
-                              "' (serving " + device + ") has no collectives (" +
-                              KAEL_EXTENSION_COLLECTIVES + ")");
-        }
-        StoreView view{group.store().get(), prefix + "/" + device + "/", {}};
-        const kael_store store{sizeof(kael_store), &view, view_set, view_get, view_free};
-        const kael_status status = one.collectives->communicator_create(
-            tensor.device().index, &store, group.rank(), group.size(),
-            static_cast<std::int64_t>(timeout.count()), &one.handle);
-        if (status != KAEL_STATUS_OK && !view.error.empty()) {
-            throw DeviceError(std::string(op) + ": rendezvous failed: " + view.error);
-        }
-        one.backend->check(status, op);
-        found = communicators.by_device.emplace(device, one).first;
-    }
-    return {found->second.backend, found->second.collectives, found->second.handle};
-}
-
-namespace {
 
 // tensor itself when contiguous, else a contiguous copy (written back by finish).
 Tensor dense(const Tensor& tensor) {
@@ -239,6 +60,11 @@ kael_dtype abi(DType dtype) {
 }  // namespace
 
 void ProcessGroup::all_reduce(const Tensor& tensor, ReduceOp op) {
+    if (staged(backend_, tensor)) {
+        const Tensor host = on_host(tensor);
+        all_reduce(host, op);
+        return write_back(tensor, host);
+    }
     if (op == ReduceOp::Avg && !is_floating(tensor.dtype())) {
         throw TypeError("all_reduce: AVG takes floating tensors, got " +
                         to_string(tensor.dtype()));
@@ -260,6 +86,11 @@ void ProcessGroup::all_reduce(const Tensor& tensor, ReduceOp op) {
 }
 
 void ProcessGroup::broadcast(const Tensor& tensor, int root) {
+    if (staged(backend_, tensor)) {
+        const Tensor host = on_host(tensor);
+        broadcast(host, root);
+        return write_back(tensor, host);
+    }
     if (root < 0 || root >= size_) {
         throw ValueError("broadcast: root " + std::to_string(root) + " is not a rank");
     }
@@ -286,6 +117,11 @@ void ProcessGroup::reduce(const Tensor& tensor, int root, ReduceOp op) {
 }
 
 void ProcessGroup::all_gather_into_tensor(const Tensor& out, const Tensor& tensor) {
+    if (staged(backend_, tensor) || staged(backend_, out)) {
+        const Tensor host = on_host(out);
+        all_gather_into_tensor(host, on_host(tensor));
+        return write_back(out, host);
+    }
     if (out.numel() != tensor.numel() * size_ || out.dtype() != tensor.dtype()) {
         throw ValueError("all_gather_into_tensor: out must hold " + std::to_string(size_) +
                          " times the tensor's " + std::to_string(tensor.numel()) +
@@ -323,6 +159,11 @@ void ProcessGroup::all_gather(const std::vector<Tensor>& outs, const Tensor& ten
 }
 
 void ProcessGroup::reduce_scatter_tensor(const Tensor& out, const Tensor& in, ReduceOp op) {
+    if (staged(backend_, out) || staged(backend_, in)) {
+        const Tensor host = on_host(out);
+        reduce_scatter_tensor(host, on_host(in), op);
+        return write_back(out, host);
+    }
     if (in.numel() != out.numel() * size_ || out.dtype() != in.dtype()) {
         throw ValueError("reduce_scatter_tensor: the input must hold " + std::to_string(size_) +
                          " times the output's " + std::to_string(out.numel()) + " elements of " +
@@ -351,6 +192,11 @@ void ProcessGroup::reduce_scatter_tensor(const Tensor& out, const Tensor& in, Re
 }
 
 void ProcessGroup::all_to_all_single(const Tensor& out, const Tensor& in) {
+    if (staged(backend_, out) || staged(backend_, in)) {
+        const Tensor host = on_host(out);
+        all_to_all_single(host, on_host(in));
+        return write_back(out, host);
+    }
     if (in.numel() != out.numel() || in.dtype() != out.dtype() || in.numel() % size_ != 0) {
         throw ValueError("all_to_all_single: input and output must have the same dtype and a "
                          "number of elements divisible by the world size " +
@@ -371,6 +217,9 @@ void ProcessGroup::all_to_all_single(const Tensor& out, const Tensor& in) {
 }
 
 void ProcessGroup::send(const Tensor& tensor, int dst, int tag) {
+    if (staged(backend_, tensor)) {
+        return send(on_host(tensor), dst, tag);
+    }
     if (dst < 0 || dst >= size_ || dst == rank_) {
         throw ValueError("send: destination " + std::to_string(dst) + " is not another rank");
     }
@@ -383,6 +232,11 @@ void ProcessGroup::send(const Tensor& tensor, int dst, int tag) {
 }
 
 void ProcessGroup::recv(const Tensor& tensor, int src, int tag) {
+    if (staged(backend_, tensor)) {
+        const Tensor host = on_host(tensor);
+        recv(host, src, tag);
+        return write_back(tensor, host);
+    }
     if (src < 0 || src >= size_ || src == rank_) {
         throw ValueError("recv: source " + std::to_string(src) + " is not another rank");
     }

@@ -83,6 +83,12 @@ def main():
         dist.broadcast_object_list(shared, src=min(1, world - 1))
         out["broadcast_object_list"] = shared
         out["backend"] = dist.get_backend()
+    if name == "kael" and lib.is_available("cuda:0"):  # gloo stages cuda tensors on the host
+        on_gpu = (lib.arange(4.0) * (rank + 1)).to("cuda:0")
+        dist.all_reduce(on_gpu)
+        gathered = lib.zeros(2 * world).to("cuda:0")
+        dist.all_gather_into_tensor(gathered, lib.full((2,), float(rank)).to("cuda:0"))
+        out["cuda_staged"] = [str(on_gpu.device), on_gpu.tolist(), gathered.tolist()]
     dist.barrier()
     dist.destroy_process_group()
     print(json.dumps(out))

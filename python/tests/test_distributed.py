@@ -55,6 +55,11 @@ def test_collectives_match_torch_distributed_on_gloo(world):
         assert got["all_reduce_sum_bool"] == [world > 1 or i > 0 for i in range(5)]  # or
     if world == 2:
         assert kael_results[1]["recv"] == [7.0, 8.0]
+    for got in kael_results:  # cuda tensors on gloo, through host copies
+        if "cuda_staged" in got:
+            scale = world * (world + 1) / 2
+            assert got["cuda_staged"] == ["cuda:0", [i * scale for i in range(4)],
+                                          [float(r) for r in range(world) for _ in range(2)]]
 
 
 def test_file_init_method(tmp_path):
@@ -106,9 +111,8 @@ def test_single_process_group_and_its_errors(tmp_path):
             dist.all_reduce(kael.ones(2, dtype=kael.int64), dist.ReduceOp.AVG)
         with pytest.raises(ValueError, match="out must hold"):
             dist.all_gather_into_tensor(kael.zeros(3), kael.zeros(2))
-        if "cuda:0" in [d.device for d in kael.devices()]:
-            with pytest.raises(RuntimeError, match="gloo backend takes cpu tensors"):
-                dist.all_reduce(kael.ones(2, device="cuda:0"))
+        with pytest.raises(RuntimeError, match="nccl backend takes cuda tensors"):
+            dist.all_reduce(kael.ones(2), group=dist.new_group([0], backend="nccl"))
         t = kael.tensor([1.0, 3.0])
         dist.all_reduce(t, dist.ReduceOp.AVG)
         assert t.tolist() == [1.0, 3.0]
