@@ -5,6 +5,7 @@
 
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
+#include "kael/plugin_extensions.h"
 
 namespace kael::cuda {
 
@@ -21,5 +22,8 @@ void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int6
 // already checked.
 void reduce_rows_finished(kael_reduce_op op, kael_dtype dtype, void* results, const void* data,
                           std::int64_t length, std::int64_t rows, double scale, bool root);
+
+// KAEL_EXTENSION_COLLECTIVES on NCCL (collectives_nccl.cpp).
+const kael_collectives* collectives();
 
 }  // namespace kael::cuda

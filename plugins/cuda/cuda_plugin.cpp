@@ -1,5 +1,6 @@
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "cuda_context.h"
@@ -7,6 +8,7 @@
 #include "graphs.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/plugin_api.h"
+#include "kael/plugin_extensions.h"
 
 #ifndef KAEL_CUDA_PLUGIN_VERSION
 #define KAEL_CUDA_PLUGIN_VERSION "0.1.0"
@@ -65,7 +67,17 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
     });
 }
 
+namespace model {
 KAEL_DEFINE_MODEL_EXTENSION(kernels.matmul_epilogue = matmul_epilogue)
+}  // namespace model
+
+// The model kernels, and NCCL's collectives (loaded at the first communicator).
+const void* extension(const char* name) {
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
+        return collectives();
+    }
+    return model::extension(name);
+}
 
 kael_plugin make_table() {
     plugin::Description description;

@@ -2,12 +2,16 @@
 // Run with KAEL_PLUGINS=cpu,cuda where no GPU is usable: the real cuda plugin loads with no
 // devices and the driver's reason, and every request for cuda throws DeviceError with it.
 // Where a GPU is present the plugin must serve it instead.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <string>
 #include <vector>
 
 #include "kael/error.h"
+#include "kael/plugin_api.h"
+#include "kael/plugin_extensions.h"
 #include "kael/registry.h"
 #include "kael/tensor.h"
 
@@ -58,4 +62,40 @@ BOOST_AUTO_TEST_CASE(asking_for_cuda_throws_device_error_with_the_reason) {
                           kael::DeviceError, with_reason);
     BOOST_CHECK_EXCEPTION((void)kael::zeros({2}).to(kael::Device("cuda:1")), kael::DeviceError,
                           with_reason);
+}
+
+// The nccl backend's collectives: the plugin serves KAEL_EXTENSION_COLLECTIVES whether or not
+// NCCL or a GPU is there (libnccl is loaded at the first communicator), and without a device a
+// communicator fails with a status and a message, never a crash.
+BOOST_AUTO_TEST_CASE(nccl_collectives_are_served_and_fail_cleanly_without_a_device) {
+    const kael::PluginRecord cuda = cuda_record();
+    void* library = dlopen(cuda.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    BOOST_REQUIRE_MESSAGE(library != nullptr, dlerror());
+    const auto query =
+        reinterpret_cast<kael_plugin_query_fn>(dlsym(library, KAEL_PLUGIN_ENTRY_NAME));
+    BOOST_REQUIRE(query != nullptr);
+    const kael_plugin* table = query(KAEL_ABI_MAJOR, KAEL_ABI_MINOR);
+    BOOST_REQUIRE(table != nullptr && table->extension != nullptr);
+    const auto* collectives =
+        static_cast<const kael_collectives*>(table->extension(KAEL_EXTENSION_COLLECTIVES));
+    BOOST_REQUIRE(collectives != nullptr);
+    BOOST_TEST(std::string(collectives->library).find("NCCL") != std::string::npos);
+    BOOST_TEST(collectives->struct_size == sizeof(kael_collectives));
+    if (cuda.status == kael::PluginStatus::Loaded) {
+        return;  // a GPU: the distributed tests exercise NCCL itself
+    }
+    kael_store store{sizeof(kael_store), nullptr,
+                     [](void*, const char*, const void*, int64_t) { return KAEL_STATUS_OK; },
+                     [](void*, const char*, void**, int64_t*) { return KAEL_STATUS_DEVICE_ERROR; },
+                     [](void*, void*) {}};
+    void* communicator = nullptr;
+    const kael_status status =
+        collectives->communicator_create(0, &store, 0, 1, 1000, &communicator);
+    BOOST_TEST(status != KAEL_STATUS_OK);
+    BOOST_TEST(communicator == nullptr);
+    BOOST_TEST(table->last_error != nullptr);
+    if (table->last_error != nullptr) {
+        BOOST_TEST_MESSAGE("communicator_create without a device: " << table->last_error());
+        BOOST_TEST(std::string(table->last_error()).size() > 0);
+    }
 }
