@@ -18,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cpu_kernels.h"
@@ -135,7 +136,7 @@ void with_storage(kael_dtype dtype, Visit&& visit) {
 }
 
 template <typename S>
-S reduce_two(kael_collective_op op, bool boolean, S a, S b) {
+inline S reduce_two(kael_collective_op op, bool boolean, S a, S b) {
     if constexpr (kernels::is_low_precision_v<S>) {
         const float x = kernels::to_float(a);
         const float y = kernels::to_float(b);
@@ -156,19 +157,37 @@ S reduce_two(kael_collective_op op, bool boolean, S a, S b) {
     }
 }
 
+// One loop per op and kind, the op fixed at compile time so the compiler vectorizes it (a
+// switch per element held a 2-process all-reduce of 64M floats to 1 GB/s).
+template <typename S, kael_collective_op kOp, bool kBoolean>
+void reduce_arrays(void* c, const void* a, const void* b, size_t n) {
+    auto* out = static_cast<S*>(c);
+    const auto* x = static_cast<const S*>(a);
+    const auto* y = static_cast<const S*>(b);
+    for (size_t i = 0; i < n; ++i) {
+        out[i] = reduce_two(kOp, kBoolean, x[i], y[i]);
+    }
+}
+
+template <typename S, bool kBoolean>
+gloo::AllreduceOptions::Func reduction_of(kael_collective_op op) {
+    switch (op) {
+        case KAEL_COLLECTIVE_SUM: return &reduce_arrays<S, KAEL_COLLECTIVE_SUM, kBoolean>;
+        case KAEL_COLLECTIVE_PRODUCT: return &reduce_arrays<S, KAEL_COLLECTIVE_PRODUCT, kBoolean>;
+        case KAEL_COLLECTIVE_MIN: return &reduce_arrays<S, KAEL_COLLECTIVE_MIN, kBoolean>;
+        case KAEL_COLLECTIVE_MAX: return &reduce_arrays<S, KAEL_COLLECTIVE_MAX, kBoolean>;
+        default: plugin::invalid("unknown collective op " + std::to_string(op));
+    }
+}
+
 template <typename S>
 gloo::AllreduceOptions::Func reduction(kael_collective_op op, bool boolean) {
-    if (op < KAEL_COLLECTIVE_SUM || op > KAEL_COLLECTIVE_MAX) {
-        plugin::invalid("unknown collective op " + std::to_string(op));
-    }
-    return [op, boolean](void* c, const void* a, const void* b, size_t n) {
-        auto* out = static_cast<S*>(c);
-        const auto* x = static_cast<const S*>(a);
-        const auto* y = static_cast<const S*>(b);
-        for (size_t i = 0; i < n; ++i) {
-            out[i] = reduce_two(op, boolean, x[i], y[i]);
+    if constexpr (std::is_same_v<S, std::uint8_t>) {
+        if (boolean) {
+            return reduction_of<S, true>(op);
         }
-    };
+    }
+    return reduction_of<S, false>(op);
 }
 
 Communicator& communicator_of(void* handle) {
