@@ -114,19 +114,29 @@ def main():
     if arguments.worker:
         library, task, rank, world, init, repeat = arguments.worker
         return worker(library, task, int(rank), int(world), init, int(repeat))
-    repeat = 3 if arguments.quick else 7
+    repeat = 3 if arguments.quick else 5
+    worlds = 1 if arguments.quick else 3  # each library's worlds in turn, medians over them
+
+    def alternating(task, world):
+        runs = {"kael": [], "torch": []}
+        for _ in range(worlds):
+            for lib in runs:
+                runs[lib].append(run_world(lib, task, world, repeat))
+        return {lib: {key: statistics.median(r[key] for r in results) for key in results[0]}
+                for lib, results in runs.items()}
     rows = []
-    timed = {lib: run_world(lib, "all_reduce", 2, repeat) for lib in ("kael", "torch")}
+    timed = alternating("all_reduce", 2)
     for size in SIZES:
         kael_s, torch_s = timed["kael"][str(size)], timed["torch"][str(size)]
         rows.append({"case": f"all_reduce of {size} float32, 2 processes", "unit": "GB/s",
                      "kael": 4 * size / kael_s / 1e9, "torch": 4 * size / torch_s / 1e9,
                      "speed": torch_s / kael_s, "bar": 0.9})
-    steps = {lib: run_world(lib, "step", 2, repeat)["step"] for lib in ("kael", "torch")}
+    steps = {lib: timed_step["step"] for lib, timed_step in alternating("step", 2).items()}
     rows.append({"case": f"char-GPT DDP step, 2 processes x batch {BATCH}", "unit": "ms",
                  "kael": steps["kael"] * 1e3, "torch": steps["torch"] * 1e3,
                  "speed": steps["torch"] / steps["kael"], "bar": 1.0})
-    single = run_world("kael", "step", 1, repeat)["step"]
+    single = statistics.median(run_world("kael", "step", 1, repeat)["step"]
+                               for _ in range(worlds))
     tokens = BATCH * MODEL["block_size"]
     rows.append({"case": "kael tokens/s, 2 processes against 1 (one thread each)",
                  "unit": "tok/s", "kael": 2 * tokens / steps["kael"], "torch": tokens / single,

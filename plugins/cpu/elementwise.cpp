@@ -323,7 +323,8 @@ constexpr int64_t kLowChunk = 8192;  // f32 scratch per operand: 32 KiB, all of 
 
 void run_f32(kael_element_op op, const kael_element_layout& layout,
              const kael_element_params* params) {
-    if (!run_vector_math(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout)) {
+    if (!run_vector_math(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout) &&
+        !run_activation_backward(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout)) {
         LayoutRunner runner{layout};
         kernels::dispatch_elementwise(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout.operands, params,
                                       runner);
@@ -432,7 +433,8 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
     return plugin::guarded("cpu.elementwise", [&] {
         check_device(device);
         kernels::check_element_layout(layout);
-        if (run_vector_math(op, out_dtype, in_dtype, *layout)) {
+        if (run_vector_math(op, out_dtype, in_dtype, *layout) ||
+            run_activation_backward(op, out_dtype, in_dtype, *layout)) {
             return;
         }
         if (kernels::is_low_precision(in_dtype)) {  // f32 and the rest never pay this check
