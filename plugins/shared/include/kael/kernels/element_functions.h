@@ -285,10 +285,7 @@ struct ReluBackward {
 KAEL_ELEMENT_FUNCTOR(RELU_BACKWARD, ReluBackward);
 template <typename T>
 struct SigmoidBackward {
-    KAEL_HD T operator()(T input, T grad) const {
-        const T s = stable_sigmoid(input);
-        return grad * s * (T(1) - s);
-    }
+    KAEL_HD T operator()(T input, T grad) const { return grad * sigmoid_slope(input); }
 };
 KAEL_ELEMENT_FUNCTOR(SIGMOID_BACKWARD, SigmoidBackward);
 
@@ -309,9 +306,9 @@ struct GeluTanhBackward {
     KAEL_HD T operator()(T x, T grad) const {
         constexpr T kSqrt2OverPi = T(0.79788456080286535588);
         constexpr T kKappa = T(0.044715);
-        const T s = stable_sigmoid(T(2) * kSqrt2OverPi * (x + kKappa * x * x * x));
+        const T u2 = T(2) * kSqrt2OverPi * (x + kKappa * x * x * x);
         const T du = kSqrt2OverPi * (T(1) + T(3) * kKappa * x * x);
-        return grad * (s + x * T(2) * s * (T(1) - s) * du);
+        return grad * (stable_sigmoid(u2) + x * T(2) * sigmoid_slope(u2) * du);
     }
 };
 KAEL_ELEMENT_FUNCTOR(GELU_TANH_BACKWARD, GeluTanhBackward);

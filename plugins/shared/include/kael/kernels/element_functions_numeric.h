@@ -163,12 +163,11 @@ struct Silu {
     KAEL_HD T operator()(T x) const { return x * stable_sigmoid(x); }
 };
 KAEL_ELEMENT_FUNCTOR(SILU, Silu);
-// d/dx of x * s = s + x * s * (1 - s) = s * (1 + x * (1 - s)).
+// d/dx of x * s = s + x * s * (1 - s), s (1 - s) as sigmoid_slope.
 template <typename T>
 struct SiluBackward {
     KAEL_HD T operator()(T x, T grad) const {
-        const T s = stable_sigmoid(x);
-        return grad * s * (T(1) + x * (T(1) - s));
+        return grad * (stable_sigmoid(x) + x * sigmoid_slope(x));
     }
 };
 KAEL_ELEMENT_FUNCTOR(SILU_BACKWARD, SiluBackward);

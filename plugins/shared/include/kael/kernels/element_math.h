@@ -217,6 +217,14 @@ KAEL_HD inline T stable_sigmoid(T x) {
     const T r = T(1) / (T(1) + e);
     return x >= T(0) ? r : e * r;
 }
+// sigmoid's derivative s (1 - s) as e / (1 + e)^2, e = exp(-|x|): no 1 - s that rounds to 0
+// (s(1-s) was 0 for x above 17 in f32, and a few ulps off well before).
+template <typename T>
+KAEL_HD inline T sigmoid_slope(T x) {
+    const T e = math::exp(-math::fabs(x));
+    const T r = T(1) / (T(1) + e);
+    return e * r * r;
+}
 
 // Exponentiation by squaring with wrapping; a negative exponent truncates 1/base^n toward zero.
 KAEL_HD inline std::int64_t integer_power(std::int64_t base, std::int64_t exponent) {
