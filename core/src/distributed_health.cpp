@@ -33,17 +33,25 @@ Heartbeat::~Heartbeat() {
     thread_.join();
 }
 
-void Heartbeat::start_collective(const std::string& what) {
+void Heartbeat::start_collective(const char* op, std::int64_t count, DType dtype) {
     const std::lock_guard lock(mutex_);
     ++started_;
-    current_ = what;
+    op_ = op;
+    count_ = count;
+    dtype_ = dtype;
+}
+
+std::string Heartbeat::current() const {
+    return started_ == 0 ? std::string()
+                         : std::string(op_) + " of " + std::to_string(count_) + " " +
+                               to_string(dtype_);
 }
 
 void Heartbeat::publish(std::int64_t beat) {
     std::string value;
     {
         const std::lock_guard lock(mutex_);
-        value = std::to_string(beat) + " " + std::to_string(started_) + " " + current_;
+        value = std::to_string(beat) + " " + std::to_string(started_) + " " + current();
     }
     try {
         store_->set(prefix_ + "alive/" + std::to_string(rank_), value);
@@ -99,7 +107,7 @@ std::string Heartbeat::diagnose(int size) const {
     {
         const std::lock_guard lock(mutex_);
         started = started_;
-        current = current_;
+        current = this->current();
     }
     std::vector<std::string> findings;
     for (const auto& [r, beat] : after) {

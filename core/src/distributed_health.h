@@ -26,9 +26,9 @@ public:
     Heartbeat(const Heartbeat&) = delete;
     Heartbeat& operator=(const Heartbeat&) = delete;
 
-    // Counts one more collective started by this process, what says which ("all_reduce of
-    // 1000 float32").
-    void start_collective(const std::string& what);
+    // Counts one more collective started by this process: op (a literal) of count elements of
+    // dtype, published as "all_reduce of 1000 float32" (formatted only when published).
+    void start_collective(const char* op, std::int64_t count, DType dtype);
 
     // What the other ranks' heartbeats say after a failed collective (waits two periods, so a
     // rank that died just now is seen to be silent): "rank 2 stopped responding; ...".
@@ -43,7 +43,10 @@ private:
     std::chrono::milliseconds period_;
     mutable std::mutex mutex_;  // guards started_, current_, stopping_
     std::int64_t started_ = 0;
-    std::string current_;
+    const char* op_ = "";
+    std::int64_t count_ = 0;
+    DType dtype_ = DType::F32;
+    [[nodiscard]] std::string current() const;  // the last collective, described; mutex_ held
     std::condition_variable wake_;
     bool stopping_ = false;
     std::thread thread_;

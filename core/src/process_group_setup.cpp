@@ -69,9 +69,7 @@ constexpr std::chrono::milliseconds kHeartbeatPeriod{1000};
 void start_collective(ProcessGroup::Communicators& communicators, const char* op,
                       const Tensor& tensor) {
     if (communicators.heartbeat) {
-        communicators.heartbeat->start_collective(std::string(op) + " of " +
-                                                  std::to_string(tensor.numel()) + " " +
-                                                  to_string(tensor.dtype()));
+        communicators.heartbeat->start_collective(op, tensor.numel(), tensor.dtype());
     }
 }
 

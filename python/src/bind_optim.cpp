@@ -66,6 +66,17 @@ void sgd_step(py::handle params, py::handle state, double lr, double momentum, d
     }
 }
 
+// exp_avg and exp_avg_sq of a parameter's state (zeros on its first step), where it now is.
+void add_moments(py::dict& d, const Tensor& parameter, bool first, std::vector<Tensor>& exp_avgs,
+                 std::vector<Tensor>& exp_avg_sqs, const char* op) {
+    if (first) {
+        d["exp_avg"] = zeros(parameter.shape(), parameter.dtype(), parameter.device());
+        d["exp_avg_sq"] = zeros(parameter.shape(), parameter.dtype(), parameter.device());
+    }
+    exp_avgs.push_back(buffer_on_device(d, "exp_avg", parameter, op));
+    exp_avg_sqs.push_back(buffer_on_device(d, "exp_avg_sq", parameter, op));
+}
+
 // state['step'] as a 0-d count on the parameter's device, for the capturable step: made (zero)
 // on the first step, one tensor shared by the parameters that start together so the count is
 // stepped once; a number or a tensor elsewhere (a loaded state dict) is moved there, which a
@@ -116,12 +127,7 @@ void adam_step(py::handle params, py::handle state, double lr, double beta1, dou
             const Tensor& parameter = s.params[i];
             const bool first = !d.contains("step");
             counts.push_back(count_on_device(d, parameter, fresh, op));
-            if (first) {
-                d["exp_avg"] = zeros(parameter.shape(), parameter.dtype(), parameter.device());
-                d["exp_avg_sq"] = zeros(parameter.shape(), parameter.dtype(), parameter.device());
-            }
-            exp_avgs.push_back(buffer_on_device(d, "exp_avg", parameter, op));
-            exp_avg_sqs.push_back(buffer_on_device(d, "exp_avg_sq", parameter, op));
+            add_moments(d, parameter, first, exp_avgs, exp_avg_sqs, op);
         }
         const Tensor rate = lr_tensor.is_none() ? Tensor{} : tensor_argument(lr_tensor, op, "lr");
         optim::adam_step_on_device(s.params, s.grads, exp_avgs, exp_avg_sqs, counts, rate, hyper);
@@ -132,18 +138,16 @@ void adam_step(py::handle params, py::handle state, double lr, double beta1, dou
     for (std::size_t i = 0; i < s.params.size(); ++i) {
         py::dict& d = s.states[i];
         const Tensor& parameter = s.params[i];
-        if (!d.contains("step")) {
+        const bool first = !d.contains("step");
+        if (first) {
             d["step"] = 0.0;
-            d["exp_avg"] = zeros(parameter.shape(), parameter.dtype(), parameter.device());
-            d["exp_avg_sq"] = zeros(parameter.shape(), parameter.dtype(), parameter.device());
         }
         const py::handle saved = d["step"];  // a float, or a 0-d tensor from another program
         const double step = (is_tensor(saved) ? tensor_of(saved).item_double()
                                               : to_double(saved, op, "state['step']")) + 1;
         d["step"] = step;
         steps.push_back(static_cast<std::int64_t>(step));
-        exp_avgs.push_back(buffer_on_device(d, "exp_avg", parameter, op));
-        exp_avg_sqs.push_back(buffer_on_device(d, "exp_avg_sq", parameter, op));
+        add_moments(d, parameter, first, exp_avgs, exp_avg_sqs, op);
     }
     optim::adam_step(s.params, s.grads, exp_avgs, exp_avg_sqs, steps, hyper);
 }
