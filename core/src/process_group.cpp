@@ -216,6 +216,82 @@ void ProcessGroup::all_to_all_single(const Tensor& out, const Tensor& in) {
     finish(result, out);
 }
 
+namespace {
+
+// Elements of each rank's part of t's rows: splits (rows each), or t's rows split evenly.
+std::vector<std::int64_t> split_counts(const Tensor& t, const std::vector<std::int64_t>& splits,
+                                       int size, const char* side) {
+    const std::int64_t rows = t.dim() == 0 ? 1 : t.shape()[0];
+    const std::int64_t row = rows == 0 ? 0 : t.numel() / rows;
+    std::vector<std::int64_t> counts;
+    if (splits.empty()) {
+        if (rows % size != 0) {
+            throw ValueError(std::string("all_to_all_single: ") + side + "'s " +
+                             std::to_string(rows) + " rows do not split evenly over " +
+                             std::to_string(size) + " ranks; give its split sizes");
+        }
+        counts.assign(static_cast<std::size_t>(size), rows / size * row);
+        return counts;
+    }
+    std::int64_t total = 0;
+    for (const std::int64_t split : splits) {
+        if (split < 0) {
+            throw ValueError(std::string("all_to_all_single: a negative ") + side + " split size");
+        }
+        total += split;
+        counts.push_back(split * row);
+    }
+    if (static_cast<int>(splits.size()) != size || total != rows) {
+        throw ValueError(std::string("all_to_all_single: ") + std::to_string(splits.size()) +
+                         " " + side + " split sizes summing to " + std::to_string(total) +
+                         "; expected " + std::to_string(size) + " summing to its " +
+                         std::to_string(rows) + " rows");
+    }
+    return counts;
+}
+
+}  // namespace
+
+void ProcessGroup::all_to_all_single(const Tensor& out, const Tensor& in,
+                                     const std::vector<std::int64_t>& out_splits,
+                                     const std::vector<std::int64_t>& in_splits) {
+    if (out_splits.empty() && in_splits.empty()) {
+        return all_to_all_single(out, in);
+    }
+    if (staged(backend_, out) || staged(backend_, in)) {
+        const Tensor host = on_host(out);
+        all_to_all_single(host, on_host(in), out_splits, in_splits);
+        return write_back(out, host);
+    }
+    const auto row = [](const Tensor& t) {
+        return t.dim() == 0 || t.shape()[0] == 0 ? -1 : t.numel() / t.shape()[0];
+    };
+    if (in.dtype() != out.dtype() || in.dim() == 0 || out.dim() == 0 ||
+        (row(in) >= 0 && row(out) >= 0 && row(in) != row(out))) {
+        throw ValueError("all_to_all_single: input and output must have the same dtype and rows "
+                         "of the same size");
+    }
+    const std::vector<std::int64_t> sent = split_counts(in, in_splits, size_, "input");
+    const std::vector<std::int64_t> taken = split_counts(out, out_splits, size_, "output");
+    detail::check_same_device({out, in}, "all_to_all_single");
+    const Call call = communicator_for(*this, *communicators_, in, "all_to_all", timeout_,
+                                       prefix_);
+    if (call.collectives->struct_size < sizeof(kael_collectives) ||
+        call.collectives->all_to_all_v == nullptr) {
+        throw DeviceError("all_to_all_single: plugin '" + call.backend->name() +
+                                  "' has no uneven all-to-all (all_to_all_v, ABI 1.16)");
+    }
+    const Tensor source = dense(in);
+    const Tensor result = dense(out);
+    start_collective(*communicators_, "all_to_all_v", source);
+    check_collective(*communicators_, *call.backend,
+                     call.collectives->all_to_all_v(call.handle, abi(in.dtype()),
+                                                       result.device_data(), taken.data(),
+                                                       source.device_data(), sent.data()),
+                     "all_to_all_v", size_);
+    finish(result, out);
+}
+
 void ProcessGroup::send(const Tensor& tensor, int dst, int tag) {
     if (staged(backend_, tensor)) {
         return send(on_host(tensor), dst, tag);

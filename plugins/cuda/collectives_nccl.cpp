@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cublas_loader.h"
 #include "cuda_context.h"
@@ -267,26 +268,50 @@ kael_status reduce_scatter(void* handle, kael_dtype dtype, kael_collective_op op
     });
 }
 
-// Slice j of in to rank j, rank j's slice into slice j of out: one send and receive per peer
-// in one NCCL group.
+// in_counts[j] elements of in (end to end in rank order) to rank j, rank j's into out the same
+// way: one send and receive per peer in one NCCL group (NCCL has no all-to-all of its own).
+void exchange(Communicator& c, kael_dtype dtype, void* out, const int64_t* out_counts,
+              const void* in, const int64_t* in_counts, const char* op) {
+    const ncclDataType_t type = data_type(dtype, false);
+    const auto element = static_cast<std::size_t>(kernels::dtype_size(dtype));
+    const Nccl& lib = nccl();
+    std::size_t sent = 0;
+    std::size_t taken = 0;
+    check(lib.group_start(), "ncclGroupStart");
+    for (std::int32_t peer = 0; peer < c.size; ++peer) {
+        if (in_counts[peer] < 0 || out_counts[peer] < 0) {
+            plugin::invalid(std::string(op) + ": a negative count");
+        }
+        check(lib.send(static_cast<const char*>(in) + sent * element,
+                       elements(dtype, in_counts[peer], false), type, peer, c.comm,
+                       launch_stream()),
+              "ncclSend");
+        check(lib.recv(static_cast<char*>(out) + taken * element,
+                       elements(dtype, out_counts[peer], false), type, peer, c.comm,
+                       launch_stream()),
+              "ncclRecv");
+        sent += static_cast<std::size_t>(in_counts[peer]);
+        taken += static_cast<std::size_t>(out_counts[peer]);
+    }
+    check(lib.group_end(), "ncclGroupEnd");
+    wait(c, op);
+}
+
 kael_status all_to_all(void* handle, kael_dtype dtype, void* out, const void* in, int64_t count) {
     return plugin::guarded("cuda.all_to_all", [&] {
         Communicator& c = communicator_of(handle);
-        const std::size_t n = elements(dtype, count, false);
-        const ncclDataType_t type = data_type(dtype, false);
-        const std::size_t bytes = static_cast<std::size_t>(count * kernels::dtype_size(dtype));
-        const Nccl& lib = nccl();
-        check(lib.group_start(), "ncclGroupStart");
-        for (std::int32_t peer = 0; peer < c.size; ++peer) {
-            check(lib.send(static_cast<const char*>(in) + peer * bytes, n, type, peer, c.comm,
-                           launch_stream()),
-                  "ncclSend");
-            check(lib.recv(static_cast<char*>(out) + peer * bytes, n, type, peer, c.comm,
-                           launch_stream()),
-                  "ncclRecv");
+        const std::vector<int64_t> counts(static_cast<std::size_t>(c.size), count);
+        exchange(c, dtype, out, counts.data(), in, counts.data(), "all_to_all");
+    });
+}
+
+kael_status all_to_all_v(void* handle, kael_dtype dtype, void* out, const int64_t* out_counts,
+                         const void* in, const int64_t* in_counts) {
+    return plugin::guarded("cuda.all_to_all_v", [&] {
+        if (out_counts == nullptr || in_counts == nullptr) {
+            plugin::invalid("all_to_all_v: the counts are null");
         }
-        check(lib.group_end(), "ncclGroupEnd");
-        wait(c, "all_to_all");
+        exchange(communicator_of(handle), dtype, out, out_counts, in, in_counts, "all_to_all_v");
     });
 }
 
@@ -328,7 +353,7 @@ const kael_collectives* collectives() {
     static const kael_collectives table = {
         sizeof(kael_collectives), "NCCL (libnccl.so.2, loaded at the first communicator)",
         communicator_create, communicator_release, all_reduce, broadcast, all_gather,
-        reduce_scatter, all_to_all, send, recv, barrier};
+        reduce_scatter, all_to_all, send, recv, barrier, all_to_all_v};
     return &table;
 }
 

@@ -135,8 +135,15 @@ Example:
              Released())
         .def("reduce_scatter_tensor", &ProcessGroup::reduce_scatter_tensor, py::arg("out"),
              py::arg("tensor"), py::arg("op"), Released())
-        .def("all_to_all_single", &ProcessGroup::all_to_all_single, py::arg("out"),
-             py::arg("tensor"), Released())
+        .def("all_to_all_single",
+             py::overload_cast<const Tensor&, const Tensor&>(&ProcessGroup::all_to_all_single),
+             py::arg("out"), py::arg("tensor"), Released())
+        .def("all_to_all_single",
+             py::overload_cast<const Tensor&, const Tensor&, const std::vector<std::int64_t>&,
+                               const std::vector<std::int64_t>&>(
+                 &ProcessGroup::all_to_all_single),
+             py::arg("out"), py::arg("tensor"), py::arg("out_splits"), py::arg("in_splits"),
+             Released())
         .def("send", &ProcessGroup::send, py::arg("tensor"), py::arg("dst"), py::arg("tag"),
              Released())
         .def("recv", &ProcessGroup::recv, py::arg("tensor"), py::arg("src"), py::arg("tag"),

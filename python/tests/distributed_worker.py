@@ -42,12 +42,15 @@ def main():
     out["all_gather"] = [g.tolist() for g in gathered]
     piece = lib.full((2, 3), float(rank))
     whole = lib.arange(2 * world, dtype=lib.float32) * (rank + 1)
+    ints = (lib.arange(3 * world) * (rank + 1)) % 7
     if name == "torch":  # torch 1.13's gloo has neither: their definitions, composed
         parts = [lib.zeros(2, 3) for _ in range(world)]
         dist.all_gather(parts, piece)
         out["all_gather_into_tensor"] = lib.cat(parts).tolist()
         dist.all_reduce(whole)
         out["reduce_scatter_tensor"] = whole[2 * rank:2 * rank + 2].tolist()
+        dist.all_reduce(ints, op=dist.ReduceOp.MAX)
+        out["reduce_scatter_max_int64"] = ints[3 * rank:3 * rank + 3].tolist()
     else:
         into = lib.zeros(world * 2, 3)
         dist.all_gather_into_tensor(into, piece)
@@ -55,9 +58,21 @@ def main():
         scattered = lib.zeros(2)
         dist.reduce_scatter_tensor(scattered, whole)
         out["reduce_scatter_tensor"] = scattered.tolist()
+        scattered_ints = lib.zeros(3, dtype=lib.int64)
+        dist.reduce_scatter_tensor(scattered_ints, ints, op=dist.ReduceOp.MAX)
+        out["reduce_scatter_max_int64"] = scattered_ints.tolist()
     swapped = lib.zeros(2 * world)
     dist.all_to_all_single(swapped, lib.arange(2 * world, dtype=lib.float32) + 100 * rank)
     out["all_to_all_single"] = swapped.tolist()
+
+    def rows(source, target):  # rows rank `source` sends rank `target` (some none)
+        return (source + 2 * target) % 3
+    sending = [rows(rank, j) for j in range(world)]
+    taking = [rows(j, rank) for j in range(world)]
+    uneven = lib.zeros(sum(taking), 2)
+    dist.all_to_all_single(uneven, lib.arange(2.0 * sum(sending)).reshape(-1, 2) + 100 * rank,
+                           output_split_sizes=taking, input_split_sizes=sending)
+    out["all_to_all_uneven"] = uneven.tolist()
     if world > 1:
         if rank == 0:
             dist.send(lib.tensor([7.0, 8.0]), dst=1, tag=3)

@@ -109,6 +109,11 @@ public:
     void reduce_scatter_tensor(const Tensor& out, const Tensor& in, ReduceOp op = ReduceOp::Sum);
     // slice j of out = rank j's slice `rank` of in (both split evenly along dim 0).
     void all_to_all_single(const Tensor& out, const Tensor& in);
+    // Uneven: in_splits[j] rows of in (dim 0) go to rank j, out_splits[j] rows of out come from
+    // rank j; an empty list splits that side evenly. Rows of in and out hold equal elements.
+    void all_to_all_single(const Tensor& out, const Tensor& in,
+                           const std::vector<std::int64_t>& out_splits,
+                           const std::vector<std::int64_t>& in_splits);
     void send(const Tensor& tensor, int dst, int tag = 0);
     void recv(const Tensor& tensor, int src, int tag = 0);
     void barrier();

@@ -99,7 +99,17 @@ typedef struct kael_collectives {
     kael_status (*recv)(void* communicator, kael_dtype dtype, void* data, int64_t count,
                         int32_t peer, int32_t tag);
     kael_status (*barrier)(void* communicator);
+    /* Since 1.16 (absent where struct_size ends at barrier): all_to_all with a count per rank.
+     * in holds in_counts[j] elements for rank j, end to end in rank order; out receives
+     * out_counts[j] elements from rank j the same way. Both arrays hold `size` counts, and
+     * rank j's in_counts[rank] equals this rank's out_counts[j]. */
+    kael_status (*all_to_all_v)(void* communicator, kael_dtype dtype, void* out,
+                                const int64_t* out_counts, const void* in,
+                                const int64_t* in_counts);
 } kael_collectives;
+
+/* The size of the first collectives table (1.14), without all_to_all_v. */
+#define KAEL_COLLECTIVES_SIZE_1_14 (offsetof(kael_collectives, barrier) + sizeof(void*))
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -107,7 +117,7 @@ typedef struct kael_collectives {
 
 #if defined(__cplusplus)
 static_assert(sizeof(kael_model_kernels) == 8 + 12 * 8, "model kernels ABI size");
-static_assert(sizeof(kael_collectives) == 8 * 12, "collectives ABI size");
+static_assert(sizeof(kael_collectives) == 8 * 13, "collectives ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_EXTENSIONS_H */

@@ -286,16 +286,25 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
                       group=None, async_op=False):
-    """Slice j of output = rank j's slice `rank` of input (even splits along dim 0; uneven
-    split sizes raise NotImplementedError).
+    """Exchange rows (dim 0) between every pair of ranks: input_split_sizes[j] rows of input
+    go to rank j, and output_split_sizes[j] rows of output come from rank j, in rank order.
+    A side without split sizes is split evenly over the ranks. Both ranks of a pair must agree
+    (rank j's input_split_sizes[i] == rank i's output_split_sizes[j]).
 
     Example:
-        >>> kael.distributed.all_to_all_single  # doctest: +ELLIPSIS
+        >>> import kael.distributed as dist
+        >>> dist.all_to_all_single  # doctest: +ELLIPSIS
         <function all_to_all_single ...>
+
+    In a world of two, rank 0 sending 1 row to itself and 2 to rank 1:
+    ``dist.all_to_all_single(out, x, output_split_sizes=[1, 3], input_split_sizes=[1, 2])``.
     """
-    if output_split_sizes is not None or input_split_sizes is not None:
-        raise NotImplementedError("all_to_all_single: uneven split sizes are not supported yet")
-    return _issue(group, lambda native: native.all_to_all_single(output, input), async_op)
+    if output_split_sizes is None and input_split_sizes is None:
+        return _issue(group, lambda native: native.all_to_all_single(output, input), async_op)
+    out_splits = [int(s) for s in output_split_sizes] if output_split_sizes is not None else []
+    in_splits = [int(s) for s in input_split_sizes] if input_split_sizes is not None else []
+    return _issue(group, lambda native: native.all_to_all_single(output, input, out_splits,
+                                                                 in_splits), async_op)
 
 
 def send(tensor, dst, group=None, tag=0):
