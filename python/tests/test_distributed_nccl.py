@@ -45,7 +45,9 @@ def test_every_collective_on_cuda_tensors(nccl_world):
     dist.reduce_scatter_tensor(scattered, b)
     swapped = kael.zeros(5).to(device)
     dist.all_to_all_single(swapped, b)
-    for result in (b, gathered, scattered, swapped):
+    uneven = kael.zeros(5).to(device)
+    dist.all_to_all_single(uneven, b, output_split_sizes=[5], input_split_sizes=[5])
+    for result in (b, gathered, scattered, swapped, uneven):
         assert result.cpu().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     works = [dist.all_reduce(kael.ones(1000).to(device), async_op=True) for _ in range(3)]
     assert all(work.wait() for work in works)
