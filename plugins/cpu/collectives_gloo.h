@@ -73,8 +73,8 @@ inline S reduce_two(kael_collective_op op, bool boolean, S a, S b) {
         if (boolean) {  // or for sum and max, and for product and min
             const bool x = a != 0;
             const bool y = b != 0;
-            return static_cast<S>(op == KAEL_COLLECTIVE_SUM || op == KAEL_COLLECTIVE_MAX ? (x || y)
-                                                                                        : (x && y));
+            return static_cast<S>(
+                op == KAEL_COLLECTIVE_SUM || op == KAEL_COLLECTIVE_MAX ? (x || y) : (x && y));
         }
         switch (op) {
             case KAEL_COLLECTIVE_SUM: return static_cast<S>(a + b);

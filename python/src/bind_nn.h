@@ -19,6 +19,8 @@ void bind_module_tree(py::handle module_class);
 void bind_layers_more(py::module_& nn_module);
 // kael.nn.functional (bind_nn_functional.cpp).
 void bind_nn_functional(py::module_& nn_module);
+// Convolution, pooling, batch and group normalisation (bind_nn_conv.cpp).
+void bind_conv_layers(py::module_& nn_module);
 void bind_gpt(py::module_& nn_module);
 void bind_optim(py::module_& optim_module);
 

@@ -14,6 +14,11 @@ void require_positive(std::int64_t value, const char* who, const char* field);
 // ValueError unless 0 <= p < 1 (the range the dropout op accepts).
 void require_probability(double p, const char* who, const char* field);
 
+// sizes with one entry per spatial dim (a single number repeats); ValueError naming op and
+// field for any other count.
+[[nodiscard]] Shape per_spatial_dim(const Shape& sizes, std::int64_t spatial, const char* op,
+                                    const char* field);
+
 // value as a user would write it ("0.5", "-1", "nan"), unlike std::to_string's "0.500000".
 [[nodiscard]] std::string format_number(double value);
 

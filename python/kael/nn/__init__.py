@@ -258,5 +258,11 @@ from . import parallel  # noqa: E402,F401  (DistributedDataParallel)
 from . import _module_api  # noqa: E402
 from ._composed_modules import (CosineSimilarity, ELU, Hardswish, HuberLoss,  # noqa: E402,F401
                             KLDivLoss, LeakyReLU, Mish, SmoothL1Loss, Softplus)
+from ._conv_layers import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E402,F401
+                           AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                           AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, BatchNorm1d,
+                           BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Conv3d, GroupNorm,
+                           InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, MaxPool1d, MaxPool2d,
+                           MaxPool3d, PixelShuffle, PixelUnshuffle, Unfold, Upsample)
 
 _module_api.install()

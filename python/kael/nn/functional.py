@@ -7,12 +7,18 @@ argument names, orders and defaults (the math is in the C++ core, kael/nn_functi
 from .. import _kael
 from .._kael._nn._functional import (  # noqa: F401
     binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, dropout, embedding,
-    l1_loss, layer_norm, linear, mse_loss, nll_loss, one_hot, pad, scaled_dot_product_attention,
+    l1_loss, layer_norm, linear, mse_loss, nll_loss, one_hot, scaled_dot_product_attention,
     silu)
 
 from ._composed_functional import (  # noqa: F401,E402
     cosine_similarity, elu, hardswish, huber_loss, kl_div, leaky_relu, mish, normalize,
     smooth_l1_loss, softplus)
+
+from ._conv_functional import (  # noqa: F401,E402
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+    adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, batch_norm,
+    conv1d, conv2d, conv3d, group_norm, instance_norm, interpolate, max_pool1d, max_pool2d,
+    max_pool3d, pad, pixel_shuffle, pixel_unshuffle, unfold)
 
 # The top-level ops already have PyTorch's signatures.
 relu = _kael.relu
@@ -27,4 +33,8 @@ __all__ = ["relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
            "binary_cross_entropy_with_logits", "layer_norm", "dropout", "embedding", "linear",
            "scaled_dot_product_attention", "one_hot", "pad", "leaky_relu", "elu", "softplus",
            "mish", "hardswish", "normalize", "cosine_similarity", "smooth_l1_loss",
-           "huber_loss", "kl_div"]
+           "huber_loss", "kl_div", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
+           "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "adaptive_max_pool3d", "batch_norm", "group_norm",
+           "instance_norm", "interpolate", "pixel_shuffle", "pixel_unshuffle", "unfold"]

@@ -1,0 +1,352 @@
+// Pooling and batch/group normalisation (nn_conv.h), composed from sliding windows and the
+// core's reductions. Max pooling's indices come from a plane of input positions pooled the
+// same way, so no index arithmetic runs per element.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kael/autograd.h"
+#include "kael/nn_conv.h"
+#include "kael/nn_functional.h"
+#include "nn_internal.h"
+
+namespace kael::nn::functional {
+
+namespace {
+
+// A pooling's geometry: sizes per dim and the padding (before, after pairs from the last dim
+// backwards, as pad()) whose after part grows where ceil_mode adds a last, partial window.
+struct Geometry {
+    Shape kernel, stride, padding, dilation, out;
+    Shape regular_pairs;  // padding on both sides
+    Shape extra_pairs;    // (0, extra) where ceil_mode reaches past the padding
+};
+
+Geometry geometry(const Tensor& input, std::int64_t spatial, const PoolOptions& options,
+                  const char* op) {
+    Geometry g;
+    g.kernel = detail::per_spatial_dim(options.kernel, spatial, op, "kernel_size");
+    g.stride = options.stride.empty()
+                   ? g.kernel
+                   : detail::per_spatial_dim(options.stride, spatial, op, "stride");
+    g.padding = detail::per_spatial_dim(options.padding, spatial, op, "padding");
+    g.dilation = detail::per_spatial_dim(options.dilation, spatial, op, "dilation");
+    g.out.resize(static_cast<std::size_t>(spatial));
+    for (std::int64_t i = spatial; i-- > 0;) {
+        const auto u = static_cast<std::size_t>(i);
+        const std::int64_t size = input.size(input.dim() - spatial + i);
+        const std::int64_t span = g.dilation[u] * (g.kernel[u] - 1) + 1;
+        if (g.kernel[u] < 1 || g.stride[u] < 1 || g.padding[u] < 0 ||
+            g.padding[u] * 2 > g.kernel[u]) {
+            throw ValueError(std::string(op) +
+                             ": pad should be at most half of the kernel size "
+                             "and sizes positive; got kernel " +
+                             to_string(g.kernel) + ", padding " + to_string(g.padding));
+        }
+        const std::int64_t room = size + 2 * g.padding[u] - span;
+        if (room < 0) {
+            throw ValueError(std::string(op) + ": output size is too small for input " +
+                             to_string(input.shape()));
+        }
+        std::int64_t out = room / g.stride[u] + 1;
+        if (options.ceil_mode && room % g.stride[u] != 0) {
+            ++out;
+            if ((out - 1) * g.stride[u] >= size + g.padding[u]) {
+                --out;  // the last window must start inside the input or its left padding
+            }
+        }
+        g.out[u] = out;
+        const std::int64_t extra =
+            std::max<std::int64_t>((out - 1) * g.stride[u] + span - (size + 2 * g.padding[u]), 0);
+        g.regular_pairs.insert(g.regular_pairs.end(), {g.padding[u], g.padding[u]});
+        g.extra_pairs.insert(g.extra_pairs.end(), {0, extra});
+    }
+    return g;
+}
+
+Tensor batched(const Tensor& input, std::int64_t spatial, const char* op) {
+    if (input.dim() == spatial + 1) {
+        return input.unsqueeze(0);
+    }
+    if (input.dim() != spatial + 2) {
+        throw ValueError(std::string(op) + ": expected a " + std::to_string(spatial + 1) +
+                         "-d or " + std::to_string(spatial + 2) + "-d input, got " +
+                         to_string(input.shape()));
+    }
+    return input;
+}
+
+// [N, *O, C] (a reduction of the windows) as [N, C, *O].
+Tensor channels_first(const Tensor& t, std::int64_t spatial) {
+    Shape order{0, spatial + 1};
+    for (std::int64_t i = 0; i < spatial; ++i) {
+        order.push_back(i + 1);
+    }
+    return t.permute(order).contiguous();
+}
+
+Shape trailing(std::int64_t from, std::int64_t count) {
+    Shape dims;
+    for (std::int64_t i = 0; i < count; ++i) {
+        dims.push_back(from + i);
+    }
+    return dims;
+}
+
+// The flat position of every element of an input plane [1, 1, *S] (int64).
+Tensor positions(const Tensor& x, std::int64_t spatial) {
+    Shape plane{1, 1};
+    std::int64_t count = 1;
+    for (std::int64_t i = 0; i < spatial; ++i) {
+        plane.push_back(x.size(2 + i));
+        count *= x.size(2 + i);
+    }
+    return arange_int(0, count, 1, DType::I64, x.device()).reshape(plane);
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> max_pool_with_indices(const Tensor& input, std::int64_t spatial,
+                                                const PoolOptions& options) {
+    const char* op = "max_pool";
+    const Tensor x = batched(input, spatial, op);
+    const Geometry g = geometry(x, spatial, options, op);
+    if (!is_floating(x.dtype())) {
+        throw TypeError("max_pool: expected a floating input, got " + to_string(x.dtype()));
+    }
+    const auto pooled_windows = [&](const Tensor& plane, double fill) {
+        return sliding_windows(pad(pad(plane, g.regular_pairs, fill), g.extra_pairs, fill),
+                               g.kernel, g.stride, g.dilation);
+    };
+    const Tensor windows =
+        pooled_windows(x, -std::numeric_limits<double>::infinity());  // [N, *O, C, *K]
+    Shape flat(windows.shape().begin(), windows.shape().begin() + spatial + 2);
+    flat.push_back(-1);
+    auto [values, picked] = max_with_indices(windows.reshape(flat), -1);  // [N, *O, C]
+    Tensor where_from;
+    {
+        const NoGradGuard no_grad;
+        Shape plane_flat = flat;  // [1, *O, 1, K]
+        plane_flat.front() = 1;
+        plane_flat[static_cast<std::size_t>(spatial) + 1] = 1;
+        const Tensor places = pooled_windows(positions(x, spatial), -1.0).reshape(plane_flat);
+        Shape wide = values.shape();
+        wide.push_back(places.size(-1));
+        where_from = gather(places.expand(wide), -1, picked.unsqueeze(-1)).squeeze(-1);
+    }
+    Tensor result = channels_first(values, spatial);
+    Tensor indices = channels_first(where_from, spatial);
+    if (input.dim() == spatial + 1) {
+        return {result.squeeze(0), indices.squeeze(0)};
+    }
+    return {result, indices};
+}
+
+Tensor max_pool(const Tensor& input, std::int64_t spatial, const PoolOptions& options) {
+    return max_pool_with_indices(input, spatial, options).first;
+}
+
+Tensor avg_pool(const Tensor& input, std::int64_t spatial, const PoolOptions& options) {
+    const char* op = "avg_pool";
+    if (options.dilation.size() != 1 || options.dilation[0] != 1) {
+        throw ValueError("avg_pool: dilation is not an option of average pooling");
+    }
+    const Tensor x = batched(input, spatial, op);
+    const Geometry g = geometry(x, spatial, options, op);
+    const Tensor windows = sliding_windows(pad(pad(x, g.regular_pairs, 0.0), g.extra_pairs, 0.0),
+                                           g.kernel, g.stride, g.dilation);
+    const Tensor sums = sum(windows, trailing(spatial + 2, spatial));  // [N, *O, C]
+    Tensor result;
+    if (options.divisor_override) {
+        if (*options.divisor_override == 0) {
+            throw ValueError("avg_pool: divisor_override must be non-zero");
+        }
+        result = sums / static_cast<double>(*options.divisor_override);
+    } else {
+        Tensor counts;  // [1, *O, 1]: the window's cells inside the (padded) input
+        {
+            const NoGradGuard no_grad;
+            Shape plane{1, 1};
+            for (std::int64_t i = 0; i < spatial; ++i) {
+                plane.push_back(x.size(2 + i));
+            }
+            const Tensor ones_plane = ones(plane, x.dtype(), x.device());
+            const Tensor mask =
+                pad(pad(ones_plane, g.regular_pairs, options.count_include_pad ? 1.0 : 0.0),
+                    g.extra_pairs, 0.0);
+            counts = sum(sliding_windows(mask, g.kernel, g.stride, g.dilation),
+                         trailing(spatial + 2, spatial));
+        }
+        result = sums / counts;
+    }
+    result = channels_first(result, spatial);
+    return input.dim() == spatial + 1 ? result.squeeze(0) : result;
+}
+
+Tensor adaptive_avg_pool(const Tensor& input, const Shape& output_size) {
+    const auto spatial = static_cast<std::int64_t>(output_size.size());
+    Tensor x = batched(input, spatial, "adaptive_avg_pool");
+    // Separable: each spatial dim's bins averaged in turn.
+    for (std::int64_t i = 0; i < spatial; ++i) {
+        const std::int64_t dim = 2 + i;
+        const std::int64_t size = x.size(dim);
+        const std::int64_t out = output_size[static_cast<std::size_t>(i)];
+        if (out < 1 && !(out == 0 && size == 0)) {
+            throw ValueError("adaptive_avg_pool: output sizes must be positive, got " +
+                             to_string(output_size));
+        }
+        if (out > 0 && size % out == 0) {  // equal bins: one reshape
+            Shape split = x.shape();
+            split[static_cast<std::size_t>(dim)] = out;
+            split.insert(split.begin() + dim + 1, size / out);
+            x = mean(x.reshape(split), dim + 1);
+            continue;
+        }
+        std::vector<Tensor> bins;
+        for (std::int64_t j = 0; j < out; ++j) {
+            const std::int64_t start = j * size / out;
+            const std::int64_t end = ((j + 1) * size + out - 1) / out;
+            bins.push_back(mean(narrow(x, dim, start, end - start), dim, true));
+        }
+        x = cat(bins, dim);
+    }
+    return input.dim() == spatial + 1 ? x.squeeze(0) : x;
+}
+
+std::pair<Tensor, Tensor> adaptive_max_pool_with_indices(const Tensor& input,
+                                                         const Shape& output_size) {
+    const auto spatial = static_cast<std::int64_t>(output_size.size());
+    const Tensor x = batched(input, spatial, "adaptive_max_pool");
+    bool even = true;
+    for (std::int64_t i = 0; i < spatial; ++i) {
+        const std::int64_t out = output_size[static_cast<std::size_t>(i)];
+        if (out < 1) {
+            throw ValueError("adaptive_max_pool: output sizes must be positive, got " +
+                             to_string(output_size));
+        }
+        even = even && x.size(2 + i) % out == 0;
+    }
+    std::pair<Tensor, Tensor> result;
+    if (even) {  // equal bins: a max pool with the bin as kernel and stride
+        PoolOptions options;
+        for (std::int64_t i = 0; i < spatial; ++i) {
+            options.kernel.push_back(x.size(2 + i) / output_size[static_cast<std::size_t>(i)]);
+        }
+        result = max_pool_with_indices(x, spatial, options);
+    } else {  // one box per output position, its positions gathered as max_pool's are
+        const Tensor places = positions(x, spatial);
+        std::vector<Tensor> values;
+        std::vector<Tensor> indices;
+        Shape position(static_cast<std::size_t>(spatial), 0);
+        std::int64_t count = 1;
+        for (const std::int64_t out : output_size) {
+            count *= out;
+        }
+        for (std::int64_t n = 0; n < count; ++n) {
+            Tensor box = x;
+            Tensor box_places = places;
+            for (std::int64_t i = 0; i < spatial; ++i) {
+                const auto u = static_cast<std::size_t>(i);
+                const std::int64_t size = x.size(2 + i);
+                const std::int64_t start = position[u] * size / output_size[u];
+                const std::int64_t end =
+                    ((position[u] + 1) * size + output_size[u] - 1) / output_size[u];
+                box = narrow(box, 2 + i, start, end - start);
+                box_places = narrow(box_places, 2 + i, start, end - start);
+            }
+            auto [value, picked] = max_with_indices(box.reshape({x.size(0), x.size(1), -1}), -1);
+            values.push_back(value);
+            indices.push_back(gather(box_places.reshape({1, 1, -1})
+                                         .expand({x.size(0), x.size(1), box_places.numel()}),
+                                     -1, picked.unsqueeze(-1))
+                                  .squeeze(-1));
+            for (std::int64_t i = spatial; i-- > 0;) {
+                if (++position[static_cast<std::size_t>(i)] <
+                    output_size[static_cast<std::size_t>(i)]) {
+                    break;
+                }
+                position[static_cast<std::size_t>(i)] = 0;
+            }
+        }
+        Shape shape{x.size(0), x.size(1)};
+        shape.insert(shape.end(), output_size.begin(), output_size.end());
+        result = {stack(values, -1).reshape(shape), stack(indices, -1).reshape(shape)};
+    }
+    if (input.dim() == spatial + 1) {
+        return {result.first.squeeze(0), result.second.squeeze(0)};
+    }
+    return result;
+}
+
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps) {
+    if (input.dim() < 2) {
+        throw ValueError("batch_norm: expected an input of at least 2 dims, got " +
+                         to_string(input.shape()));
+    }
+    const std::int64_t channels = input.size(1);
+    Shape view(static_cast<std::size_t>(input.dim()), 1);
+    view[1] = channels;
+    Shape dims{0};
+    for (std::int64_t d = 2; d < input.dim(); ++d) {
+        dims.push_back(d);
+    }
+    Tensor centre;
+    Tensor spread;  // the variance normalised by
+    if (training || !running_mean.defined()) {
+        const std::int64_t per_channel = channels == 0 ? 0 : input.numel() / channels;
+        if (training && per_channel <= 1) {
+            throw ValueError(
+                "batch_norm: expected more than 1 value per channel when training, "
+                "got input " +
+                to_string(input.shape()));
+        }
+        centre = mean(input, dims);
+        spread = var(input, dims, 0);
+        if (training && running_mean.defined()) {
+            const NoGradGuard no_grad;
+            const double n = static_cast<double>(per_channel);
+            Tensor moving_mean = running_mean;
+            Tensor moving_var = running_var;
+            moving_mean.copy_(moving_mean * (1.0 - momentum) + centre.detach() * momentum);
+            moving_var.copy_(moving_var * (1.0 - momentum) +
+                             spread.detach() * (momentum * n / (n - 1.0)));
+        }
+    } else {
+        centre = running_mean;
+        spread = running_var;
+    }
+    Tensor result = (input - centre.reshape(view)) * rsqrt(spread + eps).reshape(view);
+    if (weight.defined()) {
+        result = result * weight.reshape(view);
+    }
+    if (bias.defined()) {
+        result = result + bias.reshape(view);
+    }
+    return result;
+}
+
+Tensor group_norm(const Tensor& input, std::int64_t groups, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+    if (input.dim() < 2 || groups < 1 || input.size(1) % groups != 0) {
+        throw ValueError("group_norm: expected [N, C, *] with C divisible by num_groups=" +
+                         std::to_string(groups) + ", got " + to_string(input.shape()));
+    }
+    const Tensor grouped = input.reshape({input.size(0), groups, -1});
+    const Tensor centre = mean(grouped, -1, true);
+    const Tensor spread = var(grouped, Shape{-1}, 0, true);
+    Tensor result = ((grouped - centre) * rsqrt(spread + eps)).reshape(input.shape());
+    Shape view(static_cast<std::size_t>(input.dim()), 1);
+    view[1] = input.size(1);
+    if (weight.defined()) {
+        result = result * weight.reshape(view);
+    }
+    if (bias.defined()) {
+        result = result + bias.reshape(view);
+    }
+    return result;
+}
+
+}  // namespace kael::nn::functional
