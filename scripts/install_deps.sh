@@ -6,6 +6,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 packages=(build-essential cmake pkg-config libboost-dev libboost-test-dev libcli11-dev
           nlohmann-json3-dev libpcre2-dev libopenblas-dev zlib1g-dev python3-dev pybind11-dev
           libgloo-dev  # kael.distributed's gloo backend (PyTorch's CPU collectives)
+          libdnnl-dev  # the cpu plugin's convolutions (oneDNN, PyTorch's CPU convolution library)
           python3-numpy python3-pytest python3-hypothesis python3-mypy python3-torch dataset-fashion-mnist
           debhelper dh-python help2man lintian  # the Debian packages, their man pages and checks
           python3-venv python3-pip python3-setuptools python3-wheel  # the Python wheels

@@ -61,5 +61,8 @@ KAEL_DECLARE_ENTRY(scan);
 
 // collectives_gloo.cpp: the collectives extension on gloo; nullptr in a build without gloo.
 const kael_collectives* collectives();
+// convolution_loader.cpp: oneDNN's convolutions from kael_cpu_onednn.so beside the plugin;
+// nullptr where that library (or libdnnl) is missing.
+const kael_convolution* convolution();
 
 }  // namespace kael::cpu

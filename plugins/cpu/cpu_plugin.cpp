@@ -56,7 +56,8 @@ namespace model {
 KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
 }  // namespace model
 
-// The model kernels, and the collectives when gloo was found at build time.
+// The model kernels, the collectives when gloo was found at build time, and oneDNN's
+// convolutions where its library loads.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
 #ifdef KAEL_CPU_HAS_GLOO
@@ -64,6 +65,9 @@ const void* extension(const char* name) {
 #else
         return nullptr;
 #endif
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CONVOLUTION) == 0) {
+        return convolution();
     }
     return model::extension(name);
 }

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
 
-def pair(shape, device, seed, strided=False):
+def pair(shape, device, seed, strided=False, dtype="float64"):
     """The same float64 values as a kael tensor on device and a torch tensor, both requiring
     grad; strided: a transposed view of a tensor with the last two dims swapped."""
     rng = np.random.default_rng(seed)
@@ -22,6 +22,7 @@ def pair(shape, device, seed, strided=False):
         values = rng.standard_normal(swapped).swapaxes(-1, -2)
     else:
         values = rng.standard_normal(shape)
+    values = values.astype(dtype)
     k = kael.tensor(np.ascontiguousarray(values)).to(device)
     if strided and len(shape) >= 2:
         k = kael.tensor(np.ascontiguousarray(values.swapaxes(-1, -2))).to(device).transpose(-1, -2)
@@ -37,15 +38,15 @@ def close(got, want, tol=1e-9):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-def check(kael_fn, torch_fn, shapes, device, seed=0, strided=False, tol=1e-9):
+def check(kael_fn, torch_fn, shapes, device, seed=0, strided=False, tol=1e-9, dtype="float64"):
     """Outputs and the gradients of every input equal torch's for a random output gradient."""
-    pairs = [pair(s, device, seed + i, strided and i == 0) for i, s in enumerate(shapes)]
+    pairs = [pair(s, device, seed + i, strided and i == 0, dtype) for i, s in enumerate(shapes)]
     got = kael_fn(*[k for k, _ in pairs])
     want = torch_fn(*[t for _, t in pairs])
     close(got, want, tol)
     if want.numel() == 0:
         return
-    upstream = np.random.default_rng(seed + 99).standard_normal(tuple(want.shape))
+    upstream = np.random.default_rng(seed + 99).standard_normal(tuple(want.shape)).astype(dtype)
     got.backward(kael.tensor(upstream).to(device))
     want.backward(torch.tensor(upstream))
     for (k, _), (_, t) in zip(pairs, pairs):
@@ -68,13 +69,15 @@ CONV_CASES = [  # (dims, input shape, weight shape, options)
 
 @pytest.mark.parametrize("dims,shape,weight,options", CONV_CASES)
 @pytest.mark.parametrize("bias", [True, False])
-def test_conv_matches_torch(device, dims, shape, weight, options, bias):
+@pytest.mark.parametrize("dtype", ["float64", "float32"])  # f32: oneDNN's path on cpu
+def test_conv_matches_torch(device, dims, shape, weight, options, bias, dtype):
     kael_conv = getattr(KF, f"conv{dims}d")
     torch_conv = getattr(TF, f"conv{dims}d")
     shapes = [shape, weight] + ([(weight[0],)] if bias else [])
     check(lambda x, w, *b: kael_conv(x, w, b[0] if b else None, **options),
           lambda x, w, *b: torch_conv(x, w, b[0] if b else None, **options),
-          shapes, device, strided=len(shape) > 2 and shape[0] > 0)
+          shapes, device, strided=len(shape) > 2 and shape[0] > 0, dtype=dtype,
+          tol=1e-9 if dtype == "float64" else 2e-4)
 
 
 @pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
@@ -277,3 +280,20 @@ def test_errors_name_the_op():
         KF.conv2d(kael.ones(1, 1, 5, 5), kael.ones(1, 1, 3, 3), stride=2, padding="same")
     with pytest.raises(ValueError, match="padding_mode"):
         kael.nn.Conv2d(1, 1, 3, padding_mode="mirror")
+
+
+def test_conv_double_backward_matches_torch(device):
+    """A gradient penalty through conv2d: the plugin's convolution (oneDNN on cpu in float32)
+    differentiates its backward through the composed form."""
+    results = []
+    for lib, dev in ((kael, device), (torch, "cpu")):
+        gen = np.random.default_rng(3)
+        x = lib.tensor(gen.standard_normal((2, 3, 6, 6)).astype("float32")).to(dev)
+        w = lib.tensor(gen.standard_normal((4, 3, 3, 3)).astype("float32")).to(dev)
+        x.requires_grad_(True)
+        w.requires_grad_(True)
+        y = (lib.nn.functional.conv2d(x, w, padding=1) ** 2).sum()
+        (gx,) = lib.autograd.grad(y, [x], create_graph=True)
+        (gx ** 2).sum().backward()
+        results.append(np.asarray(w.grad.detach().cpu().tolist()))
+    np.testing.assert_allclose(results[0], results[1], rtol=2e-4, atol=2e-3)

@@ -277,14 +277,9 @@ bool any_requires_grad(std::span<const Tensor> tensors) {
 // through the view's elements (PyTorch's view rebase after an in-place op on the base).
 void rebase_view(const Tensor& view) {
     const Tensor base(view.impl().view_base);
-    const Shape base_shape = base.shape();
-    const Shape view_shape = view.shape();
-    const Shape view_strides = view.strides();
-    const std::int64_t view_offset = view.offset();
+    const ViewGeometry geometry{base.shape(), view.shape(), view.strides(), view.offset()};
     auto view_of_base = [=](const Tensor& grad) {
-        Tensor base_grad = zeros(base_shape, grad.dtype(), grad.device());
-        base_grad.as_strided(view_shape, view_strides, view_offset).copy_(grad);
-        return std::vector<Tensor>{base_grad};
+        return std::vector<Tensor>{view_into_base(grad, geometry)};
     };
     set_history(view, make_node("AsStridedBackward", view_of_base, {base}));
     view.impl().base_history = detail::base_history_of(base.impl());
@@ -375,24 +370,9 @@ void record_in_place(const Tensor& target, const std::vector<Tensor>& inputs, co
                          ": in-place writes through a view are "
                          "differentiable only when the viewed tensor is contiguous");
     }
-    const Shape base_shape = base.shape();
-    const Shape view_shape = target.shape();
-    const Shape view_strides = target.strides();
-    const std::int64_t view_offset = target.offset();
+    const ViewGeometry geometry{base.shape(), target.shape(), target.strides(), target.offset()};
     // The base's new value is its old value with the view's elements replaced.
-    auto copy_slices = [=](const Tensor& grad) {
-        Tensor base_grad = empty(base_shape, grad.dtype(), grad.device());
-        base_grad.copy_(grad);
-        Tensor region = base_grad.as_strided(view_shape, view_strides, view_offset);
-        std::vector<Tensor> grads = backward(region.clone());
-        if (grads.front().defined()) {
-            region.copy_(grads.front());
-        } else {
-            region.fill_(0);
-        }
-        grads.front() = base_grad;
-        return grads;
-    };
+    auto copy_slices = [=](const Tensor& grad) { return through_view(grad, geometry, backward); };
     set_history(base, make_node(name, copy_slices, edges_from));
     ++meta_of(base).history;  // sibling views are stale now; target is rebased here
     rebase_view(target);

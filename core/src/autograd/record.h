@@ -16,6 +16,20 @@ namespace kael::autograd {
 // Input gradients for one output gradient, one per recorded input (undefined: none).
 using BackwardFunction = std::function<std::vector<Tensor>(const Tensor& grad)>;
 
+// A view's place in its base (contiguous from storage offset 0).
+struct ViewGeometry {
+    Shape base_shape;
+    Shape shape;
+    Shape strides;
+    std::int64_t offset;
+};
+// The base's gradient for a view's gradient: zero outside the view (view_gradients.cpp).
+[[nodiscard]] Tensor view_into_base(const Tensor& grad, const ViewGeometry& view);
+// An in-place op's gradient through a view: the base's gradient grad with the view's elements
+// replaced by backward's first gradient (the rest of backward's gradients as they are).
+[[nodiscard]] std::vector<Tensor> through_view(const Tensor& grad, const ViewGeometry& view,
+                                               const BackwardFunction& backward);
+
 // Whether any defined tensor of tensors requires grad.
 [[nodiscard]] bool any_requires_grad(std::span<const Tensor> tensors);
 

@@ -23,6 +23,39 @@ std::int64_t product(const Shape& sizes) {
     return result;
 }
 
+// sliding_windows' adjoint for grad [N, *O, C, *K] as one scatter_add_ of every window element
+// onto its input position (recorded, so it differentiates again; in-place adds on strided
+// views of the result would not be).
+Tensor windows_added_back(const Tensor& grad, const Shape& input_shape, const Shape& kernel,
+                          const Shape& stride, const Shape& dilation) {
+    const auto d = static_cast<std::int64_t>(kernel.size());
+    Shape plane{1, 1};
+    std::int64_t cells = 1;
+    for (std::int64_t i = 0; i < d; ++i) {
+        plane.push_back(input_shape[static_cast<std::size_t>(i) + 2]);
+        cells *= plane.back();
+    }
+    const std::int64_t rows = input_shape[0] * input_shape[1];
+    Tensor places;
+    {
+        const NoGradGuard no_grad;
+        places = sliding_windows(arange_int(0, cells, 1, DType::I64, grad.device()).reshape(plane),
+                                 kernel, stride, dilation)
+                     .reshape({1, -1})
+                     .expand({rows, -1});
+    }
+    Shape order{0, d + 1};  // [N, C, *O, *K]
+    for (std::int64_t i = 0; i < d; ++i) {
+        order.push_back(i + 1);
+    }
+    for (std::int64_t i = 0; i < d; ++i) {
+        order.push_back(d + 2 + i);
+    }
+    Tensor result = zeros({rows, cells}, grad.dtype(), grad.device());
+    scatter_add_(result, 1, places, grad.permute(order).reshape({rows, -1}));
+    return result.reshape(input_shape);
+}
+
 }  // namespace
 
 }  // namespace kael::nn::functional
@@ -89,6 +122,10 @@ Tensor sliding_windows(const Tensor& input, const Shape& kernel, const Shape& st
             const Tensor& grad = grads[0];
             if (!grad.defined()) {
                 return std::vector<Tensor>{Tensor()};
+            }
+            if (is_grad_enabled()) {  // create_graph: one differentiable scatter_add_
+                return std::vector<Tensor>{
+                    windows_added_back(grad, input_shape, kernel, stride, dilation)};
             }
             // Each kernel offset's plane of windows adds back onto the strided input positions
             // it was read from, [N, *O, C] permuted to [N, C, *O].
@@ -166,18 +203,74 @@ Tensor pad(const Tensor& input, const Shape& amounts, const std::string& mode, d
     return result;
 }
 
-Tensor conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
-            const Shape& padding, const Shape& dilation, std::int64_t groups) {
+}  // namespace kael::nn::functional
+
+namespace kael::nn::detail {
+
+Tensor composed_conv(const ConvCall& call) {
+    using functional::pad;
+    using functional::product;
+    using functional::sliding_windows;
+    const Tensor& weight = call.weight;
+    const std::int64_t d = weight.dim() - 2;
+    const std::int64_t out_channels = weight.size(0);
+    const std::int64_t groups = call.groups;
+    Tensor x = call.input;
+    if (std::any_of(call.before.begin(), call.before.end(),
+                    [](std::int64_t p) { return p != 0; }) ||
+        std::any_of(call.after.begin(), call.after.end(), [](std::int64_t p) { return p != 0; })) {
+        Shape pairs;
+        for (std::size_t i = call.before.size(); i-- > 0;) {
+            pairs.insert(pairs.end(), {call.before[i], call.after[i]});
+        }
+        x = pad(x, pairs, 0.0);
+    }
+    const Shape kernel(weight.shape().begin() + 2, weight.shape().end());
+    const Tensor windows =
+        sliding_windows(x, kernel, call.stride, call.dilation);  // [N, *O, C, *K]
+    const std::int64_t batch = x.size(0);
+    const Shape out(windows.shape().begin() + 1, windows.shape().begin() + 1 + d);
+    const std::int64_t rows = batch * product(out);
+    const std::int64_t per_group = weight.size(1) * product(kernel);
+    Tensor result;  // [rows, out_channels]
+    if (groups == 1) {
+        result = linear(windows.reshape({rows, per_group}),
+                        weight.reshape({out_channels, per_group}), call.bias);
+    } else {
+        const Tensor grouped = windows.reshape({rows, groups, per_group}).permute({1, 0, 2});
+        const Tensor filters =
+            weight.reshape({groups, out_channels / groups, per_group}).transpose(1, 2);
+        result = matmul(grouped, filters).permute({1, 0, 2}).reshape({rows, out_channels});
+        if (call.bias.defined()) {
+            result = result + call.bias;
+        }
+    }
+    Shape shape{batch};
+    shape.insert(shape.end(), out.begin(), out.end());
+    shape.push_back(out_channels);
+    Shape order{0, d + 1};
+    for (std::int64_t i = 0; i < d; ++i) {
+        order.push_back(i + 1);
+    }
+    return result.reshape(shape).permute(order).contiguous();
+}
+
+}  // namespace kael::nn::detail
+
+namespace kael::nn::functional {
+
+namespace {
+
+// Checks the operands and runs the device plugin's convolution where it has one, else the
+// composed one; before/after: zero padding of each spatial dim.
+Tensor convolve(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+                const Shape& before, const Shape& after, const Shape& dilation,
+                std::int64_t groups) {
     const std::int64_t d = weight.dim() - 2;
     const char* op = d == 1 ? "conv1d" : d == 2 ? "conv2d" : "conv3d";
-    if (d < 1 || d > 3) {
-        throw ValueError(
-            "conv: weight must be [out, in / groups, *kernel] with 1-3 kernel dims, "
-            "got " +
-            to_string(weight.shape()));
-    }
     if (input.dim() == d + 1) {  // unbatched
-        return conv(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0);
+        return convolve(input.unsqueeze(0), weight, bias, stride, before, after, dilation, groups)
+            .squeeze(0);
     }
     const std::int64_t channels = input.dim() == d + 2 ? input.size(1) : -1;
     const std::int64_t out_channels = weight.size(0);
@@ -191,45 +284,31 @@ Tensor conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const
         throw ValueError(std::string(op) + ": bias must be [" + std::to_string(out_channels) +
                          "], got " + to_string(bias.shape()));
     }
-    const auto spatial = static_cast<std::size_t>(d);
-    const Shape steps = per_spatial_dim(stride, d, op, "stride");
-    const Shape pads = per_spatial_dim(padding, d, op, "padding");
-    const Shape dilations = per_spatial_dim(dilation, d, op, "dilation");
-    const Shape kernel(weight.shape().begin() + 2, weight.shape().end());
-    Tensor x = input;
-    if (std::any_of(pads.begin(), pads.end(), [](std::int64_t p) { return p != 0; })) {
-        Shape pairs;
-        for (std::size_t i = spatial; i-- > 0;) {
-            pairs.insert(pairs.end(), {pads[i], pads[i]});
-        }
-        x = pad(x, pairs, 0.0);
+    const detail::ConvCall call{input,
+                                weight,
+                                bias,
+                                per_spatial_dim(stride, d, op, "stride"),
+                                per_spatial_dim(before, d, op, "padding"),
+                                per_spatial_dim(after, d, op, "padding"),
+                                per_spatial_dim(dilation, d, op, "dilation"),
+                                groups,
+                                op};
+    if (Tensor result = detail::plugin_conv(call); result.defined()) {
+        return result;
     }
-    const Tensor windows = sliding_windows(x, kernel, steps, dilations);  // [N, *O, C, *K]
-    const std::int64_t batch = input.size(0);
-    const Shape out(windows.shape().begin() + 1, windows.shape().begin() + 1 + d);
-    const std::int64_t rows = batch * product(out);
-    const std::int64_t per_group = weight.size(1) * product(kernel);
-    Tensor result;  // [rows, out_channels]
-    if (groups == 1) {
-        result = linear(windows.reshape({rows, per_group}),
-                        weight.reshape({out_channels, per_group}), bias);
-    } else {
-        const Tensor grouped = windows.reshape({rows, groups, per_group}).permute({1, 0, 2});
-        const Tensor filters =
-            weight.reshape({groups, out_channels / groups, per_group}).transpose(1, 2);
-        result = matmul(grouped, filters).permute({1, 0, 2}).reshape({rows, out_channels});
-        if (bias.defined()) {
-            result = result + bias;
-        }
+    return detail::composed_conv(call);
+}
+
+}  // namespace
+
+Tensor conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
+            const Shape& padding, const Shape& dilation, std::int64_t groups) {
+    if (weight.dim() < 3 || weight.dim() > 5) {
+        throw ValueError(
+            "conv: weight must be [out, in / groups, *kernel] with 1-3 kernel dims, got " +
+            to_string(weight.shape()));
     }
-    Shape shape{batch};
-    shape.insert(shape.end(), out.begin(), out.end());
-    shape.push_back(out_channels);
-    Shape order{0, d + 1};
-    for (std::int64_t i = 0; i < d; ++i) {
-        order.push_back(i + 1);
-    }
-    return result.reshape(shape).permute(order).contiguous();
+    return convolve(input, weight, bias, stride, padding, padding, dilation, groups);
 }
 
 Tensor conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const Shape& stride,
@@ -249,13 +328,15 @@ Tensor conv(const Tensor& input, const Tensor& weight, const Tensor& bias, const
     }
     const Shape dilations =
         per_spatial_dim(dilation, static_cast<std::int64_t>(spatial), "conv", "dilation");
-    Shape pairs;  // the extra element of an odd total goes after, as PyTorch's
-    for (std::size_t i = spatial; i-- > 0;) {
+    Shape before;  // the extra element of an odd total goes after, as PyTorch's
+    Shape after;
+    for (std::size_t i = 0; i < spatial; ++i) {
         const std::int64_t total =
             dilations[i] * (weight.size(static_cast<std::int64_t>(i) + 2) - 1);
-        pairs.insert(pairs.end(), {total / 2, total - total / 2});
+        before.push_back(total / 2);
+        after.push_back(total - total / 2);
     }
-    return conv(pad(input, pairs, 0.0), weight, bias, stride, Shape{0}, dilation, groups);
+    return convolve(input, weight, bias, stride, before, after, dilation, groups);
 }
 
 }  // namespace kael::nn::functional

@@ -19,6 +19,21 @@ void require_probability(double p, const char* who, const char* field);
 [[nodiscard]] Shape per_spatial_dim(const Shape& sizes, std::int64_t spatial, const char* op,
                                     const char* field);
 
+// A convolution's operands (input batched, unpadded) and sizes per spatial dim: zero padding
+// before and after each dim (uneven for padding="same").
+struct ConvCall {
+    Tensor input, weight, bias;
+    Shape stride, before, after, dilation;
+    std::int64_t groups;
+    const char* op;  // "conv2d", for messages
+};
+// The device plugin's convolution (KAEL_EXTENSION_CONVOLUTION) recorded for autograd, or an
+// undefined tensor where the plugin has none or declines the call (functional_conv_plugin.cpp).
+[[nodiscard]] Tensor plugin_conv(const ConvCall& call);
+// The convolution composed from sliding windows and a matrix product on call's device, the
+// path without a plugin convolution and the plugin path's double backward.
+[[nodiscard]] Tensor composed_conv(const ConvCall& call);
+
 // value as a user would write it ("0.5", "-1", "nan"), unlike std::to_string's "0.500000".
 [[nodiscard]] std::string format_number(double value);
 

@@ -111,6 +111,41 @@ typedef struct kael_collectives {
 /* The size of the first collectives table (1.14), without all_to_all_v. */
 #define KAEL_COLLECTIVES_SIZE_1_14 (offsetof(kael_collectives, barrier) + sizeof(void*))
 
+/* Since 1.16: convolution (kael.nn's Conv1d-3d) over the plugin's memory. Without it, or when
+ * a call returns KAEL_STATUS_UNSUPPORTED before writing anything, the core composes the
+ * convolution from sliding windows and a matrix product on the same device (never a copy to
+ * another one). Buffers are contiguous: input [N, C, *input], weight [OC, C / groups, *kernel],
+ * bias [OC] (NULL: none), output [N, OC, *output], all of dtype. */
+#define KAEL_EXTENSION_CONVOLUTION "kael.convolution"
+
+typedef struct kael_conv_geometry {
+    size_t struct_size; /* sizeof(kael_conv_geometry) */
+    int32_t spatial;    /* 1 to 3 spatial dims; entries past them are 0 */
+    int32_t reserved;
+    int64_t batch, in_channels, out_channels, groups;
+    int64_t input[3], kernel[3], output[3];
+    int64_t stride[3];
+    int64_t padding_before[3], padding_after[3]; /* zeros, as PyTorch's padding (maybe uneven) */
+    int64_t dilation[3];                         /* PyTorch's: 1 is a dense kernel */
+} kael_conv_geometry;
+
+typedef struct kael_convolution {
+    size_t struct_size;  /* sizeof(kael_convolution) as the plugin was built */
+    const char* library; /* what computes it, for kael-info: "oneDNN 2.6" */
+    /* output = convolution of input by weight, plus bias. */
+    kael_status (*forward)(int32_t device, kael_dtype dtype, const kael_conv_geometry* geometry,
+                           const void* input, const void* weight, const void* bias,
+                           void* output);
+    /* grad_input = the gradient of the input for grad_output ([N, OC, *output]). */
+    kael_status (*backward_input)(int32_t device, kael_dtype dtype,
+                                  const kael_conv_geometry* geometry, const void* grad_output,
+                                  const void* weight, void* grad_input);
+    /* grad_weight, and grad_bias unless NULL (the sum of grad_output over N and positions). */
+    kael_status (*backward_weight)(int32_t device, kael_dtype dtype,
+                                   const kael_conv_geometry* geometry, const void* grad_output,
+                                   const void* input, void* grad_weight, void* grad_bias);
+} kael_convolution;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -118,6 +153,8 @@ typedef struct kael_collectives {
 #if defined(__cplusplus)
 static_assert(sizeof(kael_model_kernels) == 8 + 12 * 8, "model kernels ABI size");
 static_assert(sizeof(kael_collectives) == 8 * 13, "collectives ABI size");
+static_assert(sizeof(kael_conv_geometry) == 8 * 27, "convolution geometry ABI size");
+static_assert(sizeof(kael_convolution) == 8 * 5, "convolution ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_EXTENSIONS_H */

@@ -11,12 +11,25 @@ from .._kael._nn import _conv as _c
 from .._kael._nn._functional import pad as _pad_constant
 
 
+def _tensor(value, op, name="input"):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, not {type(value).__name__}")
+    return value
+
+
+def _ints(value, op, name):
+    """value as a list of ints: an int, or a tuple or list of them."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    if not isinstance(value, (tuple, list)) or \
+            not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise TypeError(f"{op}: {name} must be an int or a tuple of ints, not "
+                        f"{type(value).__name__}")
+    return list(value)
+
+
 def _sizes(value, n, op, name):
-    if isinstance(value, bool):
-        raise TypeError(f"{op}: {name} must be an int or a tuple of ints, not bool")
-    if isinstance(value, int):
-        return [value] * n
-    sizes = [int(v) for v in value]
+    sizes = _ints(value, op, name)
     if len(sizes) == 1:
         return sizes * n
     if len(sizes) != n:
@@ -26,8 +39,8 @@ def _sizes(value, n, op, name):
 
 def _conv(n, input, weight, bias, stride, padding, dilation, groups):
     op = f"conv{n}d"
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        raise TypeError(f"{op}: input and weight must be Tensors")
+    _tensor(input, op)
+    _tensor(weight, op, "weight")
     if weight.dim() != n + 2:
         raise ValueError(f"{op}: weight must be {n + 2}-d, got {tuple(weight.shape)}")
     stride, dilation = _sizes(stride, n, op, "stride"), _sizes(dilation, n, op, "dilation")
@@ -72,6 +85,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     op = f"max_pool{n}d"
+    _tensor(input, op)
     stride = [] if stride is None or stride == [] or stride == () else \
         _sizes(stride, n, op, "stride")
     values, indices = _c.max_pool(input, n, _sizes(kernel_size, n, op, "kernel_size"), stride,
@@ -120,6 +134,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def _avg_pool(n, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override):
     op = f"avg_pool{n}d"
+    _tensor(input, op)
     stride = [] if stride is None or stride == [] or stride == () else \
         _sizes(stride, n, op, "stride")
     return _c.avg_pool(input, n, _sizes(kernel_size, n, op, "kernel_size"), stride,
@@ -164,6 +179,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def _output_size(n, input, output_size, op):
+    _tensor(input, op)
     sizes = [output_size] * n if isinstance(output_size, int) or output_size is None \
         else list(output_size)
     if len(sizes) != n:
@@ -252,6 +268,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         >>> [round(v, 4) for v in y.reshape(-1).tolist()]
         [-1.0, 1.0]
     """
+    _tensor(input, "batch_norm")
     return _c.batch_norm(input, running_mean, running_var, weight, bias, bool(training),
                          float(momentum), float(eps))
 
@@ -264,6 +281,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         >>> [round(v, 4) for v in kael.nn.functional.group_norm(x, 1).reshape(-1).tolist()]
         [-1.0, 1.0]
     """
+    _tensor(input, "group_norm")
+    if isinstance(num_groups, bool) or not isinstance(num_groups, int):
+        raise TypeError(f"group_norm: num_groups must be an int, not {type(num_groups).__name__}")
     return _c.group_norm(input, int(num_groups), weight, bias, float(eps))
 
 
@@ -277,6 +297,14 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         >>> [round(v, 4) for v in kael.nn.functional.instance_norm(x).reshape(-1).tolist()]
         [-1.0, 1.0]
     """
+    _tensor(input, "instance_norm")
+    for name, value in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+        if value is not None:
+            _tensor(value, "instance_norm", name)
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm: expected an input of at least 3 dims, got "
+                         f"{tuple(input.shape)}")
     n, c = input.shape[0], input.shape[1]
     folded = input.reshape(1, n * c, *input.shape[2:])
     mean = running_mean.repeat(n) if running_mean is not None else None
@@ -304,7 +332,10 @@ def pad(input, pad, mode="constant", value=None):
         >>> kael.nn.functional.pad(kael.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect").tolist()
         [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
     """
-    amounts = [int(p) for p in pad]
+    _tensor(input, "pad")
+    amounts = _ints(pad, "pad", "pad")
+    if not isinstance(mode, str):
+        raise TypeError(f"pad: mode must be a str, not {type(mode).__name__}")
     if mode == "constant":
         return _pad_constant(input, amounts, value=0.0 if value is None else float(value))
     return _c.pad_mode(input, amounts, mode)
@@ -318,6 +349,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         >>> kael.nn.functional.unfold(kael.ones(1, 2, 3, 3), 2).shape
         (1, 8, 4)
     """
+    _tensor(input, "unfold")
     kernel = _sizes(kernel_size, 2, "unfold", "kernel_size")
     pads = _sizes(padding, 2, "unfold", "padding")
     x = input if input.dim() == 4 else input.unsqueeze(0)
@@ -337,7 +369,8 @@ def pixel_shuffle(input, upscale_factor):
         >>> kael.nn.functional.pixel_shuffle(kael.arange(4.0).reshape(1, 4, 1, 1), 2).tolist()
         [[[[0.0, 1.0], [2.0, 3.0]]]]
     """
-    r = int(upscale_factor)
+    _tensor(input, "pixel_shuffle")
+    r = _ints(upscale_factor, "pixel_shuffle", "upscale_factor")[0]
     *batch, c, h, w = input.shape
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     k = len(batch)
@@ -353,7 +386,8 @@ def pixel_unshuffle(input, downscale_factor):
         >>> kael.nn.functional.pixel_unshuffle(x, 2).reshape(-1).tolist()
         [0.0, 1.0, 2.0, 3.0]
     """
-    r = int(downscale_factor)
+    _tensor(input, "pixel_unshuffle")
+    r = _ints(downscale_factor, "pixel_unshuffle", "downscale_factor")[0]
     *batch, c, h, w = input.shape
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     k = len(batch)
@@ -385,6 +419,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         >>> kael.nn.functional.interpolate(x, size=3, mode="linear", align_corners=True).tolist()
         [[[1.0, 1.5, 2.0]]]
     """
+    _tensor(input, "interpolate")
     n = input.dim() - 2
     if mode not in ("nearest", "linear", "bilinear", "trilinear"):
         raise ValueError(f"interpolate: mode {mode!r} is not supported (nearest, linear, "
