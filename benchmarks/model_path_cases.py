@@ -3,6 +3,7 @@ call to time, written as a user of that library writes it."""
 import dataclasses
 from typing import Callable
 
+import conv_cases
 import elementwise_cases
 import reduce_cases
 
@@ -51,7 +52,8 @@ def op_cases(scale):
     rows = sized(8192, scale)
     return hand_cases(scale, rows) + reduce_cases.reduction_cases(Case, scale, sized) + \
         reduce_cases.activation_cases(Case, scale, sized) + \
-        elementwise_cases.elementwise_cases(Case, scale, sized)
+        elementwise_cases.elementwise_cases(Case, scale, sized) + \
+        conv_cases.conv_cases(Case, scale, sized)
 
 
 def hand_cases(scale, rows):

@@ -15,13 +15,7 @@ namespace kael::nn::functional {
 
 namespace {
 
-// A pooling's geometry: sizes per dim and the padding (before, after pairs from the last dim
-// backwards, as pad()) whose after part grows where ceil_mode adds a last, partial window.
-struct Geometry {
-    Shape kernel, stride, padding, dilation, out;
-    Shape regular_pairs;  // padding on both sides
-    Shape extra_pairs;    // (0, extra) where ceil_mode reaches past the padding
-};
+using Geometry = detail::PoolGeometry;
 
 Geometry geometry(const Tensor& input, std::int64_t spatial, const PoolOptions& options,
                   const char* op) {
@@ -107,14 +101,12 @@ Tensor positions(const Tensor& x, std::int64_t spatial) {
 
 }  // namespace
 
-std::pair<Tensor, Tensor> max_pool_with_indices(const Tensor& input, std::int64_t spatial,
-                                                const PoolOptions& options) {
-    const char* op = "max_pool";
-    const Tensor x = batched(input, spatial, op);
-    const Geometry g = geometry(x, spatial, options, op);
-    if (!is_floating(x.dtype())) {
-        throw TypeError("max_pool: expected a floating input, got " + to_string(x.dtype()));
-    }
+namespace {
+
+// Max pooling of the batched x from copies of its windows and max(dim): differentiable
+// through ops, the sliced path's double backward.
+std::pair<Tensor, Tensor> composed_max_pool(const Tensor& x, const Geometry& g,
+                                            std::int64_t spatial) {
     const auto pooled_windows = [&](const Tensor& plane, double fill) {
         return sliding_windows(pad(pad(plane, g.regular_pairs, fill), g.extra_pairs, fill),
                                g.kernel, g.stride, g.dilation);
@@ -135,8 +127,30 @@ std::pair<Tensor, Tensor> max_pool_with_indices(const Tensor& input, std::int64_
         wide.push_back(places.size(-1));
         where_from = gather(places.expand(wide), -1, picked.unsqueeze(-1)).squeeze(-1);
     }
-    Tensor result = channels_first(values, spatial);
-    Tensor indices = channels_first(where_from, spatial);
+    return {channels_first(values, spatial), channels_first(where_from, spatial)};
+}
+
+// The sums of the batched x's windows over divisor [1, 1, *O] (or a number), from copies of
+// its windows.
+Tensor composed_avg_pool(const Tensor& x, const Geometry& g, std::int64_t spatial,
+                         const Tensor& divisor) {
+    const Tensor windows = sliding_windows(pad(pad(x, g.regular_pairs, 0.0), g.extra_pairs, 0.0),
+                                           g.kernel, g.stride, g.dilation);
+    return channels_first(sum(windows, trailing(spatial + 2, spatial)), spatial) / divisor;
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> max_pool_with_indices(const Tensor& input, std::int64_t spatial,
+                                                const PoolOptions& options) {
+    const char* op = "max_pool";
+    const Tensor x = batched(input, spatial, op);
+    const Geometry g = geometry(x, spatial, options, op);
+    if (!is_floating(x.dtype())) {
+        throw TypeError("max_pool: expected a floating input, got " + to_string(x.dtype()));
+    }
+    auto [result, indices] = detail::sliced_max_pool(
+        x, g, [g, spatial](const Tensor& in) { return composed_max_pool(in, g, spatial).first; });
     if (input.dim() == spatial + 1) {
         return {result.squeeze(0), indices.squeeze(0)};
     }
@@ -154,19 +168,16 @@ Tensor avg_pool(const Tensor& input, std::int64_t spatial, const PoolOptions& op
     }
     const Tensor x = batched(input, spatial, op);
     const Geometry g = geometry(x, spatial, options, op);
-    const Tensor windows = sliding_windows(pad(pad(x, g.regular_pairs, 0.0), g.extra_pairs, 0.0),
-                                           g.kernel, g.stride, g.dilation);
-    const Tensor sums = sum(windows, trailing(spatial + 2, spatial));  // [N, *O, C]
-    Tensor result;
-    if (options.divisor_override) {
-        if (*options.divisor_override == 0) {
-            throw ValueError("avg_pool: divisor_override must be non-zero");
-        }
-        result = sums / static_cast<double>(*options.divisor_override);
-    } else {
-        Tensor counts;  // [1, *O, 1]: the window's cells inside the (padded) input
-        {
-            const NoGradGuard no_grad;
+    Tensor divisor;  // [1, 1, *O]: the window's cells inside the (padded) input, or the override
+    {
+        const NoGradGuard no_grad;
+        if (options.divisor_override) {
+            if (*options.divisor_override == 0) {
+                throw ValueError("avg_pool: divisor_override must be non-zero");
+            }
+            divisor =
+                full({}, static_cast<double>(*options.divisor_override), x.dtype(), x.device());
+        } else {
             Shape plane{1, 1};
             for (std::int64_t i = 0; i < spatial; ++i) {
                 plane.push_back(x.size(2 + i));
@@ -175,12 +186,14 @@ Tensor avg_pool(const Tensor& input, std::int64_t spatial, const PoolOptions& op
             const Tensor mask =
                 pad(pad(ones_plane, g.regular_pairs, options.count_include_pad ? 1.0 : 0.0),
                     g.extra_pairs, 0.0);
-            counts = sum(sliding_windows(mask, g.kernel, g.stride, g.dilation),
-                         trailing(spatial + 2, spatial));
+            divisor = channels_first(sum(sliding_windows(mask, g.kernel, g.stride, g.dilation),
+                                         trailing(spatial + 2, spatial)),
+                                     spatial);
         }
-        result = sums / counts;
     }
-    result = channels_first(result, spatial);
+    Tensor result = detail::sliced_avg_pool(x, g, divisor, [g, spatial, divisor](const Tensor& in) {
+        return composed_avg_pool(in, g, spatial, divisor);
+    });
     return input.dim() == spatial + 1 ? result.squeeze(0) : result;
 }
 
@@ -334,10 +347,10 @@ Tensor group_norm(const Tensor& input, std::int64_t groups, const Tensor& weight
         throw ValueError("group_norm: expected [N, C, *] with C divisible by num_groups=" +
                          std::to_string(groups) + ", got " + to_string(input.shape()));
     }
+    // Each group normalised as a layer over its elements: the fused layer_norm kernel.
     const Tensor grouped = input.reshape({input.size(0), groups, -1});
-    const Tensor centre = mean(grouped, -1, true);
-    const Tensor spread = var(grouped, Shape{-1}, 0, true);
-    Tensor result = ((grouped - centre) * rsqrt(spread + eps)).reshape(input.shape());
+    Tensor result =
+        layer_norm(grouped, {grouped.size(2)}, Tensor(), Tensor(), eps).reshape(input.shape());
     Shape view(static_cast<std::size_t>(input.dim()), 1);
     view[1] = input.size(1);
     if (weight.defined()) {

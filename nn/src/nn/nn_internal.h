@@ -1,6 +1,7 @@
 #pragma once
 // Checks and helpers shared by the nn sources (not installed).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,24 @@ struct ConvCall {
 // The convolution composed from sliding windows and a matrix product on call's device, the
 // path without a plugin convolution and the plugin path's double backward.
 [[nodiscard]] Tensor composed_conv(const ConvCall& call);
+
+// A pooling's geometry: sizes per dim and the padding (before, after pairs from the last dim
+// backwards, as pad()) whose after part grows where ceil_mode adds a last, partial window.
+struct PoolGeometry {
+    Shape kernel, stride, padding, dilation, out;
+    Shape regular_pairs;  // padding on both sides
+    Shape extra_pairs;    // (0, extra) where ceil_mode reaches past the padding
+};
+// The gradient of the input x for grad through a function of x recomputed with autograd (the
+// composed form of an op whose fast backward cannot be differentiated again).
+using Recompute = std::function<Tensor(const Tensor&)>;
+// Max and average pooling of a batched [N, C, *S] x over strided views of its padded copy, one
+// kernel offset at a time (functional_pool_slices.cpp): (values, flat input positions) and the
+// average; divisor: counts of cells per window [1, 1, *O], or a number when defined.
+[[nodiscard]] std::pair<Tensor, Tensor> sliced_max_pool(const Tensor& x, const PoolGeometry& g,
+                                                        const Recompute& composed);
+[[nodiscard]] Tensor sliced_avg_pool(const Tensor& x, const PoolGeometry& g,
+                                     const Tensor& divisor, const Recompute& composed);
 
 // value as a user would write it ("0.5", "-1", "nan"), unlike std::to_string's "0.500000".
 [[nodiscard]] std::string format_number(double value);
