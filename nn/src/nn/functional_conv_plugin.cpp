@@ -115,18 +115,30 @@ Tensor plugin_conv(const ConvCall& call) {
             return composed_gradients(call, inputs, gradient);
         }
         const Tensor upstream = gradient.contiguous();
-        Tensor grad_input = zeros(input.shape(), input.dtype(), device);
-        Tensor grad_weight = zeros(weight.shape(), weight.dtype(), device);
-        Tensor grad_bias = bias.defined() ? zeros(bias.shape(), bias.dtype(), device) : Tensor();
-        if (upstream.numel() > 0) {
-            backend->check(plugin->backward_input(device.index, dtype, &g, upstream.device_data(),
-                                                  weight.device_data(), grad_input.device_data()),
-                           call.op);
-            backend->check(
-                plugin->backward_weight(device.index, dtype, &g, upstream.device_data(),
-                                        input.device_data(), grad_weight.device_data(),
-                                        grad_bias.defined() ? grad_bias.device_data() : nullptr),
-                call.op);
+        // Only the gradients an input needs (the first layer's input usually needs none).
+        Tensor grad_input;
+        Tensor grad_weight;
+        Tensor grad_bias;
+        if (inputs[0].requires_grad()) {
+            grad_input = zeros(input.shape(), input.dtype(), device);
+            if (upstream.numel() > 0) {
+                backend->check(plugin->backward_input(device.index, dtype, &g,
+                                                      upstream.device_data(),
+                                                      weight.device_data(),
+                                                      grad_input.device_data()),
+                               call.op);
+            }
+        }
+        if (inputs[1].requires_grad() || (bias.defined() && inputs[2].requires_grad())) {
+            grad_weight = zeros(weight.shape(), weight.dtype(), device);
+            grad_bias = bias.defined() ? zeros(bias.shape(), bias.dtype(), device) : Tensor();
+            if (upstream.numel() > 0) {
+                backend->check(plugin->backward_weight(
+                                   device.index, dtype, &g, upstream.device_data(),
+                                   input.device_data(), grad_weight.device_data(),
+                                   grad_bias.defined() ? grad_bias.device_data() : nullptr),
+                               call.op);
+            }
         }
         std::vector<Tensor> result_grads{grad_input, grad_weight};
         if (bias.defined()) {
