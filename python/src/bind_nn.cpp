@@ -359,6 +359,7 @@ void bind_nn(py::module_& module) {
     bind_layers_more(nn_module);
     bind_nn_functional(nn_module);
     bind_conv_layers(nn_module);
+    bind_rnn_layers(nn_module);
     bind_gpt(nn_module);
     py::module_ optim_module = module.def_submodule("_optim", "kael.optim internals");
     bind_optim(optim_module);

@@ -21,6 +21,8 @@ void bind_layers_more(py::module_& nn_module);
 void bind_nn_functional(py::module_& nn_module);
 // Convolution, pooling, batch and group normalisation (bind_nn_conv.cpp).
 void bind_conv_layers(py::module_& nn_module);
+// RNN, LSTM, GRU and their cells (bind_nn_rnn.cpp).
+void bind_rnn_layers(py::module_& nn_module);
 void bind_gpt(py::module_& nn_module);
 void bind_optim(py::module_& optim_module);
 

@@ -1,0 +1,136 @@
+"""RNN, LSTM, GRU and their cells against torch 1.13 on every device kael lists: torch's
+weights loaded into kael's layer by name, then outputs, final states and the gradients of the
+input, the initial states and every parameter in float64 (layers, both directions,
+batch_first, proj_size, unbatched inputs, relu); and names, printouts and errors."""
+import numpy as np
+import pytest
+
+import kael
+
+torch = pytest.importorskip("torch")
+
+
+def to_kael(t, device):
+    return kael.tensor(t.detach().numpy()).to(device)
+
+
+def close(got, want, tol=1e-9):
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(np.asarray(got.detach().cpu().tolist()).reshape(tuple(got.shape)),
+                               want.detach().numpy(), rtol=tol, atol=tol)
+
+
+def twin(name, device, *args, **kwargs):
+    torch.manual_seed(0)
+    reference = getattr(torch.nn, name)(*args, **kwargs, dtype=torch.float64)
+    layer = getattr(kael.nn, name)(*args, **kwargs, dtype=kael.float64)
+    assert [n for n, _ in layer.named_parameters()] == \
+        [n for n, _ in reference.named_parameters()]
+    assert repr(layer) == repr(reference)
+    layer.load_state_dict({k: to_kael(v, "cpu") for k, v in reference.state_dict().items()})
+    return layer.to(device), reference
+
+
+LAYERS = [
+    ("LSTM", (6, 5), dict(), (4, 3, 6)),
+    ("LSTM", (6, 5), dict(num_layers=2, bidirectional=True, batch_first=True), (3, 4, 6)),
+    ("LSTM", (6, 5), dict(proj_size=3, num_layers=2), (4, 2, 6)),
+    ("LSTM", (6, 5), dict(bias=False), (4, 6)),  # unbatched
+    ("GRU", (6, 5), dict(num_layers=2, bidirectional=True), (4, 3, 6)),
+    ("GRU", (6, 5), dict(batch_first=True), (3, 4, 6)),
+    ("RNN", (6, 5), dict(nonlinearity="relu", num_layers=2), (4, 3, 6)),
+    ("RNN", (6, 5), dict(bidirectional=True), (4, 6)),
+]
+
+
+@pytest.mark.parametrize("name,args,options,shape", LAYERS)
+@pytest.mark.parametrize("given_state", [False, True])
+def test_recurrent_layers_match_torch(device, name, args, options, shape, given_state):
+    layer, reference = twin(name, device, *args, **options)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape)
+    tx = torch.tensor(x, requires_grad=True)
+    kx = kael.tensor(x).to(device).requires_grad_(True)
+    directions = 2 if options.get("bidirectional") else 1
+    stacks = options.get("num_layers", 1) * directions
+    batch = [] if len(shape) == 2 else [shape[0] if options.get("batch_first") else shape[1]]
+    out_size = options.get("proj_size") or args[1]
+    t_state = k_state = None
+    if given_state:
+        h = rng.standard_normal([stacks, *batch, out_size])
+        states = [h] + ([rng.standard_normal([stacks, *batch, args[1]])] if name == "LSTM" else [])
+        t_states = [torch.tensor(s, requires_grad=True) for s in states]
+        k_states = [kael.tensor(s).to(device).requires_grad_(True) for s in states]
+        t_state = tuple(t_states) if name == "LSTM" else t_states[0]
+        k_state = tuple(k_states) if name == "LSTM" else k_states[0]
+    got, got_final = layer(kx, k_state)
+    want, want_final = reference(tx, t_state)
+    close(got, want)
+    got_parts = list(got_final) if name == "LSTM" else [got_final]
+    want_parts = list(want_final) if name == "LSTM" else [want_final]
+    for g, w in zip(got_parts, want_parts):
+        close(g, w)
+    weights = [rng.standard_normal(tuple(p.shape)) for p in [want] + want_parts]
+    (sum((t * torch.tensor(w)).sum() for t, w in zip([want] + want_parts, weights))).backward()
+    (sum((t * kael.tensor(w).to(device)).sum()
+         for t, w in zip([got] + got_parts, weights))).backward()
+    close(kx.grad, tx.grad)
+    for (n, p), (_, q) in zip(layer.named_parameters(), reference.named_parameters()):
+        close(p.grad, q.grad)
+    if given_state:
+        for k, t in zip(k_states, t_states):
+            close(k.grad, t.grad)
+
+
+@pytest.mark.parametrize("name,options", [("LSTMCell", {}), ("GRUCell", {}), ("RNNCell", {}),
+                                          ("RNNCell", dict(nonlinearity="relu")),
+                                          ("LSTMCell", dict(bias=False))])
+@pytest.mark.parametrize("batched", [True, False])
+def test_cells_match_torch(device, name, options, batched):
+    layer, reference = twin(name, device, 4, 3, **options)
+    rng = np.random.default_rng(2)
+    shape = (2, 4) if batched else (4,)
+    x = rng.standard_normal(shape)
+    h = rng.standard_normal(shape[:-1] + (3,))
+    tx, th = torch.tensor(x, requires_grad=True), torch.tensor(h, requires_grad=True)
+    kx = kael.tensor(x).to(device).requires_grad_(True)
+    kh = kael.tensor(h).to(device).requires_grad_(True)
+    if name == "LSTMCell":
+        c = rng.standard_normal(shape[:-1] + (3,))
+        got = layer(kx, (kh, kael.tensor(c).to(device)))
+        want = reference(tx, (th, torch.tensor(c)))
+        got, want = got[0] + 2 * got[1], want[0] + 2 * want[1]
+    else:
+        got, want = layer(kx, kh), reference(tx, th)
+    close(got, want)
+    got.sum().backward()
+    want.sum().backward()
+    close(kx.grad, tx.grad)
+    close(kh.grad, th.grad)
+    for (_, p), (_, q) in zip(layer.named_parameters(), reference.named_parameters()):
+        close(p.grad, q.grad)
+
+
+def test_dropout_between_layers_and_attributes():
+    lstm = kael.nn.LSTM(4, 8, num_layers=3, dropout=0.5)
+    assert (lstm.input_size, lstm.hidden_size, lstm.num_layers, lstm.dropout) == (4, 8, 3, 0.5)
+    x = kael.randn(5, 2, 4)
+    lstm.eval()
+    first, _ = lstm(x)
+    second, _ = lstm(x)
+    assert first.tolist() == second.tolist()  # no dropout in eval
+    lstm.train()
+    assert lstm(x)[0].shape == (5, 2, 8)
+
+
+def test_errors_name_the_layer():
+    with pytest.raises(ValueError, match="input size 5 is not input_size 4"):
+        kael.nn.LSTM(4, 8)(kael.randn(3, 2, 5))
+    with pytest.raises(ValueError, match="hidden state"):
+        kael.nn.GRU(4, 8)(kael.randn(3, 2, 4), kael.zeros(1, 3, 8))
+    with pytest.raises(ValueError, match="nonlinearity"):
+        kael.nn.RNN(4, 8, nonlinearity="sigmoid")
+    with pytest.raises(ValueError, match="proj_size"):
+        kael.nn.LSTM(4, 8, proj_size=8)
+    with pytest.raises(TypeError, match="LSTM: hx"):
+        kael.nn.LSTM(4, 8)(kael.randn(3, 2, 4), kael.zeros(1, 2, 8))
