@@ -75,6 +75,10 @@ def check_rpaths(archive, members):
                     fail(f"{member}: RPATH entry {entry!r} leads outside the wheel")
 
 
+# The cpu plugin's oneDNN convolutions, opened at run time (absent where the build lacked oneDNN).
+ONEDNN = "kael/lib/kael/plugins/kael_cpu_onednn.so"
+
+
 def check_kael(name, archive, python_tag, arch, vocabulary):
     expected = f"kael-{version()}-{python_tag}-{python_tag}-linux_{arch}.whl"
     if name != expected:
@@ -95,7 +99,8 @@ def check_kael(name, archive, python_tag, arch, vocabulary):
         fail(f"{name}: no single module kael/_kael.cpython-{python_tag[2:]}*.so: {modules}")
     shared = sorted(m for m in members if re.search(r"\.so(\.|$)", m))
     expected_shared = sorted(modules + ["kael/lib/libkael_core.so.0", "kael/lib/libkael_nn.so.0",
-                                        "kael/lib/kael/plugins/kael_plugin_cpu.so"])
+                                        "kael/lib/kael/plugins/kael_plugin_cpu.so"] +
+                             [ONEDNN] * (ONEDNN in members))  # where oneDNN was found
     if shared != expected_shared:  # no cuda or emulated plugin, no second copy of the core
         fail(f"{name}: shared libraries {shared}, expected {expected_shared}")
     stray = sorted(m for m in members

@@ -93,6 +93,24 @@ def test_numerics_agree_with_numpy(device):
 
 
 @pytest.mark.parametrize("name", ["fashion_mnist_adam.py", "char_transformer.py",
-                                  "numerics.py"])
+                                  "numerics.py", "fashion_mnist_cnn.py"])
 def test_examples_explain_their_options(name):
     assert "--device" in run_example(name, "--help")
+
+
+def test_cnn_learns_fashion_mnist(device):
+    """The CNN example on a slice of the data: the same program (only its import differs) on
+    kael and, on cpu, on PyTorch; both learn well past chance (the full 2-epoch run reaches
+    above 90%, README)."""
+    if not os.path.isdir(FASHION_MNIST):
+        pytest.skip(f"no Fashion-MNIST at {FASHION_MNIST} (dataset-fashion-mnist)")
+    common = ["--data", FASHION_MNIST, "--epochs", "1", "--train-size", "3200",
+              "--test-size", "1000"]
+    libraries = ["kael", "torch"] if device == "cpu" else ["kael"]
+    for library in libraries:
+        if library == "torch":
+            pytest.importorskip("torch")
+        output = run_example("fashion_mnist_cnn.py", "--device", device, "--library", library,
+                             *common)
+        accuracy = float(output.rsplit("test accuracy ", 1)[1].split("%")[0])
+        assert accuracy > 65.0, output

@@ -122,11 +122,10 @@ Tensor plugin_conv(const ConvCall& call) {
         if (inputs[0].requires_grad()) {
             grad_input = zeros(input.shape(), input.dtype(), device);
             if (upstream.numel() > 0) {
-                backend->check(plugin->backward_input(device.index, dtype, &g,
-                                                      upstream.device_data(),
-                                                      weight.device_data(),
-                                                      grad_input.device_data()),
-                               call.op);
+                backend->check(
+                    plugin->backward_input(device.index, dtype, &g, upstream.device_data(),
+                                           weight.device_data(), grad_input.device_data()),
+                    call.op);
             }
         }
         if (inputs[1].requires_grad() || (bias.defined() && inputs[2].requires_grad())) {
