@@ -104,8 +104,10 @@ def test_cnn_learns_fashion_mnist(device):
     above 90%, README)."""
     if not os.path.isdir(FASHION_MNIST):
         pytest.skip(f"no Fashion-MNIST at {FASHION_MNIST} (dataset-fashion-mnist)")
-    common = ["--data", FASHION_MNIST, "--epochs", "1", "--train-size", "3200",
-              "--test-size", "1000"]
+    # 30 steps on cpu; 10 on another device (the emulated one computes slowly)
+    images, tests, least = ("1920", "500", 65.0) if device == "cpu" else ("640", "300", 45.0)
+    common = ["--data", FASHION_MNIST, "--epochs", "1", "--train-size", images,
+              "--test-size", tests]
     libraries = ["kael", "torch"] if device == "cpu" else ["kael"]
     for library in libraries:
         if library == "torch":
@@ -113,4 +115,4 @@ def test_cnn_learns_fashion_mnist(device):
         output = run_example("fashion_mnist_cnn.py", "--device", device, "--library", library,
                              *common)
         accuracy = float(output.rsplit("test accuracy ", 1)[1].split("%")[0])
-        assert accuracy > 65.0, output
+        assert accuracy > least, output
