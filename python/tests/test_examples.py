@@ -93,7 +93,7 @@ def test_numerics_agree_with_numpy(device):
 
 
 @pytest.mark.parametrize("name", ["fashion_mnist_adam.py", "char_transformer.py",
-                                  "numerics.py", "fashion_mnist_cnn.py"])
+                                  "numerics.py", "fashion_mnist_cnn.py", "word_lstm.py"])
 def test_examples_explain_their_options(name):
     assert "--device" in run_example(name, "--help")
 
@@ -116,3 +116,15 @@ def test_cnn_learns_fashion_mnist(device):
                              *common)
         accuracy = float(output.rsplit("test accuracy ", 1)[1].split("%")[0])
         assert accuracy > least, output
+
+
+def test_word_lstm_learns_the_gpl(device):
+    """The word-level LSTM language model on the GPL's text Debian ships: a few truncated-BPTT
+    batches lower the validation perplexity, on every device."""
+    if not os.path.exists(TEXT):
+        pytest.skip(f"no {TEXT}")
+    output = run_example("word_lstm.py", "--device", device, "--epochs", "1",
+                         "--max-batches", "20")
+    first, last = (float(v) for v in
+                   output.rsplit("validation perplexity fell from ", 1)[1].split(" to "))
+    assert last < 0.6 * first, output
