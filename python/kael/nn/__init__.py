@@ -267,3 +267,7 @@ from ._conv_layers import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E402,F
 from ._rnn_layers import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell  # noqa: E402,F401
 
 _module_api.install()
+
+from ._transformer_layers import (Transformer, TransformerDecoder,  # noqa: E402,F401
+                                  TransformerDecoderLayer, TransformerEncoder,
+                                  TransformerEncoderLayer)
