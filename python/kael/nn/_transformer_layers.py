@@ -41,7 +41,22 @@ def _parts(d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first
     return parts
 
 
-class TransformerEncoderLayer(_nn.Module):
+class _TransformerLayer(_nn.Module):
+    _cross = False  # the decoder's attention over the encoder's memory
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        for name, module in _parts(d_model, nhead, dim_feedforward, dropout, layer_norm_eps,
+                                   batch_first, bias, device, self._cross).items():
+            setattr(self, name, module)
+        self.norm_first, self.activation = norm_first, _activation(activation)
+        if dtype is not None:
+            self.to(dtype)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention and a feed-forward block, each with a residual and LayerNorm (after it,
     or before it with norm_first), as torch.nn.TransformerEncoderLayer.
 
@@ -51,16 +66,6 @@ class TransformerEncoderLayer(_nn.Module):
         (2, 5, 16)
     """
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
-                 device=None, dtype=None):
-        super().__init__()
-        for name, module in _parts(d_model, nhead, dim_feedforward, dropout, layer_norm_eps,
-                                   batch_first, bias, device, False).items():
-            setattr(self, name, module)
-        self.norm_first, self.activation = norm_first, _activation(activation)
-        if dtype is not None:
-            self.to(dtype)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         """The layer's output, shaped like src."""
@@ -84,7 +89,7 @@ class TransformerEncoderLayer(_nn.Module):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
-class TransformerDecoderLayer(_nn.Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention over the encoder's memory and a feed-forward block, as
     torch.nn.TransformerDecoderLayer.
 
@@ -94,16 +99,6 @@ class TransformerDecoderLayer(_nn.Module):
         (5, 2, 16)
     """
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
-                 device=None, dtype=None):
-        super().__init__()
-        for name, module in _parts(d_model, nhead, dim_feedforward, dropout, layer_norm_eps,
-                                   batch_first, bias, device, True).items():
-            setattr(self, name, module)
-        self.norm_first, self.activation = norm_first, _activation(activation)
-        if dtype is not None:
-            self.to(dtype)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
