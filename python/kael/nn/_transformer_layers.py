@@ -98,7 +98,7 @@ class TransformerDecoderLayer(_TransformerLayer):
         >>> layer(kael.randn(5, 2, 16), kael.randn(7, 2, 16)).shape
         (5, 2, 16)
     """
-
+    _cross = True
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
