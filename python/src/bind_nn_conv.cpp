@@ -62,6 +62,22 @@ void bind_functional(py::module_& functional) {
         arg("input"), arg("weight"), arg("bias"), arg("stride"), arg("padding"), arg("dilation"),
         arg("groups"), "conv1d/2d/3d with padding 'same' or 'valid'.");
     functional.def(
+        "conv_transpose",
+        [](const Tensor& input, const Tensor& weight, py::handle bias, const Shape& stride,
+           const Shape& padding, const Shape& output_padding, std::int64_t groups,
+           const Shape& dilation) {
+            const Tensor b = optional_tensor(bias, "conv_transpose", "bias");
+            const py::gil_scoped_release released;
+            return F::conv_transpose(input, weight, b, stride, padding, output_padding, groups,
+                                     dilation);
+        },
+        arg("input"), arg("weight"), arg("bias"), arg("stride"), arg("padding"),
+        arg("output_padding"), arg("groups"), arg("dilation"),
+        "conv_transpose1d/2d/3d by weight's rank.");
+    functional.def("fold_windows", &F::fold_windows, arg("windows"), arg("shape"), arg("kernel"),
+                   arg("stride"), arg("dilation"), py::call_guard<py::gil_scoped_release>(),
+                   "windows [N, *O, C, *K] summed into [N, C, *S] where each was read.");
+    functional.def(
         "max_pool",
         [](const Tensor& input, std::int64_t spatial, const Shape& kernel, const Shape& stride,
            const Shape& padding, const Shape& dilation, bool ceil_mode) {

@@ -297,3 +297,40 @@ def test_conv_double_backward_matches_torch(device):
         (gx ** 2).sum().backward()
         results.append(np.asarray(w.grad.detach().cpu().tolist()))
     np.testing.assert_allclose(results[0], results[1], rtol=2e-4, atol=2e-3)
+
+
+TRANSPOSE_CASES = [  # (dims, input shape, weight shape, options)
+    (1, (2, 4, 5), (4, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    (1, (4, 6), (4, 2, 2), dict(dilation=2)),
+    (2, (2, 4, 5, 6), (4, 3, 4, 4), dict(stride=2, padding=1)),
+    (2, (2, 4, 5, 5), (4, 2, 3, 3), dict(groups=2, stride=(2, 1), output_padding=(1, 0))),
+    (3, (1, 2, 3, 3, 2), (2, 2, 2, 2, 2), dict(stride=2)),
+]
+
+
+@pytest.mark.parametrize("dims,shape,weight,options", TRANSPOSE_CASES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv_transpose_matches_torch(device, dims, shape, weight, options, bias):
+    kael_conv = getattr(KF, f"conv_transpose{dims}d")
+    torch_conv = getattr(TF, f"conv_transpose{dims}d")
+    out_channels = weight[1] * options.get("groups", 1)
+    shapes = [shape, weight] + ([(out_channels,)] if bias else [])
+    check(lambda x, w, *b: kael_conv(x, w, b[0] if b else None, **options),
+          lambda x, w, *b: torch_conv(x, w, b[0] if b else None, **options),
+          shapes, device, strided=len(shape) > 2)
+
+
+def test_conv_transpose_layer_and_fold_match_torch(device):
+    torch.manual_seed(0)
+    reference = torch.nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, dtype=torch.float64)
+    layer = kael.nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, dtype=kael.float64)
+    assert repr(layer) == repr(reference)
+    assert list(layer.state_dict()) == list(reference.state_dict())
+    layer.load_state_dict({k: kael.tensor(v.detach().numpy()) for k, v in
+                           reference.state_dict().items()})
+    layer.to(device)
+    x, tx = pair((2, 3, 4, 4), device, 11)
+    close(layer(x, output_size=(8, 8)), reference(tx, output_size=(8, 8)))
+    check(lambda c: KF.fold(c, (5, 6), (2, 3), padding=1, stride=(1, 2)),
+          lambda c: TF.fold(c, (5, 6), (2, 3), padding=1, stride=(1, 2)),
+          [(2, 3 * 6, 6 * 3)], device)

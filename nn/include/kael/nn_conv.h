@@ -20,6 +20,11 @@ namespace kael::nn::functional {
 [[nodiscard]] Tensor sliding_windows(const Tensor& input, const Shape& kernel, const Shape& stride,
                                      const Shape& dilation);
 
+// sliding_windows' adjoint: windows [N, *O, C, *K] summed into a zero [N, C, *S] (shape)
+// where each was read from; differentiable (F.fold's and conv_transpose's last step).
+[[nodiscard]] Tensor fold_windows(const Tensor& windows, const Shape& shape, const Shape& kernel,
+                                  const Shape& stride, const Shape& dilation);
+
 // padding: (before, after) pairs from the last dim backwards, as pad(); mode "constant"
 // (value), "reflect", "replicate" or "circular". Differentiable.
 [[nodiscard]] Tensor pad(const Tensor& input, const Shape& pad, const std::string& mode,
@@ -35,6 +40,14 @@ namespace kael::nn::functional {
 [[nodiscard]] Tensor conv(const Tensor& input, const Tensor& weight, const Tensor& bias,
                           const Shape& stride, const std::string& padding, const Shape& dilation,
                           std::int64_t groups = 1);
+
+// torch.nn.functional.conv_transpose1d/2d/3d by weight's rank: weight [C, OC / groups,
+// *kernel], bias [OC] (undefined: none); output_padding (below stride or dilation) adds to one
+// side of each output dim.
+[[nodiscard]] Tensor conv_transpose(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                    const Shape& stride, const Shape& padding,
+                                    const Shape& output_padding, std::int64_t groups,
+                                    const Shape& dilation);
 
 struct PoolOptions {
     Shape kernel;

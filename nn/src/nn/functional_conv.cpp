@@ -56,6 +56,43 @@ Tensor windows_added_back(const Tensor& grad, const Shape& input_shape, const Sh
     return result.reshape(input_shape);
 }
 
+// The windows [N, *O, C, *K] added back onto a zero [N, C, *S] at the positions they were read
+// from (sliding_windows' adjoint), in place through strided views: not recorded.
+Tensor windows_folded(const Tensor& grad, const Shape& input_shape, const Shape& kernel,
+                      const Shape& stride, const Shape& dilation) {
+    const std::size_t d = kernel.size();
+    Shape out(d);
+    for (std::size_t i = 0; i < d; ++i) {
+        out[i] = grad.size(static_cast<std::int64_t>(i) + 1);
+    }
+    // Each kernel offset's plane of windows adds back onto the strided input positions
+    // it was read from, [N, *O, C] permuted to [N, C, *O].
+    Tensor result = zeros(input_shape, grad.dtype(), grad.device());
+    Shape order{0, static_cast<std::int64_t>(d) + 1};
+    for (std::size_t i = 0; i < d; ++i) {
+        order.push_back(static_cast<std::int64_t>(i) + 1);
+    }
+    Shape offset(d, 0);
+    for (std::int64_t k = 0; k < product(kernel); ++k) {
+        Tensor target = result;
+        Tensor part = grad;
+        for (std::size_t i = d; i-- > 0;) {
+            const std::int64_t start = offset[i] * dilation[i];
+            target = target.slice(static_cast<std::int64_t>(i) + 2, start,
+                                  start + stride[i] * (out[i] - 1) + 1, stride[i]);
+            part = part.select(static_cast<std::int64_t>(d + 2 + i), offset[i]);
+        }
+        add_(target, part.permute(order));
+        for (std::size_t i = d; i-- > 0;) {  // the next offset, last dim fastest
+            if (++offset[i] < kernel[i]) {
+                break;
+            }
+            offset[i] = 0;
+        }
+    }
+    return result;
+}
+
 }  // namespace
 
 }  // namespace kael::nn::functional
@@ -127,32 +164,7 @@ Tensor sliding_windows(const Tensor& input, const Shape& kernel, const Shape& st
                 return std::vector<Tensor>{
                     windows_added_back(grad, input_shape, kernel, stride, dilation)};
             }
-            // Each kernel offset's plane of windows adds back onto the strided input positions
-            // it was read from, [N, *O, C] permuted to [N, C, *O].
-            Tensor result = zeros(input_shape, grad.dtype(), grad.device());
-            Shape order{0, static_cast<std::int64_t>(d) + 1};
-            for (std::size_t i = 0; i < d; ++i) {
-                order.push_back(static_cast<std::int64_t>(i) + 1);
-            }
-            Shape offset(d, 0);
-            for (std::int64_t k = 0; k < product(kernel); ++k) {
-                Tensor target = result;
-                Tensor part = grad;
-                for (std::size_t i = d; i-- > 0;) {
-                    const std::int64_t start = offset[i] * dilation[i];
-                    target = target.slice(static_cast<std::int64_t>(i) + 2, start,
-                                          start + stride[i] * (out[i] - 1) + 1, stride[i]);
-                    part = part.select(static_cast<std::int64_t>(d + 2 + i), offset[i]);
-                }
-                add_(target, part.permute(order));
-                for (std::size_t i = d; i-- > 0;) {  // the next offset, last dim fastest
-                    if (++offset[i] < kernel[i]) {
-                        break;
-                    }
-                    offset[i] = 0;
-                }
-            }
-            return std::vector<Tensor>{result};
+            return std::vector<Tensor>{windows_folded(grad, input_shape, kernel, stride, dilation)};
         });
     return windows;
 }
@@ -206,6 +218,11 @@ Tensor pad(const Tensor& input, const Shape& amounts, const std::string& mode, d
 }  // namespace kael::nn::functional
 
 namespace kael::nn::detail {
+
+Tensor windows_folded(const Tensor& windows, const Shape& shape, const Shape& kernel,
+                      const Shape& stride, const Shape& dilation) {
+    return functional::windows_folded(windows, shape, kernel, stride, dilation);
+}
 
 Tensor composed_conv(const ConvCall& call) {
     using functional::pad;

@@ -35,6 +35,12 @@ struct ConvCall {
 // path without a plugin convolution and the plugin path's double backward.
 [[nodiscard]] Tensor composed_conv(const ConvCall& call);
 
+// sliding_windows' adjoint for windows [N, *O, C, *K] into a zero [N, C, *S], through strided
+// in-place adds (not recorded; functional_conv.cpp).
+[[nodiscard]] Tensor windows_folded(const Tensor& windows, const Shape& shape,
+                                    const Shape& kernel, const Shape& stride,
+                                    const Shape& dilation);
+
 // A pooling's geometry: sizes per dim and the padding (before, after pairs from the last dim
 // backwards, as pad()) whose after part grows where ceil_mode adds a last, partial window.
 struct PoolGeometry {

@@ -264,6 +264,8 @@ from ._conv_layers import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E402,F
                            BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Conv3d, GroupNorm,
                            InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, MaxPool1d, MaxPool2d,
                            MaxPool3d, PixelShuffle, PixelUnshuffle, Unfold, Upsample)
+from ._conv_transpose import (ConvTranspose1d, ConvTranspose2d,  # noqa: E402,F401
+                              ConvTranspose3d, Fold)
 from ._rnn_layers import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell  # noqa: E402,F401
 
 _module_api.install()

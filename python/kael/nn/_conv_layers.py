@@ -6,6 +6,7 @@ parameters are kael/nn_conv.h's C++ modules underneath."""
 from .._kael import _nn
 from .._kael import float32 as _float32
 from . import _conv_functional as F
+from . import _resampling
 
 
 def _tuple(value, n, name):
@@ -358,7 +359,7 @@ class Upsample(_nn.Module):
 
     def forward(self, input):
         """The resized input."""
-        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+        return _resampling.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
                              self.recompute_scale_factor)
 
 
@@ -376,7 +377,7 @@ class PixelShuffle(_nn.Module):
 
     def forward(self, input):
         """The shuffled input."""
-        return F.pixel_shuffle(input, self.upscale_factor)
+        return _resampling.pixel_shuffle(input, self.upscale_factor)
 
 
 class PixelUnshuffle(_nn.Module):
@@ -393,7 +394,7 @@ class PixelUnshuffle(_nn.Module):
 
     def forward(self, input):
         """The unshuffled input."""
-        return F.pixel_unshuffle(input, self.downscale_factor)
+        return _resampling.pixel_unshuffle(input, self.downscale_factor)
 
 
 class Unfold(_nn.Module):
@@ -411,4 +412,4 @@ class Unfold(_nn.Module):
 
     def forward(self, input):
         """The input's sliding blocks as columns."""
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+        return _resampling.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)

@@ -17,8 +17,10 @@ from ._composed_functional import (  # noqa: F401,E402
 from ._conv_functional import (  # noqa: F401,E402
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, batch_norm,
-    conv1d, conv2d, conv3d, group_norm, instance_norm, interpolate, max_pool1d, max_pool2d,
-    max_pool3d, pad, pixel_shuffle, pixel_unshuffle, unfold)
+    conv1d, conv2d, conv3d, group_norm, instance_norm, max_pool1d, max_pool2d, max_pool3d, pad)
+from ._resampling import interpolate, pixel_shuffle, pixel_unshuffle, unfold  # noqa: F401,E402
+from ._conv_transpose import (conv_transpose1d, conv_transpose2d,  # noqa: F401,E402
+                              conv_transpose3d, fold)
 
 # The top-level ops already have PyTorch's signatures.
 relu = _kael.relu
@@ -37,4 +39,5 @@ __all__ = ["relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax",
            "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "batch_norm", "group_norm",
-           "instance_norm", "interpolate", "pixel_shuffle", "pixel_unshuffle", "unfold"]
+           "instance_norm", "interpolate", "pixel_shuffle", "pixel_unshuffle", "unfold",
+           "fold", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
