@@ -20,8 +20,9 @@ void bind_rnn_layers(py::module_& nn_module) {
              arg("batch_first"), arg("dropout"), arg("bidirectional"), arg("proj_size"),
              arg("device"))
         .def("_run", &nn::RNNBase::forward_with_state, arg("input"), arg("state"),
-             py::call_guard<py::gil_scoped_release>(),
-             "(output, [h_n] or [h_n, c_n]) for input and the initial state (empty: zeros).")
+             arg("lengths") = std::vector<std::int64_t>{}, py::call_guard<py::gil_scoped_release>(),
+             "(output, [h_n] or [h_n, c_n]) for input and the initial state (empty: zeros); "
+             "lengths: the sequences' steps, longest first (packed sequences).")
         .def_property_readonly(
             "_options",
             [](const nn::RNNBase& m) {

@@ -134,3 +134,58 @@ def test_errors_name_the_layer():
         kael.nn.LSTM(4, 8, proj_size=8)
     with pytest.raises(TypeError, match="LSTM: hx"):
         kael.nn.LSTM(4, 8)(kael.randn(3, 2, 4), kael.zeros(1, 2, 8))
+
+
+@pytest.mark.parametrize("name,options", [("LSTM", dict(num_layers=2, bidirectional=True)),
+                                          ("GRU", dict(batch_first=True)),
+                                          ("LSTM", dict(proj_size=3)),
+                                          ("RNN", dict(bidirectional=True))])
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_packed_sequences_match_torch(device, name, options, enforce_sorted):
+    layer, reference = twin(name, device, 4, 5, **options)
+    lengths = [5, 3, 3, 1] if enforce_sorted else [3, 5, 1, 3]
+    rng = np.random.default_rng(4)
+    first = options.get("batch_first", False)
+    shape = (4, 5, 4) if first else (5, 4, 4)
+    x = rng.standard_normal(shape)
+    tx = torch.tensor(x, requires_grad=True)
+    kx = kael.tensor(x).to(device).requires_grad_(True)
+    t_rnn, k_rnn = torch.nn.utils.rnn, kael.nn.utils.rnn
+    t_packed = t_rnn.pack_padded_sequence(tx, torch.tensor(lengths), batch_first=first,
+                                          enforce_sorted=enforce_sorted)
+    k_packed = k_rnn.pack_padded_sequence(kx, lengths, batch_first=first,
+                                          enforce_sorted=enforce_sorted)
+    assert k_packed.batch_sizes.tolist() == t_packed.batch_sizes.tolist()
+    close(k_packed.data, t_packed.data)
+    k_out, k_final = layer(k_packed)
+    t_out, t_final = reference(t_packed)
+    assert isinstance(k_out, k_rnn.PackedSequence)
+    k_padded, k_lengths = k_rnn.pad_packed_sequence(k_out, batch_first=first, total_length=6)
+    t_padded, t_lengths = t_rnn.pad_packed_sequence(t_out, batch_first=first, total_length=6)
+    assert k_lengths.tolist() == t_lengths.tolist()
+    close(k_padded, t_padded)
+    k_parts = list(k_final) if name == "LSTM" else [k_final]
+    t_parts = list(t_final) if name == "LSTM" else [t_final]
+    for k, t in zip(k_parts, t_parts):
+        close(k, t)
+    (k_padded.sum() + sum(k.sum() for k in k_parts)).backward()
+    (t_padded.sum() + sum(t.sum() for t in t_parts)).backward()
+    close(kx.grad, tx.grad)
+    for (_, p), (_, q) in zip(layer.named_parameters(), reference.named_parameters()):
+        close(p.grad, q.grad)
+
+
+def test_pad_and_pack_sequence_match_torch():
+    seqs = [[1.0, 2.0, 3.0], [4.0], [5.0, 6.0]]
+    k = [kael.tensor(s) for s in seqs]
+    t = [torch.tensor(s) for s in seqs]
+    for first in (False, True):
+        assert kael.nn.utils.rnn.pad_sequence(k, batch_first=first, padding_value=-1).tolist() \
+            == torch.nn.utils.rnn.pad_sequence(t, batch_first=first, padding_value=-1).tolist()
+    kp = kael.nn.utils.rnn.pack_sequence(k, enforce_sorted=False)
+    tp = torch.nn.utils.rnn.pack_sequence(t, enforce_sorted=False)
+    assert kp.data.tolist() == tp.data.tolist()
+    assert kp.sorted_indices.tolist() == tp.sorted_indices.tolist()
+    assert kp.unsorted_indices.tolist() == tp.unsorted_indices.tolist()
+    with pytest.raises(ValueError, match="sorted longest first"):
+        kael.nn.utils.rnn.pack_sequence(k)

@@ -32,8 +32,11 @@ public:
     // input [T, B, input_size] ([B, T, ...] with batch_first, [T, input_size] unbatched);
     // state: h0 (and c0 for LSTM), [layers * directions, B, size] each, empty for zeros.
     // Returns the last layer's outputs [T, B, directions * out] and the final state.
-    std::pair<Tensor, std::vector<Tensor>> forward_with_state(const Tensor& input,
-                                                              const std::vector<Tensor>& state);
+    // lengths (packed sequences): each batch element's steps, in non-increasing order; a
+    // sequence's later steps leave its state alone and output zeros.
+    std::pair<Tensor, std::vector<Tensor>> forward_with_state(
+        const Tensor& input, const std::vector<Tensor>& state,
+        const std::vector<std::int64_t>& lengths = {});
     Tensor forward(const Tensor& input) override { return forward_with_state(input, {}).first; }
     [[nodiscard]] std::string type_name() const override;
     [[nodiscard]] std::string extra_repr() const override;

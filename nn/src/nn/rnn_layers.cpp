@@ -97,7 +97,8 @@ RNNBase::RNNBase(const RNNOptions& given, Device device) : options(given) {
 }
 
 std::pair<Tensor, std::vector<Tensor>> RNNBase::forward_with_state(
-    const Tensor& input, const std::vector<Tensor>& state) {
+    const Tensor& input, const std::vector<Tensor>& state,
+    const std::vector<std::int64_t>& lengths) {
     const bool lstm = options.mode == "LSTM";
     const bool batched = input.dim() == 3;
     if (input.dim() != 2 && input.dim() != 3) {
@@ -129,6 +130,27 @@ std::pair<Tensor, std::vector<Tensor>> RNNBase::forward_with_state(
         }
         return zeros({stacks, batch, size}, x.dtype(), x.device());
     };
+    if (!lengths.empty()) {
+        bool sorted = static_cast<std::int64_t>(lengths.size()) == batch;
+        for (std::size_t i = 0; sorted && i < lengths.size(); ++i) {
+            sorted =
+                lengths[i] >= 1 && lengths[i] <= steps && (i == 0 || lengths[i] <= lengths[i - 1]);
+        }
+        if (!sorted) {
+            throw ValueError(type_name() + ": lengths must give each of the " +
+                             std::to_string(batch) + " sequences 1 to " + std::to_string(steps) +
+                             " steps, longest first");
+        }
+    }
+    // The sequences still running at step t: the first `running(t)` rows.
+    const auto running = [&](std::int64_t t) {
+        std::int64_t count = 0;
+        while (count < static_cast<std::int64_t>(lengths.size()) &&
+               lengths[static_cast<std::size_t>(count)] > t) {
+            ++count;
+        }
+        return lengths.empty() ? batch : count;
+    };
     const Tensor h0 = initial(0, out);
     const Tensor c0 = lstm ? initial(1, hidden) : Tensor();
     std::vector<Tensor> last_h;
@@ -148,16 +170,30 @@ std::pair<Tensor, std::vector<Tensor>> RNNBase::forward_with_state(
             std::vector<Tensor> outputs(static_cast<std::size_t>(steps));
             for (std::int64_t i = 0; i < steps; ++i) {
                 const std::int64_t t = direction == 0 ? i : steps - 1 - i;
-                const std::vector<Tensor> next = functional::rnn_cell(
-                    options.mode, x_gates.select(0, t), linear(h, weight(1), weight(3)), h, c);
-                h = next[0];
-                if (lstm) {
-                    c = next[1];
-                    if (w[4] != nullptr) {
-                        h = linear(h, *w[4]);
-                    }
+                const std::int64_t live = running(t);
+                const auto head = [&](const Tensor& v) {
+                    return live == batch ? v : narrow(v, 0, 0, live);
+                };
+                std::vector<Tensor> next = functional::rnn_cell(
+                    options.mode, head(x_gates.select(0, t)), linear(head(h), weight(1), weight(3)),
+                    head(h), lstm ? head(c) : c);
+                if (lstm && w[4] != nullptr) {
+                    next[0] = linear(next[0], *w[4]);
                 }
-                outputs[static_cast<std::size_t>(t)] = h;
+                if (live == batch) {
+                    h = next[0];
+                    c = lstm ? next[1] : c;
+                    outputs[static_cast<std::size_t>(t)] = h;
+                    continue;
+                }
+                // Finished (or, backwards, not yet started) sequences keep their state.
+                const auto rest = [&](const Tensor& v) { return narrow(v, 0, live, batch - live); };
+                outputs[static_cast<std::size_t>(t)] =
+                    cat({next[0], zeros({batch - live, out}, x.dtype(), x.device())}, 0);
+                h = cat({next[0], rest(h)}, 0);
+                if (lstm) {
+                    c = cat({next[1], rest(c)}, 0);
+                }
             }
             per_direction.push_back(steps > 0 ? stack(outputs, 0)
                                               : zeros({0, batch, out}, x.dtype(), x.device()));

@@ -41,8 +41,12 @@ class _RNNBase(_nn._RNNBase):
     proj_size = property(lambda self: self._options["proj_size"], doc="LSTM projection size.")
 
     def forward(self, input, hx=None):
-        """(output, h_n), or for an LSTM (output, (h_n, c_n)), as PyTorch's."""
+        """(output, h_n), or for an LSTM (output, (h_n, c_n)), as PyTorch's; a PackedSequence
+        input gives a PackedSequence output (kael.nn.utils.rnn)."""
+        from .utils import rnn
         op = type(self).__name__
+        if isinstance(input, rnn.PackedSequence):
+            return self._forward_packed(input, hx)
         if not isinstance(input, Tensor):
             raise TypeError(f"{op}: input must be a Tensor, not {type(input).__name__}")
         if self._options["mode"] == "LSTM":
@@ -60,6 +64,22 @@ class _RNNBase(_nn._RNNBase):
         if self._options["mode"] == "LSTM":
             return output, (final[0], final[1])
         return output, final[0]
+
+    def _forward_packed(self, packed, hx):
+        from .utils import rnn
+        padded, lengths = rnn._steps(packed)
+        lstm = self._options["mode"] == "LSTM"
+        state = [] if hx is None else (list(hx) if lstm else [hx])
+        if packed.sorted_indices is not None:  # the states follow the batch's sorted order
+            order = packed.sorted_indices.to(padded.device)
+            state = [s.index_select(1, order) for s in state]
+        first = self._options["batch_first"]
+        output, final = self._run(padded.transpose(0, 1) if first else padded, state, lengths)
+        output = rnn._packed_like(packed, output.transpose(0, 1) if first else output)
+        if packed.unsorted_indices is not None:
+            back = packed.unsorted_indices.to(padded.device)
+            final = [s.index_select(1, back) for s in final]
+        return (output, (final[0], final[1])) if lstm else (output, final[0])
 
 
 class RNN(_RNNBase):

@@ -1,5 +1,6 @@
-"""kael.nn.utils: gradient clipping (clip_grad_norm_, clip_grad_value_), as torch.nn.utils."""
-from .._kael import Tensor, _optim
+"""kael.nn.utils: gradient clipping (clip_grad_norm_, clip_grad_value_), parameters as one
+vector, and kael.nn.utils.rnn (packed sequences), as torch.nn.utils."""
+from ..._kael import Tensor, _optim
 
 
 def _parameter_list(parameters):
@@ -53,7 +54,7 @@ def parameters_to_vector(parameters):
     tensors = _parameter_list(parameters)
     if tensors and any(t.device != tensors[0].device for t in tensors):
         raise RuntimeError("parameters_to_vector: the parameters are on different devices")
-    from .. import _kael
+    from ... import _kael
     return _kael.cat([t.reshape(-1) for t in tensors])
 
 
@@ -68,7 +69,7 @@ def vector_to_parameters(vec, parameters):
     """
     if not isinstance(vec, Tensor):
         raise TypeError(f"vector_to_parameters: expected a Tensor, not {type(vec).__name__}")
-    from ..autograd import no_grad
+    from ...autograd import no_grad
     tensors = _parameter_list(parameters)
     total = sum(t.numel() for t in tensors)
     if vec.dim() != 1 or vec.numel() != total:
