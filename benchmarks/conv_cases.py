@@ -1,5 +1,5 @@
-"""The convolution, pooling and normalisation cases of both benchmarks (cpu_vs_torch.py and
-model_path_vs_torch.py): forward + backward on the Fashion-MNIST CNN's shapes
+"""The convolution, pooling, normalisation and recurrent cases of both benchmarks
+(cpu_vs_torch.py and model_path_vs_torch.py): forward + backward on the Fashion-MNIST CNN's shapes
 (python/examples/fashion_mnist_cnn.py, batch 64) and on a ResNet-style 3x3 layer, each layer
 as its user calls it."""
 
@@ -39,3 +39,21 @@ def conv_cases(Case, scale, sized):
         layer_case(Case, f"GroupNorm(8, 64) fwd+bwd, {batch}x64x14x14",
                    lambda l: l.nn.GroupNorm(8, 64), (batch, 64, 14, 14)),
     ]
+
+
+def recurrent_cases(Case, scale, sized):
+    """The layers issue's LSTM (2 layers, hidden 1024, batch 64, 128 steps at scale 1; hidden
+    and batch scaled on the cpu) and a GRU beside it, forward + backward."""
+    hidden, batch = sized(1024, scale), sized(64, scale)
+
+    def setup(kind):
+        def build(lib, device):
+            layer = getattr(lib.nn, kind)(hidden, hidden, num_layers=2).to(device)
+            x = lib.randn(128, batch, hidden, device=device).requires_grad_(True)
+
+            def run():
+                layer(x)[0].sum().backward()
+            return run
+        return build
+    return [Case(f"{kind}(hidden {hidden}, 2 layers) fwd+bwd, 128 steps x batch {batch}",
+                 setup(kind), setup(kind), unit="ms") for kind in ("LSTM", "GRU")]

@@ -41,8 +41,8 @@ def bar_for(name):
     if any(name.startswith(part) for part in STRIDED) or (
             name.startswith("elementwise ") and (", transposed" in name or " + row" in name)):
         return 0.8
-    if name.startswith(("Conv1d", "Conv2d")):
-        return 0.9  # the layers issue's cpu bar for convolution forward + backward
+    if name.startswith(("Conv1d", "Conv2d", "LSTM", "GRU")):
+        return 0.9  # the layers issue's cpu bar for convolution and LSTM forward + backward
     return 1.0  # contiguous elementwise, row ops, reductions, index and sequence ops
 
 

@@ -137,18 +137,20 @@ void bind_conv_layers(py::module_& nn_module) {
     using py::arg;
     py::class_<nn::Conv, nn::Module, std::shared_ptr<nn::Conv>>(
         nn_module, "_Conv", "The C++ layer under kael.nn.Conv1d, Conv2d and Conv3d.")
-        .def(
-            py::init([](std::int64_t spatial, std::int64_t in, std::int64_t out,
-                        const Shape& kernel, const Shape& stride, const Shape& padding,
-                        const std::string& padding_name, const Shape& dilation, std::int64_t groups,
-                        bool bias, const std::string& padding_mode, py::handle device) {
-                nn::ConvOptions options{in,           out,      kernel, stride, padding,
-                                        padding_name, dilation, groups, bias,   padding_mode};
-                return std::make_shared<nn::Conv>(spatial, options, to_device(device));
-            }),
-            arg("spatial"), arg("in_channels"), arg("out_channels"), arg("kernel_size"),
-            arg("stride"), arg("padding"), arg("padding_name"), arg("dilation"), arg("groups"),
-            arg("bias"), arg("padding_mode"), arg("device"))
+        .def(py::init([](std::int64_t spatial, std::int64_t in, std::int64_t out,
+                         const Shape& kernel, const Shape& stride, const Shape& padding,
+                         const std::string& padding_name, const Shape& dilation,
+                         std::int64_t groups, bool bias, const std::string& padding_mode,
+                         py::handle device, bool transposed, const Shape& output_padding) {
+                 nn::ConvOptions options{in,      out,          kernel,     stride,
+                                         padding, padding_name, dilation,   groups,
+                                         bias,    padding_mode, transposed, output_padding};
+                 return std::make_shared<nn::Conv>(spatial, options, to_device(device));
+             }),
+             arg("spatial"), arg("in_channels"), arg("out_channels"), arg("kernel_size"),
+             arg("stride"), arg("padding"), arg("padding_name"), arg("dilation"), arg("groups"),
+             arg("bias"), arg("padding_mode"), arg("device"), arg("transposed") = false,
+             arg("output_padding") = Shape{0})
         .def_property(
             "weight", [](const nn::Conv& m) { return m.weight; }, set_weight,
             "The weight [out_channels, in_channels / groups, *kernel_size].")
@@ -169,6 +171,7 @@ void bind_conv_layers(py::module_& nn_module) {
                 d["dilation"] = py::tuple(py::cast(o.dilation));
                 d["groups"] = o.groups;
                 d["padding_mode"] = o.padding_mode;
+                d["output_padding"] = py::tuple(py::cast(o.output_padding));
                 return d;
             },
             "The layer's sizes, as PyTorch's attributes.");

@@ -89,7 +89,8 @@ namespace kael::nn {
 
 // Conv1d, Conv2d and Conv3d (spatial 1-3): weight [out, in / groups, *kernel] and bias [out]
 // uniform in +-1/sqrt(fan_in) as PyTorch's default; padding_mode "zeros", "reflect",
-// "replicate" or "circular"; padding "same"/"valid" through padding_name.
+// "replicate" or "circular"; padding "same"/"valid" through padding_name. transposed:
+// ConvTranspose1d-3d, weight [in, out / groups, *kernel], zero padding and output_padding.
 struct ConvOptions {
     std::int64_t in_channels = 0;
     std::int64_t out_channels = 0;
@@ -101,6 +102,8 @@ struct ConvOptions {
     std::int64_t groups = 1;
     bool bias = true;
     std::string padding_mode = "zeros";
+    bool transposed = false;
+    Shape output_padding{0};  // transposed only
 };
 
 class Conv : public Module {

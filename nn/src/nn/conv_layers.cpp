@@ -35,7 +35,8 @@ const char* dims_suffix(std::int64_t spatial) {
 
 Conv::Conv(std::int64_t dims, const ConvOptions& given, Device device)
     : spatial(dims), options(given) {
-    const std::string who = std::string("Conv") + dims_suffix(dims);
+    const std::string who =
+        std::string(options.transposed ? "ConvTranspose" : "Conv") + dims_suffix(dims);
     if (dims < 1 || dims > 3) {
         throw ValueError("Conv: 1 to 3 spatial dims, got " + std::to_string(dims));
     }
@@ -62,8 +63,18 @@ Conv::Conv(std::int64_t dims, const ConvOptions& given, Device device)
     options.stride = detail::per_spatial_dim(options.stride, dims, who.c_str(), "stride");
     options.padding = detail::per_spatial_dim(options.padding, dims, who.c_str(), "padding");
     options.dilation = detail::per_spatial_dim(options.dilation, dims, who.c_str(), "dilation");
+    options.output_padding =
+        detail::per_spatial_dim(options.output_padding, dims, who.c_str(), "output_padding");
+    if (options.transposed && (options.padding_mode != "zeros" || !options.padding_name.empty())) {
+        throw ValueError(who + ": only zero padding given as sizes (PyTorch's rule)");
+    }
+    // PyTorch's fan_in is the weight's dim 1 times the kernel: in / groups, or for a transposed
+    // convolution (weight [in, out / groups, *kernel]) out / groups.
     Shape shape{options.out_channels, options.in_channels / options.groups};
-    std::int64_t fan_in = options.in_channels / options.groups;
+    if (options.transposed) {
+        shape = {options.in_channels, options.out_channels / options.groups};
+    }
+    std::int64_t fan_in = shape[1];
     for (const std::int64_t k : options.kernel_size) {
         detail::require_positive(k, who.c_str(), "kernel_size");
         shape.push_back(k);
@@ -80,6 +91,10 @@ Conv::Conv(std::int64_t dims, const ConvOptions& given, Device device)
 }
 
 Tensor Conv::forward(const Tensor& input) {
+    if (options.transposed) {
+        return F::conv_transpose(input, weight, bias, options.stride, options.padding,
+                                 options.output_padding, options.groups, options.dilation);
+    }
     if (!options.padding_name.empty()) {
         return F::conv(input, weight, bias, options.stride, options.padding_name, options.dilation,
                        options.groups);
@@ -97,7 +112,7 @@ Tensor Conv::forward(const Tensor& input) {
 }
 
 std::string Conv::type_name() const {
-    return std::string("Conv") + dims_suffix(spatial);
+    return std::string(options.transposed ? "ConvTranspose" : "Conv") + dims_suffix(spatial);
 }
 
 std::string Conv::extra_repr() const {
@@ -111,6 +126,9 @@ std::string Conv::extra_repr() const {
     }
     if (!all_are(options.dilation, 1)) {
         text += ", dilation=" + sizes(options.dilation);
+    }
+    if (!all_are(options.output_padding, 0)) {
+        text += ", output_padding=" + sizes(options.output_padding);
     }
     if (options.groups != 1) {
         text += ", groups=" + std::to_string(options.groups);

@@ -2,9 +2,8 @@
 F.fold, nn.ConvTranspose1d/2d/3d and nn.Fold. The computing is kael/nn_conv.h's (the input
 times the weight into windows of the output, summed where they lie), differentiable on every
 device."""
-import math
-
 from .._kael import _nn
+from .._kael import float32 as _float32
 from .._kael._nn import _conv as _c
 from ._conv_functional import _sizes, _tensor
 
@@ -94,66 +93,44 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return image if input.dim() == 3 else image.squeeze(0)
 
 
-class _ConvTransposeNd(_nn.Module):
+class _ConvTransposeNd(_nn._Conv):
     _spatial = 0
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
                  device=None, dtype=None):
-        super().__init__()
-        import kael  # the factories, at call time (kael imports this module)
         n, op = self._spatial, type(self).__name__
-        if padding_mode != "zeros":
-            raise ValueError(f"{op}: only padding_mode 'zeros' is supported for transposed "
-                             f"convolutions (PyTorch's rule)")
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(f"{op}: in_channels and out_channels must be divisible by groups")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = tuple(_sizes(kernel_size, n, op, "kernel_size"))
-        self.stride = tuple(_sizes(stride, n, op, "stride"))
-        self.padding = tuple(_sizes(padding, n, op, "padding"))
-        self.output_padding = tuple(_sizes(output_padding, n, op, "output_padding"))
-        self.dilation = tuple(_sizes(dilation, n, op, "dilation"))
-        self.padding_mode = padding_mode
-        # kaiming_uniform_(a=sqrt(5)) over fan_in = (out / groups) * kernel, as PyTorch's.
-        bound = 1 / math.sqrt(out_channels // groups * math.prod(self.kernel_size))
-        shape = (in_channels, out_channels // groups) + self.kernel_size
-        self.weight = kael.nn.Parameter((kael.rand(*shape) * 2 - 1) * bound)
-        self.bias = kael.nn.Parameter((kael.rand(out_channels) * 2 - 1) * bound) if bias \
-            else None
-        self.to(device or "cpu")
-        if dtype is not None:
+        super().__init__(n, int(in_channels), int(out_channels),
+                         _sizes(kernel_size, n, op, "kernel_size"), _sizes(stride, n, op, "stride"),
+                         _sizes(padding, n, op, "padding"), "", _sizes(dilation, n, op, "dilation"),
+                         int(groups), bool(bias), padding_mode, device, True,
+                         _sizes(output_padding, n, op, "output_padding"))
+        if dtype is not None and dtype != _float32:
             self.to(dtype)
+
+    in_channels = property(lambda self: self._options["in_channels"], doc="Input channels.")
+    out_channels = property(lambda self: self._options["out_channels"], doc="Output channels.")
+    kernel_size = property(lambda self: self._options["kernel_size"], doc="Kernel sizes.")
+    stride = property(lambda self: self._options["stride"], doc="Strides.")
+    padding = property(lambda self: self._options["padding"], doc="Padding sizes.")
+    output_padding = property(lambda self: self._options["output_padding"],
+                              doc="Extra output cells on one side of each dim.")
+    dilation = property(lambda self: self._options["dilation"], doc="Dilations.")
+    groups = property(lambda self: self._options["groups"], doc="Channel groups.")
+    padding_mode = property(lambda self: self._options["padding_mode"], doc="Padding mode.")
 
     def forward(self, input, output_size=None):
         """The transposed convolution of input (output_size picks output_padding)."""
-        padding_out = self.output_padding
-        if output_size is not None:
-            n = self._spatial
-            wanted = list(output_size)[-n:]
-            padding_out = tuple(
-                wanted[i] - ((input.shape[-n + i] - 1) * self.stride[i] - 2 * self.padding[i] +
-                             self.dilation[i] * (self.kernel_size[i] - 1) + 1)
-                for i in range(n))
-        return _conv_transpose(self._spatial, input, self.weight, self.bias, self.stride,
-                               self.padding, padding_out, self.groups, self.dilation)
-
-    def extra_repr(self):
-        """PyTorch's printout of the options."""
+        if output_size is None:
+            return super().forward(input)
         n = self._spatial
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding != (0,) * n:
-            text += f", padding={self.padding}"
-        if self.dilation != (1,) * n:
-            text += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * n:
-            text += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        return text
+        wanted = list(output_size)[-n:]
+        padding_out = [wanted[i] - ((input.shape[-n + i] - 1) * self.stride[i] -
+                                    2 * self.padding[i] +
+                                    self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+                       for i in range(n)]
+        return _conv_transpose(n, input, self.weight, self.bias, self.stride, self.padding,
+                               padding_out, self.groups, self.dilation)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
