@@ -63,9 +63,13 @@ def main():
     parser.add_argument("--train-size", type=int, default=0, help="0: all 60000 images")
     parser.add_argument("--test-size", type=int, default=0, help="0: all 10000 images")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="CPU threads (0: the library's default; give both the same to compare)")
     args = parser.parse_args()
 
     torch = importlib.import_module(args.library)  # kael or torch, the same program
+    if args.threads:
+        torch.set_num_threads(args.threads)
     nn, F = torch.nn, torch.nn.functional
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
