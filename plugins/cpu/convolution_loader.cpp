@@ -1,5 +1,5 @@
-// The cpu plugin's convolution extension: kael_cpu_onednn.so (convolution_onednn.cpp, built
-// when oneDNN was found) opened beside this plugin at the first request. Its calls are passed
+// The cpu plugin's convolution and pooling extensions: kael_cpu_onednn.so (convolution_onednn.cpp,
+// built when oneDNN was found) opened beside this plugin at the first request. Its calls are passed
 // through so that a failure's message reaches this plugin's last_error slot. Without the
 // library (or libdnnl on the machine) the extension is absent and the core composes.
 #include <dlfcn.h>
@@ -15,6 +15,7 @@ namespace {
 
 struct Loaded {
     const kael_convolution* inner = nullptr;
+    const kael_pooling* pooling = nullptr;
     const char* (*inner_error)() = nullptr;
     std::string why_not;  // for kael-info when absent
 };
@@ -49,6 +50,10 @@ Loaded load() {
         return loaded;  // never dlclosed, as the BLAS
     }
     loaded.inner = table();
+    using Pooling = const kael_pooling* (*)();
+    if (const auto pooling = reinterpret_cast<Pooling>(dlsym(library, "kael_cpu_onednn_pooling"))) {
+        loaded.pooling = pooling();
+    }
     return loaded;
 }
 
@@ -79,7 +84,31 @@ kael_status backward_weight(int32_t device, kael_dtype dtype, const kael_conv_ge
                                                   grad_weight, grad_bias));
 }
 
+int64_t pool_workspace_bytes(int32_t device, kael_dtype dtype, const kael_pool_geometry* geometry) {
+    return loaded().pooling->workspace_bytes(device, dtype, geometry);
+}
+
+kael_status pool_forward(int32_t device, kael_dtype dtype, const kael_pool_geometry* geometry,
+                         const void* input, void* output, void* workspace) {
+    return passed(loaded().pooling->forward(device, dtype, geometry, input, output, workspace));
+}
+
+kael_status pool_backward(int32_t device, kael_dtype dtype, const kael_pool_geometry* geometry,
+                          const void* grad_output, const void* workspace, void* grad_input) {
+    return passed(
+        loaded().pooling->backward(device, dtype, geometry, grad_output, workspace, grad_input));
+}
+
 }  // namespace
+
+const kael_pooling* pooling() {
+    if (loaded().pooling == nullptr) {
+        return nullptr;
+    }
+    static const kael_pooling table = {sizeof(kael_pooling), loaded().pooling->library,
+                                       pool_workspace_bytes, pool_forward, pool_backward};
+    return &table;
+}
 
 const kael_convolution* convolution() {
     if (loaded().inner == nullptr) {

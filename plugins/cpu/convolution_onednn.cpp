@@ -13,20 +13,12 @@
 #include <vector>
 
 #include "kael/plugin_api.h"
-#include "kael/plugin_extensions.h"
+
 #include "kael/plugin_kit.h"
+#include "onednn_support.h"
 
 namespace kael::cpu::onednn {
 namespace {
-
-using dnnl::memory;
-using Dims = memory::dims;
-using Tag = memory::format_tag;
-
-dnnl::engine& engine() {
-    static dnnl::engine made(dnnl::engine::kind::cpu, 0);
-    return made;
-}
 
 struct Shapes {
     Dims input, weight, bias, output, strides, dilation, before, after;
@@ -59,14 +51,6 @@ Shapes shapes_of(const kael_conv_geometry& g) {
     s.data_tag = data[d - 1];
     s.weight_tag = g.groups > 1 ? grouped[d - 1] : weights[d - 1];
     return s;
-}
-
-memory::desc plain(const Dims& dims, Tag tag) {
-    return memory::desc(dims, memory::data_type::f32, tag);
-}
-
-memory::desc any(const Dims& dims) {
-    return memory::desc(dims, memory::data_type::f32, Tag::any);
 }
 
 // One geometry's primitives: forward, and the two backward ones made on first use.
@@ -117,40 +101,6 @@ Entry& entry_for(const kael_conv_geometry& g) {
     return *slot;
 }
 
-// An argument in kael's plain layout at ptr, in the layout the primitive wants.
-struct Argument {
-    int name;
-    memory::desc wanted;
-    memory::desc user;
-    void* data;
-    bool written;
-};
-
-void execute(const dnnl::primitive& primitive, const std::vector<Argument>& arguments) {
-    dnnl::stream stream(engine());
-    std::unordered_map<int, memory> bound;
-    std::vector<std::pair<memory, memory>> copy_out;
-    for (const Argument& a : arguments) {
-        memory user(a.user, engine(), a.data);
-        if (a.wanted == a.user) {
-            bound.emplace(a.name, user);
-            continue;
-        }
-        memory inner(a.wanted, engine());
-        if (a.written) {
-            copy_out.emplace_back(inner, user);
-        } else {
-            dnnl::reorder(user, inner).execute(stream, user, inner);
-        }
-        bound.emplace(a.name, inner);
-    }
-    primitive.execute(stream, bound);
-    for (auto& [inner, user] : copy_out) {
-        dnnl::reorder(inner, user).execute(stream, inner, user);
-    }
-    stream.wait();
-}
-
 void check(int32_t device, kael_dtype dtype, const kael_conv_geometry* g) {
     if (device != 0 || g == nullptr || g->struct_size < sizeof(kael_conv_geometry) ||
         g->spatial < 1 || g->spatial > 3) {
@@ -159,21 +109,6 @@ void check(int32_t device, kael_dtype dtype, const kael_conv_geometry* g) {
     if (dtype != KAEL_DTYPE_F32) {
         plugin::unsupported("convolution: oneDNN serves float32 here");
     }
-}
-
-template <typename Body>
-kael_status run(const char* entry, Body&& body) {
-    return plugin::guarded(entry, [&] {
-        try {
-            body();
-        } catch (const dnnl::error& error) {
-            // Shapes oneDNN has no implementation for fall back to the composed path.
-            if (error.status == dnnl_unimplemented) {
-                plugin::unsupported(std::string("oneDNN: ") + error.what());
-            }
-            throw plugin::StatusError(KAEL_STATUS_INTERNAL, std::string("oneDNN: ") + error.what());
-        }
-    });
 }
 
 kael_status forward(int32_t device, kael_dtype dtype, const kael_conv_geometry* g,
@@ -258,12 +193,6 @@ kael_status backward_weight(int32_t device, kael_dtype dtype, const kael_conv_ge
         }
         execute(dnnl::convolution_backward_weights(pd), arguments);
     });
-}
-
-std::string library_name() {
-    const dnnl_version_t* v = dnnl_version();
-    return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-           std::to_string(v->patch);
 }
 
 }  // namespace

@@ -64,5 +64,6 @@ const kael_collectives* collectives();
 // convolution_loader.cpp: oneDNN's convolutions from kael_cpu_onednn.so beside the plugin;
 // nullptr where that library (or libdnnl) is missing.
 const kael_convolution* convolution();
+const kael_pooling* pooling();  // its pooling, from the same library
 
 }  // namespace kael::cpu

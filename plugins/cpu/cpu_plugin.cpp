@@ -69,6 +69,9 @@ const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CONVOLUTION) == 0) {
         return convolution();
     }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_POOLING) == 0) {
+        return pooling();
+    }
     return model::extension(name);
 }
 

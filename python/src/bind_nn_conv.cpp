@@ -80,14 +80,18 @@ void bind_functional(py::module_& functional) {
     functional.def(
         "max_pool",
         [](const Tensor& input, std::int64_t spatial, const Shape& kernel, const Shape& stride,
-           const Shape& padding, const Shape& dilation, bool ceil_mode) {
-            return F::max_pool_with_indices(
-                input, spatial,
-                pool_options(kernel, stride, padding, dilation, ceil_mode, true, std::nullopt));
+           const Shape& padding, const Shape& dilation, bool ceil_mode, bool with_indices) {
+            const F::PoolOptions options =
+                pool_options(kernel, stride, padding, dilation, ceil_mode, true, std::nullopt);
+            if (with_indices) {
+                return F::max_pool_with_indices(input, spatial, options);
+            }
+            return std::pair<Tensor, Tensor>{F::max_pool(input, spatial, options), Tensor()};
         },
         arg("input"), arg("spatial"), arg("kernel"), arg("stride"), arg("padding"), arg("dilation"),
-        arg("ceil_mode"), py::call_guard<py::gil_scoped_release>(),
-        "(values, indices) of max pooling over `spatial` trailing dims.");
+        arg("ceil_mode"), arg("with_indices") = true, py::call_guard<py::gil_scoped_release>(),
+        "(values, indices) of max pooling over `spatial` trailing dims (indices undefined "
+        "without with_indices).");
     functional.def(
         "avg_pool",
         [](const Tensor& input, std::int64_t spatial, const Shape& kernel, const Shape& stride,

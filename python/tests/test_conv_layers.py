@@ -114,11 +114,12 @@ MAX_POOL_CASES = [
 
 
 @pytest.mark.parametrize("dims,shape,options", MAX_POOL_CASES)
-def test_max_pool_matches_torch(device, dims, shape, options):
+@pytest.mark.parametrize("dtype", ["float64", "float32"])  # f32: oneDNN's pooling on cpu
+def test_max_pool_matches_torch(device, dims, shape, options, dtype):
     kael_pool = getattr(KF, f"max_pool{dims}d")
     torch_pool = getattr(TF, f"max_pool{dims}d")
     check(lambda x: kael_pool(x, **options), lambda x: torch_pool(x, **options), [shape],
-          device, strided=True)
+          device, strided=True, dtype=dtype, tol=1e-9 if dtype == "float64" else 1e-5)
     x, tx = pair(shape, device, 5)
     _, indices = kael_pool(x, return_indices=True, **options)
     _, want = torch_pool(tx, return_indices=True, **options)
@@ -145,11 +146,12 @@ AVG_POOL_CASES = [
 
 
 @pytest.mark.parametrize("dims,shape,options", AVG_POOL_CASES)
-def test_avg_pool_matches_torch(device, dims, shape, options):
+@pytest.mark.parametrize("dtype", ["float64", "float32"])  # f32: oneDNN's pooling on cpu
+def test_avg_pool_matches_torch(device, dims, shape, options, dtype):
     kael_pool = getattr(KF, f"avg_pool{dims}d")
     torch_pool = getattr(TF, f"avg_pool{dims}d")
     check(lambda x: kael_pool(x, **options), lambda x: torch_pool(x, **options), [shape],
-          device, strided=True)
+          device, strided=True, dtype=dtype, tol=1e-9 if dtype == "float64" else 1e-5)
 
 
 @pytest.mark.parametrize("dims,shape,size", [(1, (2, 3, 10), 4), (2, (2, 3, 7, 9), (3, 4)),

@@ -9,6 +9,7 @@
 #include "kael/autograd.h"
 #include "kael/nn_conv.h"
 #include "kael/nn_functional.h"
+#include "kael/plugin_api.h"  // KAEL_POOL_*
 #include "nn_internal.h"
 
 namespace kael::nn::functional {
@@ -158,6 +159,16 @@ std::pair<Tensor, Tensor> max_pool_with_indices(const Tensor& input, std::int64_
 }
 
 Tensor max_pool(const Tensor& input, std::int64_t spatial, const PoolOptions& options) {
+    const Tensor x = batched(input, spatial, "max_pool");
+    const Geometry g = geometry(x, spatial, options, "max_pool");
+    if (is_floating(x.dtype())) {  // without indices the plugin's pooling may serve it
+        const Tensor pooled = detail::plugin_pool(
+            x, g, KAEL_POOL_MAX,
+            [g, spatial](const Tensor& in) { return composed_max_pool(in, g, spatial).first; });
+        if (pooled.defined()) {
+            return input.dim() == spatial + 1 ? pooled.squeeze(0) : pooled;
+        }
+    }
     return max_pool_with_indices(input, spatial, options).first;
 }
 
@@ -191,9 +202,25 @@ Tensor avg_pool(const Tensor& input, std::int64_t spatial, const PoolOptions& op
                                      spatial);
         }
     }
-    Tensor result = detail::sliced_avg_pool(x, g, divisor, [g, spatial, divisor](const Tensor& in) {
+    const detail::Recompute composed = [g, spatial, divisor](const Tensor& in) {
         return composed_avg_pool(in, g, spatial, divisor);
-    });
+    };
+    // The plugin's pooling counts cells as PyTorch does except past the padding (ceil_mode's
+    // last window with count_include_pad) and for a divisor_override: those stay here.
+    bool beyond_padding = false;
+    for (const std::int64_t extra : g.extra_pairs) {
+        beyond_padding = beyond_padding || extra != 0;
+    }
+    Tensor result;
+    if (!options.divisor_override && !(options.count_include_pad && beyond_padding)) {
+        result = detail::plugin_pool(x, g,
+                                     options.count_include_pad ? KAEL_POOL_AVG_INCLUDE_PADDING
+                                                               : KAEL_POOL_AVG_EXCLUDE_PADDING,
+                                     composed);
+    }
+    if (!result.defined()) {
+        result = detail::sliced_avg_pool(x, g, divisor, composed);
+    }
     return input.dim() == spatial + 1 ? result.squeeze(0) : result;
 }
 

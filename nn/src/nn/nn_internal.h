@@ -58,6 +58,10 @@ using Recompute = std::function<Tensor(const Tensor&)>;
                                                         const Recompute& composed);
 [[nodiscard]] Tensor sliced_avg_pool(const Tensor& x, const PoolGeometry& g,
                                      const Tensor& divisor, const Recompute& composed);
+// The device plugin's pooling (KAEL_EXTENSION_POOLING; kind a KAEL_POOL_*) recorded for
+// autograd, or an undefined tensor where it has none or declines (functional_pool_plugin.cpp).
+[[nodiscard]] Tensor plugin_pool(const Tensor& x, const PoolGeometry& g, std::int32_t kind,
+                                 const Recompute& composed);
 
 // value as a user would write it ("0.5", "-1", "nan"), unlike std::to_string's "0.500000".
 [[nodiscard]] std::string format_number(double value);

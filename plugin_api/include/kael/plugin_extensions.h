@@ -146,6 +146,43 @@ typedef struct kael_convolution {
                                    const void* input, void* grad_weight, void* grad_bias);
 } kael_convolution;
 
+/* Since 1.16: max and average pooling (kael.nn's MaxPool and AvgPool) over the plugin's memory,
+ * as the convolution extension is: absent, or a call declined with KAEL_STATUS_UNSUPPORTED
+ * before writing anything, and the core pools with its own ops on the same device. Buffers
+ * are contiguous: input [N, C, *input], output [N, C, *output]. Max pooling's backward reads
+ * the workspace its forward wrote (workspace_bytes of the plugin's memory, opaque to the
+ * core). */
+#define KAEL_EXTENSION_POOLING "kael.pooling"
+
+typedef int32_t kael_pool_kind;
+#define KAEL_POOL_MAX 0
+#define KAEL_POOL_AVG_INCLUDE_PADDING 1 /* the window's cells in the padded input */
+#define KAEL_POOL_AVG_EXCLUDE_PADDING 2 /* the window's cells in the input */
+
+typedef struct kael_pool_geometry {
+    size_t struct_size; /* sizeof(kael_pool_geometry) */
+    int32_t spatial;    /* 1 to 3 */
+    kael_pool_kind kind;
+    int64_t batch, channels;
+    int64_t input[3], kernel[3], output[3], stride[3];
+    int64_t padding_before[3], padding_after[3]; /* after includes ceil_mode's last window */
+    int64_t dilation[3];                         /* PyTorch's: 1 is dense (max only) */
+} kael_pool_geometry;
+
+typedef struct kael_pooling {
+    size_t struct_size;  /* sizeof(kael_pooling) as the plugin was built */
+    const char* library; /* for kael-info: "oneDNN 2.6" */
+    /* The workspace max pooling's forward writes for its backward, in bytes (0 for average),
+     * or -1 when the plugin does not pool this geometry and dtype. */
+    int64_t (*workspace_bytes)(int32_t device, kael_dtype dtype,
+                               const kael_pool_geometry* geometry);
+    kael_status (*forward)(int32_t device, kael_dtype dtype, const kael_pool_geometry* geometry,
+                           const void* input, void* output, void* workspace);
+    /* grad_input (zeroed by the plugin) from grad_output and forward's workspace. */
+    kael_status (*backward)(int32_t device, kael_dtype dtype, const kael_pool_geometry* geometry,
+                            const void* grad_output, const void* workspace, void* grad_input);
+} kael_pooling;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -155,6 +192,8 @@ static_assert(sizeof(kael_model_kernels) == 8 + 12 * 8, "model kernels ABI size"
 static_assert(sizeof(kael_collectives) == 8 * 13, "collectives ABI size");
 static_assert(sizeof(kael_conv_geometry) == 8 * 27, "convolution geometry ABI size");
 static_assert(sizeof(kael_convolution) == 8 * 5, "convolution ABI size");
+static_assert(sizeof(kael_pool_geometry) == 8 * 25, "pooling geometry ABI size");
+static_assert(sizeof(kael_pooling) == 8 * 5, "pooling ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_EXTENSIONS_H */

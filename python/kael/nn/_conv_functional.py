@@ -87,7 +87,8 @@ def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, retur
         _sizes(stride, n, op, "stride")
     values, indices = _c.max_pool(input, n, _sizes(kernel_size, n, op, "kernel_size"), stride,
                                   _sizes(padding, n, op, "padding"),
-                                  _sizes(dilation, n, op, "dilation"), bool(ceil_mode))
+                                  _sizes(dilation, n, op, "dilation"), bool(ceil_mode),
+                                  bool(return_indices))
     return (values, indices) if return_indices else values
 
 
