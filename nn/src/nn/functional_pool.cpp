@@ -329,12 +329,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     const std::int64_t channels = input.size(1);
     Shape view(static_cast<std::size_t>(input.dim()), 1);
     view[1] = channels;
-    Shape dims{0};
-    for (std::int64_t d = 2; d < input.dim(); ++d) {
-        dims.push_back(d);
-    }
-    Tensor centre;
-    Tensor spread;  // the variance normalised by
+    Tensor result;
     if (training || !running_mean.defined()) {
         const std::int64_t per_channel = channels == 0 ? 0 : input.numel() / channels;
         if (training && per_channel <= 1) {
@@ -343,22 +338,30 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                 "got input " +
                 to_string(input.shape()));
         }
-        centre = mean(input, dims);
-        spread = var(input, dims, 0);
+        // Each channel's values as one row [C, N * positions], normalised by the fused
+        // layer_norm kernel (forward and backward), then laid back as [N, C, *].
+        Shape rows_shape = input.shape();
+        std::swap(rows_shape[0], rows_shape[1]);
+        const Tensor rows = input.transpose(0, 1).reshape({channels, -1});
+        Tensor normal = layer_norm(rows, {rows.size(1)}, Tensor(), Tensor(), eps);
+        if (weight.defined()) {  // per channel: per row here, where the rows are contiguous
+            normal = normal * weight.reshape({channels, 1});
+        }
+        if (bias.defined()) {
+            normal = normal + bias.reshape({channels, 1});
+        }
         if (training && running_mean.defined()) {
             const NoGradGuard no_grad;
-            const double n = static_cast<double>(per_channel);
+            const Tensor values = rows.detach();
             Tensor moving_mean = running_mean;
             Tensor moving_var = running_var;
-            moving_mean.copy_(moving_mean * (1.0 - momentum) + centre.detach() * momentum);
-            moving_var.copy_(moving_var * (1.0 - momentum) +
-                             spread.detach() * (momentum * n / (n - 1.0)));
+            moving_mean.copy_(moving_mean * (1.0 - momentum) + mean(values, 1) * momentum);
+            moving_var.copy_(moving_var * (1.0 - momentum) + var(values, Shape{1}, 1) * momentum);
         }
+        return normal.reshape(rows_shape).transpose(0, 1).contiguous();
     } else {
-        centre = running_mean;
-        spread = running_var;
+        result = (input - running_mean.reshape(view)) * rsqrt(running_var + eps).reshape(view);
     }
-    Tensor result = (input - centre.reshape(view)) * rsqrt(spread + eps).reshape(view);
     if (weight.defined()) {
         result = result * weight.reshape(view);
     }
