@@ -200,6 +200,7 @@ check_depends() {
                     libz.so.1) provider=zlib1g ;;
                     libpcre2-8.so.0) provider=libpcre2-8-0 ;;
                     libgloo.so.0) provider=libgloo0 ;;  # the cpu plugin's collectives
+                    libdnnl.so.2) provider=libdnnl2 ;;  # the cpu plugin's oneDNN convolutions and pooling
                     *) fail "$package: ${elf#"$unpacked"} needs $soname, which no Depends covers" ;;
                 esac
                 if [[ "$provider" != "$package" && ", $depends" != *", $provider "* && ", $depends," != *", $provider,"* ]]; then
