@@ -227,6 +227,21 @@ Tensor avg_pool(const Tensor& input, std::int64_t spatial, const PoolOptions& op
 Tensor adaptive_avg_pool(const Tensor& input, const Shape& output_size) {
     const auto spatial = static_cast<std::int64_t>(output_size.size());
     Tensor x = batched(input, spatial, "adaptive_avg_pool");
+    // Equal bins in every dim: an average pool with the bin as kernel and stride (the
+    // plugin's pooling where it has one).
+    PoolOptions even;
+    for (std::int64_t i = 0; i < spatial; ++i) {
+        const std::int64_t out = output_size[static_cast<std::size_t>(i)];
+        if (out < 1 || x.size(2 + i) % out != 0 || x.size(2 + i) == 0) {
+            even.kernel.clear();
+            break;
+        }
+        even.kernel.push_back(x.size(2 + i) / out);
+    }
+    if (!even.kernel.empty() && is_floating(x.dtype())) {
+        const Tensor pooled = avg_pool(x, spatial, even);
+        return input.dim() == spatial + 1 ? pooled.squeeze(0) : pooled;
+    }
     // Separable: each spatial dim's bins averaged in turn.
     for (std::int64_t i = 0; i < spatial; ++i) {
         const std::int64_t dim = 2 + i;
