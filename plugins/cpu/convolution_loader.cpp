@@ -3,6 +3,7 @@
 // through so that a failure's message reaches this plugin's last_error slot. Without the
 // library (or libdnnl on the machine) the extension is absent and the core composes.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -100,6 +101,14 @@ kael_status pool_backward(int32_t device, kael_dtype dtype, const kael_pool_geom
 }
 
 }  // namespace
+
+std::string convolution_description() {
+    const std::string path = own_folder() + "/kael_cpu_onednn.so";
+    if (access(path.c_str(), R_OK) != 0) {
+        return "composed by the core (no kael_cpu_onednn.so: built without libdnnl-dev)";
+    }
+    return "oneDNN through kael_cpu_onednn.so, opened at the first convolution or pooling";
+}
 
 const kael_pooling* pooling() {
     if (loaded().pooling == nullptr) {

@@ -65,5 +65,7 @@ const kael_collectives* collectives();
 // nullptr where that library (or libdnnl) is missing.
 const kael_convolution* convolution();
 const kael_pooling* pooling();  // its pooling, from the same library
+// Where convolutions and pooling run, for kael-info's build details.
+std::string convolution_description();
 
 }  // namespace kael::cpu

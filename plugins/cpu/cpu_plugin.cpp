@@ -20,7 +20,7 @@ namespace {
 std::string build_info() {
     return "compiler=" + plugin::compiler_description() + "; blas=" + blas().description +
            "; threads=" + std::to_string(worker_count()) + "; vector math=libmvec " +
-           vector_math::isa();
+           vector_math::isa() + "; convolutions and pooling=" + convolution_description();
 }
 
 kael_status host_threads(int32_t requested, int32_t* current) {

@@ -336,3 +336,16 @@ def test_conv_transpose_layer_and_fold_match_torch(device):
     check(lambda c: KF.fold(c, (5, 6), (2, 3), padding=1, stride=(1, 2)),
           lambda c: TF.fold(c, (5, 6), (2, 3), padding=1, stride=(1, 2)),
           [(2, 3 * 6, 6 * 3)], device)
+
+
+def test_the_cpu_plugin_says_where_convolutions_run():
+    """kael-info's build details name oneDNN when its library lies beside the cpu plugin, and
+    a float32 convolution on cpu then loads libdnnl (the extension served it)."""
+    import os
+    cpu = next(p for p in kael.plugins() if p.name == "cpu")
+    beside = os.path.exists(os.path.join(os.path.dirname(cpu.path), "kael_cpu_onednn.so"))
+    assert ("convolutions and pooling=oneDNN" in cpu.build_info) == beside, cpu.build_info
+    if beside:
+        KF.conv2d(kael.ones(1, 1, 4, 4), kael.ones(1, 1, 3, 3))
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            assert "libdnnl" in maps.read()
