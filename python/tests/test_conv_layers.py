@@ -349,3 +349,28 @@ def test_the_cpu_plugin_says_where_convolutions_run():
         KF.conv2d(kael.ones(1, 1, 4, 4), kael.ones(1, 1, 3, 3))
         with open("/proc/self/maps", encoding="utf-8") as maps:
             assert "libdnnl" in maps.read()
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_low_precision_layers_follow_float32(device, dtype):
+    """Conv2d, MaxPool2d, BatchNorm2d and LSTM in bf16/f16 (composed: oneDNN serves f32 here)
+    stay within the dtype's rounding of the float32 result, gradients included."""
+    low = getattr(kael, dtype)
+    tol = 0.1 if dtype == "bfloat16" else 0.02
+    rng = np.random.default_rng(6)
+    x32 = kael.tensor(rng.standard_normal((2, 3, 8, 8)).astype("float32")).to(device)
+    w32 = kael.tensor(rng.standard_normal((4, 3, 3, 3)).astype("float32")).to(device)
+    outputs, grads = [], []
+    for dt in (kael.float32, low):
+        x = x32.to(dt).detach().requires_grad_(True)
+        w = w32.to(dt).detach().requires_grad_(True)
+        y = KF.max_pool2d(KF.conv2d(x, w, padding=1), 2)
+        y = KF.batch_norm(y, None, None, training=True)
+        assert y.dtype == dt
+        y.float().sum().backward()
+        outputs.append(np.asarray(y.float().cpu().tolist()))
+        grads.append(np.asarray(w.grad.float().cpu().tolist()))
+    np.testing.assert_allclose(outputs[1], outputs[0], atol=tol * 4, rtol=tol)
+    np.testing.assert_allclose(grads[1], grads[0], atol=tol * 8, rtol=tol)
+    lstm = kael.nn.LSTM(4, 5).to(device).to(low)
+    assert lstm(kael.randn(3, 2, 4).to(device).to(low))[0].dtype == low
