@@ -260,10 +260,11 @@ from ._composed_modules import (CosineSimilarity, ELU, Hardswish, HuberLoss,  # 
                             KLDivLoss, LeakyReLU, Mish, SmoothL1Loss, Softplus)
 from ._conv_layers import (AdaptiveAvgPool1d, AdaptiveAvgPool2d,  # noqa: E402,F401
                            AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
-                           AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, BatchNorm1d,
-                           BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Conv3d, GroupNorm,
-                           InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, MaxPool1d, MaxPool2d,
-                           MaxPool3d, PixelShuffle, PixelUnshuffle, Unfold, Upsample)
+                           AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, Conv1d, Conv2d,
+                           Conv3d, MaxPool1d, MaxPool2d, MaxPool3d, PixelShuffle, PixelUnshuffle,
+                           Unfold, Upsample)
+from ._norm_layers import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,  # noqa: E402,F401
+                           InstanceNorm1d, InstanceNorm2d, InstanceNorm3d)
 from ._conv_transpose import (ConvTranspose1d, ConvTranspose2d,  # noqa: E402,F401
                               ConvTranspose3d, Fold)
 from ._rnn_layers import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell  # noqa: E402,F401
