@@ -48,8 +48,10 @@ Corpus read_corpus(const std::string& path) {
 std::pair<kael::Tensor, kael::Tensor> batch_of(const std::vector<std::int64_t>& ids,
                                                std::size_t begin, std::size_t end,
                                                std::int64_t batch, std::int64_t block,
-                                               std::mt19937_64& random, const kael::Device& device) {
-    std::uniform_int_distribution<std::size_t> pick(begin, end - static_cast<std::size_t>(block) - 1);
+                                               std::mt19937_64& random,
+                                               const kael::Device& device) {
+    std::uniform_int_distribution<std::size_t> pick(begin,
+                                                    end - static_cast<std::size_t>(block) - 1);
     std::vector<std::int64_t> inputs;
     std::vector<std::int64_t> targets;
     for (std::int64_t b = 0; b < batch; ++b) {
@@ -59,7 +61,8 @@ std::pair<kael::Tensor, kael::Tensor> batch_of(const std::vector<std::int64_t>& 
         targets.insert(targets.end(), ids.begin() + static_cast<std::ptrdiff_t>(start) + 1,
                        ids.begin() + static_cast<std::ptrdiff_t>(start) + block + 1);
     }
-    return {kael::tensor(inputs, {batch, block}, device), kael::tensor(targets, {batch, block}, device)};
+    return {kael::tensor(inputs, {batch, block}, device),
+            kael::tensor(targets, {batch, block}, device)};
 }
 
 }  // namespace

@@ -34,23 +34,6 @@ std::shared_ptr<Module> block(std::int64_t in, std::int64_t out, const kael::Dev
         std::make_shared<kael::nn::ReLU>(), std::make_shared<kael::nn::Pool>(2, true, pool)});
 }
 
-double accuracy(Module& model, const kael::examples::Dataset& data, const kael::Device& device) {
-    const kael::NoGradGuard guard;
-    model.eval();
-    const std::int64_t count = data.images.size(0);
-    std::int64_t correct = 0;
-    for (std::int64_t start = 0; start < count; start += 1000) {
-        const std::int64_t stop = std::min(count, start + 1000);
-        const kael::Tensor images = data.images.slice(0, start, stop).reshape({-1, 1, 28, 28});
-        const kael::Tensor logits = model(images.to(device));
-        const kael::Tensor hits =
-            kael::eq(kael::argmax(logits, 1), data.labels.slice(0, start, stop).to(device));
-        correct += kael::sum(hits).item<std::int64_t>();
-    }
-    model.train();
-    return static_cast<double>(correct) / static_cast<double>(count);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,7 +93,7 @@ int main(int argc, char** argv) {
             }
             kael::synchronize(device);
             const double seconds = progress.seconds();
-            final_accuracy = accuracy(model, test, device);
+            final_accuracy = kael::examples::test_accuracy(model, test, device, {-1, 1, 28, 28});
             std::printf("epoch %d: %.2f s, test accuracy %.2f%%\n", epoch, seconds,
                         100 * final_accuracy);
         }

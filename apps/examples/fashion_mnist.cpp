@@ -2,8 +2,11 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
+
+#include "kael/autograd.h"
 
 namespace kael::examples {
 
@@ -59,6 +62,23 @@ Dataset load_fashion_mnist(const std::string& folder, const std::string& split) 
     const auto n = static_cast<std::int64_t>(count);
     return {tensor(image_values, {n, static_cast<std::int64_t>(pixels)}),
             tensor(label_values, {n})};
+}
+
+double test_accuracy(nn::Module& model, const Dataset& data, const Device& device,
+                     const Shape& image_shape) {
+    const NoGradGuard guard;
+    model.eval();
+    const std::int64_t count = data.images.size(0);
+    std::int64_t correct = 0;
+    for (std::int64_t start = 0; start < count; start += 1000) {
+        const std::int64_t stop = std::min(count, start + 1000);
+        const Tensor images = data.images.slice(0, start, stop).reshape(image_shape);
+        const Tensor hits =
+            eq(argmax(model(images.to(device)), 1), data.labels.slice(0, start, stop).to(device));
+        correct += sum(hits).item<std::int64_t>();
+    }
+    model.train();
+    return static_cast<double>(correct) / static_cast<double>(count);
 }
 
 }  // namespace kael::examples

@@ -21,7 +21,8 @@ double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-constexpr const char* kWhereToGetOne = R"help(gpt2_generate needs a GPT-2 checkpoint folder (config.json and model.safetensors,
+constexpr const char* kWhereToGetOne =
+    R"help(gpt2_generate needs a GPT-2 checkpoint folder (config.json and model.safetensors,
 as transformers' save_pretrained writes them). To get GPT-2 small (124M parameters):
   git lfs install && git clone https://huggingface.co/openai-community/gpt2
 or, where transformers is installed:
@@ -70,7 +71,8 @@ int main(int argc, char** argv) {
         model->to(kael::parse_dtype(dtype_name));
         const kael::GPT2Tokenizer tokenizer = kael::GPT2Tokenizer::from_folder(checkpoint);
         const kael::nn::GPTConfig& config = model->config();
-        std::fprintf(stderr, "GPT-2: %lld layers, %lld wide, %lld parameters on %s, loaded in %.2f s\n",
+        std::fprintf(stderr,
+                     "GPT-2: %lld layers, %lld wide, %lld parameters on %s, loaded in %.2f s\n",
                      static_cast<long long>(config.layers), static_cast<long long>(config.embed),
                      static_cast<long long>(model->parameter_count()), device.str().c_str(),
                      seconds_since(load_start));
@@ -112,12 +114,14 @@ int main(int argc, char** argv) {
         if (!quiet) {
             std::fputs((stream.finish() + "\n").c_str(), stdout);
         }
-        const double to_first = first_token ? std::chrono::duration<double>(*first_token - start).count() : total;
+        const double to_first =
+            first_token ? std::chrono::duration<double>(*first_token - start).count() : total;
         const auto count = static_cast<double>(produced.size());
-        std::printf("%zu new tokens in %.3f s: %.1f tokens/s (prompt of %zu tokens; first token "
-                    "after %.1f ms, then %.1f tokens/s)\n",
-                    produced.size(), total, count / total, ids.size(), to_first * 1e3,
-                    count > 1 && total > to_first ? (count - 1) / (total - to_first) : 0.0);
+        std::printf(
+            "%zu new tokens in %.3f s: %.1f tokens/s (prompt of %zu tokens; first token "
+            "after %.1f ms, then %.1f tokens/s)\n",
+            produced.size(), total, count / total, ids.size(), to_first * 1e3,
+            count > 1 && total > to_first ? (count - 1) / (total - to_first) : 0.0);
         return 0;
     } catch (const std::exception& error) {
         std::cerr << "gpt2_generate: " << error.what() << "\n";

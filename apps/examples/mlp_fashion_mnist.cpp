@@ -13,27 +13,6 @@
 #include "kael/registry.h"
 #include "progress.h"
 
-namespace {
-
-double accuracy(kael::nn::Module& model, const kael::examples::Dataset& data,
-                const kael::Device& device) {
-    const kael::NoGradGuard guard;
-    model.eval();
-    const std::int64_t count = data.images.size(0);
-    std::int64_t correct = 0;
-    for (std::int64_t start = 0; start < count; start += 1000) {
-        const std::int64_t stop = std::min(count, start + 1000);
-        const kael::Tensor logits = model(data.images.slice(0, start, stop).to(device));
-        const kael::Tensor hits =
-            kael::eq(kael::argmax(logits, 1), data.labels.slice(0, start, stop).to(device));
-        correct += kael::sum(hits).item<std::int64_t>();
-    }
-    model.train();
-    return static_cast<double>(correct) / static_cast<double>(count);
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     CLI::App app{"Trains an MLP on Fashion-MNIST and reports test accuracy per epoch"};
     std::string device_name = "cpu";
@@ -96,7 +75,7 @@ int main(int argc, char** argv) {
             }
             kael::synchronize(device);
             const double seconds = progress.seconds();
-            final_accuracy = accuracy(model, test, device);
+            final_accuracy = kael::examples::test_accuracy(model, test, device, {-1, 784});
             std::printf("epoch %d: %.2f s, test accuracy %.2f%%\n", epoch, seconds,
                         100 * final_accuracy);
         }
