@@ -13,16 +13,6 @@ namespace kael::nn::detail {
 
 namespace {
 
-const kael_convolution* convolution_of(const Device& device) {
-    const kael_plugin* table = kael::detail::backend_for(device).table();
-    if (!KAEL_HAS_SLOT(table, extension) || table->extension == nullptr) {
-        return nullptr;
-    }
-    const auto* found =
-        static_cast<const kael_convolution*>(table->extension(KAEL_EXTENSION_CONVOLUTION));
-    return found != nullptr && found->struct_size >= sizeof(kael_convolution) ? found : nullptr;
-}
-
 kael_conv_geometry geometry_of(const ConvCall& call, const Shape& output) {
     kael_conv_geometry g{};
     g.struct_size = sizeof(kael_conv_geometry);
@@ -66,9 +56,19 @@ std::vector<Tensor> composed_gradients(const ConvCall& call, const std::vector<T
 
 }  // namespace
 
+const void* plugin_extension(const Device& device, const char* name) {
+    const kael_plugin* table = kael::detail::backend_for(device).table();
+    return KAEL_HAS_SLOT(table, extension) && table->extension != nullptr ? table->extension(name)
+                                                                          : nullptr;
+}
+
 Tensor plugin_conv(const ConvCall& call) {
     const Device device = call.input.device();
-    const kael_convolution* plugin = convolution_of(device);
+    const auto* plugin =
+        static_cast<const kael_convolution*>(plugin_extension(device, KAEL_EXTENSION_CONVOLUTION));
+    if (plugin != nullptr && plugin->struct_size < sizeof(kael_convolution)) {
+        plugin = nullptr;
+    }
     if (plugin == nullptr || call.input.dtype() != call.weight.dtype() ||
         (call.bias.defined() && call.bias.dtype() != call.weight.dtype()) ||
         call.weight.device() != device || (call.bias.defined() && call.bias.device() != device)) {

@@ -13,11 +13,8 @@ namespace kael::nn::detail {
 Tensor plugin_pool(const Tensor& x, const PoolGeometry& g, std::int32_t kind,
                    const Recompute& composed) {
     const Device device = x.device();
-    const kael_plugin* table = kael::detail::backend_for(device).table();
-    if (!KAEL_HAS_SLOT(table, extension) || table->extension == nullptr) {
-        return {};
-    }
-    const auto* plugin = static_cast<const kael_pooling*>(table->extension(KAEL_EXTENSION_POOLING));
+    const auto* plugin =
+        static_cast<const kael_pooling*>(plugin_extension(device, KAEL_EXTENSION_POOLING));
     if (plugin == nullptr || plugin->struct_size < sizeof(kael_pooling) || x.numel() == 0) {
         return {};
     }

@@ -28,6 +28,8 @@ struct ConvCall {
     std::int64_t groups;
     const char* op;  // "conv2d", for messages
 };
+// The extension table name of the plugin serving device, or nullptr (functional_conv_plugin.cpp).
+[[nodiscard]] const void* plugin_extension(const Device& device, const char* name);
 // The device plugin's convolution (KAEL_EXTENSION_CONVOLUTION) recorded for autograd, or an
 // undefined tensor where the plugin has none or declines the call (functional_conv_plugin.cpp).
 [[nodiscard]] Tensor plugin_conv(const ConvCall& call);
