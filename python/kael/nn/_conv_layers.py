@@ -14,7 +14,21 @@ def _tuple(value, n, name):
     return tuple(sizes)
 
 
-class _ConvNd(_nn._Conv):
+class _ConvAttributes:
+    """PyTorch's attributes of Conv and ConvTranspose layers, read from the C++ layer."""
+    in_channels = property(lambda self: self._options["in_channels"], doc="Input channels.")
+    out_channels = property(lambda self: self._options["out_channels"], doc="Output channels.")
+    kernel_size = property(lambda self: self._options["kernel_size"], doc="Kernel sizes.")
+    stride = property(lambda self: self._options["stride"], doc="Strides.")
+    padding = property(lambda self: self._options["padding"], doc="Padding sizes or name.")
+    output_padding = property(lambda self: self._options["output_padding"],
+                              doc="Extra output cells on one side of each dim (transposed).")
+    dilation = property(lambda self: self._options["dilation"], doc="Dilations.")
+    groups = property(lambda self: self._options["groups"], doc="Channel groups.")
+    padding_mode = property(lambda self: self._options["padding_mode"], doc="Padding mode.")
+
+
+class _ConvNd(_ConvAttributes, _nn._Conv):
     _spatial = 0
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
@@ -31,14 +45,6 @@ class _ConvNd(_nn._Conv):
         if dtype is not None and dtype != _float32:
             self.to(dtype)
 
-    in_channels = property(lambda self: self._options["in_channels"], doc="Input channels.")
-    out_channels = property(lambda self: self._options["out_channels"], doc="Output channels.")
-    kernel_size = property(lambda self: self._options["kernel_size"], doc="Kernel sizes.")
-    stride = property(lambda self: self._options["stride"], doc="Strides.")
-    padding = property(lambda self: self._options["padding"], doc="Padding sizes or name.")
-    dilation = property(lambda self: self._options["dilation"], doc="Dilations.")
-    groups = property(lambda self: self._options["groups"], doc="Channel groups.")
-    padding_mode = property(lambda self: self._options["padding_mode"], doc="Padding mode.")
 
 
 class Conv1d(_ConvNd):

@@ -6,6 +6,7 @@ from .._kael import _nn
 from .._kael import float32 as _float32
 from .._kael._nn import _conv as _c
 from ._conv_functional import _sizes, _tensor
+from ._conv_layers import _ConvAttributes
 
 
 def _conv_transpose(n, input, weight, bias, stride, padding, output_padding, groups, dilation):
@@ -93,7 +94,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return image if input.dim() == 3 else image.squeeze(0)
 
 
-class _ConvTransposeNd(_nn._Conv):
+class _ConvTransposeNd(_ConvAttributes, _nn._Conv):
     _spatial = 0
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
@@ -107,17 +108,6 @@ class _ConvTransposeNd(_nn._Conv):
                          _sizes(output_padding, n, op, "output_padding"))
         if dtype is not None and dtype != _float32:
             self.to(dtype)
-
-    in_channels = property(lambda self: self._options["in_channels"], doc="Input channels.")
-    out_channels = property(lambda self: self._options["out_channels"], doc="Output channels.")
-    kernel_size = property(lambda self: self._options["kernel_size"], doc="Kernel sizes.")
-    stride = property(lambda self: self._options["stride"], doc="Strides.")
-    padding = property(lambda self: self._options["padding"], doc="Padding sizes.")
-    output_padding = property(lambda self: self._options["output_padding"],
-                              doc="Extra output cells on one side of each dim.")
-    dilation = property(lambda self: self._options["dilation"], doc="Dilations.")
-    groups = property(lambda self: self._options["groups"], doc="Channel groups.")
-    padding_mode = property(lambda self: self._options["padding_mode"], doc="Padding mode.")
 
     def forward(self, input, output_size=None):
         """The transposed convolution of input (output_size picks output_padding)."""

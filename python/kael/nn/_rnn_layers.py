@@ -11,19 +11,22 @@ def _check_tensor(value, op, name):
         raise TypeError(f"{op}: {name} must be a Tensor or None, not {type(value).__name__}")
 
 
+def _mode(mode, nonlinearity, op):
+    """The C++ layer's mode: an RNN's carries its nonlinearity."""
+    if mode != "RNN":
+        return mode
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(f"{op}: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+    return "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+
+
 class _RNNBase(_nn._RNNBase):
     _mode = "LSTM"
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None,
                  nonlinearity="tanh"):
-        mode = self._mode
-        if mode == "RNN":
-            if nonlinearity not in ("tanh", "relu"):
-                raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got "
-                                 f"{nonlinearity!r}")
-            mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
-        super().__init__(mode, input_size, hidden_size, num_layers, bool(bias),
+        super().__init__(_mode(self._mode, nonlinearity, "RNN"), input_size, hidden_size, num_layers, bool(bias),
                          bool(batch_first), float(dropout), bool(bidirectional), proj_size,
                          device)
         if dtype is not None and dtype != _float32:
@@ -134,13 +137,7 @@ class _CellBase(_nn._RNNCellBase):
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None,
                  nonlinearity="tanh"):
-        mode = self._mode
-        if mode == "RNN":
-            if nonlinearity not in ("tanh", "relu"):
-                raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got "
-                                 f"{nonlinearity!r}")
-            mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
-        super().__init__(mode, input_size, hidden_size, bool(bias), device)
+        super().__init__(_mode(self._mode, nonlinearity, "RNNCell"), input_size, hidden_size, bool(bias), device)
         self.bias = bool(bias)
         if dtype is not None and dtype != _float32:
             self.to(dtype)
