@@ -76,11 +76,10 @@ __device__ typename R::State fold_pairs(const float* row, std::int64_t begin, st
     return state;
 }
 
-// fold_span for the other reducers: each thread's elements in order into its LaneFold.
+// fold_span_warps for the other reducers: each thread's elements in order into its LaneFold.
 template <typename R, typename In>
-__device__ typename R::State fold_lanes(const Storage<In>* row_data, std::int64_t begin,
-                                        std::int64_t end, int thread, int threads,
-                                        bool vectorized) {
+__device__ LaneFold<R, In> fold_lanes(const Storage<In>* row_data, std::int64_t begin,
+                                      std::int64_t end, int thread, int threads, bool vectorized) {
     using S = Storage<In>;
     constexpr int kWidth = 16 / sizeof(S);
     const In shift = load_element<In>(row_data + begin);
@@ -91,29 +90,33 @@ __device__ typename R::State fold_lanes(const Storage<In>* row_data, std::int64_
         const std::int64_t pack_end = end / kWidth;
 #pragma unroll 4
         for (std::int64_t pack = begin / kWidth + thread; pack < pack_end; pack += threads) {
-            const Pack<S> values = packs[pack];
+            const Pack<S> pack_values = packs[pack];
+            In values[kWidth];
 #pragma unroll
             for (int i = 0; i < kWidth; ++i) {
-                folded.add(load_element<In>(&values.values[i]), pack * kWidth + i);
+                values[i] = load_element<In>(&pack_values.values[i]);
             }
+            folded.add_pack(values, pack * kWidth);
         }
         scalar_begin = pack_end * kWidth;
     }
     for (std::int64_t i = scalar_begin + thread; i < end; i += threads) {
         folded.add(load_element<In>(row_data + i), i);
     }
-    return folded.result();
+    return folded;
 }
 
-// The elements [begin, end) of row_data folded by `threads` threads from `thread` on.
+// The elements [begin, end) of row_data folded by `threads` threads from `thread` on, merged
+// within each warp (the result is lane 0's); every thread of the warp calls this.
 template <typename R, typename In>
-__device__ typename R::State fold_span(const Storage<In>* row_data, std::int64_t begin,
-                                       std::int64_t end, int thread, int threads, bool vectorized) {
+__device__ typename R::State fold_span_warps(const Storage<In>* row_data, std::int64_t begin,
+                                             std::int64_t end, int thread, int threads,
+                                             bool vectorized) {
     if constexpr (tasks::kPaired<R>) {
-        return fold_pairs<R>(reinterpret_cast<const float*>(row_data), begin, end, thread, threads,
-                             vectorized);
+        return warp_combine<R>(fold_pairs<R>(reinterpret_cast<const float*>(row_data), begin, end,
+                                             thread, threads, vectorized));
     } else {
-        return fold_lanes<R, In>(row_data, begin, end, thread, threads, vectorized);
+        return fold_lanes<R, In>(row_data, begin, end, thread, threads, vectorized).warp_result();
     }
 }
 
@@ -147,8 +150,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / kWarp;
     std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp;
     for (; row < rows; row += warps) {
-        const auto state = warp_combine<R>(
-            fold_span<R, In>(data + row * length, 0, length, lane, kWarp, vectorized));
+        const auto state =
+            fold_span_warps<R, In>(data + row * length, 0, length, lane, kWarp, vectorized);
         if (lane == 0) {
             store_result<R, In>(results, row, state);
         }
@@ -170,8 +173,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         const std::int64_t begin = (chunk % chunks_per_row) * chunk_length;
         const std::int64_t end = tasks::min_of(length, begin + chunk_length);
         const Storage<In>* row_data = data + row * length;
-        State state = block_combine<R>(
-            fold_span<R, In>(row_data, begin, end, thread, kThreadsPerBlock, vectorized), warps);
+        State state = block_combine_warps<R>(
+            fold_span_warps<R, In>(row_data, begin, end, thread, kThreadsPerBlock, vectorized),
+            warps);
         if (chunks_per_row == 1) {
             if (thread == 0) {
                 store_result<R, In>(results, row, state);

@@ -84,15 +84,70 @@ struct LaneFold {
     __device__ LaneFold(typename R::State seed_state, In /*shift*/) : state(seed_state) {}
     __device__ void add(In value, std::int64_t index) { state = R::step(state, value, index); }
     __device__ typename R::State result() const { return state; }
+    template <int kWidth>
+    __device__ void add_pack(const In (&values)[kWidth], std::int64_t index) {
+#pragma unroll
+        for (int i = 0; i < kWidth; ++i) {
+            add(values[i], index + i);
+        }
+    }
+    // Lane 0's merge of the warp's lanes.
+    __device__ typename R::State warp_result() const {
+        return warp_combine<R>(state);
+    }
 };
 
 template <typename In>
 struct LaneFold<tasks::Variance<In>, In> {
     tasks::ShiftedSums sums;
-    __device__ LaneFold(tasks::Moments /*identity*/, In shift)
-        : sums(static_cast<double>(shift)) {}
+    __device__ LaneFold(tasks::Moments /*identity*/, In shift) : sums(static_cast<double>(shift)) {}
     __device__ void add(In value, std::int64_t /*index*/) { sums.add(static_cast<double>(value)); }
     __device__ tasks::Moments result() const { return sums.result(); }
+    // A 16-byte pack of float or narrower: its deviations summed and squared in float, then
+    // added in double once (per element, the double conversions and adds held a whole-tensor
+    // variance at 60% of a sum's bandwidth on the H100); a square that overflows float (values
+    // past 1e19 apart) redoes the pack in double, so the result is the double path's.
+    template <int kWidth>
+    __device__ void add_pack(const In (&values)[kWidth], std::int64_t index) {
+        if constexpr (sizeof(In) >= 8) {
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) {
+                add(values[i], index + i);
+            }
+        } else {
+            const auto shift = static_cast<float>(sums.shift);
+            float sum = 0.0f;
+            float squares = 0.0f;
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) {
+                const float deviation = static_cast<float>(values[i]) - shift;
+                sum += deviation;
+                squares = fmaf(deviation, deviation, squares);
+            }
+            if (isfinite(squares)) {
+                sums.count += kWidth;
+                sums.sum += sum;
+                sums.squares += squares;
+                return;
+            }
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) {
+                add(values[i], index + i);
+            }
+        }
+    }
+    // Every lane of a warp folds from the same shift (its row's or chunk's first element), so
+    // the lanes' sums add: one division at the end instead of a Welford merge at each level.
+    __device__ tasks::Moments warp_result() const {
+        tasks::ShiftedSums total = sums;
+#pragma unroll
+        for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+            total.count += __shfl_down_sync(0xffffffffu, total.count, offset);
+            total.sum += __shfl_down_sync(0xffffffffu, total.sum, offset);
+            total.squares += __shfl_down_sync(0xffffffffu, total.squares, offset);
+        }
+        return total.result();
+    }
 };
 
 // Where results go: values (R::Out each) and, for reduce_indexed, the indices of the extremes.
@@ -115,11 +170,9 @@ template <typename R>
 inline constexpr bool kIndexed<Indexed<R>> = true;
 
 template <typename R, typename In>
-__device__ void store_result(const Results& results, std::int64_t output,
-                             typename R::State state) {
+__device__ void store_result(const Results& results, std::int64_t output, typename R::State state) {
     if constexpr (kIndexed<R>) {
-        kernels::store_element<In>(static_cast<Storage<In>*>(results.values) + output,
-                                   state.value);
+        kernels::store_element<In>(static_cast<Storage<In>*>(results.values) + output, state.value);
         results.indices[output] = state.index;
     } else {
         if constexpr (std::is_floating_point_v<In>) {
@@ -139,8 +192,17 @@ __device__ void store_result(const Results& results, std::int64_t output,
 // Thread 0 ends with the merge of the block's states: each warp's shuffle tree, then the warps
 // in order. `warps` is shared memory for one state per warp; every thread must call this.
 template <typename R>
+__device__ typename R::State block_combine_warps(typename R::State state, typename R::State* warps);
+
+template <typename R>
 __device__ typename R::State block_combine(typename R::State state, typename R::State* warps) {
-    state = warp_combine<R>(state);
+    return block_combine_warps<R>(warp_combine<R>(state), warps);
+}
+
+// block_combine's second half, for states already merged within each warp (at its lane 0).
+template <typename R>
+__device__ typename R::State block_combine_warps(typename R::State state,
+                                                 typename R::State* warps) {
     const int warp = static_cast<int>(threadIdx.x) / kWarp;
     if (threadIdx.x % kWarp == 0) {
         warps[warp] = state;
