@@ -76,29 +76,51 @@ __device__ typename R::State fold_pairs(const float* row, std::int64_t begin, st
     return state;
 }
 
+// A lane's 16-byte packs of row_data[begin, end) (begin a multiple of a pack) folded into
+// folded, as packs or (kOneByOne) element by element; returns where the packs end.
+template <bool kOneByOne, typename R, typename In>
+__device__ std::int64_t fold_packs(LaneFold<R, In>& folded, const Storage<In>* row_data,
+                                   std::int64_t begin, std::int64_t end, int thread, int threads) {
+    using S = Storage<In>;
+    constexpr int kWidth = 16 / sizeof(S);
+    const auto* packs = reinterpret_cast<const Pack<S>*>(row_data);
+    const std::int64_t pack_end = end / kWidth;
+#pragma unroll 4
+    for (std::int64_t pack = begin / kWidth + thread; pack < pack_end; pack += threads) {
+        const Pack<S> pack_values = packs[pack];
+        In values[kWidth];
+#pragma unroll
+        for (int i = 0; i < kWidth; ++i) {
+            values[i] = load_element<In>(&pack_values.values[i]);
+        }
+        if constexpr (kOneByOne) {
+#pragma unroll
+            for (int i = 0; i < kWidth; ++i) {
+                folded.add(values[i], pack * kWidth + i);
+            }
+        } else {
+            folded.add_pack(values, pack * kWidth);
+        }
+    }
+    return pack_end * kWidth;
+}
+
 // fold_span_warps for the other reducers: each thread's elements in order into its LaneFold.
 template <typename R, typename In>
 __device__ LaneFold<R, In> fold_lanes(const Storage<In>* row_data, std::int64_t begin,
                                       std::int64_t end, int thread, int threads, bool vectorized) {
-    using S = Storage<In>;
-    constexpr int kWidth = 16 / sizeof(S);
     const In shift = load_element<In>(row_data + begin);
-    LaneFold<R, In> folded(seed<R>([&] { return R::first(shift, begin); }), shift);
+    const auto fresh = [&] {
+        return LaneFold<R, In>(seed<R>([&] { return R::first(shift, begin); }), shift);
+    };
+    LaneFold<R, In> folded = fresh();
     std::int64_t scalar_begin = begin;
     if (vectorized) {
-        const auto* packs = reinterpret_cast<const Pack<S>*>(row_data);
-        const std::int64_t pack_end = end / kWidth;
-#pragma unroll 4
-        for (std::int64_t pack = begin / kWidth + thread; pack < pack_end; pack += threads) {
-            const Pack<S> pack_values = packs[pack];
-            In values[kWidth];
-#pragma unroll
-            for (int i = 0; i < kWidth; ++i) {
-                values[i] = load_element<In>(&pack_values.values[i]);
-            }
-            folded.add_pack(values, pack * kWidth);
+        scalar_begin = fold_packs<false>(folded, row_data, begin, end, thread, threads);
+        if (folded.overflowed()) {  // packs folded in float overflowed: again in double
+            folded = fresh();
+            fold_packs<true>(folded, row_data, begin, end, thread, threads);
         }
-        scalar_begin = pack_end * kWidth;
     }
     for (std::int64_t i = scalar_begin + thread; i < end; i += threads) {
         folded.add(load_element<In>(row_data + i), i);

@@ -91,6 +91,9 @@ struct LaneFold {
             add(values[i], index + i);
         }
     }
+    __device__ bool overflowed() const {
+        return false;
+    }
     // Lane 0's merge of the warp's lanes.
     __device__ typename R::State warp_result() const {
         return warp_combine<R>(state);
@@ -100,13 +103,16 @@ struct LaneFold {
 template <typename In>
 struct LaneFold<tasks::Variance<In>, In> {
     tasks::ShiftedSums sums;
+    bool past_float = false;  // a pack's square overflowed float
     __device__ LaneFold(tasks::Moments /*identity*/, In shift) : sums(static_cast<double>(shift)) {}
     __device__ void add(In value, std::int64_t /*index*/) { sums.add(static_cast<double>(value)); }
     __device__ tasks::Moments result() const { return sums.result(); }
+    __device__ bool overflowed() const { return past_float; }
     // A 16-byte pack of float or narrower: its deviations summed and squared in float, then
     // added in double once (per element, the double conversions and adds held a whole-tensor
-    // variance at 60% of a sum's bandwidth on the H100); a square that overflows float (values
-    // past 1e19 apart) redoes the pack in double, so the result is the double path's.
+    // variance at 60% of a sum's bandwidth on the H100). A square past float's range (values
+    // 1e19 apart, an infinity, a NaN) sets past_float, and the caller folds the lane again in
+    // double; no branch here, so the loop keeps its loads in flight.
     template <int kWidth>
     __device__ void add_pack(const In (&values)[kWidth], std::int64_t index) {
         if constexpr (sizeof(In) >= 8) {
@@ -124,28 +130,25 @@ struct LaneFold<tasks::Variance<In>, In> {
                 sum += deviation;
                 squares = fmaf(deviation, deviation, squares);
             }
-            if (isfinite(squares)) {
-                sums.count += kWidth;
-                sums.sum += sum;
-                sums.squares += squares;
-                return;
-            }
-#pragma unroll
-            for (int i = 0; i < kWidth; ++i) {
-                add(values[i], index + i);
-            }
+            past_float = past_float || !isfinite(squares);
+            sums.count += kWidth;
+            sums.sum += sum;
+            sums.squares += squares;
         }
     }
     // Every lane of a warp folds from the same shift (its row's or chunk's first element), so
     // the lanes' sums add: one division at the end instead of a Welford merge at each level.
+    // Counts travel as 32-bit integers (a lane's span is far below 2^32 elements): one shuffle.
     __device__ tasks::Moments warp_result() const {
         tasks::ShiftedSums total = sums;
+        auto count = static_cast<std::uint32_t>(sums.count);
 #pragma unroll
         for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-            total.count += __shfl_down_sync(0xffffffffu, total.count, offset);
+            count += __shfl_down_sync(0xffffffffu, count, offset);
             total.sum += __shfl_down_sync(0xffffffffu, total.sum, offset);
             total.squares += __shfl_down_sync(0xffffffffu, total.squares, offset);
         }
+        total.count = count;
         return total.result();
     }
 };
