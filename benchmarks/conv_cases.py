@@ -57,3 +57,50 @@ def recurrent_cases(Case, scale, sized):
         return build
     return [Case(f"{kind}(hidden {hidden}, 2 layers) fwd+bwd, 128 steps x batch {batch}",
                  setup(kind), setup(kind), unit="ms") for kind in ("LSTM", "GRU")]
+
+
+# ResNet-50's distinct convolutions (torchvision's, stride on the 3x3): (in, out, kernel, stride,
+# spatial size of the input).
+RESNET50_CONVS = ((3, 64, 7, 2, 224), (64, 64, 1, 1, 56), (64, 64, 3, 1, 56), (64, 256, 1, 1, 56),
+                  (256, 128, 1, 1, 56), (128, 128, 3, 2, 56), (128, 512, 1, 1, 28),
+                  (256, 256, 3, 1, 14), (256, 1024, 1, 1, 14), (512, 512, 3, 1, 7),
+                  (512, 2048, 1, 1, 7))
+
+# How f32 convolutions may round: exactly as f32 on both sides, or TF32 as PyTorch's cuDNN
+# default (torch.backends.cudnn.allow_tf32) beside kael's set_float32_matmul_precision("high").
+MODES = (("f32", False), ("f32 with TF32", True), ("bf16", None))
+
+
+def _conv_run(lib, device, layer, x, is_torch, tf32):
+    def run():
+        if tf32 is not None:
+            if is_torch:
+                lib.backends.cudnn.allow_tf32 = tf32
+            else:
+                lib.set_float32_matmul_precision("high" if tf32 else "highest")
+        layer(x).sum().backward()
+        if tf32 is not None and not is_torch:
+            lib.set_float32_matmul_precision("highest")
+    return run
+
+
+def resnet50_conv_cases(Case, scale, sized):
+    """Forward + backward of each of ResNet-50's convolutions at batch 32 (scaled), in f32 (exact
+    and TF32) and bf16, the layer and its input in the dtype."""
+    batch = sized(32, scale)
+    cases = []
+    for mode, tf32 in MODES:
+        for c_in, c_out, kernel, stride, size in RESNET50_CONVS:
+            def setup(is_torch, c_in=c_in, c_out=c_out, kernel=kernel, stride=stride, size=size,
+                      tf32=tf32):
+                def build(lib, device):
+                    dtype = lib.bfloat16 if tf32 is None else lib.float32
+                    layer = lib.nn.Conv2d(c_in, c_out, kernel, stride, kernel // 2,
+                                          bias=False).to(device).to(dtype)
+                    x = lib.randn(batch, c_in, size, size, device=device).to(dtype)
+                    return _conv_run(lib, device, layer, x.requires_grad_(True), is_torch, tf32)
+                return build
+            cases.append(Case(f"ResNet-50 conv {c_in}->{c_out} {kernel}x{kernel}/{stride} at "
+                              f"{size}x{size} fwd+bwd, batch {batch}, {mode}",
+                              setup(True), setup(False)))
+    return cases

@@ -53,7 +53,8 @@ def op_cases(scale):
     return hand_cases(scale, rows) + reduce_cases.reduction_cases(Case, scale, sized) + \
         reduce_cases.activation_cases(Case, scale, sized) + \
         elementwise_cases.elementwise_cases(Case, scale, sized) + \
-        conv_cases.conv_cases(Case, scale, sized) + conv_cases.recurrent_cases(Case, scale, sized)
+        conv_cases.conv_cases(Case, scale, sized) + conv_cases.recurrent_cases(Case, scale, sized) + \
+        conv_cases.resnet50_conv_cases(Case, scale, sized)
 
 
 def hand_cases(scale, rows):

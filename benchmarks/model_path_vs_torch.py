@@ -47,7 +47,8 @@ def parse_arguments():
 # generation also needs BAR_TOKENS_PER_SECOND. Cases matching none have no bar.
 BARS = [("sort", 0.5), ("argsort", 0.5), ("topk", 0.5), ("cumsum", 0.5),
         ("attention fwd+bwd", 0.9), ("training step", 1.1), ("greedy generation", 4.0),
-        ("MLP epoch", 1.5), ("", 0.9)]
+        ("MLP epoch", 1.5), ("ResNet-50 conv", 0.95), ("LSTM(", 0.95), ("BatchNorm2d", 1.0),
+        ("Pool", 1.0), ("", 0.9)]
 BAR_TOKENS_PER_SECOND = 800
 
 

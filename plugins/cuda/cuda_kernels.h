@@ -2,6 +2,7 @@
 // Entry points of the CUDA plugin's table, one file per family. Every entry makes its device
 // current (use_device) before it touches memory or launches work.
 #include <cstdint>
+#include <string>
 
 #include "kael/kernels/plugin_entries.h"
 #include "kael/plugin_api.h"
@@ -25,5 +26,11 @@ void reduce_rows_finished(kael_reduce_op op, kael_dtype dtype, void* results, co
 
 // KAEL_EXTENSION_COLLECTIVES on NCCL (collectives_nccl.cpp).
 const kael_collectives* collectives();
+
+// KAEL_EXTENSION_CONVOLUTION on cuDNN (convolution_cudnn.cpp): null without cuDNN, whose reason
+// cudnn_unavailable_reason() gives ("" when loaded); the description is for build_info.
+const kael_convolution* convolution();
+std::string cudnn_unavailable_reason();
+std::string convolution_description();
 
 }  // namespace kael::cuda

@@ -30,7 +30,8 @@ std::string build_info() {
            "; cuda=" + std::to_string(CUDART_VERSION) +
            " (cudart static); arch=" + KAEL_CUDA_ARCHITECTURES +
            "; cublas=dlopen at first matmul (libcublas.so." +
-           std::to_string(CUDART_VERSION / 1000) + ", else the tile kernel)";
+           std::to_string(CUDART_VERSION / 1000) + ", else the tile kernel); convolutions=" +
+           convolution_description();
 }
 
 kael_status probe(int32_t* device_count, const char** reason) {
@@ -71,10 +72,14 @@ namespace model {
 KAEL_DEFINE_MODEL_EXTENSION(kernels.matmul_epilogue = matmul_epilogue)
 }  // namespace model
 
-// The model kernels, and NCCL's collectives (loaded at the first communicator).
+// The model kernels, NCCL's collectives (loaded at the first communicator) and cuDNN's
+// convolutions (loaded at the first).
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
         return collectives();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CONVOLUTION) == 0) {
+        return convolution();
     }
     return model::extension(name);
 }

@@ -17,6 +17,7 @@ kael_conv_geometry geometry_of(const ConvCall& call, const Shape& output) {
     kael_conv_geometry g{};
     g.struct_size = sizeof(kael_conv_geometry);
     g.spatial = static_cast<std::int32_t>(call.weight.dim() - 2);
+    g.precision = static_cast<std::int32_t>(float32_matmul_precision());
     g.batch = call.input.size(0);
     g.in_channels = call.input.size(1);
     g.out_channels = call.weight.size(0);

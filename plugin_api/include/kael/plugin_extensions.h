@@ -121,7 +121,10 @@ typedef struct kael_collectives {
 typedef struct kael_conv_geometry {
     size_t struct_size; /* sizeof(kael_conv_geometry) */
     int32_t spatial;    /* 1 to 3 spatial dims; entries past them are 0 */
-    int32_t reserved;
+    /* f32 products' precision, as kael_matmul_sizes.precision (KAEL_MATMUL_PRECISION_*; 0, the
+     * highest, from a core that left it unset): High lets a device use TF32 tensor cores. A
+     * plugin may always compute more exactly. */
+    int32_t precision;
     int64_t batch, in_channels, out_channels, groups;
     int64_t input[3], kernel[3], output[3];
     int64_t stride[3];
