@@ -72,14 +72,17 @@ namespace model {
 KAEL_DEFINE_MODEL_EXTENSION(kernels.matmul_epilogue = matmul_epilogue)
 }  // namespace model
 
-// The model kernels, NCCL's collectives (loaded at the first communicator) and cuDNN's
-// convolutions (loaded at the first).
+// The model kernels, NCCL's collectives (loaded at the first communicator), cuDNN's
+// convolutions (loaded at the first) and pooling on the shared tasks.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
         return collectives();
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CONVOLUTION) == 0) {
         return convolution();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_POOLING) == 0) {
+        return pooling();
     }
     return model::extension(name);
 }

@@ -1,8 +1,10 @@
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "emulated_kernels.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/pooling.h"
 #include "kael/plugin_api.h"
 
 #ifndef KAEL_EMULATED_PLUGIN_VERSION
@@ -22,7 +24,17 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
     });
 }
 
+namespace model {
 KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
+}  // namespace model
+
+// The model kernels, and pooling on the shared tasks (the cuda plugin's own pooling).
+const void* extension(const char* name) {
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_POOLING) == 0) {
+        return kernels::tasks::PoolingTasks<Launcher, &check_device>::table();
+    }
+    return model::extension(name);
+}
 
 kael_plugin make_table() {
     plugin::Description description;

@@ -1,0 +1,270 @@
+#pragma once
+// Max and average pooling (KAEL_EXTENSION_POOLING) as device tasks, for the plugins without a
+// pooling library (emulated, cuda). Forward: one item per output; max keeps the window's first
+// largest cell (a NaN always wins, the last one, as PyTorch's) and its flat position in the
+// input plane, which the workspace holds for the backward; average divides the window's sum by
+// its cells (in the padded input, or in the input alone). Backward: one item per input cell,
+// gathering from every output whose window holds the cell in a fixed order, so the gradient
+// repeats run to run with no atomics. Unused spatial dims are size 1, so every loop runs 3 deep.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/low_precision.h"
+#include "kael/kernels/tasks/launch.h"
+#include "kael/plugin_extensions.h"
+
+namespace kael::kernels::tasks {
+
+struct PoolPlan {
+    kael_pool_kind kind;
+    std::int64_t input[3], kernel[3], output[3], stride[3], padding[3], dilation[3];
+    std::int64_t input_plane, output_plane;  // cells of one (n, c) plane
+};
+
+inline PoolPlan pool_plan(const kael_pool_geometry& g) {
+    PoolPlan plan{};
+    plan.kind = g.kind;
+    plan.input_plane = 1;
+    plan.output_plane = 1;
+    for (int d = 0; d < 3; ++d) {
+        const bool used = d < g.spatial;
+        plan.input[d] = used ? g.input[d] : 1;
+        plan.kernel[d] = used ? g.kernel[d] : 1;
+        plan.output[d] = used ? g.output[d] : 1;
+        plan.stride[d] = used ? g.stride[d] : 1;
+        plan.padding[d] = used ? g.padding_before[d] : 0;
+        plan.dilation[d] = used && g.kind == KAEL_POOL_MAX ? g.dilation[d] : 1;
+        plan.input_plane *= plan.input[d];
+        plan.output_plane *= plan.output[d];
+    }
+    return plan;
+}
+
+// f64 pools in double, everything else in float.
+template <typename S>
+using PoolCompute = std::conditional_t<std::is_same_v<S, double>, double, float>;
+
+KAEL_HD inline void unflatten(std::int64_t flat, const std::int64_t (&sizes)[3],
+                              std::int64_t (&at)[3]) {
+    for (int d = 2; d >= 0; --d) {
+        at[d] = flat % sizes[d];
+        flat /= sizes[d];
+    }
+}
+
+template <typename S>
+struct PoolForward {
+    const S* input;
+    S* output;
+    std::int32_t* positions;  // max only
+    PoolPlan plan;
+
+    KAEL_HD void operator()(std::int64_t item) const {
+        using C = PoolCompute<S>;
+        const S* source = input + item / plan.output_plane * plan.input_plane;
+        std::int64_t o[3];
+        unflatten(item % plan.output_plane, plan.output, o);
+        std::int64_t start[3];
+        for (int d = 0; d < 3; ++d) {
+            start[d] = o[d] * plan.stride[d] - plan.padding[d];
+        }
+        const bool is_max = plan.kind == KAEL_POOL_MAX;
+        C best = -static_cast<C>(INFINITY);
+        C sum = 0;
+        std::int64_t where = -1;
+        std::int64_t cells = 0;
+        for (std::int64_t k0 = 0; k0 < plan.kernel[0]; ++k0) {
+            const std::int64_t i0 = start[0] + k0 * plan.dilation[0];
+            for (std::int64_t k1 = 0; k1 < plan.kernel[1]; ++k1) {
+                const std::int64_t i1 = start[1] + k1 * plan.dilation[1];
+                for (std::int64_t k2 = 0; k2 < plan.kernel[2]; ++k2) {
+                    const std::int64_t i2 = start[2] + k2 * plan.dilation[2];
+                    if (i0 < 0 || i0 >= plan.input[0] || i1 < 0 || i1 >= plan.input[1] || i2 < 0 ||
+                        i2 >= plan.input[2]) {
+                        continue;
+                    }
+                    const std::int64_t flat = (i0 * plan.input[1] + i1) * plan.input[2] + i2;
+                    const C value = convert_value<C>(source[flat]);
+                    if (is_max) {
+                        if (where < 0 || value > best || value != value) {
+                            best = value;
+                            where = flat;
+                        }
+                    } else {
+                        sum += value;
+                        ++cells;
+                    }
+                }
+            }
+        }
+        if (is_max) {
+            output[item] = convert_value<S>(best);
+            positions[item] = static_cast<std::int32_t>(where < 0 ? 0 : where);
+            return;
+        }
+        const std::int64_t divisor = plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING
+                                         ? plan.kernel[0] * plan.kernel[1] * plan.kernel[2]
+                                         : cells;
+        output[item] = convert_value<S>(sum / static_cast<C>(divisor));
+    }
+};
+
+// The outputs along one dim whose windows reach input cell i: [first, last] (empty if last <
+// first); max pooling checks the exact cell by position, average pooling has no dilation.
+KAEL_HD inline void reaching(const PoolPlan& plan, int d, std::int64_t i, std::int64_t& first,
+                             std::int64_t& last) {
+    const std::int64_t far = i + plan.padding[d];  // the cell's offset from the padded start
+    const std::int64_t reach = (plan.kernel[d] - 1) * plan.dilation[d];
+    first = far - reach <= 0 ? 0 : ceil_div(far - reach, plan.stride[d]);
+    last = min_of(far / plan.stride[d], plan.output[d] - 1);
+}
+
+// Cells of an average window inside the input (padding excluded) along one dim.
+KAEL_HD inline std::int64_t inside(const PoolPlan& plan, int d, std::int64_t o) {
+    const std::int64_t start = o * plan.stride[d] - plan.padding[d];
+    const std::int64_t end = min_of(start + plan.kernel[d], plan.input[d]);
+    return end - (start < 0 ? 0 : start);
+}
+
+template <typename S>
+struct PoolBackward {
+    const S* grad_output;
+    const std::int32_t* positions;  // max only
+    S* grad_input;
+    PoolPlan plan;
+
+    KAEL_HD void operator()(std::int64_t item) const {
+        using C = PoolCompute<S>;
+        const std::int64_t plane = item / plan.input_plane;
+        const std::int64_t flat = item % plan.input_plane;
+        std::int64_t at[3];
+        unflatten(flat, plan.input, at);
+        std::int64_t first[3];
+        std::int64_t last[3];
+        for (int d = 0; d < 3; ++d) {
+            reaching(plan, d, at[d], first[d], last[d]);
+        }
+        const S* grads = grad_output + plane * plan.output_plane;
+        const std::int32_t* kept = positions + plane * plan.output_plane;
+        const bool is_max = plan.kind == KAEL_POOL_MAX;
+        C total = 0;
+        for (std::int64_t o0 = first[0]; o0 <= last[0]; ++o0) {
+            for (std::int64_t o1 = first[1]; o1 <= last[1]; ++o1) {
+                for (std::int64_t o2 = first[2]; o2 <= last[2]; ++o2) {
+                    const std::int64_t out = (o0 * plan.output[1] + o1) * plan.output[2] + o2;
+                    const C grad = convert_value<C>(grads[out]);
+                    if (is_max) {
+                        total += kept[out] == flat ? grad : C(0);
+                    } else if (plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING) {
+                        total +=
+                            grad / static_cast<C>(plan.kernel[0] * plan.kernel[1] * plan.kernel[2]);
+                    } else {
+                        total += grad / static_cast<C>(inside(plan, 0, o0) * inside(plan, 1, o1) *
+                                                       inside(plan, 2, o2));
+                    }
+                }
+            }
+        }
+        grad_input[item] = convert_value<S>(total);
+    }
+};
+
+// Whether the tasks pool this call: a float dtype, 1-3 dims, positions within an int32.
+inline bool pools(kael_dtype dtype, const kael_pool_geometry* g) {
+    if (g == nullptr || g->struct_size < sizeof(kael_pool_geometry) || g->spatial < 1 ||
+        g->spatial > 3 || g->kind < KAEL_POOL_MAX || g->kind > KAEL_POOL_AVG_EXCLUDE_PADDING) {
+        return false;
+    }
+    std::int64_t plane = 1;
+    for (int d = 0; d < g->spatial; ++d) {
+        plane *= g->input[d];
+    }
+    return plane <= std::numeric_limits<std::int32_t>::max() &&
+           (dtype == KAEL_DTYPE_F32 || dtype == KAEL_DTYPE_F64 || dtype == KAEL_DTYPE_BF16 ||
+            dtype == KAEL_DTYPE_F16);
+}
+
+// kael_pooling.workspace_bytes: max pooling's int32 positions, one per output; -1 to decline.
+inline std::int64_t pool_workspace_bytes(kael_dtype dtype, const kael_pool_geometry* g) {
+    if (!pools(dtype, g)) {
+        return -1;
+    }
+    if (g->kind != KAEL_POOL_MAX) {
+        return 0;
+    }
+    return g->batch * g->channels * pool_plan(*g).output_plane *
+           static_cast<std::int64_t>(sizeof(std::int32_t));
+}
+
+template <typename Visit>
+void with_pool_dtype(kael_dtype dtype, const kael_pool_geometry* g, Visit&& visit) {
+    if (!pools(dtype, g)) {
+        plugin::unsupported("this pooling's dtype or geometry");
+    }
+    with_storage_dtype(dtype, [&](auto tag) {
+        using S = TagType<decltype(tag)>;
+        if constexpr (is_floating_v<S> || is_low_precision_v<S>) {
+            visit(tag);
+        }
+    });
+}
+
+template <typename Launcher>
+void launch_pool_forward(kael_dtype dtype, const kael_pool_geometry* g, const void* input,
+                         void* output, void* workspace) {
+    with_pool_dtype(dtype, g, [&](auto tag) {
+        using S = TagType<decltype(tag)>;
+        const PoolPlan plan = pool_plan(*g);
+        Launcher::for_each(g->batch * g->channels * plan.output_plane,
+                           PoolForward<S>{static_cast<const S*>(input), static_cast<S*>(output),
+                                          static_cast<std::int32_t*>(workspace), plan});
+    });
+}
+
+template <typename Launcher>
+void launch_pool_backward(kael_dtype dtype, const kael_pool_geometry* g, const void* grad_output,
+                          const void* workspace, void* grad_input) {
+    with_pool_dtype(dtype, g, [&](auto tag) {
+        using S = TagType<decltype(tag)>;
+        const PoolPlan plan = pool_plan(*g);
+        Launcher::for_each(g->batch * g->channels * plan.input_plane,
+                           PoolBackward<S>{static_cast<const S*>(grad_output),
+                                           static_cast<const std::int32_t*>(workspace),
+                                           static_cast<S*>(grad_input), plan});
+    });
+}
+
+// The kael_pooling table of a plugin whose Launcher runs these tasks; kSelect makes the
+// call's device current (or checks it). One table per instantiation, made at the first call.
+template <typename Launcher, void (*kSelect)(std::int32_t)>
+struct PoolingTasks {
+    static std::int64_t workspace_bytes(int32_t /*device*/, kael_dtype dtype,
+                                        const kael_pool_geometry* geometry) {
+        return pool_workspace_bytes(dtype, geometry);
+    }
+    static kael_status forward(int32_t device, kael_dtype dtype, const kael_pool_geometry* geometry,
+                               const void* input, void* output, void* workspace) {
+        return plugin::guarded("pool_forward", [&] {
+            kSelect(device);
+            launch_pool_forward<Launcher>(dtype, geometry, input, output, workspace);
+        });
+    }
+    static kael_status backward(int32_t device, kael_dtype dtype,
+                                const kael_pool_geometry* geometry, const void* grad_output,
+                                const void* workspace, void* grad_input) {
+        return plugin::guarded("pool_backward", [&] {
+            kSelect(device);
+            launch_pool_backward<Launcher>(dtype, geometry, grad_output, workspace, grad_input);
+        });
+    }
+    static const kael_pooling* table() {
+        static const kael_pooling made = {sizeof(kael_pooling), "kael's pooling tasks",
+                                          workspace_bytes, forward, backward};
+        return &made;
+    }
+};
+
+}  // namespace kael::kernels::tasks
