@@ -14,8 +14,8 @@
 #include <optional>
 
 #include "conformance.h"
-#include "report.h"
 #include "kael/registry.h"
+#include "report.h"
 
 namespace {
 
@@ -54,7 +54,8 @@ int parse_options(int argc, char** argv, Options& options) {
     app.add_option("--plugin-path", options.plugin_folders,
                    "a plugin folder searched before KAEL_PLUGIN_PATH (may be repeated)");
     app.add_flag("--list", options.list, "print the test cases' names (those --filter keeps)");
-    app.add_option("--filter", options.filter, "run only the cases whose name contains this");
+    app.add_option("--filter", options.filter,
+                   "run only the cases whose name contains this (or one of several split by |)");
     app.add_option("--json", options.json_file, "also write the report to this file as JSON");
     app.add_option("--matmul-precision", options.matmul_precision,
                    "f32 products as kael::set_float32_matmul_precision: highest (default), high "
@@ -165,10 +166,23 @@ int run(int argc, char** argv) {
     for (const std::string& folder : options.plugin_folders) {
         kael::add_plugin_folder(folder);
     }
+    // Several alternatives split by '|', as the benchmarks' --filter takes them.
+    std::vector<std::string> wanted;
+    for (std::size_t start = 0;;) {
+        const std::size_t bar = options.filter.find('|', start);
+        wanted.push_back(options.filter.substr(start, bar - start));
+        if (bar == std::string::npos) {
+            break;
+        }
+        start = bar + 1;
+    }
     std::vector<std::string> selected;
     for (const std::string& name : case_names()) {
-        if (name.find(options.filter) != std::string::npos) {
-            selected.push_back(name);
+        for (const std::string& part : wanted) {
+            if (name.find(part) != std::string::npos) {
+                selected.push_back(name);
+                break;
+            }
         }
     }
     if (selected.empty()) {
@@ -194,11 +208,10 @@ int run(int argc, char** argv) {
             return kCannotRun;
         }
     }
-    kael::set_float32_matmul_precision(options.matmul_precision == "high"
-                                           ? kael::MatmulPrecision::High
-                                       : options.matmul_precision == "medium"
-                                           ? kael::MatmulPrecision::Medium
-                                           : kael::MatmulPrecision::Highest);
+    kael::set_float32_matmul_precision(
+        options.matmul_precision == "high"     ? kael::MatmulPrecision::High
+        : options.matmul_precision == "medium" ? kael::MatmulPrecision::Medium
+                                               : kael::MatmulPrecision::Highest);
     conformance::set_device(device);
     conformance::RunReport report = conformance::start_report(device);
 

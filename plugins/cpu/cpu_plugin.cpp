@@ -6,7 +6,9 @@
 
 #include "blas_loader.h"
 #include "cpu_kernels.h"
+#include "cpu_launcher.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/recurrent.h"
 #include "kael/plugin_api.h"
 #include "vector_math.h"
 
@@ -56,8 +58,8 @@ namespace model {
 KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
 }  // namespace model
 
-// The model kernels, the collectives when gloo was found at build time, and oneDNN's
-// convolutions where its library loads.
+// The model kernels, the collectives when gloo was found at build time, oneDNN's
+// convolutions and pooling where its library loads, and the LSTM cell on the shared tasks.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
 #ifdef KAEL_CPU_HAS_GLOO
@@ -71,6 +73,9 @@ const void* extension(const char* name) {
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_POOLING) == 0) {
         return pooling();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_RECURRENT) == 0) {
+        return kernels::tasks::RecurrentTasks<Launcher, &check_device>::table();
     }
     return model::extension(name);
 }

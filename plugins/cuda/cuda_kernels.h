@@ -30,8 +30,9 @@ const kael_collectives* collectives();
 // KAEL_EXTENSION_CONVOLUTION on cuDNN (convolution_cudnn.cpp): null without cuDNN, whose reason
 // cudnn_unavailable_reason() gives ("" when loaded); the description is for build_info.
 const kael_convolution* convolution();
-// KAEL_EXTENSION_POOLING on the shared pooling tasks (pooling.cu).
+// KAEL_EXTENSION_POOLING and KAEL_EXTENSION_RECURRENT on the shared tasks (pooling.cu).
 const kael_pooling* pooling();
+const kael_recurrent* recurrent();
 std::string cudnn_unavailable_reason();
 std::string convolution_description();
 

@@ -30,8 +30,8 @@ std::string build_info() {
            "; cuda=" + std::to_string(CUDART_VERSION) +
            " (cudart static); arch=" + KAEL_CUDA_ARCHITECTURES +
            "; cublas=dlopen at first matmul (libcublas.so." +
-           std::to_string(CUDART_VERSION / 1000) + ", else the tile kernel); convolutions=" +
-           convolution_description();
+           std::to_string(CUDART_VERSION / 1000) +
+           ", else the tile kernel); convolutions=" + convolution_description();
 }
 
 kael_status probe(int32_t* device_count, const char** reason) {
@@ -73,7 +73,7 @@ KAEL_DEFINE_MODEL_EXTENSION(kernels.matmul_epilogue = matmul_epilogue)
 }  // namespace model
 
 // The model kernels, NCCL's collectives (loaded at the first communicator), cuDNN's
-// convolutions (loaded at the first) and pooling on the shared tasks.
+// convolutions (loaded at the first), and pooling and the LSTM cell on the shared tasks.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
         return collectives();
@@ -83,6 +83,9 @@ const void* extension(const char* name) {
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_POOLING) == 0) {
         return pooling();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_RECURRENT) == 0) {
+        return recurrent();
     }
     return model::extension(name);
 }

@@ -5,6 +5,7 @@
 #include "emulated_kernels.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/kernels/tasks/pooling.h"
+#include "kael/kernels/tasks/recurrent.h"
 #include "kael/plugin_api.h"
 
 #ifndef KAEL_EMULATED_PLUGIN_VERSION
@@ -28,10 +29,13 @@ namespace model {
 KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
 }  // namespace model
 
-// The model kernels, and pooling on the shared tasks (the cuda plugin's own pooling).
+// The model kernels, and pooling and the LSTM cell on the shared tasks (as the cuda plugin's).
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_POOLING) == 0) {
         return kernels::tasks::PoolingTasks<Launcher, &check_device>::table();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_RECURRENT) == 0) {
+        return kernels::tasks::RecurrentTasks<Launcher, &check_device>::table();
     }
     return model::extension(name);
 }

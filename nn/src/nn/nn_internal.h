@@ -33,15 +33,20 @@ struct ConvCall {
 // The device plugin's convolution (KAEL_EXTENSION_CONVOLUTION) recorded for autograd, or an
 // undefined tensor where the plugin has none or declines the call (functional_conv_plugin.cpp).
 [[nodiscard]] Tensor plugin_conv(const ConvCall& call);
+// The LSTM cell on the device plugin's KAEL_EXTENSION_RECURRENT, recorded for autograd: {hidden,
+// cell} of the next step, or {} where the plugin has none or declines (rnn_cell_plugin.cpp).
+// composed is the cell from ops, which double backward differentiates.
+[[nodiscard]] std::vector<Tensor> plugin_lstm_cell(
+    const Tensor& x_gates, const Tensor& h_gates, const Tensor& cell,
+    const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& composed);
 // The convolution composed from sliding windows and a matrix product on call's device, the
 // path without a plugin convolution and the plugin path's double backward.
 [[nodiscard]] Tensor composed_conv(const ConvCall& call);
 
 // sliding_windows' adjoint for windows [N, *O, C, *K] into a zero [N, C, *S], through strided
 // in-place adds (not recorded; functional_conv.cpp).
-[[nodiscard]] Tensor windows_folded(const Tensor& windows, const Shape& shape,
-                                    const Shape& kernel, const Shape& stride,
-                                    const Shape& dilation);
+[[nodiscard]] Tensor windows_folded(const Tensor& windows, const Shape& shape, const Shape& kernel,
+                                    const Shape& stride, const Shape& dilation);
 
 // A pooling's geometry: sizes per dim and the padding (before, after pairs from the last dim
 // backwards, as pad()) whose after part grows where ceil_mode adds a last, partial window.
@@ -58,8 +63,8 @@ using Recompute = std::function<Tensor(const Tensor&)>;
 // average; divisor: counts of cells per window [1, 1, *O], or a number when defined.
 [[nodiscard]] std::pair<Tensor, Tensor> sliced_max_pool(const Tensor& x, const PoolGeometry& g,
                                                         const Recompute& composed);
-[[nodiscard]] Tensor sliced_avg_pool(const Tensor& x, const PoolGeometry& g,
-                                     const Tensor& divisor, const Recompute& composed);
+[[nodiscard]] Tensor sliced_avg_pool(const Tensor& x, const PoolGeometry& g, const Tensor& divisor,
+                                     const Recompute& composed);
 // The device plugin's pooling (KAEL_EXTENSION_POOLING; kind a KAEL_POOL_*) recorded for
 // autograd, or an undefined tensor where it has none or declines (functional_pool_plugin.cpp).
 [[nodiscard]] Tensor plugin_pool(const Tensor& x, const PoolGeometry& g, std::int32_t kind,
@@ -79,7 +84,7 @@ using Recompute = std::function<Tensor(const Tensor&)>;
 
 // Module::load_state_dict with the op named in messages ("load_state_dict", "load '<path>'").
 IncompatibleKeys apply_state(Module& module,
-                             const std::vector<std::pair<std::string, Tensor>>& state,
-                             bool strict, const std::string& op);
+                             const std::vector<std::pair<std::string, Tensor>>& state, bool strict,
+                             const std::string& op);
 
 }  // namespace kael::nn::detail

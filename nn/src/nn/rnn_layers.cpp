@@ -1,4 +1,5 @@
-// RNN, LSTM and GRU layers and cells (nn_rnn.h), composed from the core's ops.
+// RNN, LSTM and GRU layers and cells (nn_rnn.h), composed from the core's ops; the LSTM cell on
+// the plugin's fused cell where it has one (rnn_cell_plugin.cpp).
 #include <cmath>
 
 #include "kael/autograd.h"
@@ -38,9 +39,21 @@ namespace functional {
 std::vector<Tensor> rnn_cell(const std::string& mode, const Tensor& x_gates, const Tensor& h_gates,
                              const Tensor& h, const Tensor& c) {
     if (mode == "LSTM") {
-        const std::vector<Tensor> g = chunk(x_gates + h_gates, 4, -1);
-        const Tensor cell = sigmoid(g[1]) * c + sigmoid(g[0]) * tanh(g[2]);
-        return {sigmoid(g[3]) * tanh(cell), cell};
+        // Gates as slices (views, which differentiate twice) rather than chunk's split.
+        const auto composed = [](const std::vector<Tensor>& in) {
+            const Tensor gates = in[0] + in[1];
+            const std::int64_t last = gates.dim() - 1;
+            const std::int64_t width = gates.size(last) / 4;
+            std::vector<Tensor> g;
+            for (std::int64_t k = 0; k < 4; ++k) {
+                g.push_back(gates.slice(last, k * width, (k + 1) * width));
+            }
+            const Tensor cell = sigmoid(g[1]) * in[2] + sigmoid(g[0]) * tanh(g[2]);
+            return std::vector<Tensor>{sigmoid(g[3]) * tanh(cell), cell};
+        };
+        // One launch a step where the plugin has the cell (KAEL_EXTENSION_RECURRENT).
+        std::vector<Tensor> served = detail::plugin_lstm_cell(x_gates, h_gates, c, composed);
+        return served.empty() ? composed({x_gates, h_gates, c}) : served;
     }
     if (mode == "GRU") {
         const std::vector<Tensor> x = chunk(x_gates, 3, -1);

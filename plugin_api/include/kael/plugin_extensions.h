@@ -186,6 +186,32 @@ typedef struct kael_pooling {
                             const void* grad_output, const void* workspace, void* grad_input);
 } kael_pooling;
 
+/* Since 1.16: the LSTM cell of kael.nn's LSTM and LSTMCell, one step over the plugin's memory, so a
+ * step is one launch instead of a dozen elementwise ones (absent, or a call declined with
+ * KAEL_STATUS_UNSUPPORTED before writing anything: the core composes the cell from its ops).
+ * Buffers are contiguous rows of `batch`: x_gates and h_gates [batch, 4 * hidden] (the input's
+ * and the hidden state's products with their biases, in PyTorch's gate order i, f, g, o, summed
+ * here), cell, hidden_out and cell_out [batch, hidden]; saved [batch, 4 * hidden] receives the
+ * activated gates (sigmoid i, f, o and tanh g) for the backward. */
+#define KAEL_EXTENSION_RECURRENT "kael.recurrent"
+
+typedef struct kael_recurrent {
+    size_t struct_size;  /* sizeof(kael_recurrent) as the plugin was built */
+    /* cell_out = f * cell + i * g, hidden_out = o * tanh(cell_out). */
+    kael_status (*lstm_cell_forward)(int32_t device, kael_dtype dtype, int64_t batch,
+                                     int64_t hidden, const void* x_gates, const void* h_gates,
+                                     const void* cell, void* hidden_out, void* cell_out,
+                                     void* saved);
+    /* From the forward's saved gates, cell and cell_out, and the gradients of hidden_out and
+     * cell_out (grad_cell_out NULL: zero): grad_gates [batch, 4 * hidden] (the gradient of both
+     * x_gates and h_gates) and grad_cell [batch, hidden] (of cell). */
+    kael_status (*lstm_cell_backward)(int32_t device, kael_dtype dtype, int64_t batch,
+                                      int64_t hidden, const void* saved, const void* cell,
+                                      const void* cell_out, const void* grad_hidden,
+                                      const void* grad_cell_out, void* grad_gates,
+                                      void* grad_cell);
+} kael_recurrent;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -197,6 +223,7 @@ static_assert(sizeof(kael_conv_geometry) == 8 * 27, "convolution geometry ABI si
 static_assert(sizeof(kael_convolution) == 8 * 5, "convolution ABI size");
 static_assert(sizeof(kael_pool_geometry) == 8 * 25, "pooling geometry ABI size");
 static_assert(sizeof(kael_pooling) == 8 * 5, "pooling ABI size");
+static_assert(sizeof(kael_recurrent) == 8 * 3, "recurrent ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_EXTENSIONS_H */

@@ -1,4 +1,4 @@
-// Conformance of the convolution and pooling extensions (KAEL_EXTENSION_CONVOLUTION, _POOLING):
+// Conformance of the layer extensions (KAEL_EXTENSION_CONVOLUTION, _POOLING, _RECURRENT):
 // forward and every gradient through autograd, on the device against cpu, over 1-3 spatial
 // dims, stride, dilation, groups (depthwise too), even and uneven padding (which cuDNN declines,
 // so the core composes), inputs contiguous, channels-last, strided and empty, in every float
@@ -7,6 +7,7 @@
 
 #include "conformance.h"
 #include "kael/nn_conv.h"
+#include "kael/nn_rnn.h"
 
 using namespace conformance;
 namespace F = kael::nn::functional;
@@ -171,6 +172,39 @@ BOOST_AUTO_TEST_CASE(pooling_forward_and_gradient_every_kind_layout_dtype) {
                                     },
                                     {4.0, false});
                 }
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(lstm_cell_forward_and_gradients_every_dtype) {
+    kael::manual_seed(63);
+    for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
+        for (const Shape& cell_shape : {Shape{3, 5}, Shape{1, 64}, Shape{7}, Shape{0, 4}}) {
+            Shape gates_shape = cell_shape;
+            gates_shape.back() *= 4;
+            const Operand x_gates{values(dtype, gates_shape, false)};
+            const Operand h_gates{values(dtype, gates_shape, false)};
+            const Operand cell{values(dtype, cell_shape, false)};
+            const Operand grad_hidden{values(dtype, cell_shape, false)};
+            const Operand grad_cell{values(dtype, cell_shape, false)};
+            BOOST_TEST_CONTEXT("lstm cell, dtype " << dtype_name(dtype) << ", cell "
+                                                   << kael::to_string(cell_shape)) {
+                run_and_compare(
+                    {x_gates, h_gates, cell, grad_hidden, grad_cell},
+                    [&](const Tensors& in) {
+                        const Tensor xg = in[0].detach().set_requires_grad(true);
+                        const Tensor hg = in[1].detach().set_requires_grad(true);
+                        const Tensor c = in[2].detach().set_requires_grad(true);
+                        const std::vector<Tensor> next =
+                            kael::nn::functional::rnn_cell("LSTM", xg, hg, Tensor(), c);
+                        kael::sum(next[0] * in[3] + next[1] * in[4]).backward();
+                        return Tensors{next[0].detach(), next[1].detach(), xg.grad(), hg.grad(),
+                                       c.grad()};
+                    },
+                    // A plugin without the fused cell composes it, rounding each op's result to
+                    // bf16/f16: some elements land a few of the dtype's steps away.
+                    {30.0, false});
             }
         }
     }
