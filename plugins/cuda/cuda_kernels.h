@@ -30,7 +30,7 @@ const kael_collectives* collectives();
 // KAEL_EXTENSION_CONVOLUTION on cuDNN (convolution_cudnn.cpp): null without cuDNN, whose reason
 // cudnn_unavailable_reason() gives ("" when loaded); the description is for build_info.
 const kael_convolution* convolution();
-// KAEL_EXTENSION_POOLING and KAEL_EXTENSION_RECURRENT on the shared tasks (pooling.cu).
+// KAEL_EXTENSION_POOLING and KAEL_EXTENSION_RECURRENT on the shared tasks (layer_tasks.cu).
 const kael_pooling* pooling();
 const kael_recurrent* recurrent();
 std::string cudnn_unavailable_reason();
