@@ -191,37 +191,42 @@ def test_pad_and_pack_sequence_match_torch():
         kael.nn.utils.rnn.pack_sequence(k)
 
 
-def test_lstm_cell_gradients_differentiate_twice_as_torch(device):
-    """The fused LSTM cell (the plugin's KAEL_EXTENSION_RECURRENT, one launch a step) passes
-    gradcheck in float64, and a gradient taken with create_graph differentiates again (through
-    the composed cell) to torch's second derivatives."""
-    layer, reference = twin("LSTMCell", device, 5, 7)
+@pytest.mark.parametrize("name", ["LSTMCell", "GRUCell"])
+def test_fused_cell_gradients_differentiate_twice_as_torch(device, name):
+    """The fused cells (the plugin's KAEL_EXTENSION_RECURRENT, one launch a step) pass gradcheck
+    in float64, and a gradient taken with create_graph differentiates again (through the
+    composed cell) to torch's second derivatives."""
+    layer, reference = twin(name, device, 5, 7)
     x = kael.randn(3, 5, dtype=kael.float64, device=device).requires_grad_(True)
     h = kael.randn(3, 7, dtype=kael.float64, device=device).requires_grad_(True)
     c = kael.randn(3, 7, dtype=kael.float64, device=device).requires_grad_(True)
 
     def combined(x, h, c):
+        if name == "GRUCell":
+            return layer(x, h) * c
         hidden, cell = layer(x, (h, c))
         return hidden * 1.5 + cell * cell
     assert kael.autograd.gradcheck(combined, (x, h, c))
+
+    def squared(out):
+        return (out * out).sum() if name == "GRUCell" else (out[0] * out[0]).sum() + out[1].sum()
     tx = torch.tensor(x.detach().cpu().tolist(), dtype=torch.float64, requires_grad=True)
-    hidden, cell = layer(x)
-    t_hidden, t_cell = reference(tx)
-    grad, = kael.autograd.grad((hidden * hidden).sum() + cell.sum(), [x], create_graph=True)
-    t_grad, = torch.autograd.grad((t_hidden * t_hidden).sum() + t_cell.sum(), [tx],
-                                  create_graph=True)
+    grad, = kael.autograd.grad(squared(layer(x)), [x], create_graph=True)
+    t_grad, = torch.autograd.grad(squared(reference(tx)), [tx], create_graph=True)
     close(grad, t_grad)
     (grad * grad).sum().backward()
     (t_grad * t_grad).sum().backward()
     close(x.grad, tx.grad)
 
 
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_lstm_in_low_precision_tracks_float32(device, dtype):
-    """An LSTM run in bfloat16 or float16 (the fused cell computing in float32 and storing the
-    dtype) stays within the dtype's rounding of the float32 run, forward and backward."""
+def test_recurrent_layers_in_low_precision_track_float32(device, name, dtype):
+    """An LSTM or GRU run in bfloat16 or float16 (the fused cell computing in float32 and
+    storing the dtype) stays within the dtype's rounding of the float32 run, forward and
+    backward."""
     kael.manual_seed(3)
-    layer = kael.nn.LSTM(8, 16, num_layers=2).to(device)
+    layer = getattr(kael.nn, name)(8, 16, num_layers=2).to(device)
     x = kael.randn(5, 4, 8, device=device)
     want, _ = layer(x)
     low = getattr(kael, dtype)

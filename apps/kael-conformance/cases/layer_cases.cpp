@@ -177,34 +177,46 @@ BOOST_AUTO_TEST_CASE(pooling_forward_and_gradient_every_kind_layout_dtype) {
     }
 }
 
-BOOST_AUTO_TEST_CASE(lstm_cell_forward_and_gradients_every_dtype) {
+BOOST_AUTO_TEST_CASE(recurrent_cells_forward_and_gradients_every_dtype) {
     kael::manual_seed(63);
     for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
-        for (const Shape& cell_shape : {Shape{3, 5}, Shape{1, 64}, Shape{7}, Shape{0, 4}}) {
-            Shape gates_shape = cell_shape;
-            gates_shape.back() *= 4;
-            const Operand x_gates{values(dtype, gates_shape, false)};
-            const Operand h_gates{values(dtype, gates_shape, false)};
-            const Operand cell{values(dtype, cell_shape, false)};
-            const Operand grad_hidden{values(dtype, cell_shape, false)};
-            const Operand grad_cell{values(dtype, cell_shape, false)};
-            BOOST_TEST_CONTEXT("lstm cell, dtype " << dtype_name(dtype) << ", cell "
-                                                   << kael::to_string(cell_shape)) {
-                run_and_compare(
-                    {x_gates, h_gates, cell, grad_hidden, grad_cell},
-                    [&](const Tensors& in) {
-                        const Tensor xg = in[0].detach().set_requires_grad(true);
-                        const Tensor hg = in[1].detach().set_requires_grad(true);
-                        const Tensor c = in[2].detach().set_requires_grad(true);
-                        const std::vector<Tensor> next =
-                            kael::nn::functional::rnn_cell("LSTM", xg, hg, Tensor(), c);
-                        kael::sum(next[0] * in[3] + next[1] * in[4]).backward();
-                        return Tensors{next[0].detach(), next[1].detach(), xg.grad(), hg.grad(),
-                                       c.grad()};
-                    },
-                    // A plugin without the fused cell composes it, rounding each op's result to
-                    // bf16/f16: some elements land a few of the dtype's steps away.
-                    {30.0, false});
+        for (const Shape& state_shape : {Shape{3, 5}, Shape{1, 64}, Shape{7}, Shape{0, 4}}) {
+            for (const auto& [mode, gates] : {std::pair<std::string, std::int64_t>{"LSTM", 4},
+                                              std::pair<std::string, std::int64_t>{"GRU", 3}}) {
+                Shape gates_shape = state_shape;
+                gates_shape.back() *= gates;
+                const Operand x_gates{values(dtype, gates_shape, false)};
+                const Operand h_gates{values(dtype, gates_shape, false)};
+                const Operand state{values(dtype, state_shape, false)};
+                const Operand grad_hidden{values(dtype, state_shape, false)};
+                const Operand grad_cell{values(dtype, state_shape, false)};
+                BOOST_TEST_CONTEXT(mode << " cell, dtype " << dtype_name(dtype) << ", state "
+                                        << kael::to_string(state_shape)) {
+                    run_and_compare(
+                        {x_gates, h_gates, state, grad_hidden, grad_cell},
+                        [&](const Tensors& in) {
+                            const Tensor xg = in[0].detach().set_requires_grad(true);
+                            const Tensor hg = in[1].detach().set_requires_grad(true);
+                            const Tensor s = in[2].detach().set_requires_grad(true);
+                            const bool lstm = mode == "LSTM";
+                            // The LSTM's state is its cell (its hidden state is not read).
+                            const std::vector<Tensor> next = kael::nn::functional::rnn_cell(
+                                mode, xg, hg, lstm ? Tensor() : s, lstm ? s : Tensor());
+                            Tensor loss = next[0] * in[3];
+                            if (lstm) {
+                                loss = loss + next[1] * in[4];
+                            }
+                            kael::sum(loss).backward();
+                            Tensors results{next[0].detach(), xg.grad(), hg.grad(), s.grad()};
+                            if (lstm) {
+                                results.push_back(next[1].detach());
+                            }
+                            return results;
+                        },
+                        // A plugin without the fused cells composes them, rounding each op's
+                        // result to bf16/f16: some elements land a few of the dtype's steps away.
+                        {30.0, false});
+                }
             }
         }
     }

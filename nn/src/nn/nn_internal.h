@@ -33,12 +33,16 @@ struct ConvCall {
 // The device plugin's convolution (KAEL_EXTENSION_CONVOLUTION) recorded for autograd, or an
 // undefined tensor where the plugin has none or declines the call (functional_conv_plugin.cpp).
 [[nodiscard]] Tensor plugin_conv(const ConvCall& call);
-// The LSTM cell on the device plugin's KAEL_EXTENSION_RECURRENT, recorded for autograd: {hidden,
-// cell} of the next step, or {} where the plugin has none or declines (rnn_cell_plugin.cpp).
-// composed is the cell from ops, which double backward differentiates.
-[[nodiscard]] std::vector<Tensor> plugin_lstm_cell(
-    const Tensor& x_gates, const Tensor& h_gates, const Tensor& cell,
-    const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& composed);
+// The LSTM and GRU cells on the device plugin's KAEL_EXTENSION_RECURRENT, recorded for
+// autograd: {hidden, cell} (LSTM) or the hidden state (GRU) of the next step, or empty where the
+// plugin has none or declines (rnn_cell_plugin.cpp). composed is the cell from ops over
+// {x_gates, h_gates, state}, which double backward differentiates.
+using ComposedCell = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+[[nodiscard]] std::vector<Tensor> plugin_lstm_cell(const Tensor& x_gates, const Tensor& h_gates,
+                                                   const Tensor& cell,
+                                                   const ComposedCell& composed);
+[[nodiscard]] Tensor plugin_gru_cell(const Tensor& x_gates, const Tensor& h_gates,
+                                     const Tensor& state, const ComposedCell& composed);
 // The convolution composed from sliding windows and a matrix product on call's device, the
 // path without a plugin convolution and the plugin path's double backward.
 [[nodiscard]] Tensor composed_conv(const ConvCall& call);

@@ -1,5 +1,5 @@
 // RNN, LSTM and GRU layers and cells (nn_rnn.h), composed from the core's ops; the LSTM cell on
-// the plugin's fused cell where it has one (rnn_cell_plugin.cpp).
+// the plugin's fused cells where it has them (rnn_cell_plugin.cpp).
 #include <cmath>
 
 #include "kael/autograd.h"
@@ -36,18 +36,25 @@ Tensor uniform(const Shape& shape, std::int64_t hidden, const Device& device) {
 
 namespace functional {
 
+namespace {
+// The gates of [*, count * H] along the last dim, as slices (views, which differentiate twice,
+// where chunk's split does not).
+std::vector<Tensor> gate_slices(const Tensor& gates, std::int64_t count) {
+    const std::int64_t last = gates.dim() - 1;
+    const std::int64_t width = gates.size(last) / count;
+    std::vector<Tensor> slices;
+    for (std::int64_t k = 0; k < count; ++k) {
+        slices.push_back(gates.slice(last, k * width, (k + 1) * width));
+    }
+    return slices;
+}
+}  // namespace
+
 std::vector<Tensor> rnn_cell(const std::string& mode, const Tensor& x_gates, const Tensor& h_gates,
                              const Tensor& h, const Tensor& c) {
     if (mode == "LSTM") {
-        // Gates as slices (views, which differentiate twice) rather than chunk's split.
         const auto composed = [](const std::vector<Tensor>& in) {
-            const Tensor gates = in[0] + in[1];
-            const std::int64_t last = gates.dim() - 1;
-            const std::int64_t width = gates.size(last) / 4;
-            std::vector<Tensor> g;
-            for (std::int64_t k = 0; k < 4; ++k) {
-                g.push_back(gates.slice(last, k * width, (k + 1) * width));
-            }
+            const std::vector<Tensor> g = gate_slices(in[0] + in[1], 4);
             const Tensor cell = sigmoid(g[1]) * in[2] + sigmoid(g[0]) * tanh(g[2]);
             return std::vector<Tensor>{sigmoid(g[3]) * tanh(cell), cell};
         };
@@ -56,12 +63,16 @@ std::vector<Tensor> rnn_cell(const std::string& mode, const Tensor& x_gates, con
         return served.empty() ? composed({x_gates, h_gates, c}) : served;
     }
     if (mode == "GRU") {
-        const std::vector<Tensor> x = chunk(x_gates, 3, -1);
-        const std::vector<Tensor> hh = chunk(h_gates, 3, -1);
-        const Tensor reset = sigmoid(x[0] + hh[0]);
-        const Tensor update = sigmoid(x[1] + hh[1]);
-        const Tensor candidate = tanh(x[2] + reset * hh[2]);
-        return {candidate + update * (h - candidate)};
+        const auto composed = [](const std::vector<Tensor>& in) {
+            const std::vector<Tensor> x = gate_slices(in[0], 3);
+            const std::vector<Tensor> hh = gate_slices(in[1], 3);
+            const Tensor reset = sigmoid(x[0] + hh[0]);
+            const Tensor update = sigmoid(x[1] + hh[1]);
+            const Tensor candidate = tanh(x[2] + reset * hh[2]);
+            return std::vector<Tensor>{candidate + update * (in[2] - candidate)};
+        };
+        const Tensor served = detail::plugin_gru_cell(x_gates, h_gates, h, composed);
+        return served.defined() ? std::vector<Tensor>{served} : composed({x_gates, h_gates, h});
     }
     const Tensor sum = x_gates + h_gates;
     return {mode == "RNN_RELU" ? relu(sum) : tanh(sum)};

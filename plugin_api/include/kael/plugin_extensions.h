@@ -186,13 +186,13 @@ typedef struct kael_pooling {
                             const void* grad_output, const void* workspace, void* grad_input);
 } kael_pooling;
 
-/* Since 1.16: the LSTM cell of kael.nn's LSTM and LSTMCell, one step over the plugin's memory, so a
- * step is one launch instead of a dozen elementwise ones (absent, or a call declined with
- * KAEL_STATUS_UNSUPPORTED before writing anything: the core composes the cell from its ops).
- * Buffers are contiguous rows of `batch`: x_gates and h_gates [batch, 4 * hidden] (the input's
- * and the hidden state's products with their biases, in PyTorch's gate order i, f, g, o, summed
- * here), cell, hidden_out and cell_out [batch, hidden]; saved [batch, 4 * hidden] receives the
- * activated gates (sigmoid i, f, o and tanh g) for the backward. */
+/* Since 1.16: the LSTM and GRU cells of kael.nn's LSTM, GRU and their cells, one step over the
+ * plugin's memory, so a step is one launch instead of a dozen elementwise ones (absent, or a
+ * call declined with KAEL_STATUS_UNSUPPORTED before writing anything: the core composes the cell
+ * from its ops). Buffers are contiguous rows of `batch`. LSTM: x_gates and h_gates
+ * [batch, 4 * hidden] (the input's and the hidden state's products with their biases, in
+ * PyTorch's gate order i, f, g, o, summed here), cell, hidden_out and cell_out [batch, hidden];
+ * saved [batch, 4 * hidden] receives the activated gates (sigmoid i, f, o and tanh g). */
 #define KAEL_EXTENSION_RECURRENT "kael.recurrent"
 
 typedef struct kael_recurrent {
@@ -210,6 +210,18 @@ typedef struct kael_recurrent {
                                       const void* cell_out, const void* grad_hidden,
                                       const void* grad_cell_out, void* grad_gates,
                                       void* grad_cell);
+    /* The GRU cell, gates [batch, 3 * hidden] in PyTorch's order r, z, n and the hidden state
+     * [batch, hidden]: r and z the sigmoids of the summed products, n = tanh(x_n + r * h_n),
+     * hidden_out = (1 - z) * n + z * hidden; saved [batch, 3 * hidden] receives r, z and n. */
+    kael_status (*gru_cell_forward)(int32_t device, kael_dtype dtype, int64_t batch,
+                                    int64_t hidden, const void* x_gates, const void* h_gates,
+                                    const void* hidden_in, void* hidden_out, void* saved);
+    /* Its gradients: of x_gates and h_gates (they differ in n: h_n's is r times x_n's) and of
+     * hidden_in, from the forward's saved gates, h_gates, hidden_in and grad_hidden. */
+    kael_status (*gru_cell_backward)(int32_t device, kael_dtype dtype, int64_t batch,
+                                     int64_t hidden, const void* saved, const void* h_gates,
+                                     const void* hidden_in, const void* grad_hidden,
+                                     void* grad_x_gates, void* grad_h_gates, void* grad_hidden_in);
 } kael_recurrent;
 
 #ifdef __cplusplus
@@ -223,7 +235,7 @@ static_assert(sizeof(kael_conv_geometry) == 8 * 27, "convolution geometry ABI si
 static_assert(sizeof(kael_convolution) == 8 * 5, "convolution ABI size");
 static_assert(sizeof(kael_pool_geometry) == 8 * 25, "pooling geometry ABI size");
 static_assert(sizeof(kael_pooling) == 8 * 5, "pooling ABI size");
-static_assert(sizeof(kael_recurrent) == 8 * 3, "recurrent ABI size");
+static_assert(sizeof(kael_recurrent) == 8 * 5, "recurrent ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_EXTENSIONS_H */
