@@ -178,6 +178,8 @@ def main():
     time_torch = Timer(sync_torch, arguments.repeat, min_seconds)
     time_kael = Timer(lambda: kael.synchronize(kael_device), arguments.repeat, min_seconds)
     cases = model_path_cases.op_cases(arguments.scale)
+    if arguments.device == "cuda":
+        cases += model_path_cases.gpu_cases(arguments.scale)
     if not arguments.skip_models:
         cases += model_path_cases.model_cases(arguments.scale)
     rows, failed = [], False

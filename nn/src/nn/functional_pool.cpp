@@ -228,6 +228,18 @@ Tensor avg_pool(const Tensor& input, std::int64_t spatial, const PoolOptions& op
 Tensor adaptive_avg_pool(const Tensor& input, const Shape& output_size) {
     const auto spatial = static_cast<std::int64_t>(output_size.size());
     Tensor x = batched(input, spatial, "adaptive_avg_pool");
+    // One bin per plane (global average pooling, ResNet's head): the mean over the spatial dims,
+    // one contiguous reduction whose backward is a broadcast, as PyTorch does for it.
+    bool global = is_floating(x.dtype()) && x.numel() > 0;
+    Shape planes;
+    for (std::int64_t i = 0; i < spatial; ++i) {
+        global = global && output_size[static_cast<std::size_t>(i)] == 1;
+        planes.push_back(2 + i);
+    }
+    if (global) {
+        const Tensor pooled = mean(x, planes, true);
+        return input.dim() == spatial + 1 ? pooled.squeeze(0) : pooled;
+    }
     // Equal bins in every dim: an average pool with the bin as kernel and stride (the
     // plugin's pooling where it has one).
     PoolOptions even;
