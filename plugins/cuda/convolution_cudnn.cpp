@@ -10,15 +10,12 @@
 #endif
 
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "cublas_loader.h"
 #include "cuda_context.h"
 #include "cuda_kernels.h"
 #include "kael/kernels/element_dispatch.h"
@@ -181,8 +178,8 @@ std::shared_ptr<Plan> make_plan(const kael_conv_geometry& g, kael_dtype dtype) {
     plan->forward_algo = best->algo;
     KAEL_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->forward_conv, best->mathType));
     KAEL_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-        cudnn_handle(), plan->input, plan->weight, plan->forward_conv, plan->output, plan->forward_algo,
-        &plan->forward_bytes));
+        cudnn_handle(), plan->input, plan->weight, plan->forward_conv, plan->output,
+        plan->forward_algo, &plan->forward_bytes));
     return plan;
 }
 
@@ -303,10 +300,10 @@ kael_status forward(int32_t device, kael_dtype dtype, const kael_conv_geometry* 
         use_device(device);
         const std::shared_ptr<Plan> plan = plan_for(geometry, dtype);
         const Scratch scratch(plan->forward_bytes);
-        KAEL_CUDNN_CHECK(
-            cudnnConvolutionForward(cudnn_handle(), kOne.of(dtype), plan->input, input, plan->weight,
-                                    weight, plan->forward_conv, plan->forward_algo, scratch.get(),
-                                    plan->forward_bytes, kZero.of(dtype), plan->output, output));
+        KAEL_CUDNN_CHECK(cudnnConvolutionForward(
+            cudnn_handle(), kOne.of(dtype), plan->input, input, plan->weight, weight,
+            plan->forward_conv, plan->forward_algo, scratch.get(), plan->forward_bytes,
+            kZero.of(dtype), plan->output, output));
         if (bias != nullptr) {
             add_bias(device, dtype, *geometry, output, bias);
         }
@@ -332,8 +329,8 @@ kael_status backward_input(int32_t device, kael_dtype dtype, const kael_conv_geo
             plan->data_algo = best->algo;
             KAEL_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->data_conv, best->mathType));
             KAEL_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
-                cudnn_handle(), plan->weight, plan->output, plan->data_conv, plan->input, plan->data_algo,
-                &plan->data_bytes));
+                cudnn_handle(), plan->weight, plan->output, plan->data_conv, plan->input,
+                plan->data_algo, &plan->data_bytes));
             plan->data_ready = true;
         }
         const Scratch scratch(plan->data_bytes);

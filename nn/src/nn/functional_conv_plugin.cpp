@@ -35,18 +35,26 @@ kael_conv_geometry geometry_of(const ConvCall& call, const Shape& output) {
     return g;
 }
 
-// The gradients of inputs (call's operands) for gradient through the composed convolution over
-// the same tensors, recorded so they differentiate again.
-std::vector<Tensor> composed_gradients(const ConvCall& call, const std::vector<Tensor>& inputs,
-                                       const Tensor& gradient) {
+}  // namespace
+
+std::vector<Tensor> differentiable_gradients(const std::vector<Tensor>& outputs,
+                                             const std::vector<Tensor>& grads,
+                                             const std::vector<Tensor>& inputs) {
+    std::vector<Tensor> through;
+    std::vector<Tensor> given;
+    for (std::size_t k = 0; k < grads.size(); ++k) {
+        if (grads[k].defined()) {
+            through.push_back(outputs[k]);
+            given.push_back(grads[k]);
+        }
+    }
     std::vector<Tensor> wanted;
     for (const Tensor& input : inputs) {
         if (input.requires_grad()) {
             wanted.push_back(input);
         }
     }
-    const std::vector<Tensor> found =
-        autograd::grad({composed_conv(call)}, {gradient}, wanted, true, true, true);
+    const std::vector<Tensor> found = autograd::grad(through, given, wanted, true, true, true);
     std::vector<Tensor> result;
     std::size_t next = 0;
     for (const Tensor& input : inputs) {
@@ -54,8 +62,6 @@ std::vector<Tensor> composed_gradients(const ConvCall& call, const std::vector<T
     }
     return result;
 }
-
-}  // namespace
 
 const void* plugin_extension(const Device& device, const char* name) {
     const kael_plugin* table = kael::detail::backend_for(device).table();
@@ -113,7 +119,7 @@ Tensor plugin_conv(const ConvCall& call) {
             return std::vector<Tensor>(inputs.size());
         }
         if (is_grad_enabled()) {  // create_graph: differentiate the composed form
-            return composed_gradients(call, inputs, gradient);
+            return differentiable_gradients({composed_conv(call)}, {gradient}, inputs);
         }
         const Tensor upstream = gradient.contiguous();
         // Only the gradients an input needs (the first layer's input usually needs none).

@@ -28,6 +28,12 @@ struct ConvCall {
     std::int64_t groups;
     const char* op;  // "conv2d", for messages
 };
+// The gradients of inputs for grads (undefined: none) through outputs, recorded so they
+// differentiate again (a fused op's double backward through its composed form); undefined
+// for inputs that need none (functional_conv_plugin.cpp).
+[[nodiscard]] std::vector<Tensor> differentiable_gradients(const std::vector<Tensor>& outputs,
+                                                           const std::vector<Tensor>& grads,
+                                                           const std::vector<Tensor>& inputs);
 // The extension table name of the plugin serving device, or nullptr (functional_conv_plugin.cpp).
 [[nodiscard]] const void* plugin_extension(const Device& device, const char* name);
 // The device plugin's convolution (KAEL_EXTENSION_CONVOLUTION) recorded for autograd, or an

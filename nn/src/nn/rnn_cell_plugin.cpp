@@ -14,8 +14,6 @@ namespace kael::nn::detail {
 
 namespace {
 
-using Composed = ComposedCell;
-
 // Whether the operands make one cell call: one device and float dtype, both products' gates
 // [*, gates * H] and a state [*, H] with the same leading dims.
 bool one_call(const Tensor& x_gates, const Tensor& h_gates, const Tensor& state,
@@ -43,7 +41,7 @@ const kael_recurrent* recurrent_of(const Device& device) {
 // differentiated instead, so the gradient differentiates again.
 void record_cell(
     const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const char* name,
-    const Composed& composed,
+    const ComposedCell& composed,
     const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& first_order) {
     autograd::record_function(outputs, inputs, name, [=](const std::vector<Tensor>& grads) {
         bool any = false;
@@ -56,35 +54,14 @@ void record_cell(
         if (!is_grad_enabled()) {
             return first_order(grads);
         }
-        const std::vector<Tensor> remade = composed(inputs);
-        std::vector<Tensor> through;
-        std::vector<Tensor> given;
-        for (std::size_t k = 0; k < grads.size(); ++k) {
-            if (grads[k].defined()) {
-                through.push_back(remade[k]);
-                given.push_back(grads[k]);
-            }
-        }
-        std::vector<Tensor> wanted;
-        for (const Tensor& input : inputs) {
-            if (input.requires_grad()) {
-                wanted.push_back(input);
-            }
-        }
-        const std::vector<Tensor> found = autograd::grad(through, given, wanted, true, true, true);
-        std::vector<Tensor> result;
-        std::size_t next = 0;
-        for (const Tensor& input : inputs) {
-            result.push_back(input.requires_grad() ? found[next++] : Tensor());
-        }
-        return result;
+        return differentiable_gradients(composed(inputs), grads, inputs);
     });
 }
 
 }  // namespace
 
 std::vector<Tensor> plugin_lstm_cell(const Tensor& x_gates, const Tensor& h_gates,
-                                     const Tensor& cell, const Composed& composed) {
+                                     const Tensor& cell, const ComposedCell& composed) {
     const kael_recurrent* plugin =
         one_call(x_gates, h_gates, cell, 4) ? recurrent_of(cell.device()) : nullptr;
     if (plugin == nullptr) {
@@ -136,7 +113,7 @@ std::vector<Tensor> plugin_lstm_cell(const Tensor& x_gates, const Tensor& h_gate
 }
 
 Tensor plugin_gru_cell(const Tensor& x_gates, const Tensor& h_gates, const Tensor& state,
-                       const Composed& composed) {
+                       const ComposedCell& composed) {
     const kael_recurrent* plugin =
         one_call(x_gates, h_gates, state, 3) ? recurrent_of(state.device()) : nullptr;
     if (plugin == nullptr) {
