@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autograd/record.h"
+#include "channel_calls.h"
 #include "dims.h"
 #include "kael/autocast.h"
 #include "kael/ops.h"
@@ -56,8 +57,7 @@ Shape flagged_dims(const std::vector<bool>& flags) {
     return dims;
 }
 
-Tensor extreme(const Tensor& input, const Shape& dims, bool keepdim, bool is_max,
-               const char* op) {
+Tensor extreme(const Tensor& input, const Shape& dims, bool keepdim, bool is_max, const char* op) {
     const std::vector<bool> flags = reduced_flags(input, dims, op);
     for (std::size_t i = 0; i < flags.size(); ++i) {
         if (flags[i] && input.shape()[i] == 0) {
@@ -74,7 +74,8 @@ Tensor extreme(const Tensor& input, const Shape& dims, bool keepdim, bool is_max
     const Tensor kept = reduced.view(kept_shape(input, flags));
     const Tensor out = keepdim ? kept : reduced;
     // The gradient is shared evenly by the elements equal to the extreme.
-    return recording.finish(out, is_max ? "AmaxBackward" : "AminBackward",
+    return recording.finish(
+        out, is_max ? "AmaxBackward" : "AminBackward",
         [input_saved = autograd::saved(input), kept_saved = autograd::saved(kept),
          dims = flagged_dims(flags)](const Tensor& g) {
             const Tensor a = input_saved.unpack();
@@ -86,7 +87,9 @@ Tensor extreme(const Tensor& input, const Shape& dims, bool keepdim, bool is_max
 }
 
 // f32 sums of powers accumulate in f64, as PyTorch's accumulation type.
-Tensor widened(const Tensor& a) { return a.dtype() == DType::F32 ? a.to(DType::F64) : a; }
+Tensor widened(const Tensor& a) {
+    return a.dtype() == DType::F32 ? a.to(DType::F64) : a;
+}
 
 Tensor norm_forward(const Tensor& x, double ord, const Shape& dims, bool keepdim) {
     if (ord == 2) {  // one pass: the norm2 reduction squares and sums in double
@@ -134,8 +137,8 @@ void check_extreme_dim(const Tensor& input, std::int64_t dim, const char* op) {
 }
 
 // One pass where the plugin has the reduce_indexed slot, else the two reductions.
-std::pair<Tensor, Tensor> extreme_with_indices(const Tensor& input, std::int64_t dim,
-                                               bool keepdim, bool largest) {
+std::pair<Tensor, Tensor> extreme_with_indices(const Tensor& input, std::int64_t dim, bool keepdim,
+                                               bool largest) {
     const char* op = largest ? "max" : "min";
     check_extreme_dim(input, dim, op);
     if (input.dim() == 0 || input.numel() == 0 || !detail::has_reduce_indexed(input)) {
@@ -151,9 +154,9 @@ std::pair<Tensor, Tensor> extreme_with_indices(const Tensor& input, std::int64_t
         indices = indices.unsqueeze(d);
     }
     if (recording.active()) {
-        values = recording.finish(values, largest ? "MaxBackward" : "MinBackward",
-                                  autograd::extremum_backward(input, values, dim, keepdim,
-                                                              largest));
+        values =
+            recording.finish(values, largest ? "MaxBackward" : "MinBackward",
+                             autograd::extremum_backward(input, values, dim, keepdim, largest));
     }
     return {values, indices};
 }
@@ -173,8 +176,7 @@ Tensor vector_norm(const Tensor& input, double ord, std::optional<Shape> dims, b
         return vector_norm((*cast)[0], ord, std::move(dims), keepdim);
     }
     if (!is_floating(input.dtype())) {
-        throw TypeError("vector_norm: expected a floating dtype, got " +
-                        to_string(input.dtype()));
+        throw TypeError("vector_norm: expected a floating dtype, got " + to_string(input.dtype()));
     }
     const Shape reduced = dims.value_or(Shape{});
     const std::vector<bool> flags = reduced_flags(input, reduced, "vector_norm");
@@ -195,7 +197,8 @@ Tensor vector_norm(const Tensor& input, double ord, std::optional<Shape> dims, b
         return out;  // a count: no gradient, as PyTorch
     }
     // d |x|_p / dx = sign(x) |x|^(p-1) / |x|_p^(p-1), taken as 0 where the norm is 0.
-    return recording.finish(out, "NormBackward",
+    return recording.finish(
+        out, "NormBackward",
         [x_saved = autograd::saved(input), out_saved = autograd::saved_output(out), ord,
          flags = reduced_flags(input, reduced, "vector_norm"), keepdim](const Tensor& g) {
             const Tensor x = x_saved.unpack();
@@ -251,8 +254,8 @@ Tensor var_merged(const Tensor& input, const std::vector<bool>& flags, std::int6
     const Tensor merged = input.dim() == 0 ? input : input.permute(order).reshape(kept_sizes);
     const std::optional<std::int64_t> dim =
         input.dim() == 0 ? std::nullopt : std::optional<std::int64_t>(-1);
-    const Tensor out = root ? stddev(merged, dim, correction, false)
-                            : var(merged, dim, correction, false);
+    const Tensor out =
+        root ? stddev(merged, dim, correction, false) : var(merged, dim, correction, false);
     return keepdim ? out.reshape(kept_shape(input, flags)) : out;
 }
 
@@ -283,15 +286,14 @@ Tensor variance_by_groups(const Tensor& a, const std::vector<bool>& flags,
 // reduced dims adjacent in memory in one variance pass, separate runs of float64 by groups.
 // Otherwise the reduced dims moved last and merged into one (a copy when they are not adjacent),
 // whose one-dim variance records any gradient.
-Tensor variance_over(const Tensor& input, const Shape& dims, std::int64_t correction,
-                     bool keepdim, bool root) {
+Tensor variance_over(const Tensor& input, const Shape& dims, std::int64_t correction, bool keepdim,
+                     bool root) {
     if (dims.size() == 1) {
         return root ? stddev(input, dims.front(), correction, keepdim)
                     : var(input, dims.front(), correction, keepdim);
     }
     const std::vector<bool> flags = reduced_flags(input, dims, root ? "std" : "var");
-    if (input.dim() == 0 || input.numel() == 0 ||
-        !is_floating(input.dtype()) || correction < 0 ||
+    if (input.dim() == 0 || input.numel() == 0 || !is_floating(input.dtype()) || correction < 0 ||
         (input.requires_grad() && is_grad_enabled())) {
         return var_merged(input, flags, correction, keepdim, root);
     }
@@ -305,6 +307,20 @@ Tensor variance_over(const Tensor& input, const Shape& dims, std::int64_t correc
                           static_cast<double>(std::max<std::int64_t>(count - correction, 0));
     const std::optional<std::vector<bool>> lowest = detail::lowest_reduced_run(a, flags);
     Tensor out;
+    if (lowest) {
+        if (const auto around = detail::around_kept_run(a, flags);
+            around && detail::has_channel_kernels(a)) {
+            // dims on both sides of one kept run (var over (0, 2) of [N, C, L]): the plugin's
+            // per-channel moments read it once where it lies.
+            if (auto moments =
+                    detail::channel_moments(a, {around->outer, around->kept, around->inner},
+                                            static_cast<double>(correction))) {
+                Tensor spread = root ? sqrt(moments->second) : moments->second;
+                out = detail::kept_in_logical_order(spread.to(a.dtype()), a, flags);
+                return keepdim ? out.reshape(kept_shape(input, flags)) : out;
+            }
+        }
+    }
     if (!lowest) {
         out = detail::reduce_over(KAEL_REDUCE_VARIANCE, a, flags, detail::Finish{factor, root});
     } else if (a.dtype() == DType::F64) {
@@ -351,8 +367,7 @@ Tensor cumprod(const Tensor& input, std::int64_t dim) {
     // min(2s, i + 1) elements ending at i.
     const std::int64_t n = input.size(d);
     for (std::int64_t shift = 1; shift < n; shift *= 2) {
-        out = cat({out.slice(d, 0, shift), out.slice(d, shift, n) * out.slice(d, 0, n - shift)},
-                  d);
+        out = cat({out.slice(d, 0, shift), out.slice(d, shift, n) * out.slice(d, 0, n - shift)}, d);
     }
     return out.to(is_floating(input.dtype()) ? input.dtype() : DType::I64);
 }

@@ -28,9 +28,8 @@ std::optional<std::vector<std::size_t>> memory_order(const Tensor& a) {
             dims.push_back(d);
         }
     }
-    std::stable_sort(dims.begin(), dims.end(), [&](std::size_t x, std::size_t y) {
-        return a.strides()[x] > a.strides()[y];
-    });
+    std::stable_sort(dims.begin(), dims.end(),
+                     [&](std::size_t x, std::size_t y) { return a.strides()[x] > a.strides()[y]; });
     std::int64_t expected = 1;
     for (auto d = dims.rbegin(); d != dims.rend(); ++d) {
         if (a.strides()[*d] != expected) {
@@ -169,17 +168,16 @@ Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bo
     // Innermost reduced run first; the result keeps the other runs in memory order.
     Tensor current = input.as_strided({input.numel()}, {1}, input.offset());
     for (;;) {
-        const auto last = std::find_if(runs.rbegin(), runs.rend(),
-                                       [](const Run& run) { return run.reduced; });
+        const auto last =
+            std::find_if(runs.rbegin(), runs.rend(), [](const Run& run) { return run.reduced; });
         if (last == runs.rend()) {
             break;
         }
         const auto k = static_cast<std::size_t>(runs.rend() - last - 1);
         const std::int64_t outer = product(runs, 0, k);
         const std::int64_t inner = product(runs, k + 1, runs.size());
-        const bool last_pass =
-            std::count_if(runs.begin(), runs.end(), [](const Run& run) { return run.reduced; }) ==
-            1;
+        const bool last_pass = std::count_if(runs.begin(), runs.end(),
+                                             [](const Run& run) { return run.reduced; }) == 1;
         const Finish* pass_finish = last_pass ? finish : nullptr;
         DType pass_dtype =
             pass_finish != nullptr ? current.dtype() : reduced_dtype(op, current.dtype());
@@ -220,7 +218,9 @@ Tensor reduce_over(kael_reduce_op op, const Tensor& a, const std::vector<bool>& 
     return finished_by_ops(reduce_over_impl(op, a, reduced, nullptr), a.dtype(), finish);
 }
 
-bool reads_in_place(const Tensor& a) { return memory_order(a).has_value(); }
+bool reads_in_place(const Tensor& a) {
+    return memory_order(a).has_value();
+}
 
 std::optional<std::vector<bool>> lowest_reduced_run(const Tensor& a,
                                                     const std::vector<bool>& reduced) {
@@ -241,8 +241,44 @@ std::optional<std::vector<bool>> lowest_reduced_run(const Tensor& a,
     return lowest;
 }
 
-std::pair<Tensor, Tensor> reduce_indexed_over(kael_reduce_op op, const Tensor& a,
-                                              std::size_t dim) {
+std::optional<AroundKept> around_kept_run(const Tensor& a, const std::vector<bool>& reduced) {
+    const std::optional<std::vector<std::size_t>> order = memory_order(a);
+    if (!order) {
+        return std::nullopt;
+    }
+    std::vector<Run> runs;
+    for (const std::size_t d : *order) {
+        if (!runs.empty() && runs.back().reduced == reduced[d]) {
+            runs.back().size *= a.shape()[d];
+        } else {
+            runs.push_back({a.shape()[d], reduced[d]});
+        }
+    }
+    if (runs.size() != 3 || !runs[0].reduced) {
+        return std::nullopt;
+    }
+    return AroundKept{runs[0].size, runs[1].size, runs[2].size};
+}
+
+Tensor kept_in_logical_order(const Tensor& results, const Tensor& a,
+                             const std::vector<bool>& reduced) {
+    Shape kept_shape;
+    for (std::size_t d = 0; d < reduced.size(); ++d) {
+        if (!reduced[d]) {
+            kept_shape.push_back(a.shape()[d]);
+        }
+    }
+    const std::vector<std::size_t> order = memory_order(a).value();
+    std::vector<std::size_t> kept_in_memory_order;
+    for (const std::size_t d : order) {
+        if (!reduced[d]) {
+            kept_in_memory_order.push_back(d);
+        }
+    }
+    return in_logical_order(results, a, reduced, kept_shape, kept_in_memory_order);
+}
+
+std::pair<Tensor, Tensor> reduce_indexed_over(kael_reduce_op op, const Tensor& a, std::size_t dim) {
     const NoGradGuard no_grad;
     std::vector<bool> reduced(a.shape().size(), false);
     reduced[dim] = true;

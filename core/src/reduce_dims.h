@@ -43,10 +43,24 @@ bool reads_in_place(const Tensor& a);
 std::optional<std::vector<bool>> lowest_reduced_run(const Tensor& a,
                                                     const std::vector<bool>& reduced);
 
+// The sizes {outer, kept, inner} when a's dims (a read in place) lie in memory as a run of
+// reduced dims, a run of kept dims and a run of reduced dims (flagged in `reduced`), the
+// layout of a per-channel reduction; nullopt for any other.
+struct AroundKept {
+    std::int64_t outer;
+    std::int64_t kept;
+    std::int64_t inner;
+};
+std::optional<AroundKept> around_kept_run(const Tensor& a, const std::vector<bool>& reduced);
+
+// [kept] results of a in the memory order of its kept dims, as a contiguous tensor of the kept
+// dims in logical order.
+Tensor kept_in_logical_order(const Tensor& results, const Tensor& a,
+                             const std::vector<bool>& reduced);
+
 // max(dim)/min(dim) (op ARGMAX/ARGMIN) of a over dim (wrapped, of size > 0) in one pass of the
 // reduce_indexed slot, read where a lies as reduce_over does: values and int64 indices, the dim
 // dropped. Only for plugins with the slot (has_reduce_indexed).
-std::pair<Tensor, Tensor> reduce_indexed_over(kael_reduce_op op, const Tensor& a,
-                                              std::size_t dim);
+std::pair<Tensor, Tensor> reduce_indexed_over(kael_reduce_op op, const Tensor& a, std::size_t dim);
 
 }  // namespace kael::detail

@@ -8,6 +8,7 @@
 #include "cpu_kernels.h"
 #include "cpu_launcher.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/channels.h"
 #include "kael/kernels/tasks/recurrent.h"
 #include "kael/plugin_api.h"
 #include "vector_math.h"
@@ -59,7 +60,8 @@ KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
 }  // namespace model
 
 // The model kernels, the collectives when gloo was found at build time, oneDNN's
-// convolutions and pooling where its library loads, and the LSTM cell on the shared tasks.
+// convolutions and pooling where its library loads, and the recurrent cells and per-channel
+// statistics on the shared tasks.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
 #ifdef KAEL_CPU_HAS_GLOO
@@ -76,6 +78,9 @@ const void* extension(const char* name) {
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_RECURRENT) == 0) {
         return kernels::tasks::RecurrentTasks<Launcher, &check_device>::table();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CHANNELS) == 0) {
+        return kernels::tasks::ChannelTasks<Launcher, &check_device>::table();
     }
     return model::extension(name);
 }

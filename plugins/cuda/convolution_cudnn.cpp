@@ -283,15 +283,36 @@ void add_bias(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g
 }
 
 // grad_bias[c] = the sum of grad_output[n, c, p] over n and p, by this plugin's reductions
-// (positions, then the batch): deterministic, and in every dtype.
+// (positions, then the batch): deterministic, and in every dtype. bf16 and f16 sum into f32 (the
+// reduce slots' rule for them), rounded once by convert.
 void bias_gradient(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g,
                    const void* grad_output, void* grad_bias) {
     const std::int64_t rows = g.batch * g.out_channels;
-    const Scratch per_image(static_cast<std::size_t>(rows * kernels::dtype_size(dtype)));
-    require(reduce_dims(device, KAEL_REDUCE_SUM, dtype, dtype, per_image.get(), grad_output, rows,
+    const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+    const kael_dtype wide = low ? KAEL_DTYPE_F32 : dtype;
+    const std::int64_t wide_size = kernels::dtype_size(wide);
+    const Scratch per_image(static_cast<std::size_t>(rows * wide_size));
+    require(reduce_dims(device, KAEL_REDUCE_SUM, wide, dtype, per_image.get(), grad_output, rows,
                         positions(g), 1));
-    require(reduce_dims(device, KAEL_REDUCE_SUM, dtype, dtype, grad_bias, per_image.get(), 1,
+    if (!low) {
+        require(reduce_dims(device, KAEL_REDUCE_SUM, dtype, dtype, grad_bias, per_image.get(), 1,
+                            g.batch, g.out_channels));
+        return;
+    }
+    const Scratch sums(static_cast<std::size_t>(g.out_channels * wide_size));
+    require(reduce_dims(device, KAEL_REDUCE_SUM, wide, wide, sums.get(), per_image.get(), 1,
                         g.batch, g.out_channels));
+    kael_element_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.dims = 1;
+    layout.operands = 2;
+    layout.shape[0] = g.out_channels;
+    layout.count = g.out_channels;
+    layout.strides[0][0] = kernels::dtype_size(dtype);
+    layout.strides[1][0] = wide_size;
+    layout.base[0] = grad_bias;
+    layout.base[1] = sums.get();
+    require(convert(device, dtype, wide, &layout));
 }
 
 kael_status forward(int32_t device, kael_dtype dtype, const kael_conv_geometry* geometry,

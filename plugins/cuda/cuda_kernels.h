@@ -33,6 +33,8 @@ const kael_convolution* convolution();
 // KAEL_EXTENSION_POOLING and KAEL_EXTENSION_RECURRENT on the shared tasks (layer_tasks.cu).
 const kael_pooling* pooling();
 const kael_recurrent* recurrent();
+// KAEL_EXTENSION_CHANNELS (channels.cu): per-channel moments, backward sums and affine maps.
+const kael_channels* channels();
 std::string cudnn_unavailable_reason();
 std::string convolution_description();
 

@@ -73,7 +73,8 @@ KAEL_DEFINE_MODEL_EXTENSION(kernels.matmul_epilogue = matmul_epilogue)
 }  // namespace model
 
 // The model kernels, NCCL's collectives (loaded at the first communicator), cuDNN's
-// convolutions (loaded at the first), and pooling and the LSTM cell on the shared tasks.
+// convolutions (loaded at the first), pooling and the recurrent cells on the shared tasks, and
+// per-channel statistics (channels.cu).
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
         return collectives();
@@ -86,6 +87,9 @@ const void* extension(const char* name) {
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_RECURRENT) == 0) {
         return recurrent();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CHANNELS) == 0) {
+        return channels();
     }
     return model::extension(name);
 }

@@ -5,6 +5,7 @@
 #include "emulated_kernels.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/kernels/tasks/pooling.h"
+#include "kael/kernels/tasks/channels.h"
 #include "kael/kernels/tasks/recurrent.h"
 #include "kael/plugin_api.h"
 
@@ -29,13 +30,17 @@ namespace model {
 KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
 }  // namespace model
 
-// The model kernels, and pooling and the LSTM cell on the shared tasks (as the cuda plugin's).
+// The model kernels, and pooling, the recurrent cells and per-channel statistics on the shared
+// tasks.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_POOLING) == 0) {
         return kernels::tasks::PoolingTasks<Launcher, &check_device>::table();
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_RECURRENT) == 0) {
         return kernels::tasks::RecurrentTasks<Launcher, &check_device>::table();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CHANNELS) == 0) {
+        return kernels::tasks::ChannelTasks<Launcher, &check_device>::table();
     }
     return model::extension(name);
 }

@@ -1,12 +1,36 @@
-// Batch and group normalisation (nn_conv.h) on the fused layer_norm kernel: a channel's values
-// over the batch (or a sample's group of channels) are one row it normalises.
+// Batch and group normalisation (nn_conv.h): training batch norm on the plugin's per-channel
+// kernels where it has them (batch_norm_plugin.cpp), else, as group norm, on the fused
+// layer_norm kernel: a channel's values over the batch (or a sample's group) are one row.
 #include <utility>
 
 #include "kael/autograd.h"
 #include "kael/nn_conv.h"
 #include "kael/nn_functional.h"
+#include "nn_internal.h"
 
 namespace kael::nn::functional {
+
+namespace {
+
+// Training-mode batch normalisation from ops: each channel's values as one row [C, N * positions],
+// normalised by the fused layer_norm kernel (forward and backward), then laid back as [N, C, *].
+Tensor normalized_by_rows(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                          double eps) {
+    const std::int64_t channels = input.size(1);
+    Shape rows_shape = input.shape();
+    std::swap(rows_shape[0], rows_shape[1]);
+    const Tensor rows = input.transpose(0, 1).reshape({channels, -1});
+    Tensor normal = layer_norm(rows, {rows.size(1)}, Tensor(), Tensor(), eps);
+    if (weight.defined()) {  // per channel: per row here, where the rows are contiguous
+        normal = normal * weight.reshape({channels, 1});
+    }
+    if (bias.defined()) {
+        normal = normal + bias.reshape({channels, 1});
+    }
+    return normal.reshape(rows_shape).transpose(0, 1).contiguous();
+}
+
+}  // namespace
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum,
@@ -18,7 +42,6 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
     const std::int64_t channels = input.size(1);
     Shape view(static_cast<std::size_t>(input.dim()), 1);
     view[1] = channels;
-    Tensor result;
     if (training || !running_mean.defined()) {
         const std::int64_t per_channel = channels == 0 ? 0 : input.numel() / channels;
         if (training && per_channel <= 1) {
@@ -27,30 +50,30 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                 "got input " +
                 to_string(input.shape()));
         }
-        // Each channel's values as one row [C, N * positions], normalised by the fused
-        // layer_norm kernel (forward and backward), then laid back as [N, C, *].
-        Shape rows_shape = input.shape();
-        std::swap(rows_shape[0], rows_shape[1]);
-        const Tensor rows = input.transpose(0, 1).reshape({channels, -1});
-        Tensor normal = layer_norm(rows, {rows.size(1)}, Tensor(), Tensor(), eps);
-        if (weight.defined()) {  // per channel: per row here, where the rows are contiguous
-            normal = normal * weight.reshape({channels, 1});
-        }
-        if (bias.defined()) {
-            normal = normal + bias.reshape({channels, 1});
+        const bool has_weight = weight.defined();
+        const bool has_bias = bias.defined();
+        const auto composed = [has_weight, has_bias, eps](const std::vector<Tensor>& inputs) {
+            return normalized_by_rows(inputs[0], has_weight ? inputs[1] : Tensor(),
+                                      has_bias ? inputs[has_weight ? 2 : 1] : Tensor(), eps);
+        };
+        const Tensor moving_mean = training ? running_mean : Tensor();
+        const Tensor moving_var = training ? running_var : Tensor();
+        if (Tensor fused = detail::plugin_batch_norm(input, moving_mean, moving_var, weight, bias,
+                                                     momentum, eps, composed);
+            fused.defined()) {
+            return fused;
         }
         if (training && running_mean.defined()) {
             const NoGradGuard no_grad;
-            const Tensor values = rows.detach();
-            Tensor moving_mean = running_mean;
-            Tensor moving_var = running_var;
-            moving_mean.copy_(moving_mean * (1.0 - momentum) + mean(values, 1) * momentum);
-            moving_var.copy_(moving_var * (1.0 - momentum) + var(values, Shape{1}, 1) * momentum);
+            const Tensor values = input.detach().transpose(0, 1).reshape({channels, -1});
+            Tensor update_mean = running_mean;
+            Tensor update_var = running_var;
+            update_mean.copy_(update_mean * (1.0 - momentum) + mean(values, 1) * momentum);
+            update_var.copy_(update_var * (1.0 - momentum) + var(values, Shape{1}, 1) * momentum);
         }
-        return normal.reshape(rows_shape).transpose(0, 1).contiguous();
-    } else {
-        result = (input - running_mean.reshape(view)) * rsqrt(running_var + eps).reshape(view);
+        return normalized_by_rows(input, weight, bias, eps);
     }
+    Tensor result = (input - running_mean.reshape(view)) * rsqrt(running_var + eps).reshape(view);
     if (weight.defined()) {
         result = result * weight.reshape(view);
     }

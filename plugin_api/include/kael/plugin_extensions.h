@@ -224,6 +224,36 @@ typedef struct kael_recurrent {
                                      void* grad_x_gates, void* grad_h_gates, void* grad_hidden_in);
 } kael_recurrent;
 
+/* Since 1.16: per-channel statistics and maps over buffers laid out [outer, channels, inner]
+ * (contiguous, of dtype, outer * inner > 0 and channels > 0), for kael.nn's BatchNorm and for
+ * var/std over the dims on both sides of one kept run, each one pass over the data where the
+ * core's reductions take a copy and two passes. The per-channel buffers (mean, variance, sums,
+ * scale, shift) are float64 for float64 data and float32 otherwise. Absent, or a call declined
+ * with KAEL_STATUS_UNSUPPORTED before writing anything: the core composes the same results from
+ * its reductions and elementwise ops on the same device. */
+#define KAEL_EXTENSION_CHANNELS "kael.channels"
+
+typedef struct kael_channels {
+    size_t struct_size; /* sizeof(kael_channels) as the plugin was built */
+    /* mean[c] of channel c's outer * inner values and variance[c] = M2 / max(outer * inner -
+     * correction, 0) (M2 their squared deviations from the mean: inf or NaN past the count, as
+     * PyTorch's var). */
+    kael_status (*moments)(int32_t device, kael_dtype dtype, int64_t outer, int64_t channels,
+                           int64_t inner, const void* data, double correction, void* mean,
+                           void* variance);
+    /* sum_grad[c] = the sum of grad over channel c, sum_grad_centered[c] = the sum of
+     * grad * (data - mean[c]) (BatchNorm's backward: its bias and weight gradients). */
+    kael_status (*backward_sums)(int32_t device, kael_dtype dtype, int64_t outer,
+                                 int64_t channels, int64_t inner, const void* data,
+                                 const void* grad, const void* mean, void* sum_grad,
+                                 void* sum_grad_centered);
+    /* out = data * scale[c] + shift[c], plus other * other_scale[c] unless other is NULL (then
+     * other_scale is unused); out may be data or other. */
+    kael_status (*affine)(int32_t device, kael_dtype dtype, int64_t outer, int64_t channels,
+                          int64_t inner, const void* data, const void* scale, const void* shift,
+                          const void* other, const void* other_scale, void* out);
+} kael_channels;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -236,6 +266,7 @@ static_assert(sizeof(kael_convolution) == 8 * 5, "convolution ABI size");
 static_assert(sizeof(kael_pool_geometry) == 8 * 25, "pooling geometry ABI size");
 static_assert(sizeof(kael_pooling) == 8 * 5, "pooling ABI size");
 static_assert(sizeof(kael_recurrent) == 8 * 5, "recurrent ABI size");
+static_assert(sizeof(kael_channels) == 8 * 4, "channels ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_EXTENSIONS_H */

@@ -98,6 +98,22 @@ decltype(auto) with_storage_dtype(kael_dtype dtype, Visit&& visit) {
     }
 }
 
+// The float dtypes (f32, f64, bf16, f16) through with_storage_dtype; any other is unsupported,
+// "<entry> takes float dtypes only".
+template <typename Visit>
+void with_float_storage_dtype(const std::string& entry, kael_dtype dtype, Visit&& visit) {
+    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_BF16 &&
+        dtype != KAEL_DTYPE_F16) {
+        plugin::unsupported(entry + " takes float dtypes only");
+    }
+    with_storage_dtype(dtype, [&](auto tag) {
+        using S = TagType<decltype(tag)>;
+        if constexpr (is_floating_v<S> || is_low_precision_v<S>) {
+            visit(tag);
+        }
+    });
+}
+
 // with_storage_dtype when kLowPrecision, else with_dtype (for kernels whose plugins opt in).
 template <bool kLowPrecision, typename Visit>
 decltype(auto) with_dtype_if(kael_dtype dtype, Visit&& visit) {
@@ -247,13 +263,13 @@ void run_functor(const kael_element_params* params, Runner& runner) {
 template <int input_class, typename T, typename Runner>
 bool run_class(kael_element_op op, const kael_element_params* params, Runner& runner) {
     switch (op) {
-#define KAEL_ELEMENT_OP_CASE(op, value, name, inputs, in, out, params_, since) \
-    case KAEL_OP_##op:                                                                  \
-        if constexpr (KAEL_OP_INPUTS_##in == input_class) {                             \
-            run_functor<KAEL_OP_##op, ElementFunctor<KAEL_OP_##op>::template type, T>(   \
-                params, runner);                                                        \
-            return true;                                                                \
-        }                                                                               \
+#define KAEL_ELEMENT_OP_CASE(op, value, name, inputs, in, out, params_, since)                 \
+    case KAEL_OP_##op:                                                                         \
+        if constexpr (KAEL_OP_INPUTS_##in == input_class) {                                    \
+            run_functor<KAEL_OP_##op, ElementFunctor<KAEL_OP_##op>::template type, T>(params,  \
+                                                                                      runner); \
+            return true;                                                                       \
+        }                                                                                      \
         return false;
         KAEL_ELEMENT_OPS(KAEL_ELEMENT_OP_CASE)
 #undef KAEL_ELEMENT_OP_CASE
@@ -314,15 +330,16 @@ void run_low_functor(const kael_element_params* params, Runner& runner) {
 // The ops computed in bf16/f16 storage: those autocast leaves in the low dtype between products
 // (activations, their gradients, arithmetic, where). The rest are declined: the core runs them
 // in f32, so each plugin compiles these few (x2 dtypes) rather than every op.
-#define KAEL_LOW_PRECISION_ELEMENT_OPS(X)                                                      \
-    X(PLUS) X(MINUS) X(MULTIPLY) X(DIVIDE) X(NEGATE) X(SQUARE) X(EXP) X(TANH) X(SIGMOID)        \
-    X(RELU) X(GELU_EXACT) X(GELU_TANH) X(SILU) X(RELU_BACKWARD) X(SIGMOID_BACKWARD)            \
-    X(GELU_EXACT_BACKWARD) X(GELU_TANH_BACKWARD) X(SILU_BACKWARD) X(WHERE)
+#define KAEL_LOW_PRECISION_ELEMENT_OPS(X)                                                \
+    X(PLUS)                                                                              \
+    X(MINUS) X(MULTIPLY) X(DIVIDE) X(NEGATE) X(SQUARE) X(EXP) X(TANH) X(SIGMOID) X(RELU) \
+        X(GELU_EXACT) X(GELU_TANH) X(SILU) X(RELU_BACKWARD) X(SIGMOID_BACKWARD)          \
+            X(GELU_EXACT_BACKWARD) X(GELU_TANH_BACKWARD) X(SILU_BACKWARD) X(WHERE)
 
 template <typename L, typename Runner>
 bool run_low_op(kael_element_op op, const kael_element_params* params, Runner& runner) {
     switch (op) {
-#define KAEL_LOW_PRECISION_CASE(name)                                \
+#define KAEL_LOW_PRECISION_CASE(name) \
     case KAEL_OP_##name: run_low_functor<KAEL_OP_##name, L>(params, runner); return true;
         KAEL_LOW_PRECISION_ELEMENT_OPS(KAEL_LOW_PRECISION_CASE)
 #undef KAEL_LOW_PRECISION_CASE

@@ -153,16 +153,7 @@ void with_cell_dtype(kael_dtype dtype, std::int64_t batch, std::int64_t hidden, 
     if (batch < 0 || hidden < 0) {
         plugin::invalid("LSTM cell sizes must be non-negative");
     }
-    if (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_F64 && dtype != KAEL_DTYPE_BF16 &&
-        dtype != KAEL_DTYPE_F16) {
-        plugin::unsupported("the LSTM cell takes float dtypes only");
-    }
-    with_storage_dtype(dtype, [&](auto tag) {
-        using S = TagType<decltype(tag)>;
-        if constexpr (is_floating_v<S> || is_low_precision_v<S>) {
-            visit(tag);
-        }
-    });
+    with_float_storage_dtype("the LSTM cell", dtype, visit);
 }
 
 // The kael_recurrent table of a plugin whose Launcher runs these tasks; kSelect makes the call's

@@ -1,0 +1,127 @@
+// BatchNorm's training step on the device plugin's per-channel kernels (KAEL_EXTENSION_CHANNELS):
+// forward one moments pass and one affine pass, backward one pass of sums and one affine pass,
+// where the composed form transposes the input to rows and back each way. Double backward
+// differentiates the composed form.
+#include <optional>
+#include <vector>
+
+#include "channel_calls.h"
+#include "kael/autograd.h"
+#include "kael/ops.h"
+#include "nn_internal.h"
+
+namespace kael::nn::detail {
+
+namespace {
+
+using kael::detail::ChannelSizes;
+
+bool on_device_of(const Tensor& t, const Tensor& input) {
+    return !t.defined() || (t.device() == input.device() && is_floating(t.dtype()) &&
+                            t.dim() == 1 && t.size(0) == input.size(1));
+}
+
+// Grad mode on for a scope (the declined backward records the composed form to differentiate it).
+struct GradEnabled {
+    bool previous = is_grad_enabled();
+    GradEnabled() { set_grad_enabled(true); }
+    ~GradEnabled() { set_grad_enabled(previous); }
+    GradEnabled(const GradEnabled&) = delete;
+    GradEnabled& operator=(const GradEnabled&) = delete;
+};
+
+}  // namespace
+
+Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                         const Tensor& weight, const Tensor& bias, double momentum, double eps,
+                         const ComposedNorm& composed) {
+    if (!is_floating(input.dtype()) || input.dim() < 2 || input.numel() == 0 ||
+        !on_device_of(weight, input) || !on_device_of(bias, input) ||
+        !on_device_of(running_mean, input) || !on_device_of(running_var, input) ||
+        !kael::detail::has_channel_kernels(input)) {
+        return {};
+    }
+    const Tensor x = input.contiguous();
+    const ChannelSizes sizes{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+    const auto count = static_cast<double>(sizes.outer * sizes.inner);
+    const DType stat = kael::detail::channel_stat_dtype(x.dtype());
+    Tensor mean;
+    Tensor invstd;
+    Tensor scale;
+    Tensor y;
+    {
+        const NoGradGuard no_grad;
+        const auto moments = kael::detail::channel_moments(x, sizes, 0.0);
+        if (!moments) {
+            return {};
+        }
+        mean = moments->first;
+        invstd = rsqrt(moments->second + eps);
+        scale = weight.defined() ? invstd * weight.to(stat) : invstd;
+        const Tensor shift = bias.defined() ? bias.to(stat) - mean * scale : -(mean * scale);
+        const std::optional<Tensor> out =
+            kael::detail::channel_affine(x, scale, shift, Tensor(), Tensor(), sizes);
+        if (!out) {
+            return {};
+        }
+        y = *out;
+        if (running_mean.defined() && running_var.defined()) {
+            // PyTorch's running variance is the unbiased one.
+            const Tensor unbiased = moments->second * (count / (count - 1.0));
+            Tensor moving_mean = running_mean;
+            Tensor moving_var = running_var;
+            moving_mean.copy_(moving_mean * (1.0 - momentum) +
+                              (mean * momentum).to(moving_mean.dtype()));
+            moving_var.copy_(moving_var * (1.0 - momentum) +
+                             (unbiased * momentum).to(moving_var.dtype()));
+        }
+    }
+    std::vector<Tensor> inputs{input};
+    for (const Tensor& t : {weight, bias}) {
+        if (t.defined()) {
+            inputs.push_back(t);
+        }
+    }
+    autograd::record_function(
+        {y}, inputs, "NativeBatchNormBackward", [=](const std::vector<Tensor>& grads) {
+            const std::size_t slots = inputs.size();
+            if (!grads[0].defined()) {
+                return std::vector<Tensor>(slots);
+            }
+            if (is_grad_enabled()) {  // create_graph: the composed form differentiates again
+                return differentiable_gradients({composed(inputs)}, grads, inputs);
+            }
+            const Tensor g = grads[0].contiguous();
+            const auto sums = kael::detail::channel_backward_sums(x, g, mean, sizes);
+            std::optional<Tensor> dx;
+            if (sums && input.requires_grad()) {
+                // dx = scale * (g - sum_grad / n - xhat * sum(g * xhat) / n), xhat = (x - mean) *
+                // invstd: g * scale + x * b + d per channel.
+                const auto& [sum_grad, sum_centered] = *sums;
+                const Tensor b = -(scale * invstd * invstd * sum_centered) / count;
+                const Tensor d = -(scale * sum_grad) / count - b * mean;
+                dx = kael::detail::channel_affine(g, scale, d, x, b, sizes);
+            }
+            if (!sums || (input.requires_grad() && !dx)) {  // declined: the composed gradients
+                const GradEnabled enabled;
+                return differentiable_gradients({composed(inputs)}, grads, inputs);
+            }
+            const auto& [sum_grad, sum_centered] = *sums;
+            std::vector<Tensor> result(slots);
+            result[0] = dx ? *dx : Tensor();
+            std::size_t next = 1;
+            if (weight.defined()) {
+                if (weight.requires_grad()) {
+                    result[next] = (sum_centered * invstd).to(weight.dtype());
+                }
+                ++next;
+            }
+            if (bias.defined() && bias.requires_grad()) {
+                result[next] = sum_grad.to(bias.dtype());
+            }
+            return result;
+        });
+    return y;
+}
+
+}  // namespace kael::nn::detail
