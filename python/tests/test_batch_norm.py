@@ -113,3 +113,23 @@ def test_var_and_std_around_one_kept_run_match_torch(device, layout, dtype):
                 want = biased * scale if name == "var" else (biased * scale) ** 0.5
                 assert got.dtype == getattr(kael, dtype) and tuple(got.shape) == tuple(want.shape)
                 np.testing.assert_allclose(as_array(got), want.numpy(), rtol=tol)
+
+
+def test_group_norm_and_eval_batch_norm_double_backward_match_torch(device):
+    """The per-channel scale and shift differentiates its backward through the composed form."""
+    results = []
+    for lib, dev in ((kael, device), (torch, "cpu")):
+        gen = np.random.default_rng(5)
+        x = lib.tensor(gen.standard_normal((3, 4, 5)).astype("float64")).to(dev)
+        w = lib.tensor(gen.uniform(0.5, 1.5, 4)).to(dev)
+        b = lib.tensor(gen.standard_normal(4)).to(dev)
+        for t in (x, w, b):
+            t.requires_grad_(True)
+        mean, var = lib.zeros(4, dtype=lib.float64).to(dev), lib.ones(4, dtype=lib.float64).to(dev)
+        y = (lib.nn.functional.group_norm(x, 2, w, b) ** 3).sum() + \
+            (lib.nn.functional.batch_norm(x, mean, var, w, b, False, 0.1, 1e-5) ** 3).sum()
+        (gx,) = lib.autograd.grad(y, [x], create_graph=True)
+        (gx ** 2).sum().backward()
+        results.append([as_array(t.grad) for t in (x, w, b)])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)

@@ -70,6 +70,43 @@ BOOST_AUTO_TEST_CASE(batch_norm_training_every_layout_dtype) {
     }
 }
 
+// The per-channel scale and shift: BatchNorm in evaluation and GroupNorm's weight and bias.
+BOOST_AUTO_TEST_CASE(batch_norm_eval_and_group_norm_every_layout_dtype) {
+    kael::manual_seed(66);
+    const Shape logical{3, 4, 5, 2};
+    for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
+        for (const View& view : channel_views(logical)) {
+            const Operand x{values(dtype, view.base, false), view.view};
+            const Operand weight{values(dtype, {4}, false)};
+            const Operand bias{values(dtype, {4}, false)};
+            const Operand running_mean{values(dtype, {4}, false)};
+            const Operand running_var{kael::abs(values(dtype, {4}, false))};
+            const Operand grad{values(dtype, logical, false)};
+            BOOST_TEST_CONTEXT("eval batch_norm and group_norm, dtype " << dtype_name(dtype) << ", "
+                                                                        << view.name) {
+                run_and_compare(
+                    {x, weight, bias, running_mean, running_var, grad},
+                    [&](const Tensors& in) {
+                        Tensors results;
+                        for (const bool group : {false, true}) {
+                            const Tensor leaf = in[0].detach().set_requires_grad(true);
+                            const Tensor w = in[1].detach().set_requires_grad(true);
+                            const Tensor b = in[2].detach().set_requires_grad(true);
+                            const Tensor out =
+                                group ? F::group_norm(leaf, 2, w, b, 1e-5)
+                                      : F::batch_norm(leaf, in[3], in[4], w, b, false, 0.1, 1e-5);
+                            out.backward(in[5]);
+                            results.insert(results.end(),
+                                           {out.detach(), leaf.grad(), w.grad(), b.grad()});
+                        }
+                        return results;
+                    },
+                    {30.0, false, 1e-4});
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(var_and_std_around_one_kept_run_every_layout_dtype) {
     kael::manual_seed(65);
     for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {

@@ -1,5 +1,5 @@
 // Batch and group normalisation (nn_conv.h): training batch norm on the plugin's per-channel
-// kernels where it has them (batch_norm_plugin.cpp), else, as group norm, on the fused
+// kernels where it has them (channel_norms_plugin.cpp), else, as group norm, on the fused
 // layer_norm kernel: a channel's values over the batch (or a sample's group) are one row.
 #include <utility>
 
@@ -28,6 +28,21 @@ Tensor normalized_by_rows(const Tensor& input, const Tensor& weight, const Tenso
         normal = normal + bias.reshape({channels, 1});
     }
     return normal.reshape(rows_shape).transpose(0, 1).contiguous();
+}
+
+// input * scale[c] + shift[c] over dim 1 (either undefined: none): the plugin's per-channel
+// map where it has one, else a multiply and an add.
+Tensor scaled_by_channel(const Tensor& input, const Tensor& scale, const Tensor& shift) {
+    if (!scale.defined() && !shift.defined()) {
+        return input;
+    }
+    if (Tensor fused = detail::plugin_channel_affine(input, scale, shift); fused.defined()) {
+        return fused;
+    }
+    Shape view(static_cast<std::size_t>(input.dim()), 1);
+    view[1] = input.size(1);
+    Tensor result = scale.defined() ? input * scale.reshape(view) : input;
+    return shift.defined() ? result + shift.reshape(view) : result;
 }
 
 }  // namespace
@@ -73,14 +88,16 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
         }
         return normalized_by_rows(input, weight, bias, eps);
     }
-    Tensor result = (input - running_mean.reshape(view)) * rsqrt(running_var + eps).reshape(view);
+    // Evaluation: one per-channel scale and shift from the running statistics.
+    Tensor scale = rsqrt(running_var + eps);
     if (weight.defined()) {
-        result = result * weight.reshape(view);
+        scale = scale * weight;
     }
+    Tensor shift = -(running_mean * scale);
     if (bias.defined()) {
-        result = result + bias.reshape(view);
+        shift = shift + bias;
     }
-    return result;
+    return scaled_by_channel(input, scale, shift);
 }
 
 Tensor group_norm(const Tensor& input, std::int64_t groups, const Tensor& weight,
@@ -93,15 +110,7 @@ Tensor group_norm(const Tensor& input, std::int64_t groups, const Tensor& weight
     const Tensor grouped = input.reshape({input.size(0), groups, -1});
     Tensor result =
         layer_norm(grouped, {grouped.size(2)}, Tensor(), Tensor(), eps).reshape(input.shape());
-    Shape view(static_cast<std::size_t>(input.dim()), 1);
-    view[1] = input.size(1);
-    if (weight.defined()) {
-        result = result * weight.reshape(view);
-    }
-    if (bias.defined()) {
-        result = result + bias.reshape(view);
-    }
-    return result;
+    return scaled_by_channel(result, weight, bias);
 }
 
 }  // namespace kael::nn::functional

@@ -52,13 +52,18 @@ using ComposedCell = std::function<std::vector<Tensor>(const std::vector<Tensor>
 // BatchNorm's training step on the device plugin's per-channel kernels
 // (KAEL_EXTENSION_CHANNELS), running statistics updated and the result recorded for autograd
 // over {input, weight, bias} (those defined), or an undefined tensor where the plugin has none
-// or declines (batch_norm_plugin.cpp). composed is the normalisation from ops over those
+// or declines (channel_norms_plugin.cpp). composed is the normalisation from ops over those
 // inputs, which double backward differentiates.
 using ComposedNorm = std::function<Tensor(const std::vector<Tensor>&)>;
 [[nodiscard]] Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean,
                                        const Tensor& running_var, const Tensor& weight,
                                        const Tensor& bias, double momentum, double eps,
                                        const ComposedNorm& composed);
+// input * scale[c] + shift[c] over the channels (dim 1) on the plugin's per-channel kernels,
+// recorded for autograd over {input, scale, shift} (those defined; at least one), or an
+// undefined tensor where the plugin has none or declines (channel_norms_plugin.cpp).
+[[nodiscard]] Tensor plugin_channel_affine(const Tensor& input, const Tensor& scale,
+                                           const Tensor& shift);
 // The convolution composed from sliding windows and a matrix product on call's device, the
 // path without a plugin convolution and the plugin path's double backward.
 [[nodiscard]] Tensor composed_conv(const ConvCall& call);

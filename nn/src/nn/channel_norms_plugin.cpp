@@ -1,7 +1,9 @@
-// BatchNorm's training step on the device plugin's per-channel kernels (KAEL_EXTENSION_CHANNELS):
-// forward one moments pass and one affine pass, backward one pass of sums and one affine pass,
-// where the composed form transposes the input to rows and back each way. Double backward
-// differentiates the composed form.
+// The norms' per-channel steps on the device plugin's per-channel kernels
+// (KAEL_EXTENSION_CHANNELS). BatchNorm's training step: forward one moments pass and one affine
+// pass, backward one pass of sums and one affine pass, where the composed form transposes the
+// input to rows and back each way. The per-channel scale and shift (GroupNorm's and eval
+// BatchNorm's weight and bias): one pass forward, two backward, where the composed multiply and
+// add take two and four. Double backward differentiates the composed forms.
 #include <optional>
 #include <vector>
 
@@ -118,6 +120,84 @@ Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const 
             }
             if (bias.defined() && bias.requires_grad()) {
                 result[next] = sum_grad.to(bias.dtype());
+            }
+            return result;
+        });
+    return y;
+}
+
+Tensor plugin_channel_affine(const Tensor& input, const Tensor& scale, const Tensor& shift) {
+    if (!is_floating(input.dtype()) || input.dim() < 2 || input.numel() == 0 ||
+        (!scale.defined() && !shift.defined()) || !on_device_of(scale, input) ||
+        !on_device_of(shift, input) || !kael::detail::has_channel_kernels(input)) {
+        return {};
+    }
+    const Tensor x = input.contiguous();
+    const ChannelSizes sizes{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+    const DType stat = kael::detail::channel_stat_dtype(x.dtype());
+    const Device device = x.device();
+    Tensor a;
+    Tensor y;
+    {
+        const NoGradGuard no_grad;
+        a = scale.defined() ? scale.detach().to(stat) : ones({sizes.channels}, stat, device);
+        const Tensor b =
+            shift.defined() ? shift.detach().to(stat) : zeros({sizes.channels}, stat, device);
+        const std::optional<Tensor> out =
+            kael::detail::channel_affine(x, a, b, Tensor(), Tensor(), sizes);
+        if (!out) {
+            return {};
+        }
+        y = *out;
+    }
+    std::vector<Tensor> inputs{input};
+    for (const Tensor& t : {scale, shift}) {
+        if (t.defined()) {
+            inputs.push_back(t);
+        }
+    }
+    const bool has_scale = scale.defined();
+    const bool has_shift = shift.defined();
+    const auto composed = [has_scale, has_shift](const std::vector<Tensor>& in) {
+        Shape view(static_cast<std::size_t>(in[0].dim()), 1);
+        view[1] = in[0].size(1);
+        Tensor result = has_scale ? in[0] * in[1].reshape(view) : in[0];
+        return has_shift ? result + in[has_scale ? 2 : 1].reshape(view) : result;
+    };
+    autograd::record_function(
+        {y}, inputs, "ChannelAffineBackward", [=](const std::vector<Tensor>& grads) {
+            if (!grads[0].defined()) {
+                return std::vector<Tensor>(inputs.size());
+            }
+            if (is_grad_enabled()) {
+                return differentiable_gradients({composed(inputs)}, grads, inputs);
+            }
+            const Tensor g = grads[0].contiguous();
+            const bool scale_grad = has_scale && scale.requires_grad();
+            const bool shift_grad = has_shift && shift.requires_grad();
+            std::optional<std::pair<Tensor, Tensor>> sums;
+            if (scale_grad || shift_grad) {
+                const Tensor origin = zeros({sizes.channels}, stat, device);
+                sums = kael::detail::channel_backward_sums(x, g, origin, sizes);
+            }
+            std::optional<Tensor> dx;
+            if (input.requires_grad()) {
+                dx = has_scale
+                         ? kael::detail::channel_affine(g, a, zeros({sizes.channels}, stat, device),
+                                                        Tensor(), Tensor(), sizes)
+                         : std::optional<Tensor>(g);
+            }
+            if ((input.requires_grad() && !dx) || ((scale_grad || shift_grad) && !sums)) {
+                const GradEnabled enabled;
+                return differentiable_gradients({composed(inputs)}, grads, inputs);
+            }
+            std::vector<Tensor> result(inputs.size());
+            result[0] = dx ? *dx : Tensor();
+            if (scale_grad) {
+                result[1] = sums->second.to(scale.dtype());
+            }
+            if (shift_grad) {
+                result[has_scale ? 2 : 1] = sums->first.to(shift.dtype());
             }
             return result;
         });
