@@ -282,26 +282,25 @@ void add_bias(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g
     require(elementwise(device, KAEL_OP_PLUS, dtype, dtype, &layout, &params));
 }
 
-// grad_bias[c] = the sum of grad_output[n, c, p] over n and p, by this plugin's reductions
-// (positions, then the batch): deterministic, and in every dtype. bf16 and f16 sum into f32 (the
-// reduce slots' rule for them), rounded once by convert.
+// grad_bias[c] = the sum of grad_output[n, c, p] over n and p: one pass of this plugin's
+// per-channel sums (channels.cu; deterministic), which add bf16/f16 in f32, rounded once by
+// convert. Their second sums (of grad times grad less a zero mean) are discarded.
 void bias_gradient(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g,
                    const void* grad_output, void* grad_bias) {
-    const std::int64_t rows = g.batch * g.out_channels;
     const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
-    const kael_dtype wide = low ? KAEL_DTYPE_F32 : dtype;
-    const std::int64_t wide_size = kernels::dtype_size(wide);
-    const Scratch per_image(static_cast<std::size_t>(rows * wide_size));
-    require(reduce_dims(device, KAEL_REDUCE_SUM, wide, dtype, per_image.get(), grad_output, rows,
-                        positions(g), 1));
+    const kael_dtype stat = low ? KAEL_DTYPE_F32 : dtype;
+    const std::int64_t stat_bytes = g.out_channels * kernels::dtype_size(stat);
+    const Scratch zero_mean(static_cast<std::size_t>(stat_bytes));
+    const Scratch discarded(static_cast<std::size_t>(stat_bytes));
+    const Scratch sums(static_cast<std::size_t>(low ? stat_bytes : 0));
+    KAEL_CUDA_CHECK(
+        cudaMemsetAsync(zero_mean.get(), 0, static_cast<std::size_t>(stat_bytes), launch_stream()));
+    require(channels()->backward_sums(device, dtype, g.batch, g.out_channels, positions(g),
+                                      grad_output, grad_output, zero_mean.get(),
+                                      low ? sums.get() : grad_bias, discarded.get()));
     if (!low) {
-        require(reduce_dims(device, KAEL_REDUCE_SUM, dtype, dtype, grad_bias, per_image.get(), 1,
-                            g.batch, g.out_channels));
         return;
     }
-    const Scratch sums(static_cast<std::size_t>(g.out_channels * wide_size));
-    require(reduce_dims(device, KAEL_REDUCE_SUM, wide, wide, sums.get(), per_image.get(), 1,
-                        g.batch, g.out_channels));
     kael_element_layout layout{};
     layout.struct_size = sizeof(layout);
     layout.dims = 1;
@@ -309,10 +308,10 @@ void bias_gradient(std::int32_t device, kael_dtype dtype, const kael_conv_geomet
     layout.shape[0] = g.out_channels;
     layout.count = g.out_channels;
     layout.strides[0][0] = kernels::dtype_size(dtype);
-    layout.strides[1][0] = wide_size;
+    layout.strides[1][0] = kernels::dtype_size(stat);
     layout.base[0] = grad_bias;
     layout.base[1] = sums.get();
-    require(convert(device, dtype, wide, &layout));
+    require(convert(device, dtype, stat, &layout));
 }
 
 kael_status forward(int32_t device, kael_dtype dtype, const kael_conv_geometry* geometry,
