@@ -66,8 +66,10 @@ Tensor windows_folded(const Tensor& grad, const Shape& input_shape, const Shape&
         out[i] = grad.size(static_cast<std::int64_t>(i) + 1);
     }
     // Each kernel offset's plane of windows adds back onto the strided input positions
-    // it was read from, [N, *O, C] permuted to [N, C, *O].
-    Tensor result = zeros(input_shape, grad.dtype(), grad.device());
+    // it was read from, [N, *O, C] permuted to [N, C, *O]. bf16/f16 add in f32 and round once
+    // (each add rounded to 8 bits lost the gradient's digits, beside cuDNN's).
+    const DType sum_dtype = is_low_precision(grad.dtype()) ? DType::F32 : grad.dtype();
+    Tensor result = zeros(input_shape, sum_dtype, grad.device());
     Shape order{0, static_cast<std::int64_t>(d) + 1};
     for (std::size_t i = 0; i < d; ++i) {
         order.push_back(static_cast<std::int64_t>(i) + 1);
@@ -90,7 +92,7 @@ Tensor windows_folded(const Tensor& grad, const Shape& input_shape, const Shape&
             offset[i] = 0;
         }
     }
-    return result;
+    return result.to(grad.dtype());
 }
 
 }  // namespace

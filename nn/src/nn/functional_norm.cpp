@@ -80,7 +80,11 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
         }
         if (training && running_mean.defined()) {
             const NoGradGuard no_grad;
-            const Tensor values = input.detach().transpose(0, 1).reshape({channels, -1});
+            // bf16/f16 statistics in f32, as the per-channel kernels keep them.
+            Tensor values = input.detach().transpose(0, 1).reshape({channels, -1});
+            if (is_low_precision(values.dtype())) {
+                values = values.to(DType::F32);
+            }
             Tensor update_mean = running_mean;
             Tensor update_var = running_var;
             update_mean.copy_(update_mean * (1.0 - momentum) + mean(values, 1) * momentum);
