@@ -119,10 +119,13 @@ bool fits(const kael_conv_geometry& g) {
     return g.spatial >= 1 && g.spatial <= 3 && g.batch > 0 && g.in_channels > 0;
 }
 
-// The first ranked result that ran, deterministic if any is, of the math allowed; null if none.
+// The algorithm to run from cuDNN's results, fastest first (timed by its Find calls, else
+// ranked by its heuristics), of the math allowed: the first deterministic one unless it takes
+// over a quarter longer than the fastest (PyTorch takes the fastest, deterministic or not: a
+// deterministic weight gradient ran 1x1 convolutions at 2x its time); null if none ran.
 template <typename Perf>
 const Perf* chosen(const Perf* results, int count, cudnnMathType_t math) {
-    const Perf* fallback = nullptr;
+    const Perf* fastest = nullptr;
     for (int i = 0; i < count; ++i) {
         const Perf& result = results[i];
         const bool exact_only = math == CUDNN_FMA_MATH;
@@ -131,12 +134,26 @@ const Perf* chosen(const Perf* results, int count, cudnnMathType_t math) {
              result.mathType != CUDNN_DEFAULT_MATH)) {
             continue;
         }
-        if (result.determinism == CUDNN_DETERMINISTIC) {
+        fastest = fastest != nullptr ? fastest : &result;
+        const bool timed = fastest->time > 0;
+        if (result.determinism == CUDNN_DETERMINISTIC &&
+            (!timed || result.time <= 1.25F * fastest->time)) {
             return &result;
         }
-        fallback = fallback != nullptr ? fallback : &result;
     }
-    return fallback;
+    return fastest;
+}
+
+// cuDNN's results for one pass: its Find call (which times every algorithm once, allocating
+// what it needs) at a geometry's first call, its heuristics where Find fails (out of memory).
+template <typename Perf, typename Find, typename Get>
+int algorithm_results(Perf* results, int capacity, Find&& find, Get&& get) {
+    int count = 0;
+    if (find(capacity, &count, results) == CUDNN_STATUS_SUCCESS && count > 0) {
+        return count;
+    }
+    check_cudnn(get(capacity, &count, results), "cudnnGetConvolution*Algorithm_v7");
+    return count;
 }
 
 std::shared_ptr<Plan> make_plan(const kael_conv_geometry& g, kael_dtype dtype) {
@@ -168,9 +185,18 @@ std::shared_ptr<Plan> make_plan(const kael_conv_geometry& g, kael_dtype dtype) {
     plan->filter_conv = make_conv(g, dtype, extra, math);
     cudnnConvolutionFwdAlgoPerf_t results[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int count = 0;
-    KAEL_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-        cudnn_handle(), plan->input, plan->weight, plan->forward_conv, plan->output,
-        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, results));
+    count = algorithm_results(
+        results, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+        [&](int capacity, int* found, cudnnConvolutionFwdAlgoPerf_t* out) {
+            return cudnn().cudnnFindConvolutionForwardAlgorithm(cudnn_handle(), plan->input,
+                                                                plan->weight, plan->forward_conv,
+                                                                plan->output, capacity, found, out);
+        },
+        [&](int capacity, int* found, cudnnConvolutionFwdAlgoPerf_t* out) {
+            return cudnn().cudnnGetConvolutionForwardAlgorithm_v7(
+                cudnn_handle(), plan->input, plan->weight, plan->forward_conv, plan->output,
+                capacity, found, out);
+        });
     const auto* best = chosen(results, count, math);
     if (best == nullptr) {
         return nullptr;
@@ -339,9 +365,18 @@ kael_status backward_input(int32_t device, kael_dtype dtype, const kael_conv_geo
         if (!plan->data_ready) {
             cudnnConvolutionBwdDataAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
             int count = 0;
-            KAEL_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                cudnn_handle(), plan->weight, plan->output, plan->data_conv, plan->input,
-                CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, results));
+            count = algorithm_results(
+                results, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                [&](int capacity, int* found, cudnnConvolutionBwdDataAlgoPerf_t* out) {
+                    return cudnn().cudnnFindConvolutionBackwardDataAlgorithm(
+                        cudnn_handle(), plan->weight, plan->output, plan->data_conv, plan->input,
+                        capacity, found, out);
+                },
+                [&](int capacity, int* found, cudnnConvolutionBwdDataAlgoPerf_t* out) {
+                    return cudnn().cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                        cudnn_handle(), plan->weight, plan->output, plan->data_conv, plan->input,
+                        capacity, found, out);
+                });
             const auto* best = chosen(results, count, math_type(dtype, geometry->precision));
             if (best == nullptr) {
                 plugin::unsupported("cuDNN found no algorithm for this convolution's gradient");
@@ -371,9 +406,18 @@ kael_status backward_weight(int32_t device, kael_dtype dtype, const kael_conv_ge
         if (!plan->filter_ready) {
             cudnnConvolutionBwdFilterAlgoPerf_t results[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
             int count = 0;
-            KAEL_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                cudnn_handle(), plan->input, plan->output, plan->filter_conv, plan->weight,
-                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, results));
+            count = algorithm_results(
+                results, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                [&](int capacity, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* out) {
+                    return cudnn().cudnnFindConvolutionBackwardFilterAlgorithm(
+                        cudnn_handle(), plan->input, plan->output, plan->filter_conv, plan->weight,
+                        capacity, found, out);
+                },
+                [&](int capacity, int* found, cudnnConvolutionBwdFilterAlgoPerf_t* out) {
+                    return cudnn().cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                        cudnn_handle(), plan->input, plan->output, plan->filter_conv, plan->weight,
+                        capacity, found, out);
+                });
             const auto* best = chosen(results, count, math_type(dtype, geometry->precision));
             if (best == nullptr) {
                 plugin::unsupported("cuDNN found no algorithm for this convolution's gradient");

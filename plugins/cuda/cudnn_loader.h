@@ -19,7 +19,9 @@ namespace kael::cuda {
     X(cudnnConvolutionForward) X(cudnnGetConvolutionBackwardDataAlgorithm_v7)              \
     X(cudnnGetConvolutionBackwardDataWorkspaceSize) X(cudnnConvolutionBackwardData)        \
     X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)                                       \
-    X(cudnnGetConvolutionBackwardFilterWorkspaceSize) X(cudnnConvolutionBackwardFilter)
+    X(cudnnGetConvolutionBackwardFilterWorkspaceSize) X(cudnnConvolutionBackwardFilter)     \
+    X(cudnnFindConvolutionForwardAlgorithm) X(cudnnFindConvolutionBackwardDataAlgorithm)    \
+    X(cudnnFindConvolutionBackwardFilterAlgorithm)
 // clang-format on
 
 struct Cudnn {

@@ -8,20 +8,26 @@
 // repeats run to run with no atomics. Unused spatial dims are size 1, so every loop runs 3 deep.
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 
 #include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/int_divider.h"
 #include "kael/kernels/low_precision.h"
 #include "kael/kernels/tasks/launch.h"
 #include "kael/plugin_extensions.h"
 
 namespace kael::kernels::tasks {
 
+// Positions below 2^31 (pools() declines larger calls), so items split into coordinates by
+// 32-bit multiply-high division: a device's 64-bit divisions, a dozen an item, had made the
+// GPU's pooling compute-bound at half PyTorch's speed.
+using PoolDivider = IntDivider<std::uint32_t>;
+
 struct PoolPlan {
     kael_pool_kind kind;
     std::int64_t input[3], kernel[3], output[3], stride[3], padding[3], dilation[3];
     std::int64_t input_plane, output_plane;  // cells of one (n, c) plane
+    PoolDivider by_input[3], by_output[3], by_stride[3], by_input_plane, by_output_plane;
 };
 
 inline PoolPlan pool_plan(const kael_pool_geometry& g) {
@@ -39,7 +45,12 @@ inline PoolPlan pool_plan(const kael_pool_geometry& g) {
         plan.dilation[d] = used && g.kind == KAEL_POOL_MAX ? g.dilation[d] : 1;
         plan.input_plane *= plan.input[d];
         plan.output_plane *= plan.output[d];
+        plan.by_input[d] = PoolDivider(static_cast<std::uint32_t>(plan.input[d]));
+        plan.by_output[d] = PoolDivider(static_cast<std::uint32_t>(plan.output[d]));
+        plan.by_stride[d] = PoolDivider(static_cast<std::uint32_t>(plan.stride[d]));
     }
+    plan.by_input_plane = PoolDivider(static_cast<std::uint32_t>(plan.input_plane));
+    plan.by_output_plane = PoolDivider(static_cast<std::uint32_t>(plan.output_plane));
     return plan;
 }
 
@@ -47,12 +58,19 @@ inline PoolPlan pool_plan(const kael_pool_geometry& g) {
 template <typename S>
 using PoolCompute = std::conditional_t<std::is_same_v<S, double>, double, float>;
 
-KAEL_HD inline void unflatten(std::int64_t flat, const std::int64_t (&sizes)[3],
-                              std::int64_t (&at)[3]) {
-    for (int d = 2; d >= 0; --d) {
-        at[d] = flat % sizes[d];
-        flat /= sizes[d];
+// Plane p and coordinates at of item (below 2^31) in planes of `plane` cells shaped `sizes`.
+KAEL_HD inline std::int64_t unflatten(std::int64_t item, const PoolDivider& plane,
+                                      const PoolDivider (&sizes)[3], std::int64_t (&at)[3]) {
+    auto rest = static_cast<std::uint32_t>(item);
+    const std::uint32_t p = plane.divide(rest);
+    rest -= p * plane.divisor;
+    for (int d = 2; d > 0; --d) {
+        const std::uint32_t q = sizes[d].divide(rest);
+        at[d] = rest - q * sizes[d].divisor;
+        rest = q;
     }
+    at[0] = rest;
+    return p;
 }
 
 template <typename S>
@@ -64,9 +82,9 @@ struct PoolForward {
 
     KAEL_HD void operator()(std::int64_t item) const {
         using C = PoolCompute<S>;
-        const S* source = input + item / plan.output_plane * plan.input_plane;
         std::int64_t o[3];
-        unflatten(item % plan.output_plane, plan.output, o);
+        const S* source =
+            input + unflatten(item, plan.by_output_plane, plan.by_output, o) * plan.input_plane;
         std::int64_t start[3];
         for (int d = 0; d < 3; ++d) {
             start[d] = o[d] * plan.stride[d] - plan.padding[d];
@@ -118,8 +136,10 @@ KAEL_HD inline void reaching(const PoolPlan& plan, int d, std::int64_t i, std::i
                              std::int64_t& last) {
     const std::int64_t far = i + plan.padding[d];  // the cell's offset from the padded start
     const std::int64_t reach = (plan.kernel[d] - 1) * plan.dilation[d];
-    first = far - reach <= 0 ? 0 : ceil_div(far - reach, plan.stride[d]);
-    last = min_of(far / plan.stride[d], plan.output[d] - 1);
+    const PoolDivider& by = plan.by_stride[d];
+    first =
+        far - reach <= 0 ? 0 : by.divide(static_cast<std::uint32_t>(far - reach + by.divisor - 1));
+    last = min_of(by.divide(static_cast<std::uint32_t>(far)), plan.output[d] - 1);
 }
 
 // Cells of an average window inside the input (padding excluded) along one dim.
@@ -138,10 +158,9 @@ struct PoolBackward {
 
     KAEL_HD void operator()(std::int64_t item) const {
         using C = PoolCompute<S>;
-        const std::int64_t plane = item / plan.input_plane;
-        const std::int64_t flat = item % plan.input_plane;
         std::int64_t at[3];
-        unflatten(flat, plan.input, at);
+        const std::int64_t plane = unflatten(item, plan.by_input_plane, plan.by_input, at);
+        const std::int64_t flat = (at[0] * plan.input[1] + at[1]) * plan.input[2] + at[2];
         std::int64_t first[3];
         std::int64_t last[3];
         for (int d = 0; d < 3; ++d) {
@@ -172,17 +191,24 @@ struct PoolBackward {
     }
 };
 
-// Whether the tasks pool this call: a float dtype, 1-3 dims, positions within an int32.
+// Whether the tasks pool this call: a float dtype, 1-3 dims, every position (of the batch's
+// inputs and outputs, and within a padded dim) below 2^31.
 inline bool pools(kael_dtype dtype, const kael_pool_geometry* g) {
     if (g == nullptr || g->struct_size < sizeof(kael_pool_geometry) || g->spatial < 1 ||
         g->spatial > 3 || g->kind < KAEL_POOL_MAX || g->kind > KAEL_POOL_AVG_EXCLUDE_PADDING) {
         return false;
     }
-    std::int64_t plane = 1;
+    constexpr std::int64_t kBound = std::int64_t{1} << 31;
+    std::int64_t input = g->batch * g->channels;
+    std::int64_t output = input;
     for (int d = 0; d < g->spatial; ++d) {
-        plane *= g->input[d];
+        input *= g->input[d];
+        output *= g->output[d];
+        if (g->input[d] + g->padding_before[d] + g->stride[d] >= kBound) {
+            return false;
+        }
     }
-    return plane <= std::numeric_limits<std::int32_t>::max() &&
+    return input < kBound && output < kBound &&
            (dtype == KAEL_DTYPE_F32 || dtype == KAEL_DTYPE_F64 || dtype == KAEL_DTYPE_BF16 ||
             dtype == KAEL_DTYPE_F16);
 }
