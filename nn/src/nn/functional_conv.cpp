@@ -315,6 +315,18 @@ Tensor convolve(const Tensor& input, const Tensor& weight, const Tensor& bias, c
     if (Tensor result = detail::plugin_conv(call); result.defined()) {
         return result;
     }
+    if (is_low_precision(input.dtype()) && weight.dtype() == input.dtype() &&
+        (!bias.defined() || bias.dtype() == input.dtype())) {
+        // bf16/f16 the plugin declines: the convolution of f32 copies (the plugin's own where it
+        // takes f32), rounded once, as a library computing in f32 would; composed in the dtype,
+        // every product and window sum was rounded on the way.
+        detail::ConvCall wide = call;
+        wide.input = input.to(DType::F32);
+        wide.weight = weight.to(DType::F32);
+        wide.bias = bias.defined() ? bias.to(DType::F32) : Tensor();
+        Tensor result = detail::plugin_conv(wide);
+        return (result.defined() ? result : detail::composed_conv(wide)).to(input.dtype());
+    }
     return detail::composed_conv(call);
 }
 
