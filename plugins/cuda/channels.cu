@@ -66,31 +66,70 @@ __device__ inline void add_unit(const S* data, const S* grad, double center, std
     }
 }
 
-// partials[2 * block] and [2 * block + 1]: block = channel * pieces + piece.
+// One item's values (item = channel * pieces + piece) into a thread's sums: the thread at `lane`
+// of the `width` that share the item takes every width-th unit of its rows.
 template <typename S, bool kPacked>
-__global__ void __launch_bounds__(kThreads)
-    channel_partials(const S* data, const S* grad, const Stat<S>* mean, double* partials, Walk walk,
-                     std::uint32_t pieces, std::uint32_t per, std::uint32_t outer) {
-    const std::uint32_t c = blockIdx.x / pieces;
-    const std::uint32_t first = blockIdx.x % pieces * per;
+__device__ inline void fold_item(const S* data, const S* grad, const Stat<S>* mean,
+                                 const Walk& walk, std::uint32_t item, std::uint32_t pieces,
+                                 std::uint32_t per, std::uint32_t outer, std::uint32_t lane,
+                                 std::uint32_t width, double& sum, double& product) {
+    const std::uint32_t c = item / pieces;
+    const std::uint32_t first = item % pieces * per;
     const std::uint32_t last = min(outer, first + per);
     const double center =
         grad != nullptr
             ? static_cast<double>(mean[c])
             : kernels::convert_value<double>(data[c * walk.units * (kPacked ? kPack : 1)]);
-    double sum = 0;
-    double product = 0;
     const std::uint32_t count = (last - first) * walk.units;
-    for (std::uint32_t i = threadIdx.x; i < count; i += kThreads) {
+    for (std::uint32_t i = lane; i < count; i += width) {
         const std::uint32_t row = walk.per_row.divide(i);
         const std::uint32_t n = first + row;
         const std::uint32_t at = (n * walk.channels + c) * walk.units + (i - row * walk.units);
         add_unit<S, kPacked>(data, grad, center, at, sum, product);
     }
+}
+
+__device__ inline void warp_add(double& sum, double& product) {
     for (int offset = 16; offset > 0; offset /= 2) {
         sum += __shfl_down_sync(0xffffffffU, sum, offset);
         product += __shfl_down_sync(0xffffffffU, product, offset);
     }
+}
+
+// Items of at most kWarpUnits units, a warp each (GroupNorm's per-channel sums over 196
+// positions, BatchNorm1d's columns): a block each left most of its threads idle.
+constexpr std::int64_t kWarpUnits = 1024;
+
+template <typename S, bool kPacked>
+__global__ void __launch_bounds__(kThreads)
+    channel_partials_by_warp(const S* data, const S* grad, const Stat<S>* mean, double* partials,
+                             Walk walk, std::uint32_t pieces, std::uint32_t per,
+                             std::uint32_t outer, std::uint32_t items) {
+    const std::uint32_t item = blockIdx.x * (kThreads / 32) + threadIdx.x / 32;
+    if (item >= items) {
+        return;  // the whole warp: items are whole warps
+    }
+    double sum = 0;
+    double product = 0;
+    fold_item<S, kPacked>(data, grad, mean, walk, item, pieces, per, outer, threadIdx.x % 32, 32,
+                          sum, product);
+    warp_add(sum, product);
+    if (threadIdx.x % 32 == 0) {
+        partials[2 * item] = sum;
+        partials[2 * item + 1] = product;
+    }
+}
+
+// partials[2 * block] and [2 * block + 1]: block = channel * pieces + piece.
+template <typename S, bool kPacked>
+__global__ void __launch_bounds__(kThreads)
+    channel_partials(const S* data, const S* grad, const Stat<S>* mean, double* partials, Walk walk,
+                     std::uint32_t pieces, std::uint32_t per, std::uint32_t outer) {
+    double sum = 0;
+    double product = 0;
+    fold_item<S, kPacked>(data, grad, mean, walk, blockIdx.x, pieces, per, outer, threadIdx.x,
+                          kThreads, sum, product);
+    warp_add(sum, product);
     __shared__ double warp_sums[kThreads / 32][2];
     const int lane = static_cast<int>(threadIdx.x % 32);
     const int warp = static_cast<int>(threadIdx.x / 32);
@@ -187,16 +226,26 @@ void channel_sums(std::int64_t outer, std::int64_t channels, std::int64_t inner,
     const tasks::Scratch<Launcher, double> partials(2 * channels * pieces);
     const Walk walk{static_cast<std::uint32_t>(channels), static_cast<std::uint32_t>(units),
                     Divider(static_cast<std::uint32_t>(units))};
-    const auto launch = [&](auto kernel) {
-        kernel<<<static_cast<unsigned>(channels * pieces), kThreads, 0, launch_stream()>>>(
-            data, grad, mean, partials.get(), walk, static_cast<std::uint32_t>(pieces),
-            static_cast<std::uint32_t>(per), static_cast<std::uint32_t>(outer));
+    const std::int64_t items = channels * pieces;
+    const bool by_warp = per * units <= kWarpUnits;
+    const auto launch = [&](auto block_kernel, auto warp_kernel) {
+        if (by_warp) {
+            warp_kernel<<<static_cast<unsigned>(tasks::ceil_div(items, kThreads / 32)), kThreads, 0,
+                          launch_stream()>>>(
+                data, grad, mean, partials.get(), walk, static_cast<std::uint32_t>(pieces),
+                static_cast<std::uint32_t>(per), static_cast<std::uint32_t>(outer),
+                static_cast<std::uint32_t>(items));
+        } else {
+            block_kernel<<<static_cast<unsigned>(items), kThreads, 0, launch_stream()>>>(
+                data, grad, mean, partials.get(), walk, static_cast<std::uint32_t>(pieces),
+                static_cast<std::uint32_t>(per), static_cast<std::uint32_t>(outer));
+        }
         check_launch(typeid(S), __FILE__, __LINE__);
     };
     if (packed) {
-        launch(&channel_partials<S, true>);
+        launch(&channel_partials<S, true>, &channel_partials_by_warp<S, true>);
     } else {
-        launch(&channel_partials<S, false>);
+        launch(&channel_partials<S, false>, &channel_partials_by_warp<S, false>);
     }
     Launcher::for_each(channels,
                        tasks::ChannelFinish<S>{data, partials.get(), static_cast<Stat<S>*>(first),

@@ -38,8 +38,10 @@ std::vector<View> channel_views(const Shape& logical) {
 BOOST_AUTO_TEST_CASE(batch_norm_training_every_layout_dtype) {
     kael::manual_seed(64);
     for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
-        for (const Shape& logical : {Shape{4, 3, 5, 6}, Shape{8, 5}, Shape{3, 4, 7},
-                                     Shape{2, 3, 1, 1}, Shape{2, 2, 3, 2, 2}}) {
+        // The last shape's channels are long enough for a GPU block each (the others a warp).
+        for (const Shape& logical :
+             {Shape{4, 3, 5, 6}, Shape{8, 5}, Shape{3, 4, 7}, Shape{2, 3, 1, 1},
+              Shape{2, 2, 3, 2, 2}, Shape{4, 3, 40, 40}}) {
             for (const View& view : channel_views(logical)) {
                 const Shape channel{logical[1]};
                 const Operand x{values(dtype, view.base, false), view.view};
@@ -110,7 +112,7 @@ BOOST_AUTO_TEST_CASE(batch_norm_eval_and_group_norm_every_layout_dtype) {
 BOOST_AUTO_TEST_CASE(var_and_std_around_one_kept_run_every_layout_dtype) {
     kael::manual_seed(65);
     for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
-        for (const View& view : channel_views({6, 5, 9})) {
+        for (const View& view : channel_views({6, 5, 9})) {  // (a warp a channel on a GPU)
             // A large mean beside a small spread: the moments must not lose it.
             const Operand x{values(dtype, view.base, false) * 0.01 + 100.0, view.view};
             for (const std::int64_t correction : {0, 1, 60}) {

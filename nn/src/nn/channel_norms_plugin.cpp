@@ -1,7 +1,8 @@
 // The norms' per-channel steps on the device plugin's per-channel kernels
 // (KAEL_EXTENSION_CHANNELS). BatchNorm's training step: forward one moments pass and one affine
 // pass, backward one pass of sums and one affine pass, where the composed form transposes the
-// input to rows and back each way. The per-channel scale and shift (GroupNorm's and eval
+// input to rows and back each way. GroupNorm likewise, a group one channel of the moments. The
+// per-channel scale and shift (GroupNorm's and eval
 // BatchNorm's weight and bias): one pass forward, two backward, where the composed multiply and
 // add take two and four. Double backward differentiates the composed forms.
 #include <optional>
@@ -120,6 +121,107 @@ Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const 
             }
             if (bias.defined() && bias.requires_grad()) {
                 result[next] = sum_grad.to(bias.dtype());
+            }
+            return result;
+        });
+    return y;
+}
+
+Tensor plugin_group_norm(const Tensor& input, std::int64_t groups, const Tensor& weight,
+                         const Tensor& bias, double eps, const ComposedNorm& composed) {
+    if (!is_floating(input.dtype()) || input.dim() < 2 || input.numel() == 0 ||
+        !on_device_of(weight, input) || !on_device_of(bias, input) ||
+        !kael::detail::has_channel_kernels(input)) {
+        return {};
+    }
+    const Tensor x = input.contiguous();
+    const std::int64_t n = x.size(0);
+    const std::int64_t c = x.size(1);
+    const std::int64_t per_group = c / groups;
+    const std::int64_t positions = x.numel() / (n * c);
+    // A group is one channel of [1, N * G, C / G * S]; the maps run per (n, c) of [1, N * C, S].
+    const ChannelSizes by_group{1, n * groups, per_group * positions};
+    const ChannelSizes by_channel{1, n * c, positions};
+    const auto count = static_cast<double>(by_group.inner);
+    const DType stat = kael::detail::channel_stat_dtype(x.dtype());
+    const Device device = x.device();
+    const auto per_channel = [n, groups, per_group,
+                              c](const Tensor& of_group) {  // [N, G] -> [N, C]
+        return of_group.reshape({n, groups, 1}).expand({n, groups, per_group}).reshape({n, c});
+    };
+    Tensor mean;  // [N, C]
+    Tensor invstd;
+    Tensor w;  // [1, C] in the stat dtype (ones without a weight)
+    Tensor scale;
+    Tensor y;
+    {
+        const NoGradGuard no_grad;
+        const auto moments = kael::detail::channel_moments(x, by_group, 0.0);
+        if (!moments) {
+            return {};
+        }
+        mean = per_channel(moments->first);
+        invstd = per_channel(rsqrt(moments->second + eps));
+        w = weight.defined() ? weight.detach().to(stat).reshape({1, c})
+                             : ones({1, c}, stat, device);
+        scale = invstd * w;
+        Tensor shift = -(mean * scale);
+        if (bias.defined()) {
+            shift = shift + bias.detach().to(stat).reshape({1, c});
+        }
+        const std::optional<Tensor> out = kael::detail::channel_affine(
+            x, scale.reshape({-1}), shift.reshape({-1}), Tensor(), Tensor(), by_channel);
+        if (!out) {
+            return {};
+        }
+        y = *out;
+    }
+    std::vector<Tensor> inputs{input};
+    for (const Tensor& t : {weight, bias}) {
+        if (t.defined()) {
+            inputs.push_back(t);
+        }
+    }
+    autograd::record_function(
+        {y}, inputs, "NativeGroupNormBackward", [=](const std::vector<Tensor>& grads) {
+            if (!grads[0].defined()) {
+                return std::vector<Tensor>(inputs.size());
+            }
+            if (is_grad_enabled()) {  // create_graph: the composed form differentiates again
+                return differentiable_gradients({composed(inputs)}, grads, inputs);
+            }
+            const Tensor g = grads[0].contiguous();
+            const auto sums =
+                kael::detail::channel_backward_sums(x, g, mean.reshape({-1}), by_channel);
+            std::optional<Tensor> dx;
+            if (sums && input.requires_grad()) {
+                // dx = r * (dy * w - A - xhat * B) per group, A the group's mean of dy * w and B of
+                // dy * w * xhat: dy * (r * w) + x * (-r^2 B) + (r^2 B mean - r A) per (n, c).
+                const auto in_group = [&](const Tensor& t) {  // [N, C] summed per group, as [N, C]
+                    return per_channel(sum(t.reshape({n, groups, per_group}), 2));
+                };
+                const Tensor a = in_group(w * sums->first.reshape({n, c})) / count;
+                const Tensor b = invstd * in_group(w * sums->second.reshape({n, c})) / count;
+                const Tensor x_scale = -(invstd * invstd * b);
+                const Tensor offset = invstd * invstd * b * mean - invstd * a;
+                dx = kael::detail::channel_affine(g, scale.reshape({-1}), offset.reshape({-1}), x,
+                                                  x_scale.reshape({-1}), by_channel);
+            }
+            if (!sums || (input.requires_grad() && !dx)) {  // declined: the composed gradients
+                const GradEnabled enabled;
+                return differentiable_gradients({composed(inputs)}, grads, inputs);
+            }
+            std::vector<Tensor> result(inputs.size());
+            result[0] = dx ? *dx : Tensor();
+            std::size_t next = 1;
+            if (weight.defined()) {
+                if (weight.requires_grad()) {
+                    result[next] = sum(sums->second.reshape({n, c}) * invstd, 0).to(weight.dtype());
+                }
+                ++next;
+            }
+            if (bias.defined() && bias.requires_grad()) {
+                result[next] = sum(sums->first.reshape({n, c}), 0).to(bias.dtype());
             }
             return result;
         });

@@ -110,9 +110,24 @@ Tensor group_norm(const Tensor& input, std::int64_t groups, const Tensor& weight
         throw ValueError("group_norm: expected [N, C, *] with C divisible by num_groups=" +
                          std::to_string(groups) + ", got " + to_string(input.shape()));
     }
-    // Each group normalised as a layer over its elements: the fused layer_norm kernel.
+    const bool has_weight = weight.defined();
+    const bool has_bias = bias.defined();
+    const auto composed = [groups, has_weight, has_bias, eps](const std::vector<Tensor>& in) {
+        // Each group normalised as a layer over its elements: the fused layer_norm kernel.
+        const Tensor grouped = in[0].reshape({in[0].size(0), groups, -1});
+        Tensor result =
+            layer_norm(grouped, {grouped.size(2)}, Tensor(), Tensor(), eps).reshape(in[0].shape());
+        Shape view(static_cast<std::size_t>(in[0].dim()), 1);
+        view[1] = in[0].size(1);
+        result = has_weight ? result * in[1].reshape(view) : result;
+        return has_bias ? result + in[has_weight ? 2 : 1].reshape(view) : result;
+    };
+    if (Tensor fused = detail::plugin_group_norm(input, groups, weight, bias, eps, composed);
+        fused.defined()) {
+        return fused;
+    }
     const Tensor grouped = input.reshape({input.size(0), groups, -1});
-    Tensor result =
+    const Tensor result =
         layer_norm(grouped, {grouped.size(2)}, Tensor(), Tensor(), eps).reshape(input.shape());
     return scaled_by_channel(result, weight, bias);
 }

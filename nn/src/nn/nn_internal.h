@@ -59,6 +59,11 @@ using ComposedNorm = std::function<Tensor(const std::vector<Tensor>&)>;
                                        const Tensor& running_var, const Tensor& weight,
                                        const Tensor& bias, double momentum, double eps,
                                        const ComposedNorm& composed);
+// GroupNorm on the same kernels (channel_norms_plugin.cpp), recorded for autograd over
+// {input, weight, bias} (those defined), or undefined where the plugin has none or declines.
+[[nodiscard]] Tensor plugin_group_norm(const Tensor& input, std::int64_t groups,
+                                       const Tensor& weight, const Tensor& bias, double eps,
+                                       const ComposedNorm& composed);
 // input * scale[c] + shift[c] over the channels (dim 1) on the plugin's per-channel kernels,
 // recorded for autograd over {input, scale, shift} (those defined; at least one), or an
 // undefined tensor where the plugin has none or declines (channel_norms_plugin.cpp).
