@@ -33,6 +33,18 @@ struct GradEnabled {
     GradEnabled& operator=(const GradEnabled&) = delete;
 };
 
+// The inputs a node records: input, then the per-channel operands that are defined.
+std::vector<Tensor> recorded_inputs(const Tensor& input, const Tensor& first,
+                                    const Tensor& second) {
+    std::vector<Tensor> inputs{input};
+    for (const Tensor& t : {first, second}) {
+        if (t.defined()) {
+            inputs.push_back(t);
+        }
+    }
+    return inputs;
+}
+
 }  // namespace
 
 Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
@@ -79,12 +91,7 @@ Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const 
                              (unbiased * momentum).to(moving_var.dtype()));
         }
     }
-    std::vector<Tensor> inputs{input};
-    for (const Tensor& t : {weight, bias}) {
-        if (t.defined()) {
-            inputs.push_back(t);
-        }
-    }
+    const std::vector<Tensor> inputs = recorded_inputs(input, weight, bias);
     autograd::record_function(
         {y}, inputs, "NativeBatchNormBackward", [=](const std::vector<Tensor>& grads) {
             const std::size_t slots = inputs.size();
@@ -176,12 +183,7 @@ Tensor plugin_group_norm(const Tensor& input, std::int64_t groups, const Tensor&
         }
         y = *out;
     }
-    std::vector<Tensor> inputs{input};
-    for (const Tensor& t : {weight, bias}) {
-        if (t.defined()) {
-            inputs.push_back(t);
-        }
-    }
+    const std::vector<Tensor> inputs = recorded_inputs(input, weight, bias);
     autograd::record_function(
         {y}, inputs, "NativeGroupNormBackward", [=](const std::vector<Tensor>& grads) {
             if (!grads[0].defined()) {
@@ -252,12 +254,7 @@ Tensor plugin_channel_affine(const Tensor& input, const Tensor& scale, const Ten
         }
         y = *out;
     }
-    std::vector<Tensor> inputs{input};
-    for (const Tensor& t : {scale, shift}) {
-        if (t.defined()) {
-            inputs.push_back(t);
-        }
-    }
+    const std::vector<Tensor> inputs = recorded_inputs(input, scale, shift);
     const bool has_scale = scale.defined();
     const bool has_shift = shift.defined();
     const auto composed = [has_scale, has_shift](const std::vector<Tensor>& in) {
