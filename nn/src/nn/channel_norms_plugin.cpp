@@ -1,10 +1,10 @@
 // The norms' per-channel steps on the device plugin's per-channel kernels
 // (KAEL_EXTENSION_CHANNELS). BatchNorm's training step: forward one moments pass and one affine
 // pass, backward one pass of sums and one affine pass, where the composed form transposes the
-// input to rows and back each way. GroupNorm likewise, a group one channel of the moments. The
-// per-channel scale and shift (GroupNorm's and eval
-// BatchNorm's weight and bias): one pass forward, two backward, where the composed multiply and
-// add take two and four. Double backward differentiates the composed forms.
+// input to rows and back each way. GroupNorm likewise, a group one channel of the moments. A
+// per-channel scale and shift (evaluation BatchNorm, a weight and bias): one pass forward, two
+// backward, where a composed multiply and add take two and four. Double backward
+// differentiates the composed forms.
 #include <optional>
 #include <vector>
 
