@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <type_traits>
 
 #include "blas_loader.h"
 #include "cpu_kernels.h"
@@ -11,6 +12,7 @@
 #include "kael/kernels/tasks/channels.h"
 #include "kael/kernels/tasks/recurrent.h"
 #include "kael/plugin_api.h"
+#include "reduce_rows_f32.h"
 #include "vector_math.h"
 
 #ifndef KAEL_CPU_PLUGIN_VERSION
@@ -55,6 +57,22 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
     });
 }
 
+// The channel kernels' fold: f32 runs through the fold compiled for this CPU's vector width
+// (reduce_rows_f32.h), the other dtypes through the shared one.
+struct ChannelFold {
+    template <typename S, bool kGrad>
+    static void run(const S* values, const S* grads, double center, std::int64_t rows,
+                    std::int64_t inner, std::int64_t stride, double* sums, double* products) {
+        if constexpr (std::is_same_v<S, float>) {
+            rows_f32::table().channel_fold(values, kGrad ? grads : nullptr, center, rows, inner,
+                                           stride, sums, products);
+        } else {
+            kernels::tasks::SharedChannelFold::run<S, kGrad>(values, grads, center, rows, inner,
+                                                             stride, sums, products);
+        }
+    }
+};
+
 namespace model {
 KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
 }  // namespace model
@@ -80,7 +98,7 @@ const void* extension(const char* name) {
         return kernels::tasks::RecurrentTasks<Launcher, &check_device>::table();
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CHANNELS) == 0) {
-        return kernels::tasks::ChannelTasks<Launcher, &check_device>::table();
+        return kernels::tasks::ChannelTasks<Launcher, &check_device, ChannelFold>::table();
     }
     return model::extension(name);
 }

@@ -34,6 +34,12 @@ struct Table {
     // (paired terms) and kNorm2 (its sum of squares, in row order) only.
     void (*fold_columns)(Op op, const float* slab, std::int64_t inner, std::int64_t begin,
                          std::int64_t end, std::int64_t width, double* states);
+    // rows runs of inner values, stride apart, into 8 lanes of sums and products
+    // (tasks/channels.h's SharedChannelFold): d = value - center and g = grads' value (d when
+    // grads is null), the sums of g and g * d, in 32 double lanes on every ISA (a value's lane
+    // its place in its run mod 32) added onto lane k % 8 in order.
+    void (*channel_fold)(const float* values, const float* grads, double center, std::int64_t rows,
+                         std::int64_t inner, std::int64_t stride, double* sums, double* products);
 };
 
 // The table for the ISA vector_math::chosen_isa() picked.

@@ -39,10 +39,53 @@ inline ChannelLayout channel_layout(std::int64_t outer, std::int64_t channels, s
     return {outer, channels, inner, ceil_div(outer, per), per};
 }
 
+// The lanes a run folds into (kChannelLanes doubles each for sums and products).
+inline constexpr int kChannelLanes = 8;
+
+// How runs of values fold into the lanes: `rows` runs of `inner` values, `stride` apart; d =
+// value - center, and the grad g where kGrad (grads laid out as values); the sums of g and of
+// g * d. A plugin may bring its own (the cpu plugin's, compiled for its vector width) through
+// ChannelTasks' Fold.
+struct SharedChannelFold {
+    // The lanes live in locals while the runs fold (through the pointers, a compiler must
+    // assume they alias the values and keeps the loop scalar).
+    template <typename S, bool kGrad>
+    KAEL_HD static void run(const S* values, const S* grads, double center, std::int64_t rows,
+                            std::int64_t inner, std::int64_t stride, double* sums,
+                            double* products) {
+        constexpr int kLanes = kChannelLanes;
+        double s[kLanes] = {};
+        double p[kLanes] = {};
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const S* v = values + r * stride;
+            const S* g_row = kGrad ? grads + r * stride : nullptr;
+            std::int64_t j = 0;
+            for (; j + kLanes <= inner; j += kLanes) {
+                for (int lane = 0; lane < kLanes; ++lane) {
+                    const double d = convert_value<double>(v[j + lane]) - center;
+                    const double g = kGrad ? convert_value<double>(g_row[j + lane]) : d;
+                    s[lane] += g;
+                    p[lane] += g * d;
+                }
+            }
+            for (int lane = 0; j < inner; ++j, ++lane) {
+                const double d = convert_value<double>(v[j]) - center;
+                const double g = kGrad ? convert_value<double>(g_row[j]) : d;
+                s[lane] += g;
+                p[lane] += g * d;
+            }
+        }
+        for (int lane = 0; lane < kLanes; ++lane) {
+            sums[lane] = s[lane];
+            products[lane] = p[lane];
+        }
+    }
+};
+
 // Partials [channels * pieces][2] of channel item / pieces over its piece's rows. Moments (grad
 // null): the sums of d and d * d, d = value - the channel's first value. Backward sums: of grad
 // and grad * (value - mean[c]).
-template <typename S>
+template <typename S, typename Fold = SharedChannelFold>
 struct ChannelPartials {
     const S* data;
     const S* grad;
@@ -53,41 +96,7 @@ struct ChannelPartials {
     [[nodiscard]] std::int64_t cost() const {
         return layout.per * layout.inner * (grad != nullptr ? 2 : 1);
     }
-    static constexpr int kLanes = 8;  // independent sums, which a host compiler vectorizes
-
-    // One run of count values into the lanes: d = value - center, and the grad g where kGrad.
-    // One run of count values into the lanes: d = value - center, and the grad g where kGrad.
-    // The lanes live in locals while the run folds (through the pointers, a compiler must
-    // assume they alias the values and keeps the loop scalar).
-    template <bool kGrad>
-    KAEL_HD static void fold_run(const S* values, const S* grads, double center, std::int64_t count,
-                                 double* sums, double* products) {
-        double s[kLanes];
-        double p[kLanes];
-        for (int lane = 0; lane < kLanes; ++lane) {
-            s[lane] = sums[lane];
-            p[lane] = products[lane];
-        }
-        std::int64_t j = 0;
-        for (; j + kLanes <= count; j += kLanes) {
-            for (int lane = 0; lane < kLanes; ++lane) {
-                const double d = convert_value<double>(values[j + lane]) - center;
-                const double g = kGrad ? convert_value<double>(grads[j + lane]) : d;
-                s[lane] += g;
-                p[lane] += g * d;
-            }
-        }
-        for (int lane = 0; j < count; ++j, ++lane) {
-            const double d = convert_value<double>(values[j]) - center;
-            const double g = kGrad ? convert_value<double>(grads[j]) : d;
-            s[lane] += g;
-            p[lane] += g * d;
-        }
-        for (int lane = 0; lane < kLanes; ++lane) {
-            sums[lane] = s[lane];
-            products[lane] = p[lane];
-        }
-    }
+    static constexpr int kLanes = kChannelLanes;
 
     KAEL_HD void operator()(std::int64_t item) const {
         const std::int64_t c = item / layout.pieces;
@@ -95,15 +104,16 @@ struct ChannelPartials {
         const std::int64_t last = min_of(layout.outer, first + layout.per);
         const double center = grad != nullptr ? static_cast<double>(mean[c])
                                               : convert_value<double>(data[layout.run(0, c)]);
-        double sums[kLanes] = {};
-        double products[kLanes] = {};
-        for (std::int64_t n = first; n < last; ++n) {
-            const std::int64_t at = layout.run(n, c);
-            if (grad != nullptr) {
-                fold_run<true>(data + at, grad + at, center, layout.inner, sums, products);
-            } else {
-                fold_run<false>(data + at, nullptr, center, layout.inner, sums, products);
-            }
+        double sums[kLanes];
+        double products[kLanes];
+        const std::int64_t at = layout.run(first, c);
+        const std::int64_t stride = layout.channels * layout.inner;
+        if (grad != nullptr) {
+            Fold::template run<S, true>(data + at, grad + at, center, last - first, layout.inner,
+                                        stride, sums, products);
+        } else {
+            Fold::template run<S, false>(data + at, nullptr, center, last - first, layout.inner,
+                                         stride, sums, products);
         }
         for (int width = kLanes / 2; width >= 1; width /= 2) {
             for (int lane = 0; lane < width; ++lane) {
@@ -198,8 +208,8 @@ void with_channels_dtype(const char* entry, kael_dtype dtype, std::int64_t outer
 }
 
 // The kael_channels table of a plugin whose Launcher runs these tasks; kSelect makes the call's
-// device current (or checks it).
-template <typename Launcher, void (*kSelect)(std::int32_t)>
+// device current (or checks it), Fold folds a run (SharedChannelFold's interface).
+template <typename Launcher, void (*kSelect)(std::int32_t), typename Fold = SharedChannelFold>
 struct ChannelTasks {
     // Moments (grad null) or backward sums into the two per-channel outputs.
     template <typename S>
@@ -207,7 +217,8 @@ struct ChannelTasks {
                      const ChannelStat<S>* mean, double correction, void* first, void* second) {
         const std::int64_t items = layout.channels * layout.pieces;
         const Scratch<Launcher, double> partials(2 * items);
-        Launcher::for_each(items, ChannelPartials<S>{data, grad, mean, partials.get(), layout});
+        Launcher::for_each(items,
+                           ChannelPartials<S, Fold>{data, grad, mean, partials.get(), layout});
         Launcher::for_each(layout.channels, ChannelFinish<S>{data, partials.get(),
                                                              static_cast<ChannelStat<S>*>(first),
                                                              static_cast<ChannelStat<S>*>(second),
