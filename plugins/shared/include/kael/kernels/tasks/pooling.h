@@ -30,6 +30,11 @@ struct PoolPlan {
     PoolDivider by_input[3], by_output[3], by_stride[3], by_input_plane, by_output_plane;
 };
 
+// A divider by size; an empty size (a call with no items) divides by 1 rather than by zero.
+inline PoolDivider divider(std::int64_t size) {
+    return PoolDivider(static_cast<std::uint32_t>(size > 0 ? size : 1));
+}
+
 inline PoolPlan pool_plan(const kael_pool_geometry& g) {
     PoolPlan plan{};
     plan.kind = g.kind;
@@ -45,12 +50,12 @@ inline PoolPlan pool_plan(const kael_pool_geometry& g) {
         plan.dilation[d] = used && g.kind == KAEL_POOL_MAX ? g.dilation[d] : 1;
         plan.input_plane *= plan.input[d];
         plan.output_plane *= plan.output[d];
-        plan.by_input[d] = PoolDivider(static_cast<std::uint32_t>(plan.input[d]));
-        plan.by_output[d] = PoolDivider(static_cast<std::uint32_t>(plan.output[d]));
-        plan.by_stride[d] = PoolDivider(static_cast<std::uint32_t>(plan.stride[d]));
+        plan.by_input[d] = divider(plan.input[d]);
+        plan.by_output[d] = divider(plan.output[d]);
+        plan.by_stride[d] = divider(plan.stride[d]);
     }
-    plan.by_input_plane = PoolDivider(static_cast<std::uint32_t>(plan.input_plane));
-    plan.by_output_plane = PoolDivider(static_cast<std::uint32_t>(plan.output_plane));
+    plan.by_input_plane = divider(plan.input_plane);
+    plan.by_output_plane = divider(plan.output_plane);
     return plan;
 }
 
