@@ -283,7 +283,8 @@ Tensor variance_by_groups(const Tensor& a, const std::vector<bool>& flags,
 }
 
 // var (root: std) over several dims. Without a gradient to record, read where the input lies:
-// reduced dims adjacent in memory in one variance pass, separate runs of float64 by groups.
+// reduced dims adjacent in memory in one variance pass, dims on both sides of one kept run by the
+// plugin's per-channel moments, other separate runs of float64 by groups.
 // Otherwise the reduced dims moved last and merged into one (a copy when they are not adjacent),
 // whose one-dim variance records any gradient.
 Tensor variance_over(const Tensor& input, const Shape& dims, std::int64_t correction, bool keepdim,
