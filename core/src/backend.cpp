@@ -37,6 +37,14 @@ Backend::Backend(const kael_plugin* table, std::size_t record_index)
       record_index_(record_index),
       memory_(memory_kind(table)) {}
 
+bool Backend::served(kael_status status, const char* what) const {
+    if (status == KAEL_STATUS_UNSUPPORTED) {
+        return false;
+    }
+    check(status, what);
+    return true;
+}
+
 void Backend::check(kael_status status, const char* what) const {
     if (status == KAEL_STATUS_OK) {
         return;

@@ -52,6 +52,9 @@ public:
 
     // Throws the kael exception matching status, with the plugin's message and what.
     void check(kael_status status, const char* what) const;
+    // For a call the plugin may decline before writing anything (an extension's kernel): false
+    // when it did (KAEL_STATUS_UNSUPPORTED, the caller composes instead), else check's.
+    [[nodiscard]] bool served(kael_status status, const char* what) const;
 
     [[nodiscard]] void* allocate(int device, std::int64_t bytes) const;
     void release(int device, void* block) const noexcept;

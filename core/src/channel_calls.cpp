@@ -45,10 +45,9 @@ std::optional<std::pair<Tensor, Tensor>> channel_moments(const Tensor& data, Cha
     const kael_status status = plugin->moments(
         data.device().index, abi(data.dtype()), sizes.outer, sizes.channels, sizes.inner,
         data.device_data(), correction, mean.device_data(), variance.device_data());
-    if (status == KAEL_STATUS_UNSUPPORTED) {
+    if (!backend_for(data.device()).served(status, "moments")) {
         return std::nullopt;
     }
-    backend_for(data.device()).check(status, "moments");
     return std::pair{mean, variance};
 }
 
@@ -68,10 +67,9 @@ std::optional<std::pair<Tensor, Tensor>> channel_backward_sums(const Tensor& dat
         data.device().index, abi(data.dtype()), sizes.outer, sizes.channels, sizes.inner,
         data.device_data(), grad.device_data(), center.device_data(), sum_grad.device_data(),
         sum_centered.device_data());
-    if (status == KAEL_STATUS_UNSUPPORTED) {
+    if (!backend_for(data.device()).served(status, "backward_sums")) {
         return std::nullopt;
     }
-    backend_for(data.device()).check(status, "backward_sums");
     return std::pair{sum_grad, sum_centered};
 }
 
@@ -92,10 +90,9 @@ std::optional<Tensor> channel_affine(const Tensor& data, const Tensor& scale, co
                        sizes.inner, data.device_data(), a.device_data(), b.device_data(),
                        other.defined() ? other.device_data() : nullptr,
                        o.defined() ? o.device_data() : nullptr, out.device_data());
-    if (status == KAEL_STATUS_UNSUPPORTED) {
+    if (!backend_for(data.device()).served(status, "affine")) {
         return std::nullopt;
     }
-    backend_for(data.device()).check(status, "affine");
     return out;
 }
 

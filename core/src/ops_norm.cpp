@@ -308,19 +308,16 @@ Tensor variance_over(const Tensor& input, const Shape& dims, std::int64_t correc
                           static_cast<double>(std::max<std::int64_t>(count - correction, 0));
     const std::optional<std::vector<bool>> lowest = detail::lowest_reduced_run(a, flags);
     Tensor out;
-    if (lowest) {
-        if (const auto around = detail::around_kept_run(a, flags);
-            around && detail::has_channel_kernels(a)) {
-            // dims on both sides of one kept run (var over (0, 2) of [N, C, L]): the plugin's
-            // per-channel moments read it once where it lies.
-            if (auto moments =
-                    detail::channel_moments(a, {around->outer, around->kept, around->inner},
-                                            static_cast<double>(correction))) {
-                Tensor spread = root ? sqrt(moments->second) : moments->second;
-                out = detail::kept_in_logical_order(spread.to(a.dtype()), a, flags);
-                return keepdim ? out.reshape(kept_shape(input, flags)) : out;
-            }
-        }
+    // Dims on both sides of one kept run (var over (0, 2) of [N, C, L]): the plugin's
+    // per-channel moments read them once where they lie.
+    const std::optional<detail::AroundKept> around = detail::around_kept_run(a, flags);
+    if (const auto moments =
+            around ? detail::channel_moments(a, {around->outer, around->kept, around->inner},
+                                             static_cast<double>(correction))
+                   : std::nullopt) {
+        const Tensor spread = root ? sqrt(moments->second) : moments->second;
+        out = detail::kept_in_logical_order(spread.to(a.dtype()), a, flags);
+        return keepdim ? out.reshape(kept_shape(input, flags)) : out;
     }
     if (!lowest) {
         out = detail::reduce_over(KAEL_REDUCE_VARIANCE, a, flags, detail::Finish{factor, root});

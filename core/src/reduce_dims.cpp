@@ -40,6 +40,21 @@ std::optional<std::vector<std::size_t>> memory_order(const Tensor& a) {
     return dims;
 }
 
+// The runs of input's dims in memory order (order, from memory_order): adjacent dims alike in
+// `reduced` merged into one run of their product.
+std::vector<Run> memory_runs(const Tensor& input, const std::vector<std::size_t>& order,
+                             const std::vector<bool>& reduced) {
+    std::vector<Run> runs;
+    for (const std::size_t d : order) {
+        if (!runs.empty() && runs.back().reduced == reduced[d]) {
+            runs.back().size *= input.shape()[d];
+        } else {
+            runs.push_back({input.shape()[d], reduced[d]});
+        }
+    }
+    return runs;
+}
+
 bool is_arg(kael_reduce_op op) {
     return op == KAEL_REDUCE_ARGMAX || op == KAEL_REDUCE_ARGMIN;
 }
@@ -144,18 +159,7 @@ Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bo
         input = a.contiguous();
         order = memory_order(input);
     }
-    std::vector<Run> runs;
-    std::vector<std::size_t> kept_in_memory_order;
-    for (const std::size_t d : *order) {
-        if (!reduced[d]) {
-            kept_in_memory_order.push_back(d);
-        }
-        if (!runs.empty() && runs.back().reduced == reduced[d]) {
-            runs.back().size *= input.shape()[d];
-        } else {
-            runs.push_back({input.shape()[d], reduced[d]});
-        }
-    }
+    std::vector<Run> runs = memory_runs(input, *order, reduced);
     if (std::none_of(runs.begin(), runs.end(), [](const Run& run) { return run.reduced; })) {
         runs.push_back({1, true});  // only dims of size 1 are reduced
     }
@@ -199,7 +203,7 @@ Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bo
     if (current.dtype() != out_dtype) {
         current = current.to(out_dtype);
     }
-    return in_logical_order(current, input, reduced, kept_shape, kept_in_memory_order);
+    return kept_in_logical_order(current, input, reduced);
 }
 
 }  // namespace
@@ -246,14 +250,7 @@ std::optional<AroundKept> around_kept_run(const Tensor& a, const std::vector<boo
     if (!order) {
         return std::nullopt;
     }
-    std::vector<Run> runs;
-    for (const std::size_t d : *order) {
-        if (!runs.empty() && runs.back().reduced == reduced[d]) {
-            runs.back().size *= a.shape()[d];
-        } else {
-            runs.push_back({a.shape()[d], reduced[d]});
-        }
-    }
+    const std::vector<Run> runs = memory_runs(a, *order, reduced);
     if (runs.size() != 3 || !runs[0].reduced) {
         return std::nullopt;
     }

@@ -68,22 +68,28 @@ def test_batch_norm_bfloat16_matches_torch_within_its_precision(device):
         np.testing.assert_allclose(got, want, rtol=3e-2, atol=3e-2)
 
 
-def test_batch_norm_double_backward_matches_torch(device):
-    """A gradient penalty through batch_norm: its backward differentiates the composed form."""
+def check_gradient_penalty(device, shape, seed, loss):
+    """The gradients of x, w and b (x [N, C, *], w and b [C], float64) of a gradient penalty,
+    the squared gradient of loss(lib, x, w, b) by x, equal torch's: the fused norms'
+    backward differentiates their composed forms."""
     results = []
     for lib, dev in ((kael, device), (torch, "cpu")):
-        gen = np.random.default_rng(3)
-        x = lib.tensor(gen.standard_normal((4, 3, 5)).astype("float64")).to(dev)
-        w = lib.tensor(gen.uniform(0.5, 1.5, 3)).to(dev)
-        b = lib.tensor(gen.standard_normal(3)).to(dev)
+        gen = np.random.default_rng(seed)
+        x = lib.tensor(gen.standard_normal(shape).astype("float64")).to(dev)
+        w = lib.tensor(gen.uniform(0.5, 1.5, shape[1])).to(dev)
+        b = lib.tensor(gen.standard_normal(shape[1])).to(dev)
         for t in (x, w, b):
             t.requires_grad_(True)
-        y = lib.nn.functional.batch_norm(x, None, None, w, b, True, 0.1, 1e-5)
-        (gx,) = lib.autograd.grad((y ** 3).sum(), [x], create_graph=True)
+        (gx,) = lib.autograd.grad(loss(lib, x, w, b), [x], create_graph=True)
         (gx ** 2).sum().backward()
         results.append([as_array(t.grad) for t in (x, w, b)])
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def test_batch_norm_double_backward_matches_torch(device):
+    check_gradient_penalty(device, (4, 3, 5), 3, lambda lib, x, w, b: (
+        lib.nn.functional.batch_norm(x, None, None, w, b, True, 0.1, 1e-5) ** 3).sum())
 
 
 def test_batch_norm_gradcheck(device):
@@ -117,19 +123,9 @@ def test_var_and_std_around_one_kept_run_match_torch(device, layout, dtype):
 
 def test_group_norm_and_eval_batch_norm_double_backward_match_torch(device):
     """The per-channel scale and shift differentiates its backward through the composed form."""
-    results = []
-    for lib, dev in ((kael, device), (torch, "cpu")):
-        gen = np.random.default_rng(5)
-        x = lib.tensor(gen.standard_normal((3, 4, 5)).astype("float64")).to(dev)
-        w = lib.tensor(gen.uniform(0.5, 1.5, 4)).to(dev)
-        b = lib.tensor(gen.standard_normal(4)).to(dev)
-        for t in (x, w, b):
-            t.requires_grad_(True)
-        mean, var = lib.zeros(4, dtype=lib.float64).to(dev), lib.ones(4, dtype=lib.float64).to(dev)
-        y = (lib.nn.functional.group_norm(x, 2, w, b) ** 3).sum() + \
+    def loss(lib, x, w, b):
+        mean = lib.zeros(4, dtype=lib.float64).to(x.device)
+        var = lib.ones(4, dtype=lib.float64).to(x.device)
+        return (lib.nn.functional.group_norm(x, 2, w, b) ** 3).sum() + \
             (lib.nn.functional.batch_norm(x, mean, var, w, b, False, 0.1, 1e-5) ** 3).sum()
-        (gx,) = lib.autograd.grad(y, [x], create_graph=True)
-        (gx ** 2).sum().backward()
-        results.append([as_array(t.grad) for t in (x, w, b)])
-    for got, want in zip(*results):
-        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+    check_gradient_penalty(device, (3, 4, 5), 5, loss)

@@ -5,6 +5,7 @@
 // per-channel scale and shift (evaluation BatchNorm, a weight and bias): one pass forward, two
 // backward, where a composed multiply and add take two and four. Double backward
 // differentiates the composed forms.
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -19,9 +20,24 @@ namespace {
 
 using kael::detail::ChannelSizes;
 
-bool on_device_of(const Tensor& t, const Tensor& input) {
-    return !t.defined() || (t.device() == input.device() && is_floating(t.dtype()) &&
-                            t.dim() == 1 && t.size(0) == input.size(1));
+// Whether the kernels take input [N, C, *] (a float dtype, not empty) with these per-channel
+// operands, each undefined or [C] of a float dtype on input's device.
+bool one_call(const Tensor& input, std::initializer_list<Tensor> per_channel) {
+    if (!is_floating(input.dtype()) || input.dim() < 2 || input.numel() == 0) {
+        return false;
+    }
+    for (const Tensor& t : per_channel) {
+        if (t.defined() && (t.device() != input.device() || !is_floating(t.dtype()) ||
+                            t.dim() != 1 || t.size(0) != input.size(1))) {
+            return false;
+        }
+    }
+    return kael::detail::has_channel_kernels(input);
+}
+
+// x ([N, C, *], contiguous) as the kernels' [N, C, positions].
+ChannelSizes channel_sizes(const Tensor& x) {
+    return {x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
 }
 
 // Grad mode on for a scope (the declined backward records the composed form to differentiate it).
@@ -50,14 +66,11 @@ std::vector<Tensor> recorded_inputs(const Tensor& input, const Tensor& first,
 Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                          const Tensor& weight, const Tensor& bias, double momentum, double eps,
                          const ComposedNorm& composed) {
-    if (!is_floating(input.dtype()) || input.dim() < 2 || input.numel() == 0 ||
-        !on_device_of(weight, input) || !on_device_of(bias, input) ||
-        !on_device_of(running_mean, input) || !on_device_of(running_var, input) ||
-        !kael::detail::has_channel_kernels(input)) {
+    if (!one_call(input, {weight, bias, running_mean, running_var})) {
         return {};
     }
     const Tensor x = input.contiguous();
-    const ChannelSizes sizes{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+    const ChannelSizes sizes = channel_sizes(x);
     const auto count = static_cast<double>(sizes.outer * sizes.inner);
     const DType stat = kael::detail::channel_stat_dtype(x.dtype());
     Tensor mean;
@@ -136,9 +149,7 @@ Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const 
 
 Tensor plugin_group_norm(const Tensor& input, std::int64_t groups, const Tensor& weight,
                          const Tensor& bias, double eps, const ComposedNorm& composed) {
-    if (!is_floating(input.dtype()) || input.dim() < 2 || input.numel() == 0 ||
-        !on_device_of(weight, input) || !on_device_of(bias, input) ||
-        !kael::detail::has_channel_kernels(input)) {
+    if (!one_call(input, {weight, bias})) {
         return {};
     }
     const Tensor x = input.contiguous();
@@ -231,13 +242,11 @@ Tensor plugin_group_norm(const Tensor& input, std::int64_t groups, const Tensor&
 }
 
 Tensor plugin_channel_affine(const Tensor& input, const Tensor& scale, const Tensor& shift) {
-    if (!is_floating(input.dtype()) || input.dim() < 2 || input.numel() == 0 ||
-        (!scale.defined() && !shift.defined()) || !on_device_of(scale, input) ||
-        !on_device_of(shift, input) || !kael::detail::has_channel_kernels(input)) {
+    if ((!scale.defined() && !shift.defined()) || !one_call(input, {scale, shift})) {
         return {};
     }
     const Tensor x = input.contiguous();
-    const ChannelSizes sizes{x.size(0), x.size(1), x.numel() / (x.size(0) * x.size(1))};
+    const ChannelSizes sizes = channel_sizes(x);
     const DType stat = kael::detail::channel_stat_dtype(x.dtype());
     const Device device = x.device();
     Tensor a;

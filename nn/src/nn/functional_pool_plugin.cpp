@@ -48,10 +48,9 @@ Tensor plugin_pool(const Tensor& x, const PoolGeometry& g, std::int32_t kind,
     const Tensor workspace = empty({std::max<std::int64_t>(bytes, 1)}, DType::U8, device);
     const kael_status status = plugin->forward(device.index, dtype, &geometry, input.device_data(),
                                                result.device_data(), workspace.device_data());
-    if (status == KAEL_STATUS_UNSUPPORTED) {
+    if (!backend->served(status, kind == KAEL_POOL_MAX ? "max_pool" : "avg_pool")) {
         return {};
     }
-    backend->check(status, kind == KAEL_POOL_MAX ? "max_pool" : "avg_pool");
     const Shape input_shape = x.shape();
     autograd::record_function(
         {result}, {x}, kind == KAEL_POOL_MAX ? "MaxPoolBackward" : "AvgPoolBackward",

@@ -81,11 +81,10 @@ std::vector<Tensor> plugin_lstm_cell(const Tensor& x_gates, const Tensor& h_gate
         device.index, dtype, batch, hidden, xg.device_data(), hg.device_data(),
         previous.device_data(), hidden_out.device_data(), cell_out.device_data(),
         saved.device_data());
-    if (status == KAEL_STATUS_UNSUPPORTED) {
+    const kael::detail::Backend* backend = &kael::detail::backend_for(device);
+    if (!backend->served(status, "lstm_cell")) {
         return {};
     }
-    const kael::detail::Backend* backend = &kael::detail::backend_for(device);
-    backend->check(status, "lstm_cell");
     const std::vector<Tensor> inputs{x_gates, h_gates, cell};
     record_cell(
         {hidden_out, cell_out}, inputs, "LstmCellBackward", composed,
@@ -131,11 +130,10 @@ Tensor plugin_gru_cell(const Tensor& x_gates, const Tensor& h_gates, const Tenso
     const kael_status status = plugin->gru_cell_forward(
         device.index, dtype, batch, hidden, xg.device_data(), hg.device_data(),
         previous.device_data(), hidden_out.device_data(), saved.device_data());
-    if (status == KAEL_STATUS_UNSUPPORTED) {
+    const kael::detail::Backend* backend = &kael::detail::backend_for(device);
+    if (!backend->served(status, "gru_cell")) {
         return {};
     }
-    const kael::detail::Backend* backend = &kael::detail::backend_for(device);
-    backend->check(status, "gru_cell");
     const std::vector<Tensor> inputs{x_gates, h_gates, state};
     record_cell(
         {hidden_out}, inputs, "GruCellBackward", composed, [=](const std::vector<Tensor>& grads) {

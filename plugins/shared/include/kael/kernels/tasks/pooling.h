@@ -235,12 +235,7 @@ void with_pool_dtype(kael_dtype dtype, const kael_pool_geometry* g, Visit&& visi
     if (!pools(dtype, g)) {
         plugin::unsupported("this pooling's dtype or geometry");
     }
-    with_storage_dtype(dtype, [&](auto tag) {
-        using S = TagType<decltype(tag)>;
-        if constexpr (is_floating_v<S> || is_low_precision_v<S>) {
-            visit(tag);
-        }
-    });
+    with_float_storage_dtype("pooling", dtype, visit);
 }
 
 template <typename Launcher>
