@@ -43,20 +43,22 @@ def conv_cases(Case, scale, sized):
 
 def recurrent_cases(Case, scale, sized):
     """The layers issue's LSTM (2 layers, hidden 1024, batch 64, 128 steps at scale 1; hidden
-    and batch scaled on the cpu) and a GRU beside it, forward + backward."""
+    and batch scaled on the cpu) and a GRU beside it, forward + backward. At full scale (the
+    GPU) in exact f32 on both sides and with TF32 (PyTorch's cuDNN default beside kael's
+    set_float32_matmul_precision("high")); scaled, in f32 alone (no CPU rounds to TF32)."""
     hidden, batch = sized(1024, scale), sized(64, scale)
+    modes = MODES[:2] if scale == 1 else (("f32", None),)
 
-    def setup(kind):
+    def setup(kind, tf32, is_torch):
         def build(lib, device):
             layer = getattr(lib.nn, kind)(hidden, hidden, num_layers=2).to(device)
             x = lib.randn(128, batch, hidden, device=device).requires_grad_(True)
-
-            def run():
-                layer(x)[0].sum().backward()
-            return run
+            return _conv_run(lib, device, lambda v: layer(v)[0], x, is_torch, tf32)
         return build
-    return [Case(f"{kind}(hidden {hidden}, 2 layers) fwd+bwd, 128 steps x batch {batch}",
-                 setup(kind), setup(kind), unit="ms") for kind in ("LSTM", "GRU")]
+    return [Case(f"{kind}(hidden {hidden}, 2 layers) fwd+bwd, 128 steps x batch {batch}"
+                 + ("" if tf32 is None else f", {mode}"),
+                 setup(kind, tf32, True), setup(kind, tf32, False), unit="ms")
+            for mode, tf32 in modes for kind in ("LSTM", "GRU")]
 
 
 # ResNet-50's distinct convolutions (torchvision's, stride on the 3x3): (in, out, kernel, stride,

@@ -239,3 +239,37 @@ def test_recurrent_layers_in_low_precision_track_float32(device, name, dtype):
     got.float().sum().backward()
     assert x_low.grad.dtype == low
     assert np.isfinite(x_low.grad.float().cpu().numpy()).all()
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+def test_fused_layers_are_one_node_that_differentiates_twice(device, name):
+    """Without packed lengths or a projection, each direction of a layer is one autograd node
+    on the plugin's cells (its hidden weights' gradient one product over every step): it passes
+    gradcheck in float64 through the outputs or the final state alone, and a gradient taken
+    with create_graph differentiates again (through the composed steps) to torch's."""
+    layer, reference = twin(name, device, 3, 4, bidirectional=True)
+    x = kael.randn(5, 2, 3, dtype=kael.float64, device=device).requires_grad_(True)
+    h = kael.randn(2, 2, 4, dtype=kael.float64, device=device).requires_grad_(True)
+    state = (h, h * 0.5) if name == "LSTM" else h
+    one_way = getattr(kael.nn, name)(3, 4, dtype=kael.float64).to(device)
+    assert one_way(x)[0].grad_fn == name.capitalize() + "LayerBackward"
+
+    def outputs_only(x, h):
+        return layer(x, (h, h * 0.5) if name == "LSTM" else h)[0]
+
+    def final_only(x, h):
+        final = layer(x, (h, h * 0.5) if name == "LSTM" else h)[1]
+        return final[1] * final[0] if name == "LSTM" else final
+    assert kael.autograd.gradcheck(outputs_only, (x, h))
+    assert kael.autograd.gradcheck(final_only, (x, h))
+
+    tx = torch.tensor(x.detach().cpu().tolist(), dtype=torch.float64, requires_grad=True)
+    th = torch.tensor(h.detach().cpu().tolist(), dtype=torch.float64)
+    t_state = (th, th * 0.5) if name == "LSTM" else th
+    grad, = kael.autograd.grad((layer(x, state)[0] ** 2).sum(), [x], create_graph=True)
+    t_grad, = torch.autograd.grad((reference(tx, t_state)[0] ** 2).sum(), [tx],
+                                  create_graph=True)
+    close(grad, t_grad)
+    (grad * grad).sum().backward()
+    (t_grad * t_grad).sum().backward()
+    close(x.grad, tx.grad)

@@ -20,6 +20,11 @@ namespace {
 
 using kael::detail::ChannelSizes;
 
+// A norm's composed form as the list of its one output (what differentiable_gradients takes).
+ComposedCell listed(const ComposedNorm& composed) {
+    return [composed](const std::vector<Tensor>& in) { return std::vector<Tensor>{composed(in)}; };
+}
+
 // Whether the kernels take input [N, C, *] (a float dtype, not empty) with these per-channel
 // operands, each undefined or [C] of a float dtype on input's device.
 bool one_call(const Tensor& input, std::initializer_list<Tensor> per_channel) {
@@ -112,7 +117,7 @@ Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const 
                 return std::vector<Tensor>(slots);
             }
             if (is_grad_enabled()) {  // create_graph: the composed form differentiates again
-                return differentiable_gradients({composed(inputs)}, grads, inputs);
+                return differentiable_gradients(listed(composed), grads, inputs);
             }
             const Tensor g = grads[0].contiguous();
             const auto sums = kael::detail::channel_backward_sums(x, g, mean, sizes);
@@ -127,7 +132,7 @@ Tensor plugin_batch_norm(const Tensor& input, const Tensor& running_mean, const 
             }
             if (!sums || (input.requires_grad() && !dx)) {  // declined: the composed gradients
                 const GradEnabled enabled;
-                return differentiable_gradients({composed(inputs)}, grads, inputs);
+                return differentiable_gradients(listed(composed), grads, inputs);
             }
             const auto& [sum_grad, sum_centered] = *sums;
             std::vector<Tensor> result(slots);
@@ -201,7 +206,7 @@ Tensor plugin_group_norm(const Tensor& input, std::int64_t groups, const Tensor&
                 return std::vector<Tensor>(inputs.size());
             }
             if (is_grad_enabled()) {  // create_graph: the composed form differentiates again
-                return differentiable_gradients({composed(inputs)}, grads, inputs);
+                return differentiable_gradients(listed(composed), grads, inputs);
             }
             const Tensor g = grads[0].contiguous();
             const auto sums =
@@ -222,7 +227,7 @@ Tensor plugin_group_norm(const Tensor& input, std::int64_t groups, const Tensor&
             }
             if (!sums || (input.requires_grad() && !dx)) {  // declined: the composed gradients
                 const GradEnabled enabled;
-                return differentiable_gradients({composed(inputs)}, grads, inputs);
+                return differentiable_gradients(listed(composed), grads, inputs);
             }
             std::vector<Tensor> result(inputs.size());
             result[0] = dx ? *dx : Tensor();
@@ -278,7 +283,7 @@ Tensor plugin_channel_affine(const Tensor& input, const Tensor& scale, const Ten
                 return std::vector<Tensor>(inputs.size());
             }
             if (is_grad_enabled()) {
-                return differentiable_gradients({composed(inputs)}, grads, inputs);
+                return differentiable_gradients(listed(composed), grads, inputs);
             }
             const Tensor g = grads[0].contiguous();
             const bool scale_grad = has_scale && scale.requires_grad();
@@ -297,7 +302,7 @@ Tensor plugin_channel_affine(const Tensor& input, const Tensor& scale, const Ten
             }
             if ((input.requires_grad() && !dx) || ((scale_grad || shift_grad) && !sums)) {
                 const GradEnabled enabled;
-                return differentiable_gradients({composed(inputs)}, grads, inputs);
+                return differentiable_gradients(listed(composed), grads, inputs);
             }
             std::vector<Tensor> result(inputs.size());
             result[0] = dx ? *dx : Tensor();

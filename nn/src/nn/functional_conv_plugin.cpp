@@ -37,21 +37,26 @@ kael_conv_geometry geometry_of(const ConvCall& call, const Shape& output) {
 
 }  // namespace
 
-std::vector<Tensor> differentiable_gradients(const std::vector<Tensor>& outputs,
+std::vector<Tensor> differentiable_gradients(const ComposedCell& composed,
                                              const std::vector<Tensor>& grads,
                                              const std::vector<Tensor>& inputs) {
+    // Each input through a view of its own: an input computed from another (a GRU step's
+    // h_gates from its state) then gets its own uses' gradient, not the other's once more.
+    std::vector<Tensor> own;
+    std::vector<Tensor> wanted;
+    for (const Tensor& input : inputs) {
+        own.push_back(input.requires_grad() ? input.view(input.shape()) : input);
+        if (input.requires_grad()) {
+            wanted.push_back(own.back());
+        }
+    }
+    const std::vector<Tensor> outputs = composed(own);
     std::vector<Tensor> through;
     std::vector<Tensor> given;
     for (std::size_t k = 0; k < grads.size(); ++k) {
         if (grads[k].defined()) {
             through.push_back(outputs[k]);
             given.push_back(grads[k]);
-        }
-    }
-    std::vector<Tensor> wanted;
-    for (const Tensor& input : inputs) {
-        if (input.requires_grad()) {
-            wanted.push_back(input);
         }
     }
     const std::vector<Tensor> found = autograd::grad(through, given, wanted, true, true, true);
@@ -118,7 +123,14 @@ Tensor plugin_conv(const ConvCall& call) {
             return std::vector<Tensor>(inputs.size());
         }
         if (is_grad_enabled()) {  // create_graph: differentiate the composed form
-            return differentiable_gradients({composed_conv(call)}, {gradient}, inputs);
+            const auto composed = [call](const std::vector<Tensor>& in) {
+                ConvCall own = call;
+                own.input = in[0];
+                own.weight = in[1];
+                own.bias = call.bias.defined() ? in[2] : Tensor();
+                return std::vector<Tensor>{composed_conv(own)};
+            };
+            return differentiable_gradients(composed, {gradient}, inputs);
         }
         const Tensor upstream = gradient.contiguous();
         // Only the gradients an input needs (the first layer's input usually needs none).

@@ -8,6 +8,8 @@
 
 #include "kael/nn.h"
 
+struct kael_recurrent;  // plugin_extensions.h
+
 namespace kael::nn::detail {
 
 // ValueError "<who>: <field> must be positive, got <value>" unless value > 0.
@@ -28,10 +30,12 @@ struct ConvCall {
     std::int64_t groups;
     const char* op;  // "conv2d", for messages
 };
-// The gradients of inputs for grads (undefined: none) through outputs, recorded so they
-// differentiate again (a fused op's double backward through its composed form); undefined
+// A fused op's composed form over its inputs (double backward differentiates it).
+using ComposedCell = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+// The gradients of inputs for grads (undefined: none) through composed(inputs), recorded so
+// they differentiate again (a fused op's double backward through its composed form); undefined
 // for inputs that need none (functional_conv_plugin.cpp).
-[[nodiscard]] std::vector<Tensor> differentiable_gradients(const std::vector<Tensor>& outputs,
+[[nodiscard]] std::vector<Tensor> differentiable_gradients(const ComposedCell& composed,
                                                            const std::vector<Tensor>& grads,
                                                            const std::vector<Tensor>& inputs);
 // The extension table name of the plugin serving device, or nullptr (functional_conv_plugin.cpp).
@@ -43,12 +47,32 @@ struct ConvCall {
 // autograd: {hidden, cell} (LSTM) or the hidden state (GRU) of the next step, or empty where the
 // plugin has none or declines (rnn_cell_plugin.cpp). composed is the cell from ops over
 // {x_gates, h_gates, state}, which double backward differentiates.
-using ComposedCell = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 [[nodiscard]] std::vector<Tensor> plugin_lstm_cell(const Tensor& x_gates, const Tensor& h_gates,
                                                    const Tensor& cell,
                                                    const ComposedCell& composed);
 [[nodiscard]] Tensor plugin_gru_cell(const Tensor& x_gates, const Tensor& h_gates,
                                      const Tensor& state, const ComposedCell& composed);
+// Records a fused op's outputs over inputs: first_order runs the plugin's backward for the
+// outputs' gradients (undefined where none came); with create_graph composed is differentiated
+// instead, so the gradient differentiates again (rnn_cell_plugin.cpp).
+void record_fused(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                  const char* name, const ComposedCell& composed, const ComposedCell& first_order);
+// The device plugin's KAEL_EXTENSION_RECURRENT table, or nullptr (rnn_cell_plugin.cpp).
+[[nodiscard]] const kael_recurrent* recurrent_of(const Device& device);
+// One direction of an LSTM (lstm) or GRU layer: x_gates [T, B, gates * H] (the inputs'
+// products with bias_ih), weight_hh [gates * H, H], bias_hh (or undefined), h0 and c0 (LSTM)
+// [B, H], all of one device and float dtype; reverse runs from the last step.
+struct RecurrentLayer {
+    bool lstm;
+    Tensor x_gates, weight_hh, bias_hh, h0, c0;
+    bool reverse;
+};
+// {outputs [T, B, H], last hidden state, last cell state (LSTM)} on the plugin's fused cells,
+// recorded for autograd as one node, or empty where the plugin has none or declines
+// (rnn_layer_plugin.cpp). composed runs the same layer from ops over {x_gates, weight_hh,
+// bias_hh, h0, c0} (undefined where absent), which double backward differentiates.
+[[nodiscard]] std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
+                                                         const ComposedCell& composed);
 // BatchNorm's training step on the device plugin's per-channel kernels
 // (KAEL_EXTENSION_CHANNELS), running statistics updated and the result recorded for autograd
 // over {input, weight, bias} (those defined), or an undefined tensor where the plugin has none

@@ -30,16 +30,9 @@ bool one_call(const Tensor& x_gates, const Tensor& h_gates, const Tensor& state,
     return x_gates.shape() == expected;
 }
 
-const kael_recurrent* recurrent_of(const Device& device) {
-    const auto* plugin =
-        static_cast<const kael_recurrent*>(plugin_extension(device, KAEL_EXTENSION_RECURRENT));
-    return plugin != nullptr && plugin->struct_size >= sizeof(kael_recurrent) ? plugin : nullptr;
-}
+}  // namespace
 
-// Records a fused cell's outputs over inputs: first_order runs the plugin's backward for the
-// outputs' gradients (undefined where none came); with create_graph the composed cell is
-// differentiated instead, so the gradient differentiates again.
-void record_cell(
+void record_fused(
     const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const char* name,
     const ComposedCell& composed,
     const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& first_order) {
@@ -54,11 +47,15 @@ void record_cell(
         if (!is_grad_enabled()) {
             return first_order(grads);
         }
-        return differentiable_gradients(composed(inputs), grads, inputs);
+        return differentiable_gradients(composed, grads, inputs);
     });
 }
 
-}  // namespace
+const kael_recurrent* recurrent_of(const Device& device) {
+    const auto* plugin =
+        static_cast<const kael_recurrent*>(plugin_extension(device, KAEL_EXTENSION_RECURRENT));
+    return plugin != nullptr && plugin->struct_size >= sizeof(kael_recurrent) ? plugin : nullptr;
+}
 
 std::vector<Tensor> plugin_lstm_cell(const Tensor& x_gates, const Tensor& h_gates,
                                      const Tensor& cell, const ComposedCell& composed) {
@@ -86,19 +83,21 @@ std::vector<Tensor> plugin_lstm_cell(const Tensor& x_gates, const Tensor& h_gate
         return {};
     }
     const std::vector<Tensor> inputs{x_gates, h_gates, cell};
-    record_cell(
+    // The backward keeps cell_out's data, not the recorded output (whose grad_fn it is).
+    const Tensor kept_cell_out = cell_out.detach();
+    record_fused(
         {hidden_out, cell_out}, inputs, "LstmCellBackward", composed,
         [=](const std::vector<Tensor>& grads) {
             const Tensor grad_hidden = grads[0].defined()
                                            ? grads[0].contiguous()
-                                           : zeros(hidden_out.shape(), hidden_out.dtype(), device);
+                                           : zeros(previous.shape(), previous.dtype(), device);
             const Tensor grad_cell_out = grads[1].defined() ? grads[1].contiguous() : Tensor();
             const Tensor grad_gates = empty(saved.shape(), saved.dtype(), device);
             const Tensor grad_cell = empty(previous.shape(), previous.dtype(), device);
             backend->check(
                 plugin->lstm_cell_backward(
                     device.index, dtype, batch, hidden, saved.device_data(), previous.device_data(),
-                    cell_out.device_data(), grad_hidden.device_data(),
+                    kept_cell_out.device_data(), grad_hidden.device_data(),
                     grad_cell_out.defined() ? grad_cell_out.device_data() : nullptr,
                     grad_gates.device_data(), grad_cell.device_data()),
                 "lstm_cell");
@@ -135,7 +134,7 @@ Tensor plugin_gru_cell(const Tensor& x_gates, const Tensor& h_gates, const Tenso
         return {};
     }
     const std::vector<Tensor> inputs{x_gates, h_gates, state};
-    record_cell(
+    record_fused(
         {hidden_out}, inputs, "GruCellBackward", composed, [=](const std::vector<Tensor>& grads) {
             const Tensor grad_hidden = grads[0].contiguous();
             const Tensor grad_x_gates = empty(saved.shape(), saved.dtype(), device);

@@ -120,6 +120,69 @@ RNNBase::RNNBase(const RNNOptions& given, Device device) : options(given) {
     }
 }
 
+namespace {
+
+// One direction of a layer step by step from ops (the cells on the plugin's fused cells where
+// it has them): {outputs [T, B, out], last h, last c (LSTM)}. lengths (packed sequences, longest
+// first): a sequence's later steps leave its state alone and output zeros.
+std::vector<Tensor> run_steps(const std::string& mode, const Tensor& x_gates,
+                              const Tensor& weight_hh, const Tensor& bias_hh,
+                              const Tensor& weight_hr, const Tensor& h0, const Tensor& c0,
+                              bool reverse, const std::vector<std::int64_t>& lengths) {
+    const bool lstm = mode == "LSTM";
+    const std::int64_t steps = x_gates.size(0);
+    const std::int64_t batch = x_gates.size(1);
+    const std::int64_t out = h0.size(-1);
+    // The sequences still running at step t: the first `running(t)` rows.
+    const auto running = [&](std::int64_t t) {
+        std::int64_t count = 0;
+        while (count < static_cast<std::int64_t>(lengths.size()) &&
+               lengths[static_cast<std::size_t>(count)] > t) {
+            ++count;
+        }
+        return lengths.empty() ? batch : count;
+    };
+    Tensor h = h0;
+    Tensor c = c0;
+    std::vector<Tensor> outputs(static_cast<std::size_t>(steps));
+    for (std::int64_t i = 0; i < steps; ++i) {
+        const std::int64_t t = reverse ? steps - 1 - i : i;
+        const std::int64_t live = running(t);
+        const auto head = [&](const Tensor& v) {
+            return live == batch ? v : narrow(v, 0, 0, live);
+        };
+        std::vector<Tensor> next =
+            functional::rnn_cell(mode, head(x_gates.select(0, t)),
+                                 linear(head(h), weight_hh, bias_hh), head(h), lstm ? head(c) : c);
+        if (weight_hr.defined()) {
+            next[0] = linear(next[0], weight_hr);
+        }
+        if (live == batch) {
+            h = next[0];
+            c = lstm ? next[1] : c;
+            outputs[static_cast<std::size_t>(t)] = h;
+            continue;
+        }
+        // Finished (or, backwards, not yet started) sequences keep their state.
+        const auto rest = [&](const Tensor& v) { return narrow(v, 0, live, batch - live); };
+        outputs[static_cast<std::size_t>(t)] =
+            cat({next[0], zeros({batch - live, out}, x_gates.dtype(), x_gates.device())}, 0);
+        h = cat({next[0], rest(h)}, 0);
+        if (lstm) {
+            c = cat({next[1], rest(c)}, 0);
+        }
+    }
+    std::vector<Tensor> result{
+        steps > 0 ? stack(outputs, 0) : zeros({0, batch, out}, x_gates.dtype(), x_gates.device()),
+        h};
+    if (lstm) {
+        result.push_back(c);
+    }
+    return result;
+}
+
+}  // namespace
+
 std::pair<Tensor, std::vector<Tensor>> RNNBase::forward_with_state(
     const Tensor& input, const std::vector<Tensor>& state,
     const std::vector<std::int64_t>& lengths) {
@@ -166,15 +229,6 @@ std::pair<Tensor, std::vector<Tensor>> RNNBase::forward_with_state(
                              " steps, longest first");
         }
     }
-    // The sequences still running at step t: the first `running(t)` rows.
-    const auto running = [&](std::int64_t t) {
-        std::int64_t count = 0;
-        while (count < static_cast<std::int64_t>(lengths.size()) &&
-               lengths[static_cast<std::size_t>(count)] > t) {
-            ++count;
-        }
-        return lengths.empty() ? batch : count;
-    };
     const Tensor h0 = initial(0, out);
     const Tensor c0 = lstm ? initial(1, hidden) : Tensor();
     std::vector<Tensor> last_h;
@@ -189,41 +243,27 @@ std::pair<Tensor, std::vector<Tensor>> RNNBase::forward_with_state(
             const Tensor x_gates =
                 linear(x.reshape({steps * batch, x.size(2)}), weight(0), weight(2))
                     .reshape({steps, batch, -1});
-            Tensor h = h0.select(0, which);
-            Tensor c = lstm ? c0.select(0, which) : Tensor();
-            std::vector<Tensor> outputs(static_cast<std::size_t>(steps));
-            for (std::int64_t i = 0; i < steps; ++i) {
-                const std::int64_t t = direction == 0 ? i : steps - 1 - i;
-                const std::int64_t live = running(t);
-                const auto head = [&](const Tensor& v) {
-                    return live == batch ? v : narrow(v, 0, 0, live);
-                };
-                std::vector<Tensor> next = functional::rnn_cell(
-                    options.mode, head(x_gates.select(0, t)), linear(head(h), weight(1), weight(3)),
-                    head(h), lstm ? head(c) : c);
-                if (lstm && w[4] != nullptr) {
-                    next[0] = linear(next[0], *w[4]);
-                }
-                if (live == batch) {
-                    h = next[0];
-                    c = lstm ? next[1] : c;
-                    outputs[static_cast<std::size_t>(t)] = h;
-                    continue;
-                }
-                // Finished (or, backwards, not yet started) sequences keep their state.
-                const auto rest = [&](const Tensor& v) { return narrow(v, 0, live, batch - live); };
-                outputs[static_cast<std::size_t>(t)] =
-                    cat({next[0], zeros({batch - live, out}, x.dtype(), x.device())}, 0);
-                h = cat({next[0], rest(h)}, 0);
-                if (lstm) {
-                    c = cat({next[1], rest(c)}, 0);
-                }
+            const bool reverse = direction == 1;
+            const Tensor h_first = h0.select(0, which);
+            const Tensor c_first = lstm ? c0.select(0, which) : Tensor();
+            // A layer without packed lengths or a projection: one node on the plugin's cells.
+            const std::string mode = options.mode;
+            const auto composed = [mode, reverse](const std::vector<Tensor>& in) {
+                return run_steps(mode, in[0], in[1], in[2], Tensor(), in[3], in[4], reverse, {});
+            };
+            std::vector<Tensor> layer_result;
+            if (lengths.empty() && w[4] == nullptr && (lstm || options.mode == "GRU")) {
+                layer_result = detail::plugin_recurrent_layer(
+                    {lstm, x_gates, weight(1), weight(3), h_first, c_first, reverse}, composed);
             }
-            per_direction.push_back(steps > 0 ? stack(outputs, 0)
-                                              : zeros({0, batch, out}, x.dtype(), x.device()));
-            last_h.push_back(h);
+            if (layer_result.empty()) {
+                layer_result = run_steps(options.mode, x_gates, weight(1), weight(3), weight(4),
+                                         h_first, c_first, reverse, lengths);
+            }
+            per_direction.push_back(layer_result[0]);
+            last_h.push_back(layer_result[1]);
             if (lstm) {
-                last_c.push_back(c);
+                last_c.push_back(layer_result[2]);
             }
         }
         x = directions == 1 ? per_direction[0] : cat(per_direction, 2);
