@@ -90,26 +90,34 @@ struct PoolForward {
         std::int64_t o[3];
         const S* source =
             input + unflatten(item, plan.by_output_plane, plan.by_output, o) * plan.input_plane;
-        std::int64_t start[3];
+        // Every position is below 2^31 (pools()): the window's index math in 32 bits, which a
+        // GPU does in one instruction where 64-bit multiplies take several.
+        std::int32_t start[3];
+        std::int32_t size[3];
+        std::int32_t step[3];
+        std::int32_t kernel[3];
         for (int d = 0; d < 3; ++d) {
-            start[d] = o[d] * plan.stride[d] - plan.padding[d];
+            start[d] = static_cast<std::int32_t>(o[d] * plan.stride[d] - plan.padding[d]);
+            size[d] = static_cast<std::int32_t>(plan.input[d]);
+            step[d] = static_cast<std::int32_t>(plan.dilation[d]);
+            kernel[d] = static_cast<std::int32_t>(plan.kernel[d]);
         }
         const bool is_max = plan.kind == KAEL_POOL_MAX;
         C best = -static_cast<C>(INFINITY);
         C sum = 0;
-        std::int64_t where = -1;
-        std::int64_t cells = 0;
-        for (std::int64_t k0 = 0; k0 < plan.kernel[0]; ++k0) {
-            const std::int64_t i0 = start[0] + k0 * plan.dilation[0];
-            for (std::int64_t k1 = 0; k1 < plan.kernel[1]; ++k1) {
-                const std::int64_t i1 = start[1] + k1 * plan.dilation[1];
-                for (std::int64_t k2 = 0; k2 < plan.kernel[2]; ++k2) {
-                    const std::int64_t i2 = start[2] + k2 * plan.dilation[2];
-                    if (i0 < 0 || i0 >= plan.input[0] || i1 < 0 || i1 >= plan.input[1] || i2 < 0 ||
-                        i2 >= plan.input[2]) {
+        std::int32_t where = -1;
+        std::int32_t cells = 0;
+        for (std::int32_t k0 = 0; k0 < kernel[0]; ++k0) {
+            const std::int32_t i0 = start[0] + k0 * step[0];
+            for (std::int32_t k1 = 0; k1 < kernel[1]; ++k1) {
+                const std::int32_t i1 = start[1] + k1 * step[1];
+                for (std::int32_t k2 = 0; k2 < kernel[2]; ++k2) {
+                    const std::int32_t i2 = start[2] + k2 * step[2];
+                    if (i0 < 0 || i0 >= size[0] || i1 < 0 || i1 >= size[1] || i2 < 0 ||
+                        i2 >= size[2]) {
                         continue;
                     }
-                    const std::int64_t flat = (i0 * plan.input[1] + i1) * plan.input[2] + i2;
+                    const std::int32_t flat = (i0 * size[1] + i1) * size[2] + i2;
                     const C value = convert_value<C>(source[flat]);
                     if (is_max) {
                         if (where < 0 || value > best || value != value) {
@@ -125,11 +133,11 @@ struct PoolForward {
         }
         if (is_max) {
             output[item] = convert_value<S>(best);
-            positions[item] = static_cast<std::int32_t>(where < 0 ? 0 : where);
+            positions[item] = where < 0 ? 0 : where;
             return;
         }
-        const std::int64_t divisor = plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING
-                                         ? plan.kernel[0] * plan.kernel[1] * plan.kernel[2]
+        const std::int32_t divisor = plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING
+                                         ? kernel[0] * kernel[1] * kernel[2]
                                          : cells;
         output[item] = convert_value<S>(sum / static_cast<C>(divisor));
     }
@@ -174,14 +182,17 @@ struct PoolBackward {
         const S* grads = grad_output + plane * plan.output_plane;
         const std::int32_t* kept = positions + plane * plan.output_plane;
         const bool is_max = plan.kind == KAEL_POOL_MAX;
+        const auto cell = static_cast<std::int32_t>(flat);
+        const auto width1 = static_cast<std::int32_t>(plan.output[1]);
+        const auto width2 = static_cast<std::int32_t>(plan.output[2]);
         C total = 0;
-        for (std::int64_t o0 = first[0]; o0 <= last[0]; ++o0) {
-            for (std::int64_t o1 = first[1]; o1 <= last[1]; ++o1) {
-                for (std::int64_t o2 = first[2]; o2 <= last[2]; ++o2) {
-                    const std::int64_t out = (o0 * plan.output[1] + o1) * plan.output[2] + o2;
+        for (auto o0 = static_cast<std::int32_t>(first[0]); o0 <= last[0]; ++o0) {
+            for (auto o1 = static_cast<std::int32_t>(first[1]); o1 <= last[1]; ++o1) {
+                for (auto o2 = static_cast<std::int32_t>(first[2]); o2 <= last[2]; ++o2) {
+                    const std::int32_t out = (o0 * width1 + o1) * width2 + o2;
                     const C grad = convert_value<C>(grads[out]);
                     if (is_max) {
-                        total += kept[out] == flat ? grad : C(0);
+                        total += kept[out] == cell ? grad : C(0);
                     } else if (plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING) {
                         total +=
                             grad / static_cast<C>(plan.kernel[0] * plan.kernel[1] * plan.kernel[2]);
