@@ -9,7 +9,6 @@
 
 #include "convert_low_precision.h"
 #include "cpu_kernels.h"
-#include "unary_tables.h"
 #include "elementwise_math.h"
 #include "elementwise_tiles.h"
 #include "kael/kernels/abi_checks.h"
@@ -17,6 +16,7 @@
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
 #include "kael/kernels/tasks/element.h"
+#include "unary_tables.h"
 #include "vector_math.h"
 
 namespace kael::cpu {
@@ -324,6 +324,7 @@ constexpr int64_t kLowChunk = 8192;  // f32 scratch per operand: 32 KiB, all of 
 void run_f32(kael_element_op op, const kael_element_layout& layout,
              const kael_element_params* params) {
     if (!run_vector_math(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout) &&
+        !run_vector_power(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout) &&
         !run_activation_backward(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout)) {
         LayoutRunner runner{layout};
         kernels::dispatch_elementwise(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout.operands, params,
@@ -376,10 +377,9 @@ bool run_low_precision_chunks(kael_element_op op, kael_dtype out_dtype, kael_dty
         });
         return true;
     }
-    const std::uint16_t* table =
-        layout.operands == 2 && layout.strides[1][0] == 2
-            ? unary_table(op, in_dtype, layout.count, &f32_in_place)
-            : nullptr;
+    const std::uint16_t* table = layout.operands == 2 && layout.strides[1][0] == 2
+                                     ? unary_table(op, in_dtype, layout.count, &f32_in_place)
+                                     : nullptr;
     if (table != nullptr) {  // exp, tanh, gelu, ...: one gather an element
         parallel_ranges(chunks, kMinParallelElements / kLowChunk, [&](int64_t begin, int64_t end) {
             const int64_t first = begin * kLowChunk;
@@ -434,6 +434,7 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
         check_device(device);
         kernels::check_element_layout(layout);
         if (run_vector_math(op, out_dtype, in_dtype, *layout) ||
+            run_vector_power(op, out_dtype, in_dtype, *layout) ||
             run_activation_backward(op, out_dtype, in_dtype, *layout)) {
             return;
         }

@@ -2,13 +2,13 @@
 // vector math (vector_math.h) in chunks that stay in L1, split across the pool.
 #include "elementwise_math.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-
-#include <immintrin.h>
 
 #include "cpu_kernels.h"
 #include "vector_math.h"
@@ -184,8 +184,8 @@ constexpr float kLn2 = 0.69314718055994530942F;
 }
 #pragma GCC diagnostic pop
 
-[[gnu::target("avx512f")]] void vector_chunk_avx512(kael_element_op op, const float* in,
-                                                   float* out, int64_t count) {
+[[gnu::target("avx512f")]] void vector_chunk_avx512(kael_element_op op, const float* in, float* out,
+                                                    int64_t count) {
     if (op == KAEL_OP_GELU_EXACT) {
         return gelu_exact_avx512(in, out, count);  // the same formula, all in registers
     }
@@ -193,7 +193,7 @@ constexpr float kLn2 = 0.69314718055994530942F;
 }
 
 [[gnu::target("avx2")]] void vector_chunk_avx2(kael_element_op op, const float* in, float* out,
-                                              int64_t count) {
+                                               int64_t count) {
     vector_chunk(op, in, out, count);
 }
 
@@ -222,14 +222,46 @@ bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dty
     }
     auto* out = static_cast<float*>(layout.base[0]);
     const auto* in = static_cast<const float*>(layout.base[1]);
-    parallel_ranges(
-        tasks_of(layout.count), kMinParallelElements / kChunk, [&](int64_t begin, int64_t end) {
-            for (int64_t chunk = begin; chunk < end; ++chunk) {
-                const int64_t first = chunk * kChunk;
-                vector_chunk_widest(op, in + first, out + first,
-                                    std::min(kChunk, layout.count - first));
-            }
-        });
+    parallel_ranges(tasks_of(layout.count), kMinParallelElements / kChunk,
+                    [&](int64_t begin, int64_t end) {
+                        for (int64_t chunk = begin; chunk < end; ++chunk) {
+                            const int64_t first = chunk * kChunk;
+                            vector_chunk_widest(op, in + first, out + first,
+                                                std::min(kChunk, layout.count - first));
+                        }
+                    });
+    return true;
+}
+
+// pow of f32 operands whose innermost dim is contiguous (a broadcast row too): libmvec's powf a
+// vector at a time, where the shared functor called libm's powf per element (0.7 of PyTorch's).
+bool run_vector_power(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                      const kael_element_layout& layout) {
+    if (op != KAEL_OP_POWER || out_dtype != KAEL_DTYPE_F32 || in_dtype != KAEL_DTYPE_F32 ||
+        layout.operands != 3 || layout.dims < 1 || layout.dims > 2) {
+        return false;
+    }
+    const int inner = layout.dims - 1;
+    for (int k = 0; k < 3; ++k) {
+        if (layout.strides[k][inner] != 4) {
+            return false;
+        }
+    }
+    const int64_t rows = layout.dims == 2 ? layout.shape[0] : 1;
+    const int64_t columns = layout.shape[inner];
+    const int64_t pieces = tasks_of(columns);  // kChunk columns a piece
+    const auto at = [&](int k, int64_t row, int64_t column) {
+        const int64_t outer = layout.dims == 2 ? row * layout.strides[k][0] : 0;
+        return reinterpret_cast<float*>(static_cast<char*>(layout.base[k]) + outer) + column;
+    };
+    parallel_ranges(rows * pieces, kMinParallelElements / kChunk, [&](int64_t begin, int64_t end) {
+        for (int64_t item = begin; item < end; ++item) {
+            const int64_t row = item / pieces;
+            const int64_t first = item % pieces * kChunk;
+            vector_math::power(at(1, row, first), at(2, row, first), at(0, row, first),
+                               std::min(kChunk, columns - first));
+        }
+    });
     return true;
 }
 

@@ -9,6 +9,11 @@ namespace kael::cpu {
 bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                      const kael_element_layout& layout);
 
+// Runs pow on f32 operands whose innermost dim is contiguous (or a broadcast row) through
+// libmvec's powf and returns true; false, having done nothing, otherwise.
+bool run_vector_power(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                      const kael_element_layout& layout);
+
 // Runs sigmoid, silu and gelu's backward ops (input, grad) on contiguous f32 the same way
 // (activation_backward.cpp) and returns true; false, having done nothing, otherwise.
 bool run_activation_backward(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,

@@ -23,6 +23,7 @@ __m128 _ZGVbN4v_expm1f(__m128);
 __m128 _ZGVbN4v_log10f(__m128);
 __m128 _ZGVbN4v_log2f(__m128);
 __m128 _ZGVbN4v_exp2f(__m128);
+__m128 _ZGVbN4vv_powf(__m128, __m128);
 }
 #endif
 
@@ -84,9 +85,9 @@ Isa chosen() {
         Isa widest = Isa::Scalar;
 #if defined(__x86_64__)
         __builtin_cpu_init();
-        widest = __builtin_cpu_supports("avx512f") ? Isa::Avx512
+        widest = __builtin_cpu_supports("avx512f")                                 ? Isa::Avx512
                  : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::Avx2
-                                                                                    : Isa::Sse;
+                                                                                   : Isa::Sse;
 #endif
         const char* setting = std::getenv("KAEL_CPU_VECTOR_ISA");
         const std::string requested = setting != nullptr ? setting : "";
@@ -115,7 +116,37 @@ void apply(Function function, const float* in, float* out, std::int64_t count) {
     }
 }
 
-Isa chosen_isa() { return chosen(); }
+void power(const float* base, const float* exponent, float* out, std::int64_t count) {
+    switch (chosen()) {
+#if defined(__x86_64__)
+        case Isa::Avx512: return power_avx512(base, exponent, out, count);
+        case Isa::Avx2: return power_avx2(base, exponent, out, count);
+        case Isa::Sse: {
+            std::int64_t i = 0;
+            for (; i + 4 <= count; i += 4) {
+                const __m128 b = _mm_loadu_ps(base + i);
+                const __m128 e = _mm_loadu_ps(exponent + i);
+                const __m128 squared = _mm_cmpeq_ps(e, _mm_set1_ps(2.0F));
+                const __m128 v = _ZGVbN4vv_powf(b, e);
+                _mm_storeu_ps(out + i, _mm_or_ps(_mm_and_ps(squared, _mm_mul_ps(b, b)),
+                                                 _mm_andnot_ps(squared, v)));
+            }
+            for (; i < count; ++i) {
+                out[i] = exponent[i] == 2.0F ? base[i] * base[i] : std::pow(base[i], exponent[i]);
+            }
+            return;
+        }
+#endif
+        default:
+            for (std::int64_t i = 0; i < count; ++i) {
+                out[i] = exponent[i] == 2.0F ? base[i] * base[i] : std::pow(base[i], exponent[i]);
+            }
+    }
+}
+
+Isa chosen_isa() {
+    return chosen();
+}
 
 const char* isa() {
     switch (chosen()) {

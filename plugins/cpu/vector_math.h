@@ -12,6 +12,10 @@ enum class Function { Exp, Log, Tanh, Erf, Erfc, Sin, Cos, Log1p, Expm1, Log10, 
 // out[i] = function(in[i]) for i < count; out may be in.
 void apply(Function function, const float* in, float* out, std::int64_t count);
 
+// out[i] = base[i] ** exponent[i] (libmvec's powf; exactly base * base where the exponent is 2,
+// as the shared Power functor) for i < count; out may be base or exponent.
+void power(const float* base, const float* exponent, float* out, std::int64_t count);
+
 // The instruction sets the plugin picks from, widest first.
 enum class Isa { Avx512, Avx2, Sse, Scalar };
 

@@ -8,5 +8,8 @@ namespace kael::cpu::vector_math {
 // function: Function's value. Defined in vector_math_avx2.cpp / vector_math_avx512.cpp.
 void apply_avx2(int function, const float* in, float* out, std::int64_t count);
 void apply_avx512(int function, const float* in, float* out, std::int64_t count);
+// out[i] = base[i] ** exponent[i] (vector_math::power).
+void power_avx2(const float* base, const float* exponent, float* out, std::int64_t count);
+void power_avx512(const float* base, const float* exponent, float* out, std::int64_t count);
 
 }  // namespace kael::cpu::vector_math

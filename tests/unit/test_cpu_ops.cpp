@@ -286,6 +286,58 @@ BOOST_AUTO_TEST_CASE(transposing_layouts_walk_in_tiles) {
     BOOST_TEST(wrong == 0U);
 }
 
+// pow's vector path (libmvec's powf at each ISA ctest runs this with) against libm: bases of
+// both signs, exponents integer and not, zero, NaN and infinities, a length with a tail, a
+// broadcast row of exponents and in place; an exponent of 2 gives base * base exactly.
+BOOST_AUTO_TEST_CASE(vector_power_matches_libm) {
+    std::vector<float> bases;
+    std::vector<float> exponents;
+    for (int i = 0; i < 1037; ++i) {
+        bases.push_back(0.01F + 30.0F * static_cast<float>(i % 211) / 210.0F);
+        exponents.push_back(-6.0F + 12.0F * static_cast<float>(i % 97) / 96.0F);
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<std::pair<float, float>> special{
+        {-2.0F, 2.0F}, {-2.0F, 3.0F}, {-2.0F, 0.5F}, {0.0F, -1.0F}, {-0.0F, -1.0F}, {nan, 0.0F},
+        {1.0F, nan},   {nan, 2.0F},   {inf, -2.0F},  {-inf, 3.0F},  {3.3F, 2.0F},   {0.7F, 2.0F}};
+    for (const auto& [base, exponent] : special) {
+        bases.push_back(base);
+        exponents.push_back(exponent);
+    }
+    const auto n = static_cast<std::int64_t>(bases.size());
+    const auto same = [](double got, double want) {
+        if (std::isnan(want)) return std::isnan(got);
+        if (std::isinf(want) || want == 0.0) return got == want;
+        return std::abs(got - want) <= 1e-6 * std::abs(want);
+    };
+    const auto count_wrong = [&](const std::vector<float>& got, std::int64_t columns) {
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            const std::size_t e = columns == n ? i : i % static_cast<std::size_t>(columns);
+            const auto base = static_cast<double>(bases[i]);
+            const auto exponent = static_cast<double>(exponents[e]);
+            const bool squared = exponents[e] == 2.0F;
+            const float product = bases[i] * bases[i];
+            wrong += squared ? !(got[i] == product || (std::isnan(got[i]) && std::isnan(product)))
+                             : !same(got[i], std::pow(base, exponent));
+        }
+        return wrong;
+    };
+    const Tensor b = kael::tensor(bases);
+    const Tensor e = kael::tensor(exponents);
+    BOOST_TEST(count_wrong(kael::pow(b, e).to_vector<float>(), n) == 0U);
+    // [17, 61] bases against a row of 61 exponents (the layout's inner dim contiguous).
+    const std::int64_t columns = 61;
+    const Tensor grid = b.slice(0, 0, 17 * columns).view({17, columns});
+    const std::vector<float> row_result =
+        kael::pow(grid, e.slice(0, 0, columns)).to_vector<float>();
+    BOOST_TEST(count_wrong(row_result, columns) == 0U);
+    Tensor in_place = b.clone();
+    kael::pow_(in_place, e);
+    BOOST_TEST(count_wrong(in_place.to_vector<float>(), n) == 0U);
+}
+
 // The vector math paths (libmvec at the widest ISA the CPU has; ctest runs this again with
 // KAEL_CPU_VECTOR_ISA=avx2, sse and scalar) against libm, element by element, with lengths
 // that leave tails and NaN, infinities and the gelu tail among the inputs.
