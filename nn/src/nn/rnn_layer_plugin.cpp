@@ -137,13 +137,20 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
         // The gradients of the products: LSTM's x and h gates share theirs; GRU's differ.
         const Tensor grad_x_gates = empty(saved.shape(), dtype, device);
         const Tensor grad_h_gates = lstm ? grad_x_gates : empty(saved.shape(), dtype, device);
-        Tensor grad_h = grads[1];
+        // carried: the gradient reaching the hidden state a step returns, from the step after it
+        // through the weight (an LSTM's with its output's gradient added in the same product).
+        Tensor carried = grads[1];
+        bool carries_output = false;
         Tensor grad_c = lstm && grads[2].defined() ? grads[2].contiguous() : Tensor();
+        const Tensor weight_t = weight.transpose(0, 1);
+        const auto output_grad = [&](std::int64_t i) {
+            return grads[0].defined() ? grads[0].select(0, step_at(i)) : Tensor();
+        };
         for (std::int64_t i = steps - 1; i >= 0; --i) {
             const std::int64_t t = step_at(i);
             const Tensor h = i == 0 ? h0 : outputs.select(0, step_at(i - 1));
             const Tensor grad_hidden =
-                sum_of(grad_h, grads[0].defined() ? grads[0].select(0, t) : Tensor(), h0);
+                carries_output ? carried : sum_of(carried, output_grad(i), h0);
             const Tensor grad_state = empty(h0.shape(), dtype, device);
             backend->check(
                 lstm ? plugin->lstm_cell_backward(
@@ -158,12 +165,17 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
                            grad_hidden.device_data(), grad_x_gates.select(0, t).device_data(),
                            grad_h_gates.select(0, t).device_data(), grad_state.device_data()),
                 what);
-            const Tensor through_weight = matmul(grad_h_gates.select(0, t), weight);
-            grad_h = lstm ? through_weight : grad_state + through_weight;
+            // One product with the rest added in its epilogue: the earlier step's output
+            // gradient (LSTM) or the state's own gradient (GRU).
+            const Tensor added = lstm ? (i > 0 ? output_grad(i - 1) : Tensor()) : grad_state;
+            carried =
+                linear(grad_h_gates.select(0, t), weight_t, Tensor(), Activation::None, added);
+            carries_output = lstm;
             if (lstm) {
                 grad_c = grad_state;
             }
         }
+        const Tensor grad_h = carried;
         // Every step's hidden state before it is h0 for the first step, else another step's
         // output: one product over those, one over h0.
         const std::int64_t first = step_at(0);

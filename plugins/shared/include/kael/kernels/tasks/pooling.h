@@ -185,6 +185,9 @@ struct PoolBackward {
         const auto cell = static_cast<std::int32_t>(flat);
         const auto width1 = static_cast<std::int32_t>(plan.output[1]);
         const auto width2 = static_cast<std::int32_t>(plan.output[2]);
+        // An average over the padded window scales by one reciprocal, not a division an output.
+        const C whole_window =
+            C(1) / static_cast<C>(plan.kernel[0] * plan.kernel[1] * plan.kernel[2]);
         C total = 0;
         for (auto o0 = static_cast<std::int32_t>(first[0]); o0 <= last[0]; ++o0) {
             for (auto o1 = static_cast<std::int32_t>(first[1]); o1 <= last[1]; ++o1) {
@@ -194,8 +197,7 @@ struct PoolBackward {
                     if (is_max) {
                         total += kept[out] == cell ? grad : C(0);
                     } else if (plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING) {
-                        total +=
-                            grad / static_cast<C>(plan.kernel[0] * plan.kernel[1] * plan.kernel[2]);
+                        total += grad;
                     } else {
                         total += grad / static_cast<C>(inside(plan, 0, o0) * inside(plan, 1, o1) *
                                                        inside(plan, 2, o2));
@@ -203,7 +205,8 @@ struct PoolBackward {
                 }
             }
         }
-        grad_input[item] = convert_value<S>(total);
+        grad_input[item] = convert_value<S>(
+            plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING ? total * whole_window : total);
     }
 };
 
