@@ -23,9 +23,8 @@ struct StoreView {
 kael_status view_set(void* context, const char* key, const void* value, std::int64_t bytes) {
     auto* view = static_cast<StoreView*>(context);
     try {
-        view->store->set(view->prefix + key,
-                         std::string(static_cast<const char*>(value),
-                                     static_cast<std::size_t>(bytes)));
+        view->store->set(view->prefix + key, std::string(static_cast<const char*>(value),
+                                                         static_cast<std::size_t>(bytes)));
         return KAEL_STATUS_OK;
     } catch (const std::exception& error) {
         view->error = error.what();
@@ -87,10 +86,28 @@ void check_collective(ProcessGroup::Communicators& communicators, const Backend&
     }
 }
 
+bool backend_available(const std::string& backend) {
+    if (backend != "gloo" && backend != "nccl") {
+        return false;
+    }
+    try {
+        const kael_plugin* table =
+            detail::backend_for(backend == "gloo" ? kCPU : Device("cuda", 0)).table();
+        return KAEL_HAS_SLOT(table, extension) && table->extension != nullptr &&
+               table->extension(KAEL_EXTENSION_COLLECTIVES) != nullptr;
+    } catch (const Error&) {  // no plugin serves the device type
+        return false;
+    }
+}
+
 ProcessGroup::ProcessGroup(std::shared_ptr<Store> store, int rank, int size, std::string backend,
                            std::chrono::milliseconds timeout, std::string prefix)
-    : store_(std::move(store)), rank_(rank), size_(size), backend_(std::move(backend)),
-      timeout_(timeout), prefix_(std::move(prefix)),
+    : store_(std::move(store)),
+      rank_(rank),
+      size_(size),
+      backend_(std::move(backend)),
+      timeout_(timeout),
+      prefix_(std::move(prefix)),
       communicators_(std::make_unique<Communicators>()) {
     if (!store_) {
         throw ValueError("ProcessGroup: store is null");
@@ -102,6 +119,13 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Store> store, int rank, int size, std
     if (backend_ != "gloo" && backend_ != "nccl") {
         throw ValueError("ProcessGroup: unknown backend '" + backend_ +
                          "'; expected 'gloo' (cpu tensors) or 'nccl' (cuda tensors)");
+    }
+    // Before joining: a world whose ranks cannot run gloo fails here, not at its first barrier.
+    if (backend_ == "gloo" && !backend_available("gloo")) {
+        throw DeviceError(
+            "ProcessGroup: the gloo backend is not available: the plugin serving cpu "
+            "has no collectives (" KAEL_EXTENSION_COLLECTIVES
+            "; this kael was built without gloo)");
     }
     // Each rank joins once, and every rank's world has rank 0's size (else gloo's rendezvous
     // would wait for ranks that never come, or pair the wrong processes).
@@ -120,8 +144,8 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Store> store, int rank, int size, std
                          " here, but rank 0 joined a world of " + said);
     }
     if (size_ > 1) {
-        communicators_->heartbeat = std::make_unique<Heartbeat>(
-            store_, prefix_ + "/", rank_, kHeartbeatPeriod);
+        communicators_->heartbeat =
+            std::make_unique<Heartbeat>(store_, prefix_ + "/", rank_, kHeartbeatPeriod);
     }
 }
 
@@ -139,8 +163,8 @@ ProcessGroup::~ProcessGroup() {
 }
 
 Call communicator_for(ProcessGroup& group, ProcessGroup::Communicators& communicators,
-                             const Tensor& tensor, const char* op, std::chrono::milliseconds timeout,
-                             const std::string& prefix) {
+                      const Tensor& tensor, const char* op, std::chrono::milliseconds timeout,
+                      const std::string& prefix) {
     const std::string wanted = group.backend() == "gloo" ? "cpu" : "cuda";  // gloo: staged
     if (tensor.device().type() != wanted) {
         throw DeviceError(std::string(op) + ": the " + group.backend() + " backend takes " +
@@ -158,9 +182,8 @@ Call communicator_for(ProcessGroup& group, ProcessGroup::Communicators& communic
                                     : nullptr;
         one.collectives = static_cast<const kael_collectives*>(extension);
         if (one.collectives == nullptr) {
-            throw DeviceError(std::string(op) + ": plugin '" + one.backend->name() +
-                              "' (serving " + device + ") has no collectives (" +
-                              KAEL_EXTENSION_COLLECTIVES + ")");
+            throw DeviceError(std::string(op) + ": plugin '" + one.backend->name() + "' (serving " +
+                              device + ") has no collectives (" + KAEL_EXTENSION_COLLECTIVES + ")");
         }
         StoreView view{group.store().get(), prefix + "/" + device + "/", {}};
         const kael_store store{sizeof(kael_store), &view, view_set, view_get, view_free};

@@ -22,7 +22,9 @@ std::chrono::milliseconds milliseconds(double seconds) {
     return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0));
 }
 
-py::bytes as_bytes(const std::string& value) { return py::bytes(value); }
+py::bytes as_bytes(const std::string& value) {
+    return py::bytes(value);
+}
 
 std::string as_value(py::handle value) {
     if (py::isinstance<py::bytes>(value)) return value.cast<std::string>();
@@ -36,7 +38,9 @@ void bind_distributed(py::module_& module) {
     py::module_ d = module.def_submodule("_distributed", "kael.distributed internals");
     // Registered after kael's own translator, so it is tried first (pybind11 tries the newest).
     py::register_exception<DistBackendError>(d, "DistBackendError", PyExc_RuntimeError);
-    py::enum_<ReduceOp>(d, "ReduceOp", R"doc(The reductions of all_reduce, reduce and reduce_scatter_tensor, as
+    d.def("backend_available", &kael::distributed::backend_available, py::arg("backend"));
+    py::enum_<ReduceOp>(d, "ReduceOp",
+                        R"doc(The reductions of all_reduce, reduce and reduce_scatter_tensor, as
 torch.distributed.ReduceOp: SUM, AVG (floating tensors), PRODUCT, MIN, MAX.
 
 Example:
@@ -48,7 +52,8 @@ Example:
         .value("MIN", ReduceOp::Min)
         .value("MAX", ReduceOp::Max);
 
-    py::class_<Store, std::shared_ptr<Store>>(d, "Store", R"doc(A key-value store processes meet through, as c10d's Store: set, get (waits
+    py::class_<Store, std::shared_ptr<Store>>(
+        d, "Store", R"doc(A key-value store processes meet through, as c10d's Store: set, get (waits
 for the key until the timeout), add (an atomic counter), check and wait.
 
 Example:
@@ -57,31 +62,39 @@ Example:
     >>> store.set("x", b"1")
     >>> store.get("x")
     b'1')doc")
-        .def("set", [](Store& s, const std::string& key, py::handle value) {
-            const std::string bytes = as_value(value);
-            const py::gil_scoped_release released;
-            s.set(key, bytes);
-        }, py::arg("key"), py::arg("value"), "Stores value (bytes or str) under key.")
-        .def("get", [](Store& s, const std::string& key) {
-            std::string value;
-            {
+        .def(
+            "set",
+            [](Store& s, const std::string& key, py::handle value) {
+                const std::string bytes = as_value(value);
                 const py::gil_scoped_release released;
-                value = s.get(key);
-            }
-            return as_bytes(value);
-        }, py::arg("key"), "The bytes under key, waiting for it until the timeout.")
+                s.set(key, bytes);
+            },
+            py::arg("key"), py::arg("value"), "Stores value (bytes or str) under key.")
+        .def(
+            "get",
+            [](Store& s, const std::string& key) {
+                std::string value;
+                {
+                    const py::gil_scoped_release released;
+                    value = s.get(key);
+                }
+                return as_bytes(value);
+            },
+            py::arg("key"), "The bytes under key, waiting for it until the timeout.")
         .def("add", &Store::add, py::arg("key"), py::arg("amount"), Released(),
              "Adds amount to the counter under key (0 at first) and returns the new value.")
-        .def("check", &Store::check, py::arg("keys"), Released(),
-             "Whether every key is set now.")
+        .def("check", &Store::check, py::arg("keys"), Released(), "Whether every key is set now.")
         .def("wait", &Store::wait, py::arg("keys"), Released(),
              "Waits until every key is set (DeviceError after the timeout).")
-        .def_property("timeout",
-                      [](const Store& s) { return static_cast<double>(s.timeout().count()) / 1000; },
-                      [](Store& s, double seconds) { s.set_timeout(milliseconds(seconds)); },
-                      "The timeout of get and wait, in seconds.");
+        .def_property(
+            "timeout",
+            [](const Store& s) { return static_cast<double>(s.timeout().count()) / 1000; },
+            [](Store& s, double seconds) { s.set_timeout(milliseconds(seconds)); },
+            "The timeout of get and wait, in seconds.");
 
-    py::class_<TCPStore, Store, std::shared_ptr<TCPStore>>(d, "TCPStore", R"doc(TCPStore(host_name, port, world_size=None, is_master=False, timeout=300.0): a store served
+    py::class_<TCPStore, Store, std::shared_ptr<TCPStore>>(
+        d, "TCPStore",
+        R"doc(TCPStore(host_name, port, world_size=None, is_master=False, timeout=300.0): a store served
 over TCP by the process with is_master (port 0 picks a free one: see .port), reached by the
 others at host_name:port, as torch.distributed.TCPStore.
 
@@ -98,7 +111,9 @@ Example:
              py::arg("is_master") = false, py::arg("timeout") = 300.0)
         .def_property_readonly("port", &TCPStore::port, "The port served.");
 
-    py::class_<FileStore, Store, std::shared_ptr<FileStore>>(d, "FileStore", R"doc(FileStore(file_name, world_size=None, timeout=300.0): a store in one file that every process
+    py::class_<FileStore, Store, std::shared_ptr<FileStore>>(
+        d, "FileStore",
+        R"doc(FileStore(file_name, world_size=None, timeout=300.0): a store in one file that every process
 opens (one machine, or a shared file system), as torch.distributed.FileStore.
 
 Example:
@@ -109,8 +124,7 @@ Example:
         .def(py::init([](const std::string& path, py::handle /*world_size*/, double timeout) {
                  return std::make_shared<FileStore>(path, milliseconds(timeout));
              }),
-             py::arg("file_name"), py::arg("world_size") = py::none(),
-             py::arg("timeout") = 300.0);
+             py::arg("file_name"), py::arg("world_size") = py::none(), py::arg("timeout") = 300.0);
 
     py::class_<ProcessGroup, std::shared_ptr<ProcessGroup>>(d, "ProcessGroup",
                                                             "A group of processes (see "
@@ -140,8 +154,7 @@ Example:
              py::arg("out"), py::arg("tensor"), Released())
         .def("all_to_all_single",
              py::overload_cast<const Tensor&, const Tensor&, const std::vector<std::int64_t>&,
-                               const std::vector<std::int64_t>&>(
-                 &ProcessGroup::all_to_all_single),
+                               const std::vector<std::int64_t>&>(&ProcessGroup::all_to_all_single),
              py::arg("out"), py::arg("tensor"), py::arg("out_splits"), py::arg("in_splits"),
              Released())
         .def("send", &ProcessGroup::send, py::arg("tensor"), py::arg("dst"), py::arg("tag"),

@@ -50,6 +50,8 @@ def same_metrics(got, expected, device):
 
 
 def test_fashion_mnist_resumes_exactly(device, tmp_path):
+    if not os.path.isdir(FASHION_MNIST):
+        pytest.skip(f"no Fashion-MNIST at {FASHION_MNIST} (dataset-fashion-mnist)")
     common = ["--device", device, "--data", FASHION_MNIST, "--max-steps", "12", "--test-size", "500",
               "--batch-size", "64"]
     whole = run_example("fashion_mnist_adam.py", *common, "--epochs", "2",

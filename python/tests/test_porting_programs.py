@@ -41,6 +41,7 @@ def test_nanogpt_style_program_trains_checkpoints_and_samples(where, tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists(TEXT), reason="no text corpus")
+@pytest.mark.skipif(not kael.distributed.is_gloo_available(), reason="this kael has no gloo")
 def test_nanogpt_style_program_under_kael_run_trains_as_one_process(tmp_path):
     """kael-run --standalone --nproc_per_node=2 with two micro-steps: DDP over gloo, each
     process one micro-step of every global batch; the loss curve is the single process's with

@@ -81,6 +81,11 @@ private:
 
 enum class ReduceOp { Sum, Avg, Product, Min, Max };
 
+// Whether backend ("gloo" or "nccl") can run here: the plugin serving cpu (gloo) or cuda devices
+// (nccl) has collectives (KAEL_EXTENSION_COLLECTIVES); a build without gloo, say, has none.
+// NCCL itself is loaded at the first communicator, as torch's is_nccl_available is a build fact.
+[[nodiscard]] bool backend_available(const std::string& backend);
+
 // size processes, this one being rank, on the collectives of the plugins serving the tensors'
 // devices (backend "gloo": cpu tensors; "nccl": cuda tensors). Collectives block until this
 // process's part is done; tensors keep their shapes and must have the same on every rank.

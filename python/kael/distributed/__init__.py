@@ -58,6 +58,38 @@ def is_available():
     return True
 
 
+def is_backend_available(backend):
+    """Whether backend ("gloo" or "nccl") can run here, as torch.distributed's: the plugin serving
+    cpu (gloo) or cuda devices (nccl) has collectives. A kael built without gloo has no gloo;
+    NCCL itself is loaded when a group first needs it.
+
+    Example:
+        >>> kael.distributed.is_backend_available("mpi")
+        False
+    """
+    return _d.backend_available(str(backend).lower())
+
+
+def is_gloo_available():
+    """Whether the gloo backend (cpu tensors) can run here (is_backend_available("gloo")).
+
+    Example:
+        >>> kael.distributed.is_gloo_available() in (True, False)
+        True
+    """
+    return is_backend_available("gloo")
+
+
+def is_nccl_available():
+    """Whether the nccl backend (cuda tensors) can run here (is_backend_available("nccl")).
+
+    Example:
+        >>> kael.distributed.is_nccl_available() in (True, False)
+        True
+    """
+    return is_backend_available("nccl")
+
+
 def is_initialized():
     """Whether init_process_group has made the default group (and destroy_process_group has
     not removed it).
@@ -116,11 +148,11 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     Example:
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "rendezvous")
-        >>> kael.distributed.init_process_group("gloo", init_method="file://" + path,
-        ...                                     rank=0, world_size=1)
-        >>> kael.distributed.get_world_size()
-        1
-        >>> kael.distributed.destroy_process_group()
+        >>> if kael.distributed.is_gloo_available():  # a kael built with gloo
+        ...     kael.distributed.init_process_group("gloo", init_method="file://" + path,
+        ...                                         rank=0, world_size=1)
+        ...     assert kael.distributed.get_world_size() == 1
+        ...     kael.distributed.destroy_process_group()
     """
     if _world["group"] is not None:
         raise RuntimeError("init_process_group: the default process group is already "
