@@ -101,6 +101,17 @@ def test_file_store(tmp_path):
         a.get("absent")
 
 
+def test_a_failed_init_leaves_no_default_group(tmp_path):
+    """Rank 0 of two, alone: init's barrier times out, and the half-made group is gone (a second
+    init is not refused as 'already initialized')."""
+    with pytest.raises(RuntimeError):
+        dist.init_process_group("gloo", init_method=f"file://{tmp_path}/lonely", rank=0,
+                                world_size=2, timeout=datetime.timedelta(seconds=2))
+    assert not dist.is_initialized()
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/alone", rank=0, world_size=1)
+    dist.destroy_process_group()
+
+
 def test_single_process_group_and_its_errors(tmp_path):
     assert dist.is_available() and not dist.is_initialized()
     with pytest.raises(RuntimeError, match="init_process_group"):

@@ -171,7 +171,11 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _world["group"] = ProcessGroup(native, list(range(world_size)))
     _world["store"] = store
     _world["timeout"] = seconds
-    barrier()  # every rank has joined when this returns, as torch's store-based init
+    try:
+        barrier()  # every rank has joined when this returns, as torch's store-based init
+    except BaseException:
+        destroy_process_group()  # a failed init leaves no default group behind
+        raise
 
 
 def destroy_process_group(group=None):
