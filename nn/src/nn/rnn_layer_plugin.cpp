@@ -46,6 +46,12 @@ bool one_layer(const RecurrentLayer& layer, std::int64_t gates) {
            (!layer.lstm || layer.c0.shape() == h0.shape());
 }
 
+// Step t's rows of a contiguous [T, B, N] buffer: an address, where select() would make a
+// view (a tensor and its shape and strides on the heap) for each of a step's half-dozen reads.
+void* step_rows(const Tensor& steps, std::int64_t t) {
+    return static_cast<char*>(steps.device_data()) + t * (steps.nbytes() / steps.size(0));
+}
+
 // a + b where both are defined, else the defined one, else zeros like like.
 Tensor sum_of(const Tensor& a, const Tensor& b, const Tensor& like) {
     if (a.defined() && b.defined()) {
@@ -76,7 +82,7 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
     const bool lstm = layer.lstm;
     const bool reverse = layer.reverse;
     const char* what = lstm ? "lstm_cell" : "gru_cell";
-    // Step t's place in the run and the step before it (reverse layers run from the end).
+    // The step the run's i-th call computes (a reverse layer runs from the last step).
     const auto step_at = [=](std::int64_t i) { return reverse ? steps - 1 - i : i; };
 
     Tensor outputs;
@@ -96,17 +102,17 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
             const Tensor h = i == 0 ? h0 : outputs.select(0, step_at(i - 1));
             const Tensor hg = linear(h, layer.weight_hh, layer.bias_hh);
             const kael_status status =
-                lstm ? plugin->lstm_cell_forward(
-                           device.index, abi, batch, hidden, x_gates.select(0, t).device_data(),
-                           hg.device_data(),
-                           (i == 0 ? c0 : cells.select(0, step_at(i - 1))).device_data(),
-                           outputs.select(0, t).device_data(), cells.select(0, t).device_data(),
-                           saved.select(0, t).device_data())
-                     : plugin->gru_cell_forward(
-                           device.index, abi, batch, hidden, x_gates.select(0, t).device_data(),
-                           hg.device_data(), h.device_data(), outputs.select(0, t).device_data(),
-                           saved.select(0, t).device_data());
-            if (i == 0 ? !backend->served(status, what) : (backend->check(status, what), false)) {
+                lstm
+                    ? plugin->lstm_cell_forward(
+                          device.index, abi, batch, hidden, step_rows(x_gates, t), hg.device_data(),
+                          i == 0 ? c0.device_data() : step_rows(cells, step_at(i - 1)),
+                          step_rows(outputs, t), step_rows(cells, t), step_rows(saved, t))
+                    : plugin->gru_cell_forward(
+                          device.index, abi, batch, hidden, step_rows(x_gates, t), hg.device_data(),
+                          h.device_data(), step_rows(outputs, t), step_rows(saved, t));
+            if (i > 0) {
+                backend->check(status, what);
+            } else if (!backend->served(status, what)) {
                 return {};  // declined before anything was written: the steps compose
             }
             h_gates[static_cast<std::size_t>(t)] = lstm ? Tensor() : hg;
@@ -143,28 +149,29 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
         bool carries_output = false;
         Tensor grad_c = lstm && grads[2].defined() ? grads[2].contiguous() : Tensor();
         const Tensor weight_t = weight.transpose(0, 1);
+        // Made contiguous once (a sum's gradient arrives expanded), so each step reads a slice.
+        const Tensor output_grads = grads[0].defined() ? grads[0].contiguous() : Tensor();
         const auto output_grad = [&](std::int64_t i) {
-            return grads[0].defined() ? grads[0].select(0, step_at(i)) : Tensor();
+            return output_grads.defined() ? output_grads.select(0, step_at(i)) : Tensor();
         };
         for (std::int64_t i = steps - 1; i >= 0; --i) {
             const std::int64_t t = step_at(i);
-            const Tensor h = i == 0 ? h0 : outputs.select(0, step_at(i - 1));
+            const void* h = i == 0 ? h0.device_data() : step_rows(outputs, step_at(i - 1));
             const Tensor grad_hidden =
                 carries_output ? carried : sum_of(carried, output_grad(i), h0);
             const Tensor grad_state = empty(h0.shape(), dtype, device);
-            backend->check(
-                lstm ? plugin->lstm_cell_backward(
-                           device.index, abi, batch, hidden, saved.select(0, t).device_data(),
-                           (i == 0 ? c0 : cells.select(0, step_at(i - 1))).device_data(),
-                           cells.select(0, t).device_data(), grad_hidden.device_data(),
-                           grad_c.defined() ? grad_c.device_data() : nullptr,
-                           grad_x_gates.select(0, t).device_data(), grad_state.device_data())
-                     : plugin->gru_cell_backward(
-                           device.index, abi, batch, hidden, saved.select(0, t).device_data(),
-                           h_gates[static_cast<std::size_t>(t)].device_data(), h.device_data(),
-                           grad_hidden.device_data(), grad_x_gates.select(0, t).device_data(),
-                           grad_h_gates.select(0, t).device_data(), grad_state.device_data()),
-                what);
+            backend->check(lstm ? plugin->lstm_cell_backward(
+                                      device.index, abi, batch, hidden, step_rows(saved, t),
+                                      i == 0 ? c0.device_data() : step_rows(cells, step_at(i - 1)),
+                                      step_rows(cells, t), grad_hidden.device_data(),
+                                      grad_c.defined() ? grad_c.device_data() : nullptr,
+                                      step_rows(grad_x_gates, t), grad_state.device_data())
+                                : plugin->gru_cell_backward(
+                                      device.index, abi, batch, hidden, step_rows(saved, t),
+                                      h_gates[static_cast<std::size_t>(t)].device_data(), h,
+                                      grad_hidden.device_data(), step_rows(grad_x_gates, t),
+                                      step_rows(grad_h_gates, t), grad_state.device_data()),
+                           what);
             // One product with the rest added in its epilogue: the earlier step's output
             // gradient (LSTM) or the state's own gradient (GRU).
             const Tensor added = lstm ? (i > 0 ? output_grad(i - 1) : Tensor()) : grad_state;
