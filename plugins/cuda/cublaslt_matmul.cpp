@@ -210,12 +210,13 @@ struct Operands {
     const void* a;
     const void* b;
     void* out;
+    const void* c;  // out = alpha * a x b + beta * c (c is out where beta is 0)
 };
 
 cublasStatus_t run(const Plan& plan, const DeviceState& state, const Operands& o,
                    const cublasLtMatmulAlgo_t& algo, cudaStream_t stream) {
     return cublaslt().matmul(state.handle, plan.desc, o.alpha, o.b, plan.b_layout, o.a,
-                             plan.a_layout, o.beta, o.out, plan.out_layout, o.out, plan.out_layout,
+                             plan.a_layout, o.beta, o.c, plan.out_layout, o.out, plan.out_layout,
                              &algo, state.workspace, kWorkspaceBytes, stream);
 }
 
@@ -263,9 +264,14 @@ void tune(Plan& plan, const DeviceState& state, const Operands& o) {
 }  // namespace
 
 bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void* bias, void* out,
-                     const kael_matmul_sizes& s) {
+                     const kael_matmul_sizes& s, const void* residual) {
     const CublasLt& lt = cublaslt();
     if (!lt.usable || s.batches != 1 || s.inner <= 0 || !cublas_fits(dtype, s)) {
+        return false;
+    }
+    // A residual is C with beta 1; it must not be out (tuning runs the product several times)
+    // and must be aligned at least as out, whose alignment picks the algorithm.
+    if (residual != nullptr && (residual == out || alignment_of(residual) < alignment_of(out))) {
         return false;
     }
     static std::mutex mutex;
@@ -278,7 +284,8 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
     }
     // Alignments of cuBLASLt's A (kael's b), B (kael's a) and C = D (out).
     const std::uint32_t alignments[3] = {alignment_of(b), alignment_of(a), alignment_of(out)};
-    const std::uint32_t alignment_key = alignments[0] | alignments[1] << 9U | alignments[2] << 18U;
+    const std::uint32_t alignment_key = alignments[0] | alignments[1] << 9U | alignments[2] << 18U |
+                                        (residual != nullptr ? 1U : 0U) << 27U;
     Plan* plan = nullptr;
     DeviceState state;
     {
@@ -289,16 +296,11 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
             held.workspace = device_malloc(static_cast<std::int64_t>(kWorkspaceBytes));
         }
         state = held;
-        const PlanKey key{device,
-                          static_cast<int>(dtype),
-                          s.rows,
-                          s.columns,
-                          s.inner,
-                          s.a_transposed,
-                          s.b_transposed,
-                          with_bias,
-                          alignment_key,
-                          compute_type(dtype, kernels::matmul_precision(s))};
+        const PlanKey key{device,         static_cast<int>(dtype),
+                          s.rows,         s.columns,
+                          s.inner,        s.a_transposed,
+                          s.b_transposed, with_bias,
+                          alignment_key,  compute_type(dtype, kernels::matmul_precision(s))};
         auto found = plans.find(key);
         if (found == plans.end()) {
             found = plans.try_emplace(key).first;
@@ -319,8 +321,10 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
         check(lt.desc_set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
               "BIAS_POINTER");
     }
-    const Operands operands{f32 ? static_cast<const void*>(&one32) : &one64,
-                            f32 ? static_cast<const void*>(&zero32) : &zero64, a, b, out};
+    const void* one = f32 ? static_cast<const void*>(&one32) : &one64;
+    const void* zero = f32 ? static_cast<const void*>(&zero32) : &zero64;
+    const Operands operands{one, residual != nullptr ? one : zero,    a, b,
+                            out, residual != nullptr ? residual : out};
     if (!plan->tuned) {
         tune(*plan, state, operands);
     }

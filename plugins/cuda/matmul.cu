@@ -317,6 +317,13 @@ kael_status matmul_epilogue(int32_t device, kael_dtype dtype, const void* a, con
         if (sizes->inner > 0 && gemv(dtype, a, b, bias, out, *sizes, residual, activation)) {
             return;
         }
+        // A residual without an activation rides in cuBLASLt's epilogue (a recurrent layer's
+        // backward adds one to every step's product); an activation comes before the residual.
+        if (residual != nullptr && activation == KAEL_ACTIVATION_NONE && sizes->inner > 0 &&
+            dtype != KAEL_DTYPE_I64 && use_cublas(dtype, *sizes) &&
+            cublaslt_matmul(dtype, a, b, bias, out, *sizes, residual)) {
+            return;
+        }
         multiply(dtype, a, b, bias, out, *sizes);
         apply_epilogue(dtype, out, residual, sizes->batches * sizes->rows * sizes->columns,
                        activation);
