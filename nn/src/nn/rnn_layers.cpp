@@ -1,5 +1,6 @@
-// RNN, LSTM and GRU layers and cells (nn_rnn.h), composed from the core's ops; the LSTM cell on
-// the plugin's fused cells where it has them (rnn_cell_plugin.cpp).
+// RNN, LSTM and GRU layers and cells (nn_rnn.h), composed from the core's ops; the LSTM and GRU
+// cells on the plugin's fused cells where it has them (rnn_cell_plugin.cpp), and a whole LSTM or
+// GRU layer direction as one node over them (rnn_layer_plugin.cpp).
 #include <cmath>
 
 #include "kael/autograd.h"
