@@ -59,12 +59,22 @@ constexpr int64_t kColumns = 64;  // columns per item of the weight and bias sum
             squares[lane] += centered * centered;
         }
         const double rstd = 1.0 / std::sqrt(lane_total(squares) / double(a.columns) + a.eps);
+        // The map in float lanes (twice double's), the mean split into a float and its
+        // remainder so that x - mean keeps double's accuracy where x sits far from zero.
+        const auto high = static_cast<float>(mean);
+        const auto low = static_cast<float>(mean - double(high));
+        const auto scale = static_cast<float>(rstd);
         float* out = a.out + row * a.columns;
-        for (int64_t j = 0; j < a.columns; ++j) {
-            double value = (double(x[j]) - mean) * rstd;
-            value = a.weight != nullptr ? value * double(a.weight[j]) : value;
-            value = a.bias != nullptr ? value + double(a.bias[j]) : value;
-            out[j] = static_cast<float>(value);
+        if (a.weight != nullptr && a.bias != nullptr) {
+            for (int64_t j = 0; j < a.columns; ++j) {
+                out[j] = ((x[j] - high) - low) * scale * a.weight[j] + a.bias[j];
+            }
+        } else {
+            for (int64_t j = 0; j < a.columns; ++j) {
+                float value = ((x[j] - high) - low) * scale;
+                value = a.weight != nullptr ? value * a.weight[j] : value;
+                out[j] = a.bias != nullptr ? value + a.bias[j] : value;
+            }
         }
         a.mean[row] = static_cast<float>(mean);
         a.rstd[row] = static_cast<float>(rstd);
