@@ -117,12 +117,12 @@ void apply(Function function, const float* in, float* out, std::int64_t count) {
 }
 
 void power(const float* base, const float* exponent, float* out, std::int64_t count) {
+    std::int64_t i = 0;
     switch (chosen()) {
 #if defined(__x86_64__)
         case Isa::Avx512: return power_avx512(base, exponent, out, count);
         case Isa::Avx2: return power_avx2(base, exponent, out, count);
-        case Isa::Sse: {
-            std::int64_t i = 0;
+        case Isa::Sse:
             for (; i + 4 <= count; i += 4) {
                 const __m128 b = _mm_loadu_ps(base + i);
                 const __m128 e = _mm_loadu_ps(exponent + i);
@@ -131,16 +131,12 @@ void power(const float* base, const float* exponent, float* out, std::int64_t co
                 _mm_storeu_ps(out + i, _mm_or_ps(_mm_and_ps(squared, _mm_mul_ps(b, b)),
                                                  _mm_andnot_ps(squared, v)));
             }
-            for (; i < count; ++i) {
-                out[i] = exponent[i] == 2.0F ? base[i] * base[i] : std::pow(base[i], exponent[i]);
-            }
-            return;
-        }
+            break;
 #endif
-        default:
-            for (std::int64_t i = 0; i < count; ++i) {
-                out[i] = exponent[i] == 2.0F ? base[i] * base[i] : std::pow(base[i], exponent[i]);
-            }
+        default: break;
+    }
+    for (; i < count; ++i) {  // SSE's tail, or every element on other CPUs
+        out[i] = exponent[i] == 2.0F ? base[i] * base[i] : std::pow(base[i], exponent[i]);
     }
 }
 

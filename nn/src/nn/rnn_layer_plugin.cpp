@@ -97,16 +97,28 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
         outputs = empty({steps, batch, hidden}, dtype, device);
         cells = lstm ? empty({steps, batch, hidden}, dtype, device) : Tensor();
         saved = empty({steps, batch, gates * hidden}, dtype, device);
+    }
+    // The outputs' data, for the backward: not the recorded output, whose grad_fn it is.
+    const Tensor stored = outputs.detach();
+    // The hidden and cell state the run's i-th call starts from: h0 / c0, or the step before's.
+    const auto previous_hidden = [stored, h0, step_at](std::int64_t i) {
+        return i == 0 ? h0.device_data() : step_rows(stored, step_at(i - 1));
+    };
+    const auto previous_cell = [cells, c0, step_at](std::int64_t i) {
+        return i == 0 ? c0.device_data() : step_rows(cells, step_at(i - 1));
+    };
+    {
+        const NoGradGuard no_grad;
         for (std::int64_t i = 0; i < steps; ++i) {
             const std::int64_t t = step_at(i);
             const Tensor h = i == 0 ? h0 : outputs.select(0, step_at(i - 1));
             const Tensor hg = linear(h, layer.weight_hh, layer.bias_hh);
             const kael_status status =
                 lstm
-                    ? plugin->lstm_cell_forward(
-                          device.index, abi, batch, hidden, step_rows(x_gates, t), hg.device_data(),
-                          i == 0 ? c0.device_data() : step_rows(cells, step_at(i - 1)),
-                          step_rows(outputs, t), step_rows(cells, t), step_rows(saved, t))
+                    ? plugin->lstm_cell_forward(device.index, abi, batch, hidden,
+                                                step_rows(x_gates, t), hg.device_data(),
+                                                previous_cell(i), step_rows(outputs, t),
+                                                step_rows(cells, t), step_rows(saved, t))
                     : plugin->gru_cell_forward(
                           device.index, abi, batch, hidden, step_rows(x_gates, t), hg.device_data(),
                           h.device_data(), step_rows(outputs, t), step_rows(saved, t));
@@ -136,8 +148,6 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
     }
     const Tensor weight = layer.weight_hh;
     const bool bias = layer.bias_hh.defined();
-    // The backward keeps the outputs' data, not the recorded outputs (whose grad_fn it is).
-    outputs = outputs.detach();
     const auto first_order = [=](const std::vector<Tensor>& grads) {
         const NoGradGuard no_grad;
         // The gradients of the products: LSTM's x and h gates share theirs; GRU's differ.
@@ -156,22 +166,22 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
         };
         for (std::int64_t i = steps - 1; i >= 0; --i) {
             const std::int64_t t = step_at(i);
-            const void* h = i == 0 ? h0.device_data() : step_rows(outputs, step_at(i - 1));
+            const void* h = previous_hidden(i);
             const Tensor grad_hidden =
                 carries_output ? carried : sum_of(carried, output_grad(i), h0);
             const Tensor grad_state = empty(h0.shape(), dtype, device);
-            backend->check(lstm ? plugin->lstm_cell_backward(
-                                      device.index, abi, batch, hidden, step_rows(saved, t),
-                                      i == 0 ? c0.device_data() : step_rows(cells, step_at(i - 1)),
-                                      step_rows(cells, t), grad_hidden.device_data(),
-                                      grad_c.defined() ? grad_c.device_data() : nullptr,
-                                      step_rows(grad_x_gates, t), grad_state.device_data())
-                                : plugin->gru_cell_backward(
-                                      device.index, abi, batch, hidden, step_rows(saved, t),
-                                      h_gates[static_cast<std::size_t>(t)].device_data(), h,
-                                      grad_hidden.device_data(), step_rows(grad_x_gates, t),
-                                      step_rows(grad_h_gates, t), grad_state.device_data()),
-                           what);
+            backend->check(
+                lstm ? plugin->lstm_cell_backward(
+                           device.index, abi, batch, hidden, step_rows(saved, t), previous_cell(i),
+                           step_rows(cells, t), grad_hidden.device_data(),
+                           grad_c.defined() ? grad_c.device_data() : nullptr,
+                           step_rows(grad_x_gates, t), grad_state.device_data())
+                     : plugin->gru_cell_backward(
+                           device.index, abi, batch, hidden, step_rows(saved, t),
+                           h_gates[static_cast<std::size_t>(t)].device_data(), h,
+                           grad_hidden.device_data(), step_rows(grad_x_gates, t),
+                           step_rows(grad_h_gates, t), grad_state.device_data()),
+                what);
             // One product with the rest added in its epilogue: the earlier step's output
             // gradient (LSTM) or the state's own gradient (GRU).
             const Tensor added = lstm ? (i > 0 ? output_grad(i - 1) : Tensor()) : grad_state;
@@ -192,7 +202,7 @@ std::vector<Tensor> plugin_recurrent_layer(const RecurrentLayer& layer,
             const Tensor later =
                 narrow(grad_h_gates, 0, reverse ? 0 : 1, steps - 1).reshape({rows, gates * hidden});
             const Tensor before =
-                narrow(outputs, 0, reverse ? 1 : 0, steps - 1).reshape({rows, hidden});
+                narrow(stored, 0, reverse ? 1 : 0, steps - 1).reshape({rows, hidden});
             grad_weight = grad_weight + matmul(later.transpose(0, 1), before);
         }
         const std::vector<Tensor> by_input{
