@@ -1,13 +1,13 @@
 // Attention for a few queries (decoding with a KV cache), in f32, bf16 or f16 (computed in
-// f32): the keys are split instead of the queries, a block per (row, 128 keys) giving a partial
-// softmax in the log2 domain, then one warp per row merges the splits into out and lse (f32).
-// A bf16 cache is read as it is, never widened: decoding reads the whole cache every token.
+// f32). A block of eight warps takes one query row over one split of up to kSplitKeys keys, in
+// chunks of 128 keys: each warp loads its 16 keys' K and V rows at once (lanes across the head
+// dims, so each load is one coalesced row), then folds them into an online softmax. A cache of
+// up to kSplitKeys slots is one split, so a decoding step is one launch; longer ones are split
+// and merged by a second kernel. A bf16 cache is read as it is: decoding reads all of it.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <cstring>
-#include <type_traits>
 #include <typeinfo>
 
 #include "attention_tiles.cuh"
@@ -21,135 +21,169 @@ namespace {
 
 namespace tasks = kernels::tasks;
 
-// Four elements from 16 (f32) or 8 (bf16, f16) aligned bytes.
-__device__ inline float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-template <typename E>
-__device__ inline float4 load4(const E* p) {
-    const uint2 raw = *reinterpret_cast<const uint2*>(p);
-    E parts[4];
-    std::memcpy(parts, &raw, sizeof raw);
-    return make_float4(as<float>(parts[0]), as<float>(parts[1]), as<float>(parts[2]), as<float>(parts[3]));
+constexpr int kDecodeWarps = 8;
+constexpr int kWarpKeys = 16;                         // keys a warp holds per chunk
+constexpr int kChunkKeys = kDecodeWarps * kWarpKeys;  // 128
+static_assert(kSplitKeys % kChunkKeys == 0);
+
+// A split's softmax state in the log2 domain: top score, sum of exp2(score - top), and the
+// weighted sums of V's rows (lane's dims lane + 32 * s).
+template <int kSlots>
+struct Running {
+    float top = -INFINITY;
+    float total = 0.F;
+    float sums[kSlots] = {};
+};
+
+// The exp2 factor that moves a state kept against `from` to `to` (0 for an empty state).
+__device__ inline float rescale(float from, float to) {
+    return from == -INFINITY ? 0.F : exp2f(from - to);
 }
 
-__device__ float block_reduce(float value, float* scratch, bool maximum) {
-    const int lane = static_cast<int>(threadIdx.x) % 32;
-    const int warp = static_cast<int>(threadIdx.x) / 32;
+// Folds keys [first, first + kWarpKeys) below end of one head's k and v rows into a warp's
+// state; q holds the query's dims (times the log2 scale) in the lane's slots.
+template <int kSlots, typename E>
+__device__ void fold_keys(Running<kSlots>& state, const AttentionShape& shape, std::int64_t first,
+                          std::int64_t end, const E* k, const E* v, const float (&q)[kSlots],
+                          int lane) {
+    const int dims = static_cast<int>(shape.head_dim);
+    float keys[kWarpKeys][kSlots];
+    float values[kWarpKeys][kSlots];
+    // Every load first, so that the warp's 32 rows stream together.
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-        const float other = __shfl_xor_sync(0xffffffffU, value, offset);
-        value = maximum ? fmaxf(value, other) : value + other;
+    for (int j = 0; j < kWarpKeys; ++j) {
+        const std::int64_t key = first + j;
+        const E* k_row = k + key * shape.k[2];
+        const E* v_row = v + key * shape.v[2];
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) {
+            const int d = lane + 32 * s;
+            const bool there = key < end && d < dims;
+            keys[j][s] = there ? as<float>(k_row[d]) : 0.F;
+            values[j][s] = there ? as<float>(v_row[d]) : 0.F;
+        }
     }
-    __syncthreads();  // scratch may still be read from a previous call
-    if (lane == 0) {
-        scratch[warp] = value;
+    float scores[kWarpKeys];
+    float top = state.top;
+#pragma unroll
+    for (int j = 0; j < kWarpKeys; ++j) {
+        float dot = 0.F;
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) {
+            dot = fmaf(q[s], keys[j][s], dot);
+        }
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) {
+            dot += __shfl_xor_sync(0xffffffffU, dot, offset);
+        }
+        scores[j] = first + j < end ? dot : -INFINITY;  // the same on every lane
+        top = fmaxf(top, scores[j]);
     }
-    __syncthreads();
-    value = scratch[0];
-    for (int w = 1; w < kSplitKeys / 32; ++w) {
-        value = maximum ? fmaxf(value, scratch[w]) : value + scratch[w];
+    if (top == -INFINITY) {
+        return;  // none of these keys is visible
     }
-    return value;
+    const float keep = rescale(state.top, top);
+    state.total *= keep;
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+        state.sums[s] *= keep;
+    }
+#pragma unroll
+    for (int j = 0; j < kWarpKeys; ++j) {
+        const float p = exp2f(scores[j] - top);  // 0 for a masked key
+        state.total += p;
+#pragma unroll
+        for (int s = 0; s < kSlots; ++s) {
+            state.sums[s] = fmaf(p, values[j][s], state.sums[s]);
+        }
+    }
+    state.top = top;
 }
 
-// One query row's softmax over one split of kSplitKeys keys: partial (top, sum, sums[dims])
-// in the log2 domain, into partials[(row * splits + split) * (kMaxDims + 2)].
-template <typename E>
-__global__ void __launch_bounds__(kSplitKeys)
-    attention_decode_split(AttentionShape shape, float* partials, std::int64_t splits,
-                           const E* q, const E* k, const E* v, float scale_log2,
-                           bool vectorized) {
-    __shared__ float query_row[kMaxDims];
-    __shared__ float weights[kSplitKeys];
-    __shared__ float scratch[kSplitKeys / 32];
-    __shared__ float4 mixed[kSplitKeys];
+// One query row over keys [split * kSplitKeys, +kSplitKeys): with one split, out and lse
+// directly; otherwise the split's (top, total, sums[dims]) into partials for the merge.
+template <int kSlots, typename E>
+__global__ void __launch_bounds__(kDecodeWarps * 32)
+    attention_decode_split(AttentionShape shape, E* out, float* lse, float* partials,
+                           std::int64_t splits, const E* q, const E* k, const E* v,
+                           float scale_log2) {
+    __shared__ float tops[kDecodeWarps];
+    __shared__ float totals[kDecodeWarps];
+    __shared__ float sums[kDecodeWarps][kSlots * 32];
+    wait_for_earlier_grids();  // everything it reads was just written: q, the new key, lengths
+    let_dependents_launch();
     const std::int64_t row = blockIdx.x / splits;
     const std::int64_t split = blockIdx.x % splits;
     const std::int64_t bh = row / shape.queries;
     const std::int64_t query = row % shape.queries;
-    const int t = static_cast<int>(threadIdx.x);
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    const int warp = static_cast<int>(threadIdx.x) / 32;
     const int dims = static_cast<int>(shape.head_dim);
     const E* q_row = q + AttentionShape::at(shape.q, bh, shape.heads, query);
-    for (int e = t; e < kMaxDims; e += kSplitKeys) {
-        query_row[e] = e < dims ? as<float>(q_row[e]) : 0.F;
+    float q_lane[kSlots];
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+        const int d = lane + 32 * s;
+        q_lane[s] = d < dims ? as<float>(q_row[d]) * scale_log2 : 0.F;
+    }
+    const std::int64_t visible = shape.visible_keys(query, shape.filled_keys(bh));
+    const std::int64_t begin = split * kSplitKeys;
+    const std::int64_t end = tasks::min_of(begin + kSplitKeys, visible);
+    const E* k_head = k + AttentionShape::at(shape.k, bh, shape.heads, 0);
+    const E* v_head = v + AttentionShape::at(shape.v, bh, shape.heads, 0);
+    Running<kSlots> state;
+    for (std::int64_t chunk = begin; chunk < end; chunk += kChunkKeys) {
+        fold_keys(state, shape, chunk + warp * kWarpKeys, end, k_head, v_head, q_lane, lane);
+    }
+    if (lane == 0) {
+        tops[warp] = state.top;
+        totals[warp] = state.total;
+    }
+#pragma unroll
+    for (int s = 0; s < kSlots; ++s) {
+        sums[warp][lane + 32 * s] = state.sums[s];
     }
     __syncthreads();
-    const std::int64_t k0 = split * kSplitKeys;
-    const std::int64_t key = k0 + t;
-    const std::int64_t filled = shape.filled_keys(bh);  // keys past it are never read
-    const bool seen = key < shape.visible_keys(query, filled);
-    float score = -INFINITY;
-    if (seen) {
-        const E* k_row = k + AttentionShape::at(shape.k, bh, shape.heads, key);
-        float dot = 0.F;
-        if (vectorized) {
-            // Unrolled, so a key row's loads are in flight together, not one after another.
-#pragma unroll 8
-            for (int e = 0; e < dims; e += 4) {
-                const float4 four = load4(k_row + e);
-                dot = fmaf(query_row[e], four.x, dot);
-                dot = fmaf(query_row[e + 1], four.y, dot);
-                dot = fmaf(query_row[e + 2], four.z, dot);
-                dot = fmaf(query_row[e + 3], four.w, dot);
-            }
-        } else {
-            for (int e = 0; e < dims; ++e) {
-                dot = fmaf(query_row[e], as<float>(k_row[e]), dot);
-            }
-        }
-        score = dot * scale_log2;
+    float top = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kDecodeWarps; ++w) {
+        top = fmaxf(top, tops[w]);
     }
-    const float top = block_reduce(score, scratch, true);
-    const float p = seen ? exp2f(score - top) : 0.F;
-    const float total = block_reduce(p, scratch, false);
-    weights[t] = p;
-    __syncthreads();
-    float* partial = partials + (row * splits + split) * (kMaxDims + 2);
-    if (t == 0) {
-        partial[0] = top;
-        partial[1] = total;
+    float total = 0.F;
+#pragma unroll
+    for (int w = 0; w < kDecodeWarps; ++w) {
+        total += totals[w] * rescale(tops[w], top);
     }
-    const std::int64_t count = tasks::min_of(kSplitKeys, filled - k0);
-    const E* v_rows = v + AttentionShape::at(shape.v, bh, shape.heads, k0);
-    if (vectorized) {
-        // Every thread takes a 16-byte pack of V's columns for every groups-th key, so the
-        // keys' loads overlap; the groups' sums then meet in shared memory.
-        const int packs = dims / 4;
-        const int groups = kSplitKeys / packs;
-        const int group = t / packs;
-        const int pack = t % packs;
-        float4 sum = make_float4(0.F, 0.F, 0.F, 0.F);
-        if (group < groups) {
-#pragma unroll 4
-            for (std::int64_t j = group; j < count; j += groups) {
-                const float4 value = load4(v_rows + j * shape.v[2] + pack * 4);
-                scale_add(sum, weights[j], value);
+    const int t = static_cast<int>(threadIdx.x);
+    if (splits == 1) {
+        const float inverse = total == 0.F ? NAN : 1.F / total;  // no key visible: NaN, as torch
+        E* out_row = out + AttentionShape::at(shape.out, bh, shape.heads, query);
+        for (int d = t; d < dims; d += kDecodeWarps * 32) {
+            float sum = 0.F;
+#pragma unroll
+            for (int w = 0; w < kDecodeWarps; ++w) {
+                sum += sums[w][d] * rescale(tops[w], top);
             }
+            out_row[d] = as<E>(sum * inverse);
         }
-        mixed[t] = sum;
-        __syncthreads();
-        if (t < packs) {
-            float4 total = mixed[t];
-            for (int g = 1; g < groups; ++g) {
-                const float4 other = mixed[g * packs + t];
-                total.x += other.x;
-                total.y += other.y;
-                total.z += other.z;
-                total.w += other.w;
-            }
-            partial[2 + 4 * t] = total.x;
-            partial[3 + 4 * t] = total.y;
-            partial[4 + 4 * t] = total.z;
-            partial[5 + 4 * t] = total.w;
+        if (t == 0) {
+            lse[row] = (top + log2f(total)) * kLn2;
         }
         return;
     }
-    for (int e = t; e < dims; e += kSplitKeys) {
+    // An empty split still writes its zeros: the merge weighs every split.
+    float* partial = partials + (row * splits + split) * (kMaxDims + 2);
+    for (int d = t; d < dims; d += kDecodeWarps * 32) {
         float sum = 0.F;
-#pragma unroll 8
-        for (std::int64_t j = 0; j < count; ++j) {
-            sum = fmaf(weights[j], as<float>(v_rows[j * shape.v[2] + e]), sum);
+#pragma unroll
+        for (int w = 0; w < kDecodeWarps; ++w) {
+            sum += sums[w][d] * rescale(tops[w], top);
         }
-        partial[2 + e] = sum;
+        partial[2 + d] = sum;
+    }
+    if (t == 0) {
+        partial[0] = top;
+        partial[1] = total;
     }
 }
 
@@ -202,10 +236,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     }
 }
 
-
-template <typename E>
+template <typename E, int kSlots>
 void launch(const AttentionShape& shape, void* out_data, float* lse, const void* q_data,
-            const void* k_data, const void* v_data, bool vectorized) {
+            const void* k_data, const void* v_data) {
     auto* const out = static_cast<E*>(out_data);
     const auto* const q = static_cast<const E*>(q_data);
     const auto* const k = static_cast<const E*>(k_data);
@@ -214,11 +247,14 @@ void launch(const AttentionShape& shape, void* out_data, float* lse, const void*
     const std::int64_t rows = shape.batch * shape.heads * shape.queries;
     const std::int64_t splits = (shape.keys + kSplitKeys - 1) / kSplitKeys;
     float* const partials =
-        static_cast<float*>(device_malloc(rows * splits * (kMaxDims + 2) * std::int64_t{4}));
-    attention_decode_split<E><<<static_cast<unsigned>(rows * splits), kSplitKeys, 0,
-                                launch_stream()>>>(shape, partials, splits, q, k, v, scale_log2,
-                                                   vectorized);
-    check_launch(typeid(&attention_decode_split<E>), __FILE__, __LINE__);
+        splits == 1
+            ? nullptr
+            : static_cast<float*>(device_malloc(rows * splits * (kMaxDims + 2) * std::int64_t{4}));
+    launch_early(&attention_decode_split<kSlots, E>, static_cast<unsigned>(rows * splits),
+                 kDecodeWarps * 32, shape, out, lse, partials, splits, q, k, v, scale_log2);
+    if (splits == 1) {
+        return;
+    }
     attention_decode_merge<E><<<static_cast<unsigned>(blocks_for(rows, kThreadsPerBlock / 32)),
                                 kThreadsPerBlock, 0, launch_stream()>>>(shape, out, lse, partials,
                                                                         splits, rows);
@@ -226,18 +262,27 @@ void launch(const AttentionShape& shape, void* out_data, float* lse, const void*
     device_free(partials);  // stream-ordered: after the merge
 }
 
+template <typename E>
+void launch_slots(const AttentionShape& shape, void* out, float* lse, const void* q, const void* k,
+                  const void* v) {
+    // Registers for 64 dims a lane's two slots, for 128 its four.
+    if (shape.head_dim <= 64) {
+        launch<E, 2>(shape, out, lse, q, k, v);
+    } else {
+        launch<E, 4>(shape, out, lse, q, k, v);
+    }
+}
+
 }  // namespace
 
 void launch_decode(kael_dtype dtype, const AttentionShape& shape, void* out, float* lse,
                    const void* q, const void* k, const void* v) {
-    const void* const buffers[] = {out, q, k, v};
-    const bool vectorized = aligned_for_vectors(shape, buffers, 4);
     if (dtype == KAEL_DTYPE_BF16) {
-        launch<__nv_bfloat16>(shape, out, lse, q, k, v, vectorized);
+        launch_slots<__nv_bfloat16>(shape, out, lse, q, k, v);
     } else if (dtype == KAEL_DTYPE_F16) {
-        launch<__half>(shape, out, lse, q, k, v, vectorized);
+        launch_slots<__half>(shape, out, lse, q, k, v);
     } else {
-        launch<float>(shape, out, lse, q, k, v, vectorized);
+        launch_slots<float>(shape, out, lse, q, k, v);
     }
 }
 

@@ -17,7 +17,7 @@ namespace kael::cuda::attention_tiles {
 using kernels::tasks::AttentionShape;
 
 inline constexpr int kTile = 64;
-inline constexpr int kSplitKeys = 128;  // keys per decoding block, one per thread
+inline constexpr int kSplitKeys = 1024;  // keys per decoding block (a cache this long: one launch)
 inline constexpr int kMaxDims = 128;    // the largest head_dim the tile and decoding kernels take
 inline constexpr int kThreads = 256;
 inline constexpr int kScoreStride = kTile + 4;

@@ -76,6 +76,7 @@ struct ThreadDevice {
     std::int32_t device = -1;
     int multiprocessors = 0;
     bool memory_pools = false;
+    bool dependent_launches = false;  // Hopper and later, unless KAEL_CUDA_PDL=0
 };
 thread_local ThreadDevice this_thread;
 
@@ -117,6 +118,14 @@ void use_device(std::int32_t device) {
     int pools = 0;
     KAEL_CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
     this_thread.memory_pools = pools != 0;
+    int major = 0;
+    KAEL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    const char* pdl = std::getenv("KAEL_CUDA_PDL");
+    this_thread.dependent_launches = major >= 9 && (pdl == nullptr || std::strcmp(pdl, "0") != 0);
+}
+
+bool early_launches() {
+    return this_thread.dependent_launches && recording_graph();
 }
 
 bool memory_pools() {

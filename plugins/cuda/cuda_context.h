@@ -52,6 +52,11 @@ cudaStream_t launch_stream();
 // Whether this thread is recording a device graph now.
 bool recording_graph();
 
+// Whether kernels that wait for the grids before them in-kernel (cuda_launch.cuh's
+// launch_early) may start while those still run: on Hopper and later, in a recorded graph (a
+// decoding step's chain of small kernels), unless KAEL_CUDA_PDL=0.
+bool early_launches();
+
 // Whether the current device has stream-ordered memory pools (cudaMallocAsync).
 bool memory_pools();
 

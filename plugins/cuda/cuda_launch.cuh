@@ -19,8 +19,33 @@ namespace kael::cuda {
 
 inline constexpr int kThreadsPerBlock = 256;
 
+// Programmatic dependent launch (Hopper): a kernel launched by launch_early may start while the
+// kernel before it still runs, so its launch and what it fetches before waiting (L2 prefetches
+// of its weights, never loads) overlap that kernel. It must call wait_for_earlier_grids before
+// it reads or writes anything else, then let_dependents_launch (after the wait, so that only
+// the next kernel starts early, not a chain of them holding the SMs). Elsewhere both are no-ops.
+__device__ inline void let_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ inline void wait_for_earlier_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Warms L2 with the line at address; a line that an earlier kernel rewrites is still read
+// afresh after the wait (L2 is coherent), so prefetching before wait_for_earlier_grids is safe.
+__device__ inline void prefetch_l2(const void* address) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
 template <typename Task>
 __global__ void __launch_bounds__(kThreadsPerBlock) run_task(std::int64_t count, Task task) {
+    wait_for_earlier_grids();
+    let_dependents_launch();
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
     for (std::int64_t item = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
          item < count; item += stride) {
@@ -39,6 +64,24 @@ inline std::int64_t blocks_for(std::int64_t items, int per_block = kThreadsPerBl
     return (items + per_block - 1) / per_block;
 }
 
+// kernel<<<grid, block, 0, launch_stream()>>>(args...), and checked; early where
+// early_launches() allows.
+template <typename... Params, typename... Args>
+void launch_early(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = 0;
+    config.stream = launch_stream();
+    config.attrs = &attribute;
+    config.numAttrs = early_launches() ? 1 : 0;
+    KAEL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+    check_launch(typeid(kernel), __FILE__, __LINE__);
+}
+
 struct Launcher {
     template <typename Task>
     static void for_each(std::int64_t count, const Task& task) {
@@ -47,8 +90,7 @@ struct Launcher {
         }
         const int blocks =
             grid_blocks(reinterpret_cast<const void*>(&run_task<Task>), blocks_for(count));
-        run_task<Task><<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(count, task);
-        check_launch(typeid(Task), __FILE__, __LINE__);
+        launch_early(&run_task<Task>, blocks, kThreadsPerBlock, count, task);
     }
 
     // int64 wraps through the unsigned atomic, as Plus<int64_t> does on the host; bf16/f16

@@ -17,10 +17,12 @@
 namespace kael::cuda {
 namespace {
 
-constexpr int kRowWarps = 4;  // output elements per block
+constexpr int kRowWarps = 4;   // warps per block
+constexpr int kLanePacks = 8;  // 16-byte packs of a weight row a lane loads, at most
+constexpr int kFewPacks = 4;   // ... and as many as a lane loads where more warps can share a row
 
-// kPacks: 16-byte packs of a weight row per lane, at most. A lane loads all of its packs before
-// it multiplies any, so a warp has its whole row in flight at once; x comes through the cache.
+// A lane loads all of its packs before it multiplies any, so a warp has its whole slice in
+// flight at once; x comes through the cache.
 // sum + w . v over one 16-byte pack of E (4 f32 or 8 bf16/f16).
 template <typename E>
 __device__ inline float dot_pack(const float4& w_bits, const float4& v_bits, float sum) {
@@ -42,37 +44,65 @@ __device__ inline float dot_pack(const float4& w_bits, const float4& v_bits, flo
     }
 }
 
+// A block's four warps share its columns: parts warps (1, 2 or 4) to a column, each a
+// contiguous slice of at most kPacks * 32 packs of its row, so a long row (a 3072-wide input)
+// is read by more warps, each with few loads, instead of by one warp with many.
 template <int kPacks, typename E>
 __global__ void __launch_bounds__(kRowWarps * 32)
     gemv_rows(const float4* __restrict__ x, const float4* __restrict__ weight,
               const E* __restrict__ bias, const E* __restrict__ residual, E* __restrict__ out,
-              int columns, int packs, int activation) {
+              int columns, int packs, int parts, int activation) {
+    __shared__ float partial_sums[kRowWarps];
     const int lane = static_cast<int>(threadIdx.x) % 32;
-    const int column =
-        static_cast<int>(blockIdx.x) * kRowWarps + static_cast<int>(threadIdx.x) / 32;
-    if (column >= columns) {
-        return;
-    }
-    const float4* row = weight + static_cast<std::int64_t>(column) * packs;
-    float4 w[kPacks];
+    const int warp = static_cast<int>(threadIdx.x) / 32;
+    const int column = static_cast<int>(blockIdx.x) * (kRowWarps / parts) + warp / parts;
+    const int part = warp % parts;
+    const int per_part = (packs + parts - 1) / parts;
+    const int first = part * per_part;
+    const int last = min(packs, first + per_part);
+    const float4* row = weight + static_cast<std::int64_t>(min(column, columns - 1)) * packs;
+    // The weights stream into L2 while the kernel before (which writes x) still runs.
 #pragma unroll
     for (int i = 0; i < kPacks; ++i) {
-        const int p = lane + 32 * i;
-        w[i] = p < packs ? __ldg(row + p) : make_float4(0.F, 0.F, 0.F, 0.F);
+        prefetch_l2(row + min(first + lane + 32 * i, last - 1));
     }
+    wait_for_earlier_grids();
+    let_dependents_launch();
     float sum = 0.F;
+    if (column < columns) {
+        // Loads past the slice reread its last pack, so that every load is unconditional and
+        // issued up front; their products are dropped.
+        float4 w[kPacks];
+        float4 v[kPacks];
 #pragma unroll
-    for (int i = 0; i < kPacks; ++i) {
-        const int p = lane + 32 * i;
-        if (p < packs) {
-            sum = dot_pack<E>(w[i], __ldg(x + p), sum);
+        for (int i = 0; i < kPacks; ++i) {
+            const int p = min(first + lane + 32 * i, last - 1);
+            w[i] = __ldg(row + p);
+            v[i] = __ldg(x + p);
+        }
+#pragma unroll
+        for (int i = 0; i < kPacks; ++i) {  // a select, not a branch: the loads stay hoisted
+            const float part = dot_pack<E>(w[i], v[i], 0.F);
+            sum += first + lane + 32 * i < last ? part : 0.F;
+        }
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) {
+            sum += __shfl_xor_sync(0xffffffffU, sum, offset);
         }
     }
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-        sum += __shfl_xor_sync(0xffffffffU, sum, offset);
+    if (parts > 1) {
+        if (lane == 0) {
+            partial_sums[warp] = sum;
+        }
+        __syncthreads();
+        if (part != 0 || lane != 0) {
+            return;
+        }
+        for (int other = 1; other < parts; ++other) {
+            sum += partial_sums[warp + other];
+        }
     }
-    if (lane == 0) {
+    if (lane == 0 && column < columns) {
         float value = bias != nullptr ? sum + as<float>(bias[column]) : sum;
         value = activation == KAEL_ACTIVATION_GELU_TANH ? kernels::GeluTanh<float>{}(value) : value;
         out[column] = as<E>(residual != nullptr ? value + as<float>(residual[column]) : value);
@@ -121,26 +151,24 @@ bool gemv(kael_dtype dtype, const void* a, const void* b, const void* bias, void
           const kael_matmul_sizes& s, const void* residual, int activation) {
     const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
     const std::int64_t per_pack = low ? 8 : 4;  // elements a 16-byte pack
-    if ((dtype != KAEL_DTYPE_F32 && !low) || s.batches != 1 || s.rows != 1 ||
-        s.b_transposed == 0 || s.inner % per_pack != 0 || s.inner > per_pack * 32 * 24 ||
+    if ((dtype != KAEL_DTYPE_F32 && !low) || s.batches != 1 || s.rows != 1 || s.b_transposed == 0 ||
+        s.inner % per_pack != 0 || s.inner > per_pack * 32 * kLanePacks * kRowWarps ||
         s.columns > INT32_MAX || !aligned(a) || !aligned(b) || !enabled()) {
         return false;
     }
     const auto packs = static_cast<int>(s.inner / per_pack);
     const auto columns = static_cast<int>(s.columns);
-    const auto blocks = static_cast<unsigned>((columns + kRowWarps - 1) / kRowWarps);
+    // The fewest warps per column that leave each lane kFewPacks packs (GPT-2's 768-wide
+    // rows one warp, its 3072-wide rows four), or kLanePacks where four warps need more.
+    const int parts = packs <= 32 * kFewPacks ? 1 : packs <= 64 * kFewPacks ? 2 : 4;
+    const int per_block = kRowWarps / parts;
+    const auto blocks = static_cast<unsigned>((columns + per_block - 1) / per_block);
     const auto run = [&](auto element) {
         using E = decltype(element);
-        const auto launch = [&](auto kernel) {
-            kernel<<<blocks, kRowWarps * 32, 0, launch_stream()>>>(
-                static_cast<const float4*>(a), static_cast<const float4*>(b),
-                static_cast<const E*>(bias), static_cast<const E*>(residual),
-                static_cast<E*>(out), columns, packs, activation);
-            check_launch(typeid(kernel), __FILE__, __LINE__);
-        };
-        // Rows of at most 256 packs (GPT-2's 768) and of at most 768 (its 4 x 768): two
-        // register budgets.
-        packs <= 32 * 8 ? launch(&gemv_rows<8, E>) : launch(&gemv_rows<24, E>);
+        launch_early(&gemv_rows<kLanePacks, E>, blocks, kRowWarps * 32,
+                     static_cast<const float4*>(a), static_cast<const float4*>(b),
+                     static_cast<const E*>(bias), static_cast<const E*>(residual),
+                     static_cast<E*>(out), columns, packs, parts, activation);
     };
     if (dtype == KAEL_DTYPE_BF16) {
         run(__nv_bfloat16{});

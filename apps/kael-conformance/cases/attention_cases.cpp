@@ -90,6 +90,28 @@ BOOST_AUTO_TEST_CASE(attention_forward_and_backward_separate_tensors) {
     }
 }
 
+// Decoding over more keys than one block takes (kSplitKeys, 1024 on the cuda plugin): the keys
+// split over blocks and merged, with head dims past 64 (four dims a lane). A case of its own, so
+// the cases above keep their random values.
+BOOST_AUTO_TEST_CASE(attention_decoding_over_split_keys) {
+    kael::manual_seed(47);
+    for (const DType dtype : kDTypes) {
+        for (const bool causal : {false, true}) {
+            BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", causal " << causal) {
+                run_and_compare(
+                    {{values(dtype, {1, 2, 3, 96}, false)},
+                     {values(dtype, {1, 2, 2100, 96}, false)},
+                     {values(dtype, {1, 2, 2100, 96}, false)}},
+                    [causal](const Tensors& x) {
+                        return Tensors{
+                            kael::scaled_dot_product_attention(x[0], x[1], x[2], causal)};
+                    },
+                    tolerance_of(dtype));
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(attention_heads_split_from_one_projection) {
     kael::manual_seed(42);
     for (const DType dtype : kDTypes) {

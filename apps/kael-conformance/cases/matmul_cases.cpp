@@ -122,7 +122,8 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_shapes_layouts_dtypes) {
 }
 
 // linear with its epilogue (gelu, a residual add) against the cpu's composed ops: one row (the
-// one-row kernel's fused epilogue), many rows (the product, then the epilogue), strided x.
+// one-row kernel's fused epilogue, one to four warps a row), many rows (the product, then the
+// epilogue), strided x.
 BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
     kael::manual_seed(25);
     using ViewFn = std::function<Tensor(const Tensor&)>;
@@ -135,6 +136,7 @@ BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
     };
     const std::vector<Case> cases = {{"one_row", {1, 1, 768}, {2304, 768}, same},
                                      {"one_row_long", {1, 3072}, {70, 3072}, same},
+                                     {"one_row_widest", {1, 4096}, {9, 4096}, same},
                                      {"rows", {2, 5, 64}, {33, 64}, same},
                                      {"transposed_x", {64, 7}, {9, 64}, T},
                                      {"ragged_inner", {1, 66}, {7, 66}, same}};
