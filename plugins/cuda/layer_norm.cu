@@ -40,22 +40,6 @@ __global__ void __launch_bounds__(kRowThreads) layer_norm_in_registers(ForwardAr
     const T count = static_cast<T>(a.columns);
     const auto* weight = reinterpret_cast<const Pack<S>*>(a.weight);
     const auto* bias = reinterpret_cast<const Pack<S>*>(a.bias);
-    if (kChunks <= 8 && static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock < a.rows) {
-        // weight and bias into L2 while the kernel before (which writes x) still runs.
-        for (int chunk = 0; chunk < kChunks; ++chunk) {
-            const std::int64_t pack = chunk * kWarp + lane;
-            if (pack * kWidth < a.columns) {
-                if (weight != nullptr) {
-                    prefetch_l2(weight + pack);
-                }
-                if (bias != nullptr) {
-                    prefetch_l2(bias + pack);
-                }
-            }
-        }
-    }
-    wait_for_earlier_grids();
-    let_dependents_launch();
     for (std::int64_t row = blockIdx.x * std::int64_t{kWarpsPerBlock} + threadIdx.x / kWarp;
          row < a.rows; row += warps) {
         const auto* x = reinterpret_cast<const Pack<S>*>(a.x + row * a.columns);
@@ -169,7 +153,8 @@ void run_layer_norm(const ForwardArgs<S, T>& args) {
         with_chunks<kMaxForwardChunks>(chunks, [&](auto constant) {
             const auto kernel = &layer_norm_in_registers<S, T, decltype(constant)::value>;
             const int blocks = warp_row_grid(reinterpret_cast<const void*>(kernel), args.rows);
-            launch_early(kernel, blocks, kRowThreads, args);
+            kernel<<<blocks, kRowThreads, 0, launch_stream()>>>(args);
+            check_launch(typeid(ForwardArgs<S, T>), __FILE__, __LINE__);
         });
         return;
     }
