@@ -16,6 +16,7 @@
 #include "kael/ops.h"
 #include "kael/random.h"
 #include "nn_internal.h"
+#include "ops_index_internal.h"
 
 namespace kael::nn {
 
@@ -236,10 +237,12 @@ private:
         } else {
             largest_.copy_(maximum(largest_, max(abs(logits))));
             const Tensor next = argmax(logits, 1).reshape({static_cast<std::int64_t>(rows_), 1});
-            // The chunk's column counter_ was 0: adding is writing, at a device index.
-            scatter_add_(picked_, 1,
-                         counter_.reshape({1, 1}).expand({static_cast<std::int64_t>(rows_), 1}).contiguous(),
-                         next);
+            // The chunk's column counter_ was 0: adding is writing, at a device index (below
+            // kGreedyChunk by construction, so no index check: one kernel less a token).
+            kael::detail::scatter_add_unchecked(
+                picked_, 1,
+                counter_.reshape({1, 1}).expand({static_cast<std::int64_t>(rows_), 1}).contiguous(),
+                next);
             token_.copy_(next);
             add_(counter_, ones_.slice(0, 0, 1));
         }
