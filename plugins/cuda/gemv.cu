@@ -82,8 +82,8 @@ __global__ void __launch_bounds__(kRowWarps * 32)
         }
 #pragma unroll
         for (int i = 0; i < kPacks; ++i) {  // a select, not a branch: the loads stay hoisted
-            const float part = dot_pack<E>(w[i], v[i], 0.F);
-            sum += first + lane + 32 * i < last ? part : 0.F;
+            const float term = dot_pack<E>(w[i], v[i], 0.F);
+            sum += first + lane + 32 * i < last ? term : 0.F;
         }
 #pragma unroll
         for (int offset = 16; offset > 0; offset /= 2) {
