@@ -324,7 +324,6 @@ constexpr int64_t kLowChunk = 8192;  // f32 scratch per operand: 32 KiB, all of 
 void run_f32(kael_element_op op, const kael_element_layout& layout,
              const kael_element_params* params) {
     if (!run_vector_math(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout) &&
-        !run_vector_power(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout) &&
         !run_activation_backward(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout)) {
         LayoutRunner runner{layout};
         kernels::dispatch_elementwise(op, KAEL_DTYPE_F32, KAEL_DTYPE_F32, layout.operands, params,
@@ -434,7 +433,6 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
         check_device(device);
         kernels::check_element_layout(layout);
         if (run_vector_math(op, out_dtype, in_dtype, *layout) ||
-            run_vector_power(op, out_dtype, in_dtype, *layout) ||
             run_activation_backward(op, out_dtype, in_dtype, *layout)) {
             return;
         }

@@ -205,38 +205,10 @@ void vector_chunk_widest(kael_element_op op, const float* in, float* out, int64_
     }
 }
 
-}  // namespace
-
-bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                     const kael_element_layout& layout) {
-    const bool supported = op == KAEL_OP_EXP || op == KAEL_OP_LOG || op == KAEL_OP_TANH ||
-                           op == KAEL_OP_SIGMOID || op == KAEL_OP_GELU_TANH ||
-                           op == KAEL_OP_GELU_EXACT || op == KAEL_OP_ERF || op == KAEL_OP_ERFC ||
-                           op == KAEL_OP_SILU || op == KAEL_OP_SIN || op == KAEL_OP_COS ||
-                           op == KAEL_OP_LOG1P || op == KAEL_OP_EXPM1 || op == KAEL_OP_LOG10 ||
-                           op == KAEL_OP_LOG2 || op == KAEL_OP_EXP2;
-    if (!supported || out_dtype != KAEL_DTYPE_F32 || in_dtype != KAEL_DTYPE_F32 ||
-        layout.operands != 2 || layout.dims != 1 || layout.strides[0][0] != 4 ||
-        layout.strides[1][0] != 4) {
-        return false;
-    }
-    auto* out = static_cast<float*>(layout.base[0]);
-    const auto* in = static_cast<const float*>(layout.base[1]);
-    parallel_ranges(tasks_of(layout.count), kMinParallelElements / kChunk,
-                    [&](int64_t begin, int64_t end) {
-                        for (int64_t chunk = begin; chunk < end; ++chunk) {
-                            const int64_t first = chunk * kChunk;
-                            vector_chunk_widest(op, in + first, out + first,
-                                                std::min(kChunk, layout.count - first));
-                        }
-                    });
-    return true;
-}
-
 // pow of f32 operands whose innermost dim is contiguous (a broadcast row too): libmvec's powf a
 // vector at a time, where the shared functor called libm's powf per element (0.7 of PyTorch's).
-bool run_vector_power(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                      const kael_element_layout& layout) {
+bool run_power(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+               const kael_element_layout& layout) {
     if (op != KAEL_OP_POWER || out_dtype != KAEL_DTYPE_F32 || in_dtype != KAEL_DTYPE_F32 ||
         layout.operands != 3 || layout.dims < 1 || layout.dims > 2) {
         return false;
@@ -262,6 +234,37 @@ bool run_vector_power(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dt
                                std::min(kChunk, columns - first));
         }
     });
+    return true;
+}
+
+}  // namespace
+
+bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                     const kael_element_layout& layout) {
+    if (op == KAEL_OP_POWER) {
+        return run_power(op, out_dtype, in_dtype, layout);
+    }
+    const bool supported = op == KAEL_OP_EXP || op == KAEL_OP_LOG || op == KAEL_OP_TANH ||
+                           op == KAEL_OP_SIGMOID || op == KAEL_OP_GELU_TANH ||
+                           op == KAEL_OP_GELU_EXACT || op == KAEL_OP_ERF || op == KAEL_OP_ERFC ||
+                           op == KAEL_OP_SILU || op == KAEL_OP_SIN || op == KAEL_OP_COS ||
+                           op == KAEL_OP_LOG1P || op == KAEL_OP_EXPM1 || op == KAEL_OP_LOG10 ||
+                           op == KAEL_OP_LOG2 || op == KAEL_OP_EXP2;
+    if (!supported || out_dtype != KAEL_DTYPE_F32 || in_dtype != KAEL_DTYPE_F32 ||
+        layout.operands != 2 || layout.dims != 1 || layout.strides[0][0] != 4 ||
+        layout.strides[1][0] != 4) {
+        return false;
+    }
+    auto* out = static_cast<float*>(layout.base[0]);
+    const auto* in = static_cast<const float*>(layout.base[1]);
+    parallel_ranges(tasks_of(layout.count), kMinParallelElements / kChunk,
+                    [&](int64_t begin, int64_t end) {
+                        for (int64_t chunk = begin; chunk < end; ++chunk) {
+                            const int64_t first = chunk * kChunk;
+                            vector_chunk_widest(op, in + first, out + first,
+                                                std::min(kChunk, layout.count - first));
+                        }
+                    });
     return true;
 }
 

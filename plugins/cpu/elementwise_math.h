@@ -5,14 +5,11 @@
 namespace kael::cpu {
 
 // Runs exp, log, tanh, sigmoid, gelu (exact or tanh) on contiguous f32 through glibc's vector
-// math and returns true (out may be the input itself); false, having done nothing, otherwise.
+// math, and pow on f32 operands whose innermost dim is contiguous (or a broadcast row) through
+// libmvec's powf, and returns true (out may be an input itself); false, having done nothing,
+// otherwise.
 bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                      const kael_element_layout& layout);
-
-// Runs pow on f32 operands whose innermost dim is contiguous (or a broadcast row) through
-// libmvec's powf and returns true; false, having done nothing, otherwise.
-bool run_vector_power(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-                      const kael_element_layout& layout);
 
 // Runs sigmoid, silu and gelu's backward ops (input, grad) on contiguous f32 the same way
 // (activation_backward.cpp) and returns true; false, having done nothing, otherwise.
