@@ -149,22 +149,28 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     for (int w = 0; w < kDecodeWarps; ++w) {
         top = fmaxf(top, tops[w]);
     }
+    // Each warp's state moved to the block's top, once; then a thread per dim (head_dim is at
+    // most kMaxDims, below the block's threads) sums the warps' weighted values.
+    float keep[kDecodeWarps];
     float total = 0.F;
 #pragma unroll
     for (int w = 0; w < kDecodeWarps; ++w) {
-        total += totals[w] * rescale(tops[w], top);
+        keep[w] = rescale(tops[w], top);
+        total += totals[w] * keep[w];
     }
+    static_assert(kMaxDims <= kDecodeWarps * 32);
     const int t = static_cast<int>(threadIdx.x);
+    float sum = 0.F;
+    if (t < dims) {
+#pragma unroll
+        for (int w = 0; w < kDecodeWarps; ++w) {
+            sum += sums[w][t] * keep[w];
+        }
+    }
     if (splits == 1) {
         const float inverse = total == 0.F ? NAN : 1.F / total;  // no key visible: NaN, as torch
-        E* out_row = out + AttentionShape::at(shape.out, bh, shape.heads, query);
-        for (int d = t; d < dims; d += kDecodeWarps * 32) {
-            float sum = 0.F;
-#pragma unroll
-            for (int w = 0; w < kDecodeWarps; ++w) {
-                sum += sums[w][d] * rescale(tops[w], top);
-            }
-            out_row[d] = as<E>(sum * inverse);
+        if (t < dims) {
+            out[AttentionShape::at(shape.out, bh, shape.heads, query) + t] = as<E>(sum * inverse);
         }
         if (t == 0) {
             lse[row] = (top + log2f(total)) * kLn2;
@@ -173,13 +179,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     }
     // An empty split still writes its zeros: the merge weighs every split.
     float* partial = partials + (row * splits + split) * (kMaxDims + 2);
-    for (int d = t; d < dims; d += kDecodeWarps * 32) {
-        float sum = 0.F;
-#pragma unroll
-        for (int w = 0; w < kDecodeWarps; ++w) {
-            sum += sums[w][d] * rescale(tops[w], top);
-        }
-        partial[2 + d] = sum;
+    if (t < dims) {
+        partial[2 + t] = sum;
     }
     if (t == 0) {
         partial[0] = top;
