@@ -148,6 +148,8 @@ private:
     Tensor features(const Tensor& tokens, KVCache* cache);
     // A step of one token per row over a fixed cache (KVCache::position i64 [B]).
     Tensor forward_fixed(const Tensor& tokens, KVCache& cache);
+    // forward_fixed once cache.position is known in range and at is its lengths and index.
+    Tensor forward_at(const Tensor& tokens, KVCache& cache, const DevicePosition& at);
 
     GPTConfig config_;
     std::shared_ptr<Embedding> token_embedding_;

@@ -300,9 +300,15 @@ Tensor GPT::forward_fixed(const Tensor& tokens, KVCache& cache) {
     }
     // The step writes slot position of every layer: one check for all of them.
     kael::detail::check_indices(cache.position, 0, keys.size(2), 1, "GPT", "KV cache position");
+    // The write index is a view (stride 0 along the row): the scatter then copies whole rows.
     const DevicePosition at{
         cache.position + 1,
-        cache.position.reshape({batch, 1, 1}).expand({batch, 1, 2 * config_.embed}).contiguous()};
+        cache.position.reshape({batch, 1, 1}).expand({batch, 1, 2 * config_.embed})};
+    return forward_at(tokens, cache, at);
+}
+
+Tensor GPT::forward_at(const Tensor& tokens, KVCache& cache, const DevicePosition& at) {
+    const std::int64_t batch = tokens.size(0);
     Tensor x = token_embedding_->forward(tokens) +
                position_embedding_->forward(cache.position.reshape({batch, 1}));
     for (std::size_t i = 0; i < blocks_.size(); ++i) {

@@ -95,9 +95,14 @@ public:
             fixed_.keys.push_back(joint.as_strided(whole, strides, joint.offset()));
             fixed_.values.push_back(joint.as_strided(whole, strides, joint.offset() + config.embed));
         }
-        fixed_.position = zeros({batch}, DType::I64, device_);
+        // Each row's position, its length (position + 1) and the greedy chunk's column in one
+        // buffer, so that a step advances all three with one add.
+        steps_ = zeros({3 * batch}, DType::I64, device_);
+        ones_ = full({3 * batch}, 1, DType::I64, device_);
+        fixed_.position = steps_.slice(0, 0, batch);
+        at_.lengths = steps_.slice(0, batch, 2 * batch);
+        at_.write_index = fixed_.position.reshape({batch, 1, 1}).expand({batch, 1, row});
         token_ = zeros({batch, 1}, DType::I64, device_);
-        ones_ = full({batch}, 1, DType::I64, device_);
         if (options.temperature > 0) {
             engine_.seed(options.seed ? *options.seed
                                       : static_cast<std::uint64_t>(
@@ -105,8 +110,8 @@ public:
             logits_ = zeros({batch, config.vocab_size}, DType::F32, device_);
         } else {
             picked_ = zeros({batch, kGreedyChunk}, DType::I64, device_);
-            counter_ = zeros({1}, DType::I64, device_);
-            largest_ = zeros({}, DType::F32, device_);
+            picked_logits_ = zeros({batch, kGreedyChunk}, DType::F32, device_);
+            column_ = steps_.slice(0, 2 * batch, 3 * batch).reshape({batch, 1});
         }
     }
 
@@ -192,6 +197,7 @@ private:
             joint.copy_(where(filled, joint, cached_scalar(0, joint.dtype(), device_)));
         }
         fixed_.position.copy_(lengths_on_device);
+        at_.lengths.copy_(lengths_on_device + 1);
         const Tensor rows = index_select(features.reshape({batch * longest, -1}), 0,
                                          tensor(last, {batch}, device_));
         return model_.head_->forward(rows);
@@ -203,10 +209,9 @@ private:
         if (options_.temperature > 0) {
             sample_rows(logits, next);
         } else {
-            if (!std::isfinite(max(abs(logits)).item<double>())) {
-                throw ValueError("generate: the model produced non-finite logits");
-            }
-            next = argmax(logits, 1).to_vector<std::int64_t>();
+            const auto [largest, tokens] = max_with_indices(logits.to(DType::F32), 1);
+            check_finite(largest.to_vector<float>());
+            next = tokens.to_vector<std::int64_t>();
         }
         feed(next);
     }
@@ -229,24 +234,31 @@ private:
         }
     }
 
-    // The work of one step, recorded once where the device can and replayed per token.
+    // A picked token's logit is NaN or infinite only when the model's are (NaN weights would
+    // pick one token forever): the greedy step keeps each, and this checks them.
+    static void check_finite(const std::vector<float>& picked) {
+        if (!std::all_of(picked.begin(), picked.end(), [](float v) { return std::isfinite(v); })) {
+            throw ValueError("generate: the model produced non-finite logits");
+        }
+    }
+
+    // The work of one step, recorded once where the device can and replayed per token. Its
+    // positions are in range by construction (position_ tracks them on the host), so the step
+    // runs forward_at without forward_fixed's check.
     void step_work() {
-        const Tensor logits = model_.forward_fixed(token_, fixed_).select(1, 0);  // [B, V]
+        const Tensor logits = model_.forward_at(token_, fixed_, at_).select(1, 0);  // [B, V]
         if (options_.temperature > 0) {
             logits_.copy_(logits);
         } else {
-            largest_.copy_(maximum(largest_, max(abs(logits))));
-            const Tensor next = argmax(logits, 1).reshape({static_cast<std::int64_t>(rows_), 1});
-            // The chunk's column counter_ was 0: adding is writing, at a device index (below
-            // kGreedyChunk by construction, so no index check: one kernel less a token).
-            kael::detail::scatter_add_unchecked(
-                picked_, 1,
-                counter_.reshape({1, 1}).expand({static_cast<std::int64_t>(rows_), 1}).contiguous(),
-                next);
+            // The largest logit and its index in one pass (in f32, as the reductions run).
+            const auto [largest, next] = max_with_indices(logits.to(DType::F32), 1, true);
+            // The chunk's column was 0 in both buffers: adding is writing, at a device index
+            // (below kGreedyChunk by construction, so no index check).
+            kael::detail::scatter_add_unchecked(picked_, 1, column_, next);
+            kael::detail::scatter_add_unchecked(picked_logits_, 1, column_, largest);
             token_.copy_(next);
-            add_(counter_, ones_.slice(0, 0, 1));
         }
-        add_(fixed_.position, ones_);
+        add_(steps_, ones_);  // position, length and the chunk's column
     }
 
     void step() {
@@ -262,16 +274,21 @@ private:
 
     void greedy_steps(std::int64_t count) {
         picked_.fill_(0);
-        counter_.fill_(0);
+        picked_logits_.fill_(0);
+        column_.fill_(0);
         for (std::int64_t i = 0; i < count; ++i) {
             step();
         }
         for (std::int64_t& position : position_) {
             position += count;
         }
-        if (!std::isfinite(largest_.item<double>())) {  // NaN weights would pick one token forever
-            throw ValueError("generate: the model produced non-finite logits");
+        const std::vector<float> logits = picked_logits_.to_vector<float>();
+        std::vector<float> filled;
+        for (std::size_t r = 0; r < rows_; ++r) {
+            const auto row = logits.begin() + static_cast<std::ptrdiff_t>(r * kGreedyChunk);
+            filled.insert(filled.end(), row, row + count);
         }
+        check_finite(filled);
         const std::vector<std::int64_t> tokens = picked_.to_vector<std::int64_t>();
         for (std::int64_t i = 0; i < count; ++i) {
             for (std::size_t r = 0; r < rows_; ++r) {
@@ -302,12 +319,14 @@ private:
     Device device_;
     std::vector<Tensor> joints_;  // per layer [B, capacity, 2C]: a token's key, then its value
     KVCache fixed_;
-    Tensor token_;    // [B, 1]: each row's latest token, the next step's input
-    Tensor ones_;     // [B] of 1
-    Tensor logits_;   // sampling: the step's logits [B, V]
-    Tensor picked_;   // greedy: [B, kGreedyChunk] tokens of the chunk so far
-    Tensor counter_;  // greedy: the chunk's next column, [1]
-    Tensor largest_;  // greedy: the largest |logit| so far; NaN once any logit was NaN
+    DevicePosition at_;     // lengths in steps_, write index a view of fixed_.position
+    Tensor steps_;          // i64 [3B]: positions, lengths, the chunk's column (each row's)
+    Tensor ones_;           // i64 [3B] of 1
+    Tensor token_;          // [B, 1]: each row's latest token, the next step's input
+    Tensor logits_;         // sampling: the step's logits [B, V]
+    Tensor picked_;         // greedy: [B, kGreedyChunk] tokens of the chunk so far
+    Tensor picked_logits_;  // greedy: [B, kGreedyChunk] f32, each picked token's logit
+    Tensor column_;         // greedy: [B, 1] view of steps_, the chunk's next column
     std::optional<DeviceGraph> graph_;
     std::mt19937_64 engine_;
     std::vector<std::pair<double, std::int64_t>> scratch_;
