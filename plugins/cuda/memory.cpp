@@ -109,7 +109,11 @@ kael_status allocate(int32_t device, int64_t bytes, void** block) {
         if (bytes <= 0) {
             plugin::invalid("allocation size must be positive, got " + std::to_string(bytes));
         }
-        use_device(device);
+        // An allocation queues no work, so a held index check stays held for the row gather
+        // that may follow (an index_select allocates its output between check and gather).
+        if (device != current_device()) {
+            use_device(device);
+        }
         try {
             *block = device_malloc(bytes);
         } catch (const plugin::StatusError& error) {
