@@ -239,8 +239,11 @@ void reduce_rows(Results results, const void* data, std::int64_t length, std::in
         check_launch(typeid(R), __FILE__, __LINE__);
         return;
     }
-    const bool vectorized = reinterpret_cast<std::uintptr_t>(data) % 16 == 0 &&
-                            (length * static_cast<std::int64_t>(sizeof(Storage<In>))) % 16 == 0;
+    // A single row needs only its start aligned: its packs end before its last partial pack
+    // (a vocabulary of 50257 logits, say), and the elements after them fold one by one.
+    const bool vectorized =
+        reinterpret_cast<std::uintptr_t>(data) % 16 == 0 &&
+        (rows == 1 || (length * static_cast<std::int64_t>(sizeof(Storage<In>))) % 16 == 0);
     if (length <= kWarpRow || rows >= kWarpRows) {
         const auto kernel = &reduce_warp_rows<R, In>;
         kernel<<<warp_grid(kernel, rows), kThreadsPerBlock, 0, launch_stream()>>>(

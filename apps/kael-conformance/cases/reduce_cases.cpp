@@ -136,3 +136,44 @@ BOOST_AUTO_TEST_CASE(reduce_several_dims_and_composed_reductions_every_layout) {
         }
     }
 }
+
+// One long row whose length is no multiple of a 16-byte pack (a vocabulary's logits): the
+// device folds whole packs, then the elements after them one by one; the extreme sits in that
+// tail, in the packs, or at the start.
+BOOST_AUTO_TEST_CASE(reduce_one_long_row_of_odd_length) {
+    kael::manual_seed(53);
+    for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::I64}) {
+        for (const std::int64_t length :
+             {std::int64_t{50257}, std::int64_t{8195}, std::int64_t{2051}}) {
+            for (const std::int64_t peak : {length - 1, length - 70, std::int64_t{0}}) {
+                const Tensor base = values(dtype, {length}, false);
+                const Tensor peaked = kael::where(
+                    kael::eq(kael::arange(0, static_cast<double>(length), 1, DType::I64),
+                             kael::full({}, static_cast<double>(peak), DType::I64)),
+                    kael::full({}, 1000, dtype), base);
+                for (const bool row : {false, true}) {  // [length] and [1, length]
+                    const Operand input{row ? peaked.reshape({1, length}) : peaked};
+                    BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", length " << length
+                                                << ", peak at " << peak << ", rank "
+                                                << (row ? 2 : 1)) {
+                        run_and_compare(
+                            {input},
+                            [](const Tensors& x) {
+                                const auto [largest, at] = kael::max_with_indices(x[0], -1);
+                                const auto [smallest, where] = kael::min_with_indices(x[0], -1);
+                                return Tensors{largest,
+                                               at,
+                                               smallest,
+                                               where,
+                                               kael::argmax(x[0], -1),
+                                               kael::max(x[0]),
+                                               kael::amax(x[0], {-1}),
+                                               kael::sum(x[0], -1)};
+                            },
+                            {1.0, false});
+                    }
+                }
+            }
+        }
+    }
+}
