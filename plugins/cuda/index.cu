@@ -140,8 +140,22 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
                 }
 #endif
             } else {
-                for (std::int64_t i = lane; i < rows.length; i += 32) {
-                    add_element<T>(target + i, addend[i]);
+                // kInFlight loads a lane before its atomics, as gather_rows: a bf16 KV-cache
+                // row (1536 elements) would otherwise wait on one load per atomic.
+                constexpr int kInFlight = 8;
+                for (std::int64_t first = lane; first < rows.length; first += kInFlight * 32) {
+                    kernels::Storage<T> addends[kInFlight];
+#pragma unroll
+                    for (int k = 0; k < kInFlight; ++k) {
+                        const std::int64_t i = first + k * 32;
+                        addends[k] = i < rows.length ? addend[i] : kernels::Storage<T>{};
+                    }
+#pragma unroll
+                    for (int k = 0; k < kInFlight; ++k) {
+                        if (first + k * 32 < rows.length) {
+                            add_element<T>(target + first + k * 32, addends[k]);
+                        }
+                    }
                 }
             }
         },
