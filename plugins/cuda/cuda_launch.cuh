@@ -42,6 +42,17 @@ __device__ inline void prefetch_l2(const void* address) {
     asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
 }
 
+// Grids of up to kEarlyBlocks blocks (a decoding step's small kernels) are launched early and
+// let the next kernel launch at once; a larger grid would share its SMs with the next kernel's
+// waiting blocks, so it launches plainly and triggers nothing. Call before touching memory.
+inline constexpr unsigned kEarlyBlocks = 64;
+__device__ inline void begin_small_grid() {
+    if (gridDim.x * gridDim.y * gridDim.z <= kEarlyBlocks) {  // uniform over the grid
+        wait_for_earlier_grids();
+        let_dependents_launch();
+    }
+}
+
 template <typename Task>
 __global__ void __launch_bounds__(kThreadsPerBlock) run_task(std::int64_t count, Task task) {
     wait_for_earlier_grids();
@@ -79,6 +90,18 @@ void launch_early(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args
     config.attrs = &attribute;
     config.numAttrs = early_launches() ? 1 : 0;
     KAEL_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+    check_launch(typeid(kernel), __FILE__, __LINE__);
+}
+
+// launch_early for grids of up to kEarlyBlocks blocks (whose kernel calls begin_small_grid),
+// a plain launch otherwise.
+template <typename... Params, typename... Args>
+void launch_small_early(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
+    if (grid.x * grid.y * grid.z <= kEarlyBlocks) {
+        launch_early(kernel, grid, block, args...);
+        return;
+    }
+    kernel<<<grid, block, 0, launch_stream()>>>(static_cast<Params>(args)...);
     check_launch(typeid(kernel), __FILE__, __LINE__);
 }
 

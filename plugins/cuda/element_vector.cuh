@@ -116,6 +116,7 @@ __device__ void apply_flat(const FlatOperands<sizeof...(Ins)>& operands, const F
 template <int kWidth, typename Out, typename F, typename... Ins>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     flat_elements(std::int64_t count, FlatOperands<sizeof...(Ins)> operands, F function) {
+    begin_small_grid();
     const std::int64_t packs = count / kWidth;
     const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -126,9 +127,6 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         apply_flat<1, Out, Ins...>(operands, function, packs * kWidth + first);
     }
 }
-
-template <typename Out, typename F, typename... Ins>
-struct FlatElements {};  // the kernel's name in launch errors
 
 // Launches flat_elements when the layout is one contiguous dimension (inputs contiguous or
 // broadcast values) and every pointer is pack-aligned; false otherwise.
@@ -159,10 +157,8 @@ bool launch_flat(const kael_element_layout& layout, const F& function) {
     operands.out = static_cast<std::byte*>(layout.base[0]);
     const std::int64_t blocks = std::min<std::int64_t>(
         blocks_for((layout.count + kWidth - 1) / kWidth), std::numeric_limits<int>::max());
-    flat_elements<kWidth, Out, F, Ins...>
-        <<<static_cast<int>(blocks), kThreadsPerBlock, 0, launch_stream()>>>(layout.count, operands,
-                                                                             function);
-    check_launch(typeid(FlatElements<Out, F, Ins...>), __FILE__, __LINE__);
+    launch_small_early(&flat_elements<kWidth, Out, F, Ins...>, static_cast<unsigned>(blocks),
+                       kThreadsPerBlock, layout.count, operands, function);
     return true;
 }
 

@@ -42,6 +42,7 @@ struct RowElement {
 
 template <typename Out, typename F, typename Index, typename... Ins>
 __global__ void __launch_bounds__(kThreadsPerBlock) strided_rows(RowWalk<Index> walk, F function) {
+    begin_small_grid();
     constexpr int kOperands = sizeof...(Ins) + 1;
     const std::int64_t span = static_cast<std::int64_t>(blockDim.x) * kColumnsPerThread;
     for (std::int64_t row = blockIdx.y * static_cast<std::int64_t>(blockDim.y) + threadIdx.y;
@@ -62,9 +63,6 @@ __global__ void __launch_bounds__(kThreadsPerBlock) strided_rows(RowWalk<Index> 
     }
 }
 
-template <typename Out, typename F, typename Index, typename... Ins>
-struct StridedRows {};
-
 // Threads of a block: as many lanes along a row as it has (rounded to a warp), the rest on
 // further rows, so short rows do not leave most of a block idle.
 template <typename Out, typename Index, typename... Ins, typename F>
@@ -78,8 +76,7 @@ void launch_strided_rows(const kael_element_layout& layout, const F& function) {
                           blocks_for(columns, lanes * kColumnsPerThread), 65535)),
                       static_cast<unsigned>(std::min<std::int64_t>(
                           blocks_for(walk.rows, static_cast<int>(threads.y)), 65535)));
-    strided_rows<Out, F, Index, Ins...><<<blocks, threads, 0, launch_stream()>>>(walk, function);
-    check_launch(typeid(StridedRows<Out, F, Index, Ins...>), __FILE__, __LINE__);
+    launch_small_early(&strided_rows<Out, F, Index, Ins...>, blocks, threads, walk, function);
 }
 
 // Which functions get a tiled kernel (kept few: each is a kernel per arch): copies of every dtype,

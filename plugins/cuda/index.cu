@@ -58,6 +58,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     gather_rows(Unit* __restrict__ out, const Unit* __restrict__ data,
                 const std::int64_t* __restrict__ indices, RowLayout rows,
                 std::int64_t elements_per_unit, KernelIndexCheck check) {
+    begin_small_grid();
     __shared__ unsigned long long block_first;
     const bool checking = check_pending(check);  // the same for every thread
     if (checking) {
@@ -123,6 +124,7 @@ template <typename T, bool kVector>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     scatter_add_rows(kernels::Storage<T>* data, const std::int64_t* indices,
                      const kernels::Storage<T>* source, RowLayout rows) {
+    begin_small_grid();
     for_each_row(
         rows, indices,
         [&](const kernels::tasks::IndexPosition& position, std::int64_t offset, int lane) {
@@ -196,11 +198,10 @@ bool rows_aligned(const RowLayout& rows, std::int64_t element_bytes, const void*
 }
 
 template <typename Kernel, typename... Args>
-void launch_rows(Kernel kernel, const RowLayout& rows, const std::type_info& name, Args... args) {
+void launch_rows(Kernel kernel, const RowLayout& rows, Args... args) {
     const int blocks = grid_blocks(reinterpret_cast<const void*>(kernel),
                                    blocks_for(rows.rows, kWarpsPerBlock));
-    kernel<<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(args...);
-    check_launch(name, __FILE__, __LINE__);
+    launch_small_early(kernel, static_cast<unsigned>(blocks), kThreadsPerBlock, args...);
 }
 
 template <typename T>
@@ -210,12 +211,12 @@ void gather_by_rows(void* out, const void* data, const std::int64_t* indices, Ro
     constexpr std::int64_t kPerUnit = 16 / sizeof(S);
     if (rows_aligned(rows, sizeof(S), out, data)) {
         rows.length /= kPerUnit;
-        launch_rows(&gather_rows<uint4>, rows, typeid(uint4), static_cast<uint4*>(out),
+        launch_rows(&gather_rows<uint4>, rows, static_cast<uint4*>(out),
                     static_cast<const uint4*>(data), indices, rows, kPerUnit, check);
         return;
     }
-    launch_rows(&gather_rows<S>, rows, typeid(S), static_cast<S*>(out),
-                static_cast<const S*>(data), indices, rows, std::int64_t{1}, check);
+    launch_rows(&gather_rows<S>, rows, static_cast<S*>(out), static_cast<const S*>(data), indices,
+                rows, std::int64_t{1}, check);
 }
 
 // Whether the rows read the index tensor's elements once each, in order: row r's index is at
@@ -237,12 +238,12 @@ void scatter_by_rows(void* data, const std::int64_t* indices, const void* source
     if constexpr (std::is_same_v<T, float>) {
         if (rows_aligned(rows, sizeof(S), data, source)) {
             rows.length /= 4;
-            launch_rows(&scatter_add_rows<T, true>, rows, typeid(float4), static_cast<S*>(data),
-                        indices, static_cast<const S*>(source), rows);
+            launch_rows(&scatter_add_rows<T, true>, rows, static_cast<S*>(data), indices,
+                        static_cast<const S*>(source), rows);
             return;
         }
     }
-    launch_rows(&scatter_add_rows<T, false>, rows, typeid(S), static_cast<S*>(data), indices,
+    launch_rows(&scatter_add_rows<T, false>, rows, static_cast<S*>(data), indices,
                 static_cast<const S*>(source), rows);
 }
 
