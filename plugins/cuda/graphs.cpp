@@ -18,10 +18,15 @@
 namespace kael::cuda {
 namespace {
 
+// Counters a recording hands out (recorded_counters): 4096, 16 KiB, far more than a step uses.
+constexpr std::int64_t kArenaCounters = 4096;
+
 struct Recording {
     std::int32_t device = -1;
     cudaStream_t stream = nullptr;
     std::vector<void*> kept_blocks;  // freed by the recorded work: replays still use them
+    unsigned* counters = nullptr;    // the arena, also in kept_blocks
+    std::int64_t counters_used = 0;
 };
 thread_local Recording* recording = nullptr;
 
@@ -47,6 +52,16 @@ bool recording_graph() {
     return recording != nullptr;
 }
 
+unsigned* recorded_counters(std::int64_t count) {
+    if (recording == nullptr || recording->counters == nullptr ||
+        count > kArenaCounters - recording->counters_used) {
+        return nullptr;
+    }
+    unsigned* const taken = recording->counters + recording->counters_used;
+    recording->counters_used += count;
+    return taken;
+}
+
 bool keep_for_graph(void* block) {
     if (recording == nullptr) {
         return false;
@@ -69,11 +84,25 @@ kael_status capture_begin(int32_t device) {
         prepare_cublas_handle();
         auto next = std::make_unique<Recording>();
         next->device = device;
-        KAEL_CUDA_CHECK(cudaStreamCreateWithFlags(&next->stream, cudaStreamNonBlocking));
+        // Zeroed on the legacy stream, before any replay that it orders.
+        const auto arena_bytes = static_cast<std::size_t>(kArenaCounters) * sizeof(unsigned);
+        next->counters =
+            static_cast<unsigned*>(device_malloc(static_cast<std::int64_t>(arena_bytes)));
+        next->kept_blocks.push_back(next->counters);
+        const cudaError_t zeroed = cudaMemsetAsync(next->counters, 0, arena_bytes, nullptr);
+        const cudaError_t created =
+            zeroed == cudaSuccess ? cudaStreamCreateWithFlags(&next->stream, cudaStreamNonBlocking)
+                                  : zeroed;
+        if (created != cudaSuccess) {
+            free_blocks(next->kept_blocks);
+            fail_call(created, zeroed != cudaSuccess ? "cudaMemsetAsync" : "cudaStreamCreate",
+                      __FILE__, __LINE__);
+        }
         const cudaError_t began =
             cudaStreamBeginCapture(next->stream, cudaStreamCaptureModeThreadLocal);
         if (began != cudaSuccess) {
             static_cast<void>(cudaStreamDestroy(next->stream));
+            free_blocks(next->kept_blocks);
             fail_call(began, "cudaStreamBeginCapture", __FILE__, __LINE__);
         }
         recording = next.release();

@@ -14,4 +14,9 @@ KAEL_DECLARE_ENTRY(graph_release);
 // (its replays still use it); true when it was kept.
 bool keep_for_graph(void* block);
 
+// While this thread records: `count` counters from the recording's arena, zeroed before the
+// recording began (a multi-block reduction's last block resets its counters, so each replay
+// finds them zero again: no recorded memset); null when not recording or the arena is spent.
+unsigned* recorded_counters(std::int64_t count);
+
 }  // namespace kael::cuda

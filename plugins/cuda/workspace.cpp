@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cuda_context.h"
+#include "graphs.h"
 
 namespace kael::cuda {
 namespace {
@@ -39,12 +40,17 @@ Workspace::Workspace(std::int64_t partial_bytes, std::int64_t counters) {
     partial_bytes = aligned(partial_bytes);
     if (recording_graph()) {
         // A replay must not see a block that a later call freed: this launch gets its own, which
-        // the graph keeps (device_free), with the counters zeroed by a recorded memset.
-        owned_ = device_malloc(counter_bytes + partial_bytes);
-        KAEL_CUDA_CHECK(cudaMemsetAsync(owned_, 0, static_cast<size_t>(counter_bytes),
-                                        launch_stream()));
-        counters_ = static_cast<unsigned*>(owned_);
-        partials_ = static_cast<char*>(owned_) + counter_bytes;
+        // the graph keeps (device_free), with counters from the recording's zeroed arena, or
+        // zeroed by a recorded memset once that is spent.
+        unsigned* const arena = counters > 0 ? recorded_counters(counters) : nullptr;
+        const std::int64_t own_counters = arena != nullptr ? 0 : counter_bytes;
+        owned_ = device_malloc(std::max<std::int64_t>(own_counters + partial_bytes, 1));
+        if (own_counters > 0) {
+            KAEL_CUDA_CHECK(
+                cudaMemsetAsync(owned_, 0, static_cast<size_t>(own_counters), launch_stream()));
+        }
+        counters_ = arena != nullptr ? arena : static_cast<unsigned*>(owned_);
+        partials_ = static_cast<char*>(owned_) + own_counters;
         return;
     }
     DeviceWorkspace& workspace = device_workspace(current_device());
