@@ -74,6 +74,41 @@ BOOST_AUTO_TEST_CASE(host_copies_inside_a_recording_fail_and_leave_the_device_us
     BOOST_TEST(kael::sum(x * 3.0).item<double>() == 9.0);  // eager work runs as before
 }
 
+// Reductions whose blocks meet at counters (a long row, long columns): each replay must find
+// its counters zero again, so every replay equals the same reduction run eagerly.
+BOOST_AUTO_TEST_CASE(recorded_multi_block_reductions_replay_like_eager_ones) {
+    if (!DeviceGraph::supported(device)) {
+        return;
+    }
+    kael::manual_seed(61);
+    Tensor row = kael::randn({50257}, DType::F32, device);
+    Tensor columns = kael::randn({8192, 16}, DType::F32, device);
+    Tensor row_sum = kael::zeros({}, DType::F32, device);
+    Tensor largest = kael::zeros({}, DType::F32, device);
+    Tensor largest_at = kael::zeros({}, DType::I64, device);
+    Tensor column_sums = kael::zeros({16}, DType::F32, device);
+    const DeviceGraph graph = DeviceGraph::record(device, [&] {
+        row_sum.copy_(kael::sum(row));
+        const auto [value, at] = kael::max_with_indices(row, 0);
+        largest.copy_(value);
+        largest_at.copy_(at);
+        column_sums.copy_(kael::sum(columns, 0));
+    });
+    for (int replay = 0; replay < 3; ++replay) {
+        row.copy_(kael::randn({50257}, DType::F32, device));
+        columns.copy_(kael::randn({8192, 16}, DType::F32, device));
+        graph.replay();
+        BOOST_TEST_CONTEXT("replay " << replay) {
+            BOOST_TEST(row_sum.item<double>() == kael::sum(row).item<double>());
+            const auto [value, at] = kael::max_with_indices(row, 0);
+            BOOST_TEST(largest.item<double>() == value.item<double>());
+            BOOST_TEST(largest_at.item<std::int64_t>() == at.item<std::int64_t>());
+            BOOST_TEST(column_sums.to_vector<float>() == kael::sum(columns, 0).to_vector<float>(),
+                       tt::per_element());
+        }
+    }
+}
+
 // generate replays one recorded step per token: the same tokens as the cpu's eager steps,
 // across a context restart.
 BOOST_AUTO_TEST_CASE(recorded_generation_matches_the_cpu) {
