@@ -167,3 +167,54 @@ BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
         }
     }
 }
+
+// layer_norm_linear (a decoding step's norm fused into its product where the device has the
+// kernel: one row, up to 1024 wide) against the cpu's composed layer_norm and linear; the
+// shapes the kernel declines (rows, a wider row, a strided x) compose on the device too.
+BOOST_AUTO_TEST_CASE(layer_norm_linear_fused_and_composed) {
+    kael::manual_seed(59);
+    using ViewFn = std::function<Tensor(const Tensor&)>;
+    const ViewFn same = [](const Tensor& t) { return t; };
+    const ViewFn T = [](const Tensor& t) { return t.transpose(-1, -2); };
+    struct Case {
+        std::string name;
+        Shape x, weight;
+        ViewFn x_view;
+    };
+    const std::vector<Case> cases = {{"one_row", {1, 1, 768}, {2304, 768}, same},
+                                     {"one_row_1024", {1, 1024}, {70, 1024}, same},
+                                     {"one_row_too_wide", {1, 2048}, {9, 2048}, same},
+                                     {"rows", {2, 5, 64}, {33, 64}, same},
+                                     {"transposed_x", {64, 1}, {9, 64}, T},
+                                     {"ragged_inner", {1, 66}, {7, 66}, same}};
+    for (const Case& c : cases) {
+        Shape out = c.x_view(Tensor(kael::empty(c.x))).shape();
+        out.back() = c.weight[0];
+        const std::int64_t inner = c.weight[1];
+        for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
+            for (const bool gelu : {false, true}) {
+                for (const bool affine : {false, true}) {
+                    BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", " << c.name << ", gelu "
+                                                << gelu << ", affine norm and bias " << affine) {
+                        run_and_compare(
+                            {{values(dtype, c.x, false), c.x_view},
+                             {values(dtype, {inner}, false)},
+                             {values(dtype, {inner}, false)},
+                             {values(dtype, c.weight, false)},
+                             {values(dtype, {c.weight[0]}, false)},
+                             {values(dtype, out, false)}},
+                            [&](const Tensors& x) {
+                                const kael::NoGradGuard no_grad;
+                                return Tensors{kael::layer_norm_linear(
+                                    x[0], affine ? x[1] : Tensor(), affine ? x[2] : Tensor(), 1e-5,
+                                    x[3], affine ? x[4] : Tensor(),
+                                    gelu ? kael::Activation::GeluTanh : kael::Activation::None,
+                                    gelu ? Tensor() : x[5])};
+                            },
+                            matmul_tolerance(700.0));
+                    }
+                }
+            }
+        }
+    }
+}

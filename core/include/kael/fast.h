@@ -34,6 +34,14 @@ enum class Activation { None, GeluTanh };
 // layers). While autograd records, it is those composed ops, with their gradients.
 [[nodiscard]] Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
                             Activation activation, const Tensor& residual = Tensor());
+// linear(layer_norm(x, norm_weight, norm_bias, eps), weight, bias, activation, residual), as
+// one kernel where the device fuses the norm into the product (inference: a decoding step's
+// rows); composed otherwise, and while autograd records, with the composed ops' gradients.
+[[nodiscard]] Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight,
+                                       const Tensor& norm_bias, double eps, const Tensor& weight,
+                                       const Tensor& bias,
+                                       Activation activation = Activation::None,
+                                       const Tensor& residual = Tensor());
 // softmax(query key^T * scale) value per batch and head, as one fused kernel each way (the
 // scores are never stored). query [B, H, Tq, D], key and value [B, H, Tk, D], one floating
 // dtype; views are read in place when the last dim is contiguous. causal: query i sees keys

@@ -254,6 +254,27 @@ typedef struct kael_channels {
                           const void* other, const void* other_scale, void* out);
 } kael_channels;
 
+/* Since 1.17: a decoding step's fused kernels (a model run one token at a time in inference),
+ * each one launch where the composed ops would be several. Absent, or a call declined with
+ * KAEL_STATUS_UNSUPPORTED before writing anything: the core composes the same result from its
+ * own kernels on the same device. */
+#define KAEL_EXTENSION_DECODING "kael.decoding"
+
+typedef struct kael_decoding {
+    size_t struct_size; /* sizeof(kael_decoding) as the plugin was built */
+    /* A layer norm and the linear layer it feeds: out = act(n x b + bias) + residual, n each
+     * row of a (sizes->rows x sizes->inner, contiguous) normalised as layer_norm does, (a -
+     * mean) * rstd * norm_weight + norm_bias with rstd = 1 / sqrt(variance + eps) (norm_weight
+     * and norm_bias inner elements, either NULL for ones and zeros) and rounded to dtype as
+     * layer_norm's output is; then matmul_epilogue's product with sizes, bias, residual and
+     * activation (KAEL_ACTIVATION_*). Nothing else is stored (no mean or rstd). */
+    kael_status (*layer_norm_linear)(int32_t device, kael_dtype dtype, const void* a,
+                                     const void* norm_weight, const void* norm_bias, double eps,
+                                     const void* b, const void* bias, const void* residual,
+                                     void* out, const kael_matmul_sizes* sizes,
+                                     int32_t activation);
+} kael_decoding;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
