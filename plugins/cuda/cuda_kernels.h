@@ -35,6 +35,8 @@ const kael_pooling* pooling();
 const kael_recurrent* recurrent();
 // KAEL_EXTENSION_CHANNELS (channels.cu): per-channel moments, backward sums and affine maps.
 const kael_channels* channels();
+// KAEL_EXTENSION_DECODING (gemv.cu): the layer norm fused into a one-row product.
+const kael_decoding* decoding();
 std::string cudnn_unavailable_reason();
 std::string convolution_description();
 

@@ -91,6 +91,9 @@ const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CHANNELS) == 0) {
         return channels();
     }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_DECODING) == 0) {
+        return decoding();
+    }
     return model::extension(name);
 }
 
