@@ -65,9 +65,11 @@ public:
     CausalSelfAttention(const GPTConfig& config, Device device);
     // x [B, T, C]; with a cache, x holds only the new tokens and the cache grows by T. With at,
     // the cache is a fixed one (KVCache::position) and T is 1. residual, when defined, is added
-    // to the output (in the projection's epilogue where the device fuses it).
+    // to the output (in the projection's epilogue where the device fuses it). norm, when given,
+    // normalises x first (in the projection's kernel where the device fuses it).
     Tensor forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values,
-                          const DevicePosition* at = nullptr, const Tensor& residual = Tensor());
+                          const DevicePosition* at = nullptr, const Tensor& residual = Tensor(),
+                          const LayerNorm* norm = nullptr);
 
 private:
     Tensor attend_fixed(const Tensor& qkv, Tensor* cached_keys, Tensor* cached_values,

@@ -144,14 +144,17 @@ Tensor CausalSelfAttention::attend_fixed(const Tensor& qkv, Tensor* cached_keys,
 
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,
                                            Tensor* cached_values, const DevicePosition* at,
-                                           const Tensor& residual) {
+                                           const Tensor& residual, const LayerNorm* norm) {
     const std::int64_t batch = x.size(0);
     const std::int64_t steps = x.size(1);
     const std::int64_t channels = x.size(2);
     const std::int64_t head_dim = channels / heads_;
     // Views of the projection: attention reads them strided, and split's backward takes
     // attention's dq, dk, dv (laid out as one qkv buffer) as the projection's gradient.
-    const Tensor qkv = query_key_value_->forward(x);
+    const Tensor qkv = norm != nullptr
+                           ? layer_norm_linear(x, norm->weight, norm->bias, norm->eps,
+                                               query_key_value_->weight, query_key_value_->bias)
+                           : query_key_value_->forward(x);
     if (at != nullptr) {
         return projection_->forward(attend_fixed(qkv, cached_keys, cached_values, *at),
                                     Activation::None, residual);
@@ -217,13 +220,17 @@ Block::Block(const GPTConfig& config, Device device)
 Tensor Block::forward_cached(const Tensor& x, Tensor* cached_keys, Tensor* cached_values,
                              const DevicePosition* at) {
     // The residual adds and gelu ride in the products' epilogues where the device fuses them.
+    // So do the layer norms, in the products' kernels (layer_norm_linear).
     const Tensor attended =
-        attention_->forward_cached(norm1_->forward(x), cached_keys, cached_values, at, x);
-    const Tensor normed = norm2_->forward(attended);
-    const Tensor hidden = activation_ == MlpActivation::GeluTanh
-                              ? expand_->forward(normed, Activation::GeluTanh)
-                          : activation_ == MlpActivation::Gelu ? gelu(expand_->forward(normed), false)
-                                                               : relu(expand_->forward(normed));
+        attention_->forward_cached(x, cached_keys, cached_values, at, x, norm1_.get());
+    const auto expanded = [&](Activation activation) {
+        return layer_norm_linear(attended, norm2_->weight, norm2_->bias, norm2_->eps,
+                                 expand_->weight, expand_->bias, activation);
+    };
+    const Tensor hidden = activation_ == MlpActivation::GeluTanh ? expanded(Activation::GeluTanh)
+                          : activation_ == MlpActivation::Gelu
+                              ? gelu(expanded(Activation::None), false)
+                              : relu(expanded(Activation::None));
     if (dropout_ == 0 || !is_training()) {
         return contract_->forward(hidden, Activation::None, attended);
     }
@@ -314,7 +321,8 @@ Tensor GPT::forward_at(const Tensor& tokens, KVCache& cache, const DevicePositio
     for (std::size_t i = 0; i < blocks_.size(); ++i) {
         x = blocks_[i]->forward_cached(x, &cache.keys[i], &cache.values[i], &at);
     }
-    return head_->forward(final_norm_->forward(x));
+    return layer_norm_linear(x, final_norm_->weight, final_norm_->bias, final_norm_->eps,
+                             head_->weight, Tensor());
 }
 
 Tensor GPT::loss(const Tensor& tokens, const Tensor& targets) {
