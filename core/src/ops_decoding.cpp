@@ -44,9 +44,9 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
             operands.push_back(*optional);
         }
     }
-    bool plain = x.dim() >= 2 && weight.dim() == 2 && is_floating(x.dtype()) &&
-                 x.numel() > 0 && x.size(-1) == weight.size(1) && x.is_contiguous() &&
-                 weight.is_contiguous() && !autocast::applies(x);
+    bool plain = x.dim() >= 2 && weight.dim() == 2 && is_floating(x.dtype()) && x.numel() > 0 &&
+                 x.size(-1) == weight.size(1) && x.is_contiguous() && weight.is_contiguous() &&
+                 !autocast::applies(x);
     for (const Tensor& operand : operands) {
         plain = plain && operand.dtype() == x.dtype() && operand.device() == x.device() &&
                 !(is_grad_enabled() && operand.requires_grad());
@@ -75,8 +75,8 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
     const auto data = [](const Tensor& t) { return t.defined() ? t.device_data() : nullptr; };
     const kael_status status = plugin->layer_norm_linear(
         x.device().index, detail::abi(x.dtype()), x.device_data(), data(norm_weight),
-        data(norm_bias), eps, weight.device_data(), data(bias), data(residual),
-        out.device_data(), &sizes,
+        data(norm_bias), eps, weight.device_data(), data(bias), data(residual), out.device_data(),
+        &sizes,
         activation == Activation::GeluTanh ? KAEL_ACTIVATION_GELU_TANH : KAEL_ACTIVATION_NONE);
     if (!detail::backend_for(x.device()).served(status, "layer_norm_linear")) {
         return composed();

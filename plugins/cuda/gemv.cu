@@ -258,8 +258,8 @@ bool gemv_normed(kael_dtype dtype, const void* a, const void* b, const void* bia
         using E = decltype(element);
         constexpr bool kNormed = decltype(with_norm)::value;
         constexpr int kPacks = kNormed ? kNormPacks<E> : kLanePacks;
-        launch_early(&gemv_rows<kPacks, E, kNormed>, blocks,
-                     kRowWarps * 32, static_cast<const float4*>(a), static_cast<const float4*>(b),
+        launch_early(&gemv_rows<kPacks, E, kNormed>, blocks, kRowWarps * 32,
+                     static_cast<const float4*>(a), static_cast<const float4*>(b),
                      static_cast<const E*>(bias), static_cast<const E*>(residual),
                      static_cast<E*>(out), columns, packs, parts, activation, norm);
     };

@@ -39,8 +39,7 @@ enum class Activation { None, GeluTanh };
 // rows); composed otherwise, and while autograd records, with the composed ops' gradients.
 [[nodiscard]] Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight,
                                        const Tensor& norm_bias, double eps, const Tensor& weight,
-                                       const Tensor& bias,
-                                       Activation activation = Activation::None,
+                                       const Tensor& bias, Activation activation = Activation::None,
                                        const Tensor& residual = Tensor());
 // softmax(query key^T * scale) value per batch and head, as one fused kernel each way (the
 // scores are never stored). query [B, H, Tq, D], key and value [B, H, Tk, D], one floating

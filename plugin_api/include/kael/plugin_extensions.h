@@ -271,8 +271,7 @@ typedef struct kael_decoding {
     kael_status (*layer_norm_linear)(int32_t device, kael_dtype dtype, const void* a,
                                      const void* norm_weight, const void* norm_bias, double eps,
                                      const void* b, const void* bias, const void* residual,
-                                     void* out, const kael_matmul_sizes* sizes,
-                                     int32_t activation);
+                                     void* out, const kael_matmul_sizes* sizes, int32_t activation);
 } kael_decoding;
 
 #ifdef __cplusplus
