@@ -32,7 +32,47 @@ def split_top_level(text):
     return parts[0], parts[1]
 
 
+def split_arguments(text):
+    """text's top-level comma-separated parts."""
+    depth = 0
+    parts = []
+    start = 0
+    for i, c in enumerate(text):
+        depth += c in "(<{["
+        depth -= c in ")>}]"
+        if c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def early_launches(source):
+    """launch_small_early(&kernel, grid, block, args...) as an emulated launch."""
+    marker = "launch_small_early("
+    out = []
+    at = 0
+    while (found := source.find(marker, at)) >= 0:
+        depth = 0
+        for end in range(found + len(marker) - 1, len(source)):
+            depth += source[end] == "("
+            depth -= source[end] == ")"
+            if depth == 0:
+                break
+        kernel, grid, block, *rest = split_arguments(source[found + len(marker):end])
+        kernel = kernel.lstrip("&")
+        name = kernel.split("<")[0]
+        out.append(source[at:found])
+        out.append(f'emulate(dim3({grid}), dim3({block}), [&] {{ {kernel}({", ".join(rest)}); }}, '
+                   f'"{name}")')
+        at = end + 1
+    out.append(source[at:])
+    return "".join(out)
+
+
 def emulated(source):
+    source = early_launches(source)
+
     def launch(match):
         kernel, configuration, arguments = match.groups()
         grid, block = split_top_level(configuration)
