@@ -1,6 +1,8 @@
 #pragma once
 // Device graphs (the capture and replay slots): a thread's queued work recorded into a CUDA
 // graph and replayed with one launch.
+#include <cstdint>
+
 #include "kael/kernels/plugin_entries.h"
 
 namespace kael::cuda {
