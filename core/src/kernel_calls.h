@@ -101,6 +101,19 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
 [[nodiscard]] Tensor cached_attention_unchecked(const Tensor& query, const Tensor& key,
                                                 const Tensor& value, const Tensor& key_lengths,
                                                 bool causal, std::optional<double> scale);
+// cached_attention_unchecked after storing new_keys and new_values ([B, H, Tq, D], the
+// queries' own) into key and value at each batch's last Tq filled slots, as one call of the
+// device's KAEL_EXTENSION_DECODING kernel; nullopt, with nothing written, where the plugin has
+// none or declines (the caller then stores them and attends itself).
+[[nodiscard]] std::optional<Tensor> cached_attention_appending(
+    const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& new_keys,
+    const Tensor& new_values, const Tensor& key_lengths, bool causal, std::optional<double> scale);
+// The attention slot's layout of q, k, v and out (key_lengths left null).
+[[nodiscard]] kael_attention_layout attention_layout(const Tensor& q, const Tensor& k,
+                                                     const Tensor& v, const Tensor& out,
+                                                     double scale, bool causal);
+// The device plugin's KAEL_EXTENSION_DECODING kernels, or null.
+[[nodiscard]] const kael_decoding* decoding_kernels(const Device& device);
 void attention_backward(const Tensor& grad_q, const Tensor& grad_k, const Tensor& grad_v,
                         const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
                         const Tensor& out, const Tensor& lse, double scale, bool causal);

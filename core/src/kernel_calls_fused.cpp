@@ -30,6 +30,8 @@ void* data_at(std::span<const Tensor> tensors, int position) {
     return position < 0 ? nullptr : tensors[static_cast<std::size_t>(position)].device_data();
 }
 
+}  // namespace
+
 kael_attention_layout attention_layout(const Tensor& q, const Tensor& k, const Tensor& v,
                                        const Tensor& out, double scale, bool causal) {
     kael_attention_layout layout{};
@@ -49,8 +51,6 @@ kael_attention_layout attention_layout(const Tensor& q, const Tensor& k, const T
     layout.causal = causal ? 1 : 0;
     return layout;
 }
-
-}  // namespace
 
 void layer_norm(const Tensor& out, const Tensor& mean, const Tensor& rstd, const Tensor& x,
                 const Tensor& weight, const Tensor& bias, std::int64_t rows, std::int64_t columns,

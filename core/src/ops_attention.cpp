@@ -8,9 +8,11 @@
 #include <utility>
 
 #include "autograd/record.h"
+#include "backend.h"
 #include "kael/autocast.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
+#include "memory_overlap.h"
 #include "tensor_internal.h"
 
 namespace kael {
@@ -203,7 +205,105 @@ Tensor cached_attention(const Tensor& query, const Tensor& key, const Tensor& va
     return detail::cached_attention_unchecked(query, key, value, key_lengths, causal, scale);
 }
 
+Tensor cached_attention_appending(const Tensor& query, const Tensor& key, const Tensor& value,
+                                  const Tensor& new_keys, const Tensor& new_values,
+                                  const Tensor& key_lengths, bool causal,
+                                  std::optional<double> scale) {
+    constexpr const char* op = "cached_attention_appending";
+    check_arguments(query, key, value, scale, op);
+    for (const Tensor* given : {&new_keys, &new_values}) {
+        if (!given->defined() || given->shape() != query.shape() || given->dtype() != key.dtype()) {
+            throw ValueError(
+                std::string(op) + ": new keys and values must be " + to_string(key.dtype()) + " " +
+                to_string(query.shape()) + " as the queries, got " +
+                (given->defined() ? to_string(given->dtype()) + " " + to_string(given->shape())
+                                  : std::string("an undefined tensor")));
+        }
+    }
+    if (is_grad_enabled() &&
+        (query.requires_grad() || key.requires_grad() || value.requires_grad() ||
+         new_keys.requires_grad() || new_values.requires_grad())) {
+        throw ValueError(std::string(op) +
+                         ": an inference kernel without a backward; call it "
+                         "under NoGradGuard or on detached tensors");
+    }
+    if (!key_lengths.defined() || key_lengths.dtype() != DType::I64 || key_lengths.dim() != 1 ||
+        key_lengths.size(0) != query.size(0)) {
+        throw ValueError(std::string(op) + ": key_lengths must be i64 [" +
+                         std::to_string(query.size(0)) + "]");
+    }
+    detail::check_same_device({query, key, value, new_keys, new_values, key_lengths}, op);
+    detail::check_no_internal_overlap(key, op);
+    detail::check_no_internal_overlap(value, op);
+    const std::int64_t queries = query.size(2);
+    const Tensor lengths = key_lengths.contiguous();
+    detail::check_indices(lengths, queries, key.size(2) + 1, 0, op, "key length");
+    if (std::optional<Tensor> out = detail::cached_attention_appending(
+            query, key, value, new_keys, new_values, lengths, causal, scale)) {
+        return *out;
+    }
+    const NoGradGuard no_grad;
+    // Batch b's query i goes to slot lengths[b] - queries + i, every head and dim.
+    const Tensor slots = (lengths.reshape({-1, 1, 1, 1}) - queries +
+                          arange(0, static_cast<double>(queries), 1, DType::I64, query.device())
+                              .reshape({1, 1, -1, 1}))
+                             .expand(query.shape())
+                             .contiguous();
+    Tensor keys = key;
+    Tensor values = value;
+    scatter_(keys, 2, slots, new_keys);
+    scatter_(values, 2, slots, new_values);
+    return detail::cached_attention_unchecked(query, key, value, lengths, causal, scale);
+}
+
 namespace detail {
+
+std::optional<Tensor> cached_attention_appending(const Tensor& query, const Tensor& key,
+                                                 const Tensor& value, const Tensor& new_keys,
+                                                 const Tensor& new_values,
+                                                 const Tensor& key_lengths, bool causal,
+                                                 std::optional<double> scale) {
+    const kael_decoding* plugin = decoding_kernels(query.device());
+    // The caches are written where they are: a layout the kernels cannot take composes.
+    if (plugin == nullptr || plugin->cached_attention == nullptr || !kernel_layout(key) ||
+        !kernel_layout(value) || !kernel_layout(new_keys) || !kernel_layout(new_values) ||
+        new_keys.shape() != query.shape() || new_values.shape() != query.shape()) {
+        return std::nullopt;
+    }
+    for (const Tensor* t : {&key, &value, &new_keys, &new_values}) {
+        if (t->dtype() != query.dtype() || t->device() != query.device()) {
+            return std::nullopt;
+        }
+    }
+    const NoGradGuard no_grad;
+    const double factor = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(query.size(3)));
+    Tensor out = empty_heads_last(query.size(0), query.size(1), query.size(2), query.size(3),
+                                  query.dtype(), query.device());
+    const Tensor q = kernel_operand(query);
+    Tensor lse =
+        empty({q.size(0), q.size(1), q.size(2)}, detail::stats_dtype(q.dtype()), q.device());
+    const Tensor lengths = key_lengths.contiguous();
+    kael_attention_layout layout = attention_layout(q, key, value, out, factor, causal);
+    layout.key_lengths = static_cast<const std::int64_t*>(lengths.device_data());
+    kael_cache_append append{};
+    append.struct_size = sizeof(append);
+    append.keys = new_keys.device_data();
+    append.values = new_values.device_data();
+    for (std::size_t i = 0; i < 3; ++i) {
+        append.key_strides[i] = new_keys.strides()[i];
+        append.value_strides[i] = new_values.strides()[i];
+    }
+    for (const Tensor* written : {&key, &value}) {  // as every write: saved tensors see it
+        written->impl().storage->bump_version();
+    }
+    const kael_status status = plugin->cached_attention(
+        query.device().index, abi(query.dtype()), out.device_data(), lse.device_data(),
+        q.device_data(), key.device_data(), value.device_data(), &layout, &append);
+    if (!backend_for(query.device()).served(status, "cached_attention")) {
+        return std::nullopt;
+    }
+    return out;
+}
 
 Tensor cached_attention_unchecked(const Tensor& query, const Tensor& key, const Tensor& value,
                                   const Tensor& key_lengths, bool causal,

@@ -11,10 +11,10 @@
 
 namespace kael {
 
-namespace {
+namespace detail {
 
-const kael_decoding* decoding_of(const Device& device) {
-    const kael_plugin* table = detail::backend_for(device).table();
+const kael_decoding* decoding_kernels(const Device& device) {
+    const kael_plugin* table = backend_for(device).table();
     if (!KAEL_HAS_SLOT(table, extension) || table->extension == nullptr) {
         return nullptr;
     }
@@ -22,6 +22,10 @@ const kael_decoding* decoding_of(const Device& device) {
         static_cast<const kael_decoding*>(table->extension(KAEL_EXTENSION_DECODING));
     return plugin != nullptr && plugin->struct_size >= sizeof(kael_decoding) ? plugin : nullptr;
 }
+
+}  // namespace detail
+
+namespace {
 
 // Whether t is undefined, or a contiguous [size] vector of dtype.
 bool vector_or_none(const Tensor& t, std::int64_t size, DType dtype) {
@@ -59,7 +63,7 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
             vector_or_none(norm_bias, inner, x.dtype()) &&
             vector_or_none(bias, columns, x.dtype()) &&
             (!residual.defined() || (residual.shape() == out_shape && residual.is_contiguous()));
-    const kael_decoding* plugin = plain ? decoding_of(x.device()) : nullptr;
+    const kael_decoding* plugin = plain ? detail::decoding_kernels(x.device()) : nullptr;
     if (plugin == nullptr || plugin->layer_norm_linear == nullptr) {
         return composed();
     }

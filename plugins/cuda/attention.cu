@@ -6,6 +6,9 @@
 // (attention_mma.cu). f64 and head_dim > 128 run the shared reference tasks.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <typeinfo>
 
 #include "attention_mma.cuh"
@@ -212,6 +215,46 @@ kael_status attention(int32_t device, kael_dtype dtype, void* out, void* lse, co
         } else {
             launch_forward_tiles<2>(shape, out_f, lse_f, q_f, k_f, v_f, scale_log2, vectorized);
         }
+    });
+}
+
+kael_status cached_attention(int32_t device, kael_dtype dtype, void* out, void* lse, const void* q,
+                             void* k, void* v, const kael_attention_layout* layout,
+                             const kael_cache_append* append) {
+    return plugin::guarded("cuda.cached_attention", [&] {
+        use_device(device);
+        if (append == nullptr || append->struct_size < sizeof(kael_cache_append) ||
+            append->keys == nullptr || append->values == nullptr || layout == nullptr ||
+            layout->struct_size < sizeof(kael_attention_layout) || layout->key_lengths == nullptr) {
+            plugin::invalid("cached_attention: append, a layout and its key_lengths are needed");
+        }
+        const AttentionShape shape =
+            tasks::attention_shape("cached_attention", dtype, layout, true);
+        const std::int64_t rows = shape.batch * shape.heads * shape.queries;
+        const std::int64_t splits = (shape.keys + kSplitKeys - 1) / kSplitKeys;
+        // KAEL_CUDA_FUSED_APPEND=0 declines every call (the core then stores and attends).
+        static const bool fused = [] {
+            const char* setting = std::getenv("KAEL_CUDA_FUSED_APPEND");
+            return setting == nullptr || std::strcmp(setting, "0") != 0;
+        }();
+        const bool given =
+            out != nullptr && lse != nullptr && q != nullptr && k != nullptr && v != nullptr;
+        if (!fused || shape.queries > kDecodeQueries || !given || rows == 0 ||
+            shape.head_dim > kMaxDims || !fits_grid(rows * splits) ||
+            (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_BF16 && dtype != KAEL_DTYPE_F16)) {
+            plugin::unsupported("cached_attention stores and attends in one launch for up to " +
+                                std::to_string(kDecodeQueries) + " f32, bf16 or f16 queries");
+        }
+        CacheAppend own;
+        own.keys = append->keys;
+        own.values = append->values;
+        for (int i = 0; i < 3; ++i) {
+            own.k[i] = append->key_strides[i];
+            own.v[i] = append->value_strides[i];
+        }
+        own.k_cache = k;
+        own.v_cache = v;
+        launch_decode(dtype, shape, out, static_cast<float*>(lse), q, k, v, own);
     });
 }
 

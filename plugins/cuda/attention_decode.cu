@@ -3,7 +3,9 @@
 // chunks of 128 keys: each warp loads its 16 keys' K and V rows at once (lanes across the head
 // dims, so each load is one coalesced row), then folds them into an online softmax. A cache of
 // up to kSplitKeys slots is one split, so a decoding step is one launch; longer ones are split
-// and merged by a second kernel. A bf16 cache is read as it is: decoding reads all of it.
+// and merged by a second kernel. A bf16 cache is read as it is: decoding reads all of it. With
+// cached_attention's append, the queries' own keys and values are read from their projection
+// and stored into the cache by the same launch (no scatter before it).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -40,12 +42,23 @@ __device__ inline float rescale(float from, float to) {
     return from == -INFINITY ? 0.F : exp2f(from - to);
 }
 
+// One head's rows of the queries' own keys and values (null: none), which stand for the
+// cache's tokens from `first` on.
+template <typename E>
+struct OwnRows {
+    const E* keys = nullptr;
+    const E* values = nullptr;
+    std::int64_t first = 0;
+    std::int64_t key_stride = 0;
+    std::int64_t value_stride = 0;
+};
+
 // Folds keys [first, first + kWarpKeys) below end of one head's k and v rows into a warp's
 // state; q holds the query's dims (times the log2 scale) in the lane's slots.
 template <int kSlots, typename E>
 __device__ void fold_keys(Running<kSlots>& state, const AttentionShape& shape, std::int64_t first,
-                          std::int64_t end, const E* k, const E* v, const float (&q)[kSlots],
-                          int lane) {
+                          std::int64_t end, const E* k, const E* v, const OwnRows<E>& own,
+                          const float (&q)[kSlots], int lane) {
     const int dims = static_cast<int>(shape.head_dim);
     float keys[kWarpKeys][kSlots];
     float values[kWarpKeys][kSlots];
@@ -53,8 +66,12 @@ __device__ void fold_keys(Running<kSlots>& state, const AttentionShape& shape, s
 #pragma unroll
     for (int j = 0; j < kWarpKeys; ++j) {
         const std::int64_t key = first + j;
-        const E* k_row = k + key * shape.k[2];
-        const E* v_row = v + key * shape.v[2];
+        // The queries' own tokens from their rows: the cache's copy is stored by this launch.
+        const bool mine = own.keys != nullptr && key >= own.first;
+        const E* k_row =
+            mine ? own.keys + (key - own.first) * own.key_stride : k + key * shape.k[2];
+        const E* v_row =
+            mine ? own.values + (key - own.first) * own.value_stride : v + key * shape.v[2];
 #pragma unroll
         for (int s = 0; s < kSlots; ++s) {
             const int d = lane + 32 * s;
@@ -106,7 +123,7 @@ template <int kSlots, typename E>
 __global__ void __launch_bounds__(kDecodeWarps * 32)
     attention_decode_split(AttentionShape shape, E* out, float* lse, float* partials,
                            std::int64_t splits, const E* q, const E* k, const E* v,
-                           float scale_log2) {
+                           float scale_log2, CacheAppend append) {
     __shared__ float tops[kDecodeWarps];
     __shared__ float totals[kDecodeWarps];
     __shared__ float sums[kDecodeWarps][kSlots * 32];
@@ -131,9 +148,32 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     const std::int64_t end = tasks::min_of(begin + kSplitKeys, visible);
     const E* k_head = k + AttentionShape::at(shape.k, bh, shape.heads, 0);
     const E* v_head = v + AttentionShape::at(shape.v, bh, shape.heads, 0);
+    OwnRows<E> own;
+    if (append.keys != nullptr) {
+        own = {
+            static_cast<const E*>(append.keys) + AttentionShape::at(append.k, bh, shape.heads, 0),
+            static_cast<const E*>(append.values) + AttentionShape::at(append.v, bh, shape.heads, 0),
+            shape.filled_keys(bh) - shape.queries, append.k[2], append.v[2]};
+        if (query == 0) {  // the head's first query row stores its split's share of them
+            for (std::int64_t i = warp; i < shape.queries; i += kDecodeWarps) {
+                const std::int64_t token = own.first + i;
+                if (token >= begin && token < begin + kSplitKeys && token >= 0 &&
+                    token < shape.keys) {
+                    E* k_slot = static_cast<E*>(append.k_cache) +
+                                AttentionShape::at(shape.k, bh, shape.heads, token);
+                    E* v_slot = static_cast<E*>(append.v_cache) +
+                                AttentionShape::at(shape.v, bh, shape.heads, token);
+                    for (int d = lane; d < dims; d += 32) {
+                        k_slot[d] = own.keys[i * own.key_stride + d];
+                        v_slot[d] = own.values[i * own.value_stride + d];
+                    }
+                }
+            }
+        }
+    }
     Running<kSlots> state;
     for (std::int64_t chunk = begin; chunk < end; chunk += kChunkKeys) {
-        fold_keys(state, shape, chunk + warp * kWarpKeys, end, k_head, v_head, q_lane, lane);
+        fold_keys(state, shape, chunk + warp * kWarpKeys, end, k_head, v_head, own, q_lane, lane);
     }
     if (lane == 0) {
         tops[warp] = state.top;
@@ -239,7 +279,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 
 template <typename E, int kSlots>
 void launch(const AttentionShape& shape, void* out_data, float* lse, const void* q_data,
-            const void* k_data, const void* v_data) {
+            const void* k_data, const void* v_data, const CacheAppend& append) {
     auto* const out = static_cast<E*>(out_data);
     const auto* const q = static_cast<const E*>(q_data);
     const auto* const k = static_cast<const E*>(k_data);
@@ -252,7 +292,7 @@ void launch(const AttentionShape& shape, void* out_data, float* lse, const void*
             ? nullptr
             : static_cast<float*>(device_malloc(rows * splits * (kMaxDims + 2) * std::int64_t{4}));
     launch_early(&attention_decode_split<kSlots, E>, static_cast<unsigned>(rows * splits),
-                 kDecodeWarps * 32, shape, out, lse, partials, splits, q, k, v, scale_log2);
+                 kDecodeWarps * 32, shape, out, lse, partials, splits, q, k, v, scale_log2, append);
     if (splits == 1) {
         return;
     }
@@ -265,25 +305,25 @@ void launch(const AttentionShape& shape, void* out_data, float* lse, const void*
 
 template <typename E>
 void launch_slots(const AttentionShape& shape, void* out, float* lse, const void* q, const void* k,
-                  const void* v) {
+                  const void* v, const CacheAppend& append) {
     // Registers for 64 dims a lane's two slots, for 128 its four.
     if (shape.head_dim <= 64) {
-        launch<E, 2>(shape, out, lse, q, k, v);
+        launch<E, 2>(shape, out, lse, q, k, v, append);
     } else {
-        launch<E, 4>(shape, out, lse, q, k, v);
+        launch<E, 4>(shape, out, lse, q, k, v, append);
     }
 }
 
 }  // namespace
 
 void launch_decode(kael_dtype dtype, const AttentionShape& shape, void* out, float* lse,
-                   const void* q, const void* k, const void* v) {
+                   const void* q, const void* k, const void* v, const CacheAppend& append) {
     if (dtype == KAEL_DTYPE_BF16) {
-        launch_slots<__nv_bfloat16>(shape, out, lse, q, k, v);
+        launch_slots<__nv_bfloat16>(shape, out, lse, q, k, v, append);
     } else if (dtype == KAEL_DTYPE_F16) {
-        launch_slots<__half>(shape, out, lse, q, k, v);
+        launch_slots<__half>(shape, out, lse, q, k, v, append);
     } else {
-        launch_slots<float>(shape, out, lse, q, k, v);
+        launch_slots<float>(shape, out, lse, q, k, v, append);
     }
 }
 

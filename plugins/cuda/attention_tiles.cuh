@@ -285,10 +285,23 @@ inline bool aligned_for_vectors(const AttentionShape& shape, const void* const* 
     return true;
 }
 
+// The queries' own keys and values ([batch, heads, queries, dims] with these strides) that a
+// decoding launch stores into the cache (k_cache, v_cache: k and v) at each batch's last filled
+// slots and reads from where it is; keys null: none (cached_attention's append).
+struct CacheAppend {
+    const void* keys = nullptr;
+    const void* values = nullptr;
+    std::int64_t k[3] = {};
+    std::int64_t v[3] = {};
+    void* k_cache = nullptr;
+    void* v_cache = nullptr;
+};
+
 // Attention of a few queries over many keys (attention_decode.cu): dtype f32, bf16 or f16 (out,
 // q, k, v of it, lse f32), head_dim at most 128, key_lengths honoured.
 void launch_decode(kael_dtype dtype, const AttentionShape& shape, void* out, float* lse,
-                   const void* q, const void* k, const void* v);
+                   const void* q, const void* k, const void* v,
+                   const CacheAppend& append = CacheAppend{});
 
 // The f32 backward for head_dim <= 128 (attention_backward.cu).
 void attention_backward_f32(const AttentionShape& shape, float* grad_q, float* grad_k,

@@ -35,8 +35,15 @@ const kael_pooling* pooling();
 const kael_recurrent* recurrent();
 // KAEL_EXTENSION_CHANNELS (channels.cu): per-channel moments, backward sums and affine maps.
 const kael_channels* channels();
-// KAEL_EXTENSION_DECODING (gemv.cu): the layer norm fused into a one-row product.
-const kael_decoding* decoding();
+// KAEL_EXTENSION_DECODING: the layer norm fused into a one-row product (gemv.cu) and the
+// decoding attention that stores the step's key and value itself (attention.cu).
+kael_status layer_norm_linear(int32_t device, kael_dtype dtype, const void* a,
+                              const void* norm_weight, const void* norm_bias, double eps,
+                              const void* b, const void* bias, const void* residual, void* out,
+                              const kael_matmul_sizes* sizes, int32_t activation);
+kael_status cached_attention(int32_t device, kael_dtype dtype, void* out, void* lse, const void* q,
+                             void* k, void* v, const kael_attention_layout* layout,
+                             const kael_cache_append* append);
 std::string cudnn_unavailable_reason();
 std::string convolution_description();
 

@@ -72,9 +72,14 @@ namespace model {
 KAEL_DEFINE_MODEL_EXTENSION(kernels.matmul_epilogue = matmul_epilogue)
 }  // namespace model
 
+const kael_decoding* decoding_kernels() {
+    static const kael_decoding made = {sizeof(kael_decoding), layer_norm_linear, cached_attention};
+    return &made;
+}
+
 // The model kernels, NCCL's collectives (loaded at the first communicator), cuDNN's
-// convolutions (loaded at the first), pooling and the recurrent cells on the shared tasks, and
-// per-channel statistics (channels.cu).
+// convolutions (loaded at the first), pooling and the recurrent cells on the shared tasks,
+// per-channel statistics (channels.cu) and a decoding step's fused kernels.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
         return collectives();
@@ -92,7 +97,7 @@ const void* extension(const char* name) {
         return channels();
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_DECODING) == 0) {
-        return decoding();
+        return decoding_kernels();
     }
     return model::extension(name);
 }

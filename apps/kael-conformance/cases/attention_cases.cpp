@@ -180,3 +180,49 @@ BOOST_AUTO_TEST_CASE(cached_attention_over_a_joint_cache) {
         }
     }
 }
+
+// cached_attention_appending: the queries' own keys and values stored into a GPT-shaped joint
+// cache at each batch's last slots, then attended over (the decoding kernel where the device
+// fuses the store; stores and cached_attention otherwise): the output and the filled slots.
+BOOST_AUTO_TEST_CASE(cached_attention_appending_into_a_joint_cache) {
+    kael::manual_seed(67);
+    const std::int64_t heads = 2;
+    const std::int64_t dims = 64;
+    const std::int64_t capacity = 200;
+    const std::int64_t channels = heads * dims;
+    for (const DType dtype : kDTypes) {
+        for (const std::int64_t queries : {1, 4, 70}) {
+            for (const bool causal : {false, true}) {
+                BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", queries " << queries
+                                            << ", causal " << causal) {
+                    Tensor joint = values(dtype, {2, capacity, 2 * channels}, false);
+                    joint.select(0, 0).slice(0, 150, capacity).copy_(kael::full({}, NAN, dtype));
+                    joint.select(0, 1).slice(0, 77, capacity).copy_(kael::full({}, NAN, dtype));
+                    const Tensor lengths = kael::tensor(std::vector<std::int64_t>{150, 77}, {2});
+                    const auto part = [=](const Tensor& buffer, std::int64_t which) {
+                        return buffer.as_strided({2, heads, capacity, dims},
+                                                 {capacity * 2 * channels, dims, 2 * channels, 1},
+                                                 buffer.offset() + which * channels);
+                    };
+                    // The new keys and values as views of one projection [B, Tq, 3C].
+                    const auto projected = [=](const Tensor& qkv, std::int64_t which) {
+                        return qkv.slice(2, which * channels, (which + 1) * channels)
+                            .reshape({2, queries, heads, dims})
+                            .transpose(1, 2);
+                    };
+                    run_and_compare(
+                        {{joint}, {lengths}, {values(dtype, {2, queries, 3 * channels}, false)}},
+                        [&](const Tensors& x) {
+                            const kael::NoGradGuard no_grad;
+                            const Tensor out = kael::cached_attention_appending(
+                                projected(x[2], 0), part(x[0], 0), part(x[0], 1),
+                                projected(x[2], 1), projected(x[2], 2), x[1], causal);
+                            return Tensors{out, x[0].select(0, 0).slice(0, 0, 150).clone(),
+                                           x[0].select(0, 1).slice(0, 0, 77).clone()};
+                        },
+                        tolerance_of(dtype));
+                }
+            }
+        }
+    }
+}

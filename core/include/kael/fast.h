@@ -59,5 +59,15 @@ enum class Activation { None, GeluTanh };
 [[nodiscard]] Tensor cached_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                       const Tensor& key_lengths, bool causal = true,
                                       std::optional<double> scale = std::nullopt);
+// cached_attention after storing new_keys and new_values ([B, H, Tq, D], the queries' own) into
+// key and value at batch b's slots key_lengths[b] - Tq .. key_lengths[b] - 1, as
+// flash-attention's kvcache call appends its k and v: one kernel where the device fuses it,
+// else the stores and then cached_attention. key and value are written; each key_lengths[b]
+// must lie in [Tq, Tk] (IndexError otherwise, on a GPU at the next synchronising call).
+[[nodiscard]] Tensor cached_attention_appending(const Tensor& query, const Tensor& key,
+                                                const Tensor& value, const Tensor& new_keys,
+                                                const Tensor& new_values, const Tensor& key_lengths,
+                                                bool causal = true,
+                                                std::optional<double> scale = std::nullopt);
 
 }  // namespace kael

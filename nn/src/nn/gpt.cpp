@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <tuple>
 #include <utility>
 
-#include "kernel_calls.h"
-#include "ops_index_internal.h"
 #include "kael/autograd.h"
+#include "kernel_calls.h"
 #include "nn_internal.h"
+#include "ops_index_internal.h"
 
 namespace kael::nn {
 
@@ -130,16 +131,24 @@ Tensor CausalSelfAttention::attend_fixed(const Tensor& qkv, Tensor* cached_keys,
         at.write_index.shape() != Shape{batch, 1, 2 * channels}) {
         throw ValueError("GPT: a fixed KV cache takes one token per step, in its joint buffer");
     }
-    Tensor joint = keys.as_strided({batch, room, 2 * channels},
-                                   {room * 2 * channels, 2 * channels, 1}, keys.offset());
-    kael::detail::scatter_add_unchecked(joint, 1, at.write_index,
-                                        qkv.slice(2, channels, 3 * channels));
-    const Tensor query =
-        qkv.slice(2, 0, channels).reshape({batch, 1, heads_, head_dim}).transpose(1, 2);
-    return kael::detail::cached_attention_unchecked(query, keys, *cached_values, at.lengths, true,
-                                                    std::nullopt)
-        .transpose(1, 2)
-        .reshape({batch, 1, channels});
+    const auto heads = [&](std::int64_t part) {  // [B, H, 1, D] views of the projection
+        return qkv.slice(2, part * channels, (part + 1) * channels)
+            .reshape({batch, 1, heads_, head_dim})
+            .transpose(1, 2);
+    };
+    const Tensor query = heads(0);
+    // One kernel stores the key and value and attends where the device has it.
+    std::optional<Tensor> mixed = kael::detail::cached_attention_appending(
+        query, keys, *cached_values, heads(1), heads(2), at.lengths, true, std::nullopt);
+    if (!mixed) {
+        Tensor joint = keys.as_strided({batch, room, 2 * channels},
+                                       {room * 2 * channels, 2 * channels, 1}, keys.offset());
+        kael::detail::scatter_add_unchecked(joint, 1, at.write_index,
+                                            qkv.slice(2, channels, 3 * channels));
+        mixed = kael::detail::cached_attention_unchecked(query, keys, *cached_values, at.lengths,
+                                                         true, std::nullopt);
+    }
+    return mixed->transpose(1, 2).reshape({batch, 1, channels});
 }
 
 Tensor CausalSelfAttention::forward_cached(const Tensor& x, Tensor* cached_keys,

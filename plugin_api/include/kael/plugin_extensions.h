@@ -260,6 +260,16 @@ typedef struct kael_channels {
  * own kernels on the same device. */
 #define KAEL_EXTENSION_DECODING "kael.decoding"
 
+/* The queries' own keys and values for cached_attention: [batch, heads, queries, head_dim]
+ * views, strides in elements for batch, head and token (head_dim contiguous). */
+typedef struct kael_cache_append {
+    size_t struct_size; /* sizeof(kael_cache_append) */
+    const void* keys;
+    const void* values;
+    int64_t key_strides[3];
+    int64_t value_strides[3];
+} kael_cache_append;
+
 typedef struct kael_decoding {
     size_t struct_size; /* sizeof(kael_decoding) as the plugin was built */
     /* A layer norm and the linear layer it feeds: out = act(n x b + bias) + residual, n each
@@ -272,6 +282,15 @@ typedef struct kael_decoding {
                                      const void* norm_weight, const void* norm_bias, double eps,
                                      const void* b, const void* bias, const void* residual,
                                      void* out, const kael_matmul_sizes* sizes, int32_t activation);
+    /* The attention slot over a KV cache of fixed capacity (layout->key_lengths not NULL) after
+     * storing append's keys and values into k and v, which this call writes: batch b's query i
+     * at token key_lengths[b] - queries + i (a token outside [0, keys) is not stored), read as
+     * the cache's own from there. A decoding step's key and value then need no launch of
+     * their own. */
+    kael_status (*cached_attention)(int32_t device, kael_dtype dtype, void* out, void* lse,
+                                    const void* q, void* k, void* v,
+                                    const kael_attention_layout* layout,
+                                    const kael_cache_append* append);
 } kael_decoding;
 
 #ifdef __cplusplus

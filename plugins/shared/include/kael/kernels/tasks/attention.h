@@ -284,7 +284,7 @@ inline AttentionShape attention_shape(const char* entry, kael_dtype dtype,
     if (l.struct_size >= offsetof(kael_attention_layout, key_lengths) + sizeof(l.key_lengths)) {
         shape.key_lengths = l.key_lengths;
     }
-    if (shape.key_lengths != nullptr && name != "attention") {
+    if (shape.key_lengths != nullptr && name != "attention" && name != "cached_attention") {
         plugin::invalid(name + ": key_lengths are for the forward only");
     }
     return shape;
