@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "autograd/record.h"
 #include "backend.h"
@@ -182,12 +183,13 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
         });
 }
 
-Tensor cached_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                        const Tensor& key_lengths, bool causal, std::optional<double> scale) {
-    constexpr const char* op = "cached_attention";
-    check_arguments(query, key, value, scale, op);
-    if (is_grad_enabled() &&
-        (query.requires_grad() || key.requires_grad() || value.requires_grad())) {
+namespace {
+
+// The cached attention ops' own checks: inference only, key_lengths i64 [B].
+void check_cache_call(const std::vector<Tensor>& operands, const Tensor& query,
+                      const Tensor& key_lengths, const char* op) {
+    if (is_grad_enabled() && std::any_of(operands.begin(), operands.end(),
+                                         [](const Tensor& t) { return t.requires_grad(); })) {
         throw ValueError(std::string(op) +
                          ": an inference kernel without a backward; call it "
                          "under NoGradGuard or on detached tensors");
@@ -200,6 +202,15 @@ Tensor cached_attention(const Tensor& query, const Tensor& key, const Tensor& va
                                                       to_string(key_lengths.shape())
                                                 : std::string("an undefined tensor")));
     }
+}
+
+}  // namespace
+
+Tensor cached_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                        const Tensor& key_lengths, bool causal, std::optional<double> scale) {
+    constexpr const char* op = "cached_attention";
+    check_arguments(query, key, value, scale, op);
+    check_cache_call({query, key, value}, query, key_lengths, op);
     detail::check_same_device({query, key_lengths}, op);
     detail::check_indices(key_lengths.contiguous(), 0, key.size(2) + 1, 0, op, "key length");
     return detail::cached_attention_unchecked(query, key, value, key_lengths, causal, scale);
@@ -220,18 +231,7 @@ Tensor cached_attention_appending(const Tensor& query, const Tensor& key, const 
                                   : std::string("an undefined tensor")));
         }
     }
-    if (is_grad_enabled() &&
-        (query.requires_grad() || key.requires_grad() || value.requires_grad() ||
-         new_keys.requires_grad() || new_values.requires_grad())) {
-        throw ValueError(std::string(op) +
-                         ": an inference kernel without a backward; call it "
-                         "under NoGradGuard or on detached tensors");
-    }
-    if (!key_lengths.defined() || key_lengths.dtype() != DType::I64 || key_lengths.dim() != 1 ||
-        key_lengths.size(0) != query.size(0)) {
-        throw ValueError(std::string(op) + ": key_lengths must be i64 [" +
-                         std::to_string(query.size(0)) + "]");
-    }
+    check_cache_call({query, key, value, new_keys, new_values}, query, key_lengths, op);
     detail::check_same_device({query, key, value, new_keys, new_values, key_lengths}, op);
     detail::check_no_internal_overlap(key, op);
     detail::check_no_internal_overlap(value, op);

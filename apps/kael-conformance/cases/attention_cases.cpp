@@ -144,85 +144,92 @@ BOOST_AUTO_TEST_CASE(attention_heads_split_from_one_projection) {
     }
 }
 
-// cached_attention over a fixed-capacity cache laid out as GPT's (keys and values interleaved
-// in one [B, capacity, 2C] buffer), with batches filled to different lengths and NaN past them:
-// the decoding path (few queries) and the tiled one (many).
-BOOST_AUTO_TEST_CASE(cached_attention_over_a_joint_cache) {
-    kael::manual_seed(43);
-    const std::int64_t heads = 2;
-    const std::int64_t dims = 64;
-    const std::int64_t capacity = 200;
-    const std::int64_t channels = heads * dims;
+namespace {
+
+// A cache laid out as GPT's: keys and values interleaved in one [2, capacity, 2C] buffer of
+// kHeads heads of kDims, batch 0 filled to 150 and batch 1 to 77, NaN past them.
+constexpr std::int64_t kHeads = 2;
+constexpr std::int64_t kDims = 64;
+constexpr std::int64_t kCapacity = 200;
+constexpr std::int64_t kChannels = kHeads * kDims;
+
+Tensor joint_cache(DType dtype) {
+    Tensor joint = values(dtype, {2, kCapacity, 2 * kChannels}, false);
+    joint.select(0, 0).slice(0, 150, kCapacity).copy_(kael::full({}, NAN, dtype));
+    joint.select(0, 1).slice(0, 77, kCapacity).copy_(kael::full({}, NAN, dtype));
+    return joint;
+}
+
+Tensor cache_lengths() {
+    return kael::tensor(std::vector<std::int64_t>{150, 77}, {2});
+}
+
+// The keys (which 0) or values (1) of the joint cache as [2, H, capacity, D].
+Tensor cache_part(const Tensor& joint, std::int64_t which) {
+    return joint.as_strided({2, kHeads, kCapacity, kDims},
+                            {kCapacity * 2 * kChannels, kDims, 2 * kChannels, 1},
+                            joint.offset() + which * kChannels);
+}
+
+// Every dtype x 1, 4 (the decoding kernel) and 70 queries (the tiled one) x causal or not.
+template <typename Check>
+void over_cache_calls(const Check& check) {
     for (const DType dtype : kDTypes) {
         for (const std::int64_t queries : {1, 4, 70}) {
             for (const bool causal : {false, true}) {
                 BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", queries " << queries
                                             << ", causal " << causal) {
-                    Tensor joint = values(dtype, {2, capacity, 2 * channels}, false);
-                    joint.select(0, 0).slice(0, 150, capacity).copy_(kael::full({}, NAN, dtype));
-                    joint.select(0, 1).slice(0, 77, capacity).copy_(kael::full({}, NAN, dtype));
-                    const Tensor lengths = kael::tensor(std::vector<std::int64_t>{150, 77}, {2});
-                    const auto part = [=](const Tensor& buffer, std::int64_t which) {
-                        return buffer.as_strided({2, heads, capacity, dims},
-                                                 {capacity * 2 * channels, dims, 2 * channels, 1},
-                                                 buffer.offset() + which * channels);
-                    };
-                    run_and_compare(
-                        {{values(dtype, {2, heads, queries, dims}, false)}, {joint}, {lengths}},
-                        [&](const Tensors& x) {
-                            const kael::NoGradGuard no_grad;
-                            return Tensors{kael::cached_attention(x[0], part(x[1], 0),
-                                                                  part(x[1], 1), x[2], causal)};
-                        },
-                        tolerance_of(dtype));
+                    check(dtype, queries, causal);
                 }
             }
         }
     }
 }
 
-// cached_attention_appending: the queries' own keys and values stored into a GPT-shaped joint
-// cache at each batch's last slots, then attended over (the decoding kernel where the device
-// fuses the store; stores and cached_attention otherwise): the output and the filled slots.
+}  // namespace
+
+// cached_attention over a fixed-capacity cache laid out as GPT's, with batches filled to
+// different lengths and NaN past them: the decoding path (few queries) and the tiled one.
+BOOST_AUTO_TEST_CASE(cached_attention_over_a_joint_cache) {
+    kael::manual_seed(43);
+    over_cache_calls([](DType dtype, std::int64_t queries, bool causal) {
+        run_and_compare(
+            {{values(dtype, {2, kHeads, queries, kDims}, false)},
+             {joint_cache(dtype)},
+             {cache_lengths()}},
+            [&](const Tensors& x) {
+                const kael::NoGradGuard no_grad;
+                return Tensors{kael::cached_attention(x[0], cache_part(x[1], 0),
+                                                      cache_part(x[1], 1), x[2], causal)};
+            },
+            tolerance_of(dtype));
+    });
+}
+
+// cached_attention_appending: the queries' own keys and values stored into the cache at each
+// batch's last filled slots, then attended over (the decoding kernel where the device fuses
+// the store; stores and cached_attention otherwise): the output and the filled slots.
 BOOST_AUTO_TEST_CASE(cached_attention_appending_into_a_joint_cache) {
     kael::manual_seed(67);
-    const std::int64_t heads = 2;
-    const std::int64_t dims = 64;
-    const std::int64_t capacity = 200;
-    const std::int64_t channels = heads * dims;
-    for (const DType dtype : kDTypes) {
-        for (const std::int64_t queries : {1, 4, 70}) {
-            for (const bool causal : {false, true}) {
-                BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", queries " << queries
-                                            << ", causal " << causal) {
-                    Tensor joint = values(dtype, {2, capacity, 2 * channels}, false);
-                    joint.select(0, 0).slice(0, 150, capacity).copy_(kael::full({}, NAN, dtype));
-                    joint.select(0, 1).slice(0, 77, capacity).copy_(kael::full({}, NAN, dtype));
-                    const Tensor lengths = kael::tensor(std::vector<std::int64_t>{150, 77}, {2});
-                    const auto part = [=](const Tensor& buffer, std::int64_t which) {
-                        return buffer.as_strided({2, heads, capacity, dims},
-                                                 {capacity * 2 * channels, dims, 2 * channels, 1},
-                                                 buffer.offset() + which * channels);
-                    };
-                    // The new keys and values as views of one projection [B, Tq, 3C].
-                    const auto projected = [=](const Tensor& qkv, std::int64_t which) {
-                        return qkv.slice(2, which * channels, (which + 1) * channels)
-                            .reshape({2, queries, heads, dims})
-                            .transpose(1, 2);
-                    };
-                    run_and_compare(
-                        {{joint}, {lengths}, {values(dtype, {2, queries, 3 * channels}, false)}},
-                        [&](const Tensors& x) {
-                            const kael::NoGradGuard no_grad;
-                            const Tensor out = kael::cached_attention_appending(
-                                projected(x[2], 0), part(x[0], 0), part(x[0], 1),
-                                projected(x[2], 1), projected(x[2], 2), x[1], causal);
-                            return Tensors{out, x[0].select(0, 0).slice(0, 0, 150).clone(),
-                                           x[0].select(0, 1).slice(0, 0, 77).clone()};
-                        },
-                        tolerance_of(dtype));
-                }
-            }
-        }
-    }
+    over_cache_calls([](DType dtype, std::int64_t queries, bool causal) {
+        // The new keys and values as views of one projection [B, Tq, 3C].
+        const auto projected = [=](const Tensor& qkv, std::int64_t which) {
+            return qkv.slice(2, which * kChannels, (which + 1) * kChannels)
+                .reshape({2, queries, kHeads, kDims})
+                .transpose(1, 2);
+        };
+        run_and_compare(
+            {{joint_cache(dtype)},
+             {cache_lengths()},
+             {values(dtype, {2, queries, 3 * kChannels}, false)}},
+            [&](const Tensors& x) {
+                const kael::NoGradGuard no_grad;
+                const Tensor out = kael::cached_attention_appending(
+                    projected(x[2], 0), cache_part(x[0], 0), cache_part(x[0], 1),
+                    projected(x[2], 1), projected(x[2], 2), x[1], causal);
+                return Tensors{out, x[0].select(0, 0).slice(0, 0, 150).clone(),
+                               x[0].select(0, 1).slice(0, 0, 77).clone()};
+            },
+            tolerance_of(dtype));
+    });
 }
