@@ -104,7 +104,7 @@ expect("--list printed ${listed_count} names" listed_count GREATER 20)
 conformance(cpu --list --filter attention)
 string(REGEX MATCHALL "[a-z_]+\n" listed "${out}")
 list(LENGTH listed listed_count)
-expect("--list --filter attention printed ${listed_count} names" listed_count EQUAL 4)
+expect("--list --filter attention printed ${listed_count} names" listed_count EQUAL 5)
 conformance(cpu --filter no_such_case)
 expect_status(2 "--filter no_such_case")
 
