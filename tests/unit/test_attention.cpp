@@ -327,3 +327,51 @@ BOOST_AUTO_TEST_CASE(cached_attention_refuses_bad_lengths_and_grad) {
         BOOST_TEST(std::string(error.what()).find("cached_attention") != std::string::npos);
     }
 }
+
+// cached_attention_appending stores the new keys and values at each batch's last filled slots,
+// then attends: the same as storing them by hand and calling cached_attention; bad lengths
+// (fewer than the queries, or past the capacity) and a new key of another shape are errors
+// naming the op, and nothing is stored then.
+BOOST_AUTO_TEST_CASE(cached_attention_appending_stores_then_attends) {
+    kael::manual_seed(71);
+    const kael::NoGradGuard no_grad;
+    for (const std::int64_t queries : {1, 2}) {
+        BOOST_TEST_CONTEXT("queries " << queries) {
+            const std::vector<std::int64_t> filled{5, 3};
+            const Tensor lengths = kael::tensor(filled, {2});
+            const Tensor q = kael::randn({2, 2, queries, 4});
+            const Tensor new_k = kael::randn({2, 2, queries, 4});
+            const Tensor new_v = kael::randn({2, 2, queries, 4});
+            Tensor k = kael::randn({2, 2, 8, 4});
+            Tensor v = kael::randn({2, 2, 8, 4});
+            Tensor k_by_hand = k.clone();
+            Tensor v_by_hand = v.clone();
+            for (std::int64_t b = 0; b < 2; ++b) {
+                const std::int64_t first = filled[b] - queries;
+                k_by_hand.select(0, b).slice(1, first, filled[b]).copy_(new_k.select(0, b));
+                v_by_hand.select(0, b).slice(1, first, filled[b]).copy_(new_v.select(0, b));
+            }
+            const Tensor out = kael::cached_attention_appending(q, k, v, new_k, new_v, lengths);
+            BOOST_TEST(kael::allclose(k, k_by_hand, 0.0, 0.0));
+            BOOST_TEST(kael::allclose(v, v_by_hand, 0.0, 0.0));
+            BOOST_TEST(kael::allclose(out, kael::cached_attention(q, k_by_hand, v_by_hand, lengths),
+                                      1e-6, 1e-7));
+        }
+    }
+    const Tensor q = kael::randn({1, 1, 2, 4});
+    Tensor k = kael::zeros({1, 1, 6, 4});
+    const auto call = [&](std::int64_t length, const Tensor& new_k) {
+        return kael::cached_attention_appending(
+            q, k, k.clone(), new_k, q, kael::tensor(std::vector<std::int64_t>{length}, {1}));
+    };
+    BOOST_CHECK_THROW((void)call(1, q), kael::IndexError);  // fewer filled slots than queries
+    BOOST_CHECK_THROW((void)call(7, q), kael::IndexError);  // past the capacity
+    try {
+        (void)call(4, kael::randn({1, 1, 3, 4}));
+        BOOST_FAIL("no error");
+    } catch (const kael::ValueError& error) {
+        BOOST_TEST(std::string(error.what()).find("cached_attention_appending") !=
+                   std::string::npos);
+    }
+    BOOST_TEST(kael::allclose(k, kael::zeros({1, 1, 6, 4}), 0.0, 0.0));
+}

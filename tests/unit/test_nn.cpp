@@ -184,6 +184,39 @@ BOOST_AUTO_TEST_CASE(linear_with_an_epilogue_is_the_composed_ops) {
         kael::ValueError);
 }
 
+// layer_norm_linear is linear(layer_norm(x)) with its epilogue: the same values on every
+// device (one row, the shape a device may fuse, and several rows), and while autograd records,
+// the composed ops' gradients.
+BOOST_AUTO_TEST_CASE(layer_norm_linear_is_the_composed_ops) {
+    kael::manual_seed(9);
+    for (const kael::Device& device : test_devices()) {
+        for (const std::int64_t rows : {1, 3}) {
+            BOOST_TEST_CONTEXT("on " << device.str() << ", rows " << rows) {
+                const auto leaf = [&](const Shape& shape) {
+                    return kael::randn(shape, DType::F64).to(device).set_requires_grad(true);
+                };
+                const Tensor x = leaf({rows, 8});
+                const Tensor g = leaf({8});
+                const Tensor beta = leaf({8});
+                const Tensor w = leaf({5, 8});
+                const Tensor b = leaf({5});
+                const Tensor r = leaf({rows, 5});
+                const auto fused = [](const std::vector<Tensor>& in) {
+                    return kael::layer_norm_linear(in[0], in[1], in[2], 1e-5, in[3], in[4],
+                                                   kael::Activation::GeluTanh, in[5]);
+                };
+                {
+                    const kael::NoGradGuard no_grad;
+                    const Tensor composed = kael::linear(kael::layer_norm(x, g, beta, 1e-5), w, b,
+                                                         kael::Activation::GeluTanh, r);
+                    BOOST_TEST(kael::allclose(fused({x, g, beta, w, b, r}), composed));
+                }
+                BOOST_TEST(kael::autograd::gradcheck(fused, {x, g, beta, w, b, r}));
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(linear_with_bias_passes_gradcheck) {
     kael::manual_seed(6);
     using Inputs = std::vector<Tensor>;
