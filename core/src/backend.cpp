@@ -37,6 +37,16 @@ Backend::Backend(const kael_plugin* table, std::size_t record_index)
       record_index_(record_index),
       memory_(memory_kind(table)) {}
 
+const void* Backend::extension(const char* name, std::size_t least_size) const {
+    if (!KAEL_HAS_SLOT(&table_, extension) || table_.extension == nullptr) {
+        return nullptr;
+    }
+    const void* found = table_.extension(name);
+    // Every extension struct starts with its struct_size.
+    return found != nullptr && *static_cast<const std::size_t*>(found) >= least_size ? found
+                                                                                     : nullptr;
+}
+
 bool Backend::served(kael_status status, const char* what) const {
     if (status == KAEL_STATUS_UNSUPPORTED) {
         return false;

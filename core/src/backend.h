@@ -52,6 +52,9 @@ public:
 
     // Throws the kael exception matching status, with the plugin's message and what.
     void check(kael_status status, const char* what) const;
+    // The plugin's extension `name` (plugin_extensions.h), or null where it has none or its
+    // struct_size is below least_size (an older plugin's, lacking what the caller reads).
+    [[nodiscard]] const void* extension(const char* name, std::size_t least_size = 0) const;
     // For a call the plugin may decline before writing anything (an extension's kernel): false
     // when it did (KAEL_STATUS_UNSUPPORTED, the caller composes instead), else check's.
     [[nodiscard]] bool served(kael_status status, const char* what) const;

@@ -9,13 +9,8 @@ namespace kael::detail {
 namespace {
 
 const kael_channels* channels_of(const Device& device) {
-    const kael_plugin* table = backend_for(device).table();
-    if (!KAEL_HAS_SLOT(table, extension) || table->extension == nullptr) {
-        return nullptr;
-    }
-    const auto* plugin =
-        static_cast<const kael_channels*>(table->extension(KAEL_EXTENSION_CHANNELS));
-    return plugin != nullptr && plugin->struct_size >= sizeof(kael_channels) ? plugin : nullptr;
+    return static_cast<const kael_channels*>(
+        backend_for(device).extension(KAEL_EXTENSION_CHANNELS, sizeof(kael_channels)));
 }
 
 // The per-channel operand as the kernels read it: contiguous, in the stat dtype, on the device.

@@ -108,6 +108,11 @@ void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tens
 [[nodiscard]] std::optional<Tensor> cached_attention_appending(
     const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& new_keys,
     const Tensor& new_values, const Tensor& key_lengths, bool causal, std::optional<double> scale);
+// The sizes of x [rows, inner] times weight [columns, inner] transposed, one batch
+// (weight_transposed: weight is a transposed view of an [inner, columns] matrix).
+[[nodiscard]] kael_matmul_sizes linear_sizes(std::int64_t rows, std::int64_t inner,
+                                             std::int64_t columns, bool a_transposed,
+                                             bool weight_transposed);
 // The attention slot's layout of q, k, v and out (key_lengths left null).
 [[nodiscard]] kael_attention_layout attention_layout(const Tensor& q, const Tensor& k,
                                                      const Tensor& v, const Tensor& out,

@@ -32,6 +32,19 @@ void* data_at(std::span<const Tensor> tensors, int position) {
 
 }  // namespace
 
+kael_matmul_sizes linear_sizes(std::int64_t rows, std::int64_t inner, std::int64_t columns,
+                               bool a_transposed, bool weight_transposed) {
+    kael_matmul_sizes sizes{};
+    sizes.struct_size = sizeof(sizes);
+    sizes.batches = 1;
+    sizes.rows = rows;
+    sizes.inner = inner;
+    sizes.columns = columns;
+    sizes.a_transposed = a_transposed ? 1 : 0;
+    sizes.b_transposed = weight_transposed ? 0 : 1;
+    return sizes;
+}
+
 kael_attention_layout attention_layout(const Tensor& q, const Tensor& k, const Tensor& v,
                                        const Tensor& out, double scale, bool causal) {
     kael_attention_layout layout{};

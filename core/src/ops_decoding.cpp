@@ -14,13 +14,8 @@ namespace kael {
 namespace detail {
 
 const kael_decoding* decoding_kernels(const Device& device) {
-    const kael_plugin* table = backend_for(device).table();
-    if (!KAEL_HAS_SLOT(table, extension) || table->extension == nullptr) {
-        return nullptr;
-    }
-    const auto* plugin =
-        static_cast<const kael_decoding*>(table->extension(KAEL_EXTENSION_DECODING));
-    return plugin != nullptr && plugin->struct_size >= sizeof(kael_decoding) ? plugin : nullptr;
+    return static_cast<const kael_decoding*>(
+        backend_for(device).extension(KAEL_EXTENSION_DECODING, sizeof(kael_decoding)));
 }
 
 }  // namespace detail
@@ -69,13 +64,8 @@ Tensor layer_norm_linear(const Tensor& x, const Tensor& norm_weight, const Tenso
     }
     const std::int64_t rows = x.numel() / inner;
     Tensor out = empty(out_shape, x.dtype(), x.device());
-    kael_matmul_sizes sizes{};
-    sizes.struct_size = sizeof(sizes);
-    sizes.batches = 1;
-    sizes.rows = rows;
-    sizes.inner = inner;
-    sizes.columns = columns;
-    sizes.b_transposed = 1;  // weight [columns, inner], as a linear layer stores it
+    // weight [columns, inner], as a linear layer stores it
+    const kael_matmul_sizes sizes = detail::linear_sizes(rows, inner, columns, false, false);
     const auto data = [](const Tensor& t) { return t.defined() ? t.device_data() : nullptr; };
     const kael_status status = plugin->layer_norm_linear(
         x.device().index, detail::abi(x.dtype()), x.device_data(), data(norm_weight),

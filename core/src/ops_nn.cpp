@@ -67,21 +67,6 @@ Tensor stored_matrix(const Tensor& matrix, bool& transposed) {
     return transposed || matrix.is_contiguous() ? matrix : matrix.contiguous();
 }
 
-// x [rows, inner] times weight [columns, inner] transposed (weight_transposed: weight is a
-// transposed view of an [inner, columns] matrix).
-kael_matmul_sizes linear_sizes(std::int64_t rows, std::int64_t inner, std::int64_t columns,
-                               bool a_transposed, bool weight_transposed) {
-    kael_matmul_sizes sizes{};
-    sizes.struct_size = sizeof(sizes);
-    sizes.batches = 1;
-    sizes.rows = rows;
-    sizes.inner = inner;
-    sizes.columns = columns;
-    sizes.a_transposed = a_transposed ? 1 : 0;
-    sizes.b_transposed = weight_transposed ? 0 : 1;
-    return sizes;
-}
-
 Tensor fused_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     const autograd::Recording recording({x, weight, bias});
     bool a_transposed = false;
@@ -90,7 +75,7 @@ Tensor fused_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     const Tensor w = stored_matrix(weight, weight_transposed);
     Tensor out = empty({x.size(0), weight.size(0)}, x.dtype(), x.device());
     const kael_matmul_sizes sizes =
-        linear_sizes(x.size(0), x.size(1), weight.size(0), a_transposed, weight_transposed);
+        detail::linear_sizes(x.size(0), x.size(1), weight.size(0), a_transposed, weight_transposed);
     detail::matmul_bias(out, a, w, bias.contiguous(), sizes);
     if (!recording.active()) {
         return out;
@@ -252,7 +237,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Activat
     const Tensor w = stored_matrix(weight, weight_transposed);
     Tensor out = empty({rows, weight.size(0)}, x.dtype(), x.device());
     const kael_matmul_sizes sizes =
-        linear_sizes(rows, x.size(-1), weight.size(0), a_transposed, weight_transposed);
+        detail::linear_sizes(rows, x.size(-1), weight.size(0), a_transposed, weight_transposed);
     detail::matmul_epilogue(
         out, a, w, bias.defined() ? bias.contiguous() : Tensor(),
         residual.defined() ? residual.reshape({rows, weight.size(0)}).contiguous() : Tensor(),

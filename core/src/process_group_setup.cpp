@@ -91,10 +91,8 @@ bool backend_available(const std::string& backend) {
         return false;
     }
     try {
-        const kael_plugin* table =
-            detail::backend_for(backend == "gloo" ? kCPU : Device("cuda", 0)).table();
-        return KAEL_HAS_SLOT(table, extension) && table->extension != nullptr &&
-               table->extension(KAEL_EXTENSION_COLLECTIVES) != nullptr;
+        return detail::backend_for(backend == "gloo" ? kCPU : Device("cuda", 0))
+                   .extension(KAEL_EXTENSION_COLLECTIVES) != nullptr;
     } catch (const Error&) {  // no plugin serves the device type
         return false;
     }
@@ -176,11 +174,8 @@ Call communicator_for(ProcessGroup& group, ProcessGroup::Communicators& communic
     if (found == communicators.by_device.end()) {
         ProcessGroup::Communicators::One one;
         one.backend = &detail::backend_for(tensor.device());
-        const kael_plugin* table = one.backend->table();
-        const void* extension = KAEL_HAS_SLOT(table, extension) && table->extension != nullptr
-                                    ? table->extension(KAEL_EXTENSION_COLLECTIVES)
-                                    : nullptr;
-        one.collectives = static_cast<const kael_collectives*>(extension);
+        one.collectives = static_cast<const kael_collectives*>(
+            one.backend->extension(KAEL_EXTENSION_COLLECTIVES));
         if (one.collectives == nullptr) {
             throw DeviceError(std::string(op) + ": plugin '" + one.backend->name() + "' (serving " +
                               device + ") has no collectives (" + KAEL_EXTENSION_COLLECTIVES + ")");

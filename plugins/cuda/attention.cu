@@ -6,8 +6,6 @@
 // (attention_mma.cu). f64 and head_dim > 128 run the shared reference tasks.
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <typeinfo>
 
@@ -170,6 +168,16 @@ bool fits_grid(std::int64_t blocks) {
     return blocks < (std::int64_t{1} << 31) - 1;
 }
 
+// Whether the decoding kernel (attention_decode.cu) takes the call: a few f32, bf16 or f16
+// queries of at most kMaxDims, every buffer given.
+bool decodes(const AttentionShape& shape, kael_dtype dtype, bool given) {
+    const std::int64_t rows = shape.batch * shape.heads * shape.queries;
+    const std::int64_t splits = (shape.keys + kSplitKeys - 1) / kSplitKeys;
+    return (dtype == KAEL_DTYPE_F32 || dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16) &&
+           shape.queries <= kDecodeQueries && given && rows > 0 && shape.head_dim <= kMaxDims &&
+           fits_grid(rows * splits);
+}
+
 }  // namespace
 
 kael_status attention(int32_t device, kael_dtype dtype, void* out, void* lse, const void* q,
@@ -178,23 +186,22 @@ kael_status attention(int32_t device, kael_dtype dtype, void* out, void* lse, co
         use_device(device);
         const AttentionShape shape = tasks::attention_shape("attention", dtype, layout, true);
         const std::int64_t rows = shape.batch * shape.heads * shape.queries;
-        const std::int64_t splits = (shape.keys + kSplitKeys - 1) / kSplitKeys;
-        const bool decode = shape.queries <= kDecodeQueries;
-        const std::int64_t blocks =
-            decode ? rows * splits
-                   : shape.batch * shape.heads * ((shape.queries + kTile - 1) / kTile);
         const bool given = out != nullptr && lse != nullptr && q != nullptr && k != nullptr &&
                            v != nullptr;
-        if (dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16) {
-            if (decode && given && rows > 0 && shape.head_dim <= kMaxDims && fits_grid(blocks)) {
-                launch_decode(dtype, shape, out, static_cast<float*>(lse), q, k, v);
-            } else {  // tensor cores, or declined (the core then runs it in f32)
-                attention_mma::attention_low_precision(dtype, shape, out, lse, q, k, v);
-            }
+        if (decodes(shape, dtype, given)) {
+            launch_decode(dtype, shape, out, static_cast<float*>(lse), q, k, v);
             return;
         }
-        if (dtype != KAEL_DTYPE_F32 || shape.head_dim > kMaxDims || !fits_grid(blocks) ||
-            rows == 0 || !given) {
+        if (dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16) {
+            // Tensor cores, or declined (the core then runs it in f32).
+            attention_mma::attention_low_precision(dtype, shape, out, lse, q, k, v);
+            return;
+        }
+        // Tiles (the decoding sizes that fail decodes() fail here too, for the same reason).
+        const std::int64_t blocks =
+            shape.batch * shape.heads * ((shape.queries + kTile - 1) / kTile);
+        if (dtype != KAEL_DTYPE_F32 || shape.queries <= kDecodeQueries ||
+            shape.head_dim > kMaxDims || !fits_grid(blocks) || rows == 0 || !given) {
             tasks::launch_attention<Launcher>(dtype, out, lse, q, k, v, layout);
             return;
         }
@@ -204,10 +211,6 @@ kael_status attention(int32_t device, kael_dtype dtype, void* out, void* lse, co
         const auto* const q_f = static_cast<const float*>(q);
         const auto* const k_f = static_cast<const float*>(k);
         const auto* const v_f = static_cast<const float*>(v);
-        if (decode) {
-            launch_decode(dtype, shape, out, lse_f, q, k, v);
-            return;
-        }
         const void* const buffers[] = {out, q, k, v};
         const bool vectorized = aligned_for_vectors(shape, buffers, 4);
         if (shape.head_dim <= 64) {
@@ -230,18 +233,11 @@ kael_status cached_attention(int32_t device, kael_dtype dtype, void* out, void* 
         }
         const AttentionShape shape =
             tasks::attention_shape("cached_attention", dtype, layout, true);
-        const std::int64_t rows = shape.batch * shape.heads * shape.queries;
-        const std::int64_t splits = (shape.keys + kSplitKeys - 1) / kSplitKeys;
         // KAEL_CUDA_FUSED_APPEND=0 declines every call (the core then stores and attends).
-        static const bool fused = [] {
-            const char* setting = std::getenv("KAEL_CUDA_FUSED_APPEND");
-            return setting == nullptr || std::strcmp(setting, "0") != 0;
-        }();
+        static const bool fused = !env_is_zero("KAEL_CUDA_FUSED_APPEND");
         const bool given =
             out != nullptr && lse != nullptr && q != nullptr && k != nullptr && v != nullptr;
-        if (!fused || shape.queries > kDecodeQueries || !given || rows == 0 ||
-            shape.head_dim > kMaxDims || !fits_grid(rows * splits) ||
-            (dtype != KAEL_DTYPE_F32 && dtype != KAEL_DTYPE_BF16 && dtype != KAEL_DTYPE_F16)) {
+        if (!fused || !decodes(shape, dtype, given)) {
             plugin::unsupported("cached_attention stores and attends in one launch for up to " +
                                 std::to_string(kDecodeQueries) + " f32, bf16 or f16 queries");
         }

@@ -120,8 +120,12 @@ void use_device(std::int32_t device) {
     this_thread.memory_pools = pools != 0;
     int major = 0;
     KAEL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    const char* pdl = std::getenv("KAEL_CUDA_PDL");
-    this_thread.dependent_launches = major >= 9 && (pdl == nullptr || std::strcmp(pdl, "0") != 0);
+    this_thread.dependent_launches = major >= 9 && !env_is_zero("KAEL_CUDA_PDL");
+}
+
+bool env_is_zero(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && std::strcmp(value, "0") == 0;
 }
 
 bool early_launches() {

@@ -35,8 +35,7 @@ struct CublasLt {
 
 CublasLt load() {
     CublasLt lt;
-    const char* setting = std::getenv("KAEL_CUDA_CUBLASLT");
-    if (setting != nullptr && std::strcmp(setting, "0") == 0) {
+    if (env_is_zero("KAEL_CUDA_CUBLASLT")) {
         return lt;
     }
     const std::string file = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);

@@ -30,6 +30,10 @@ int device_count(const char** reason);
 void use_device(std::int32_t device);
 std::int32_t current_device();
 
+// Whether the environment variable `name` is "0": the cuda plugin's settings that turn
+// something off (KAEL_CUDA_GEMV, KAEL_CUDA_PDL, KAEL_CUDNN, ...; plugins/cuda/README.md).
+bool env_is_zero(const char* name);
+
 // Multiprocessors of the current device, read once per device.
 int multiprocessor_count();
 

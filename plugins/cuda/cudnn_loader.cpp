@@ -16,8 +16,7 @@ namespace {
 
 Cudnn load() {
     Cudnn library;
-    const char* off = std::getenv("KAEL_CUDNN");
-    if (off != nullptr && std::strcmp(off, "0") == 0) {
+    if (env_is_zero("KAEL_CUDNN")) {
         library.unavailable = "KAEL_CUDNN=0";
         return library;
     }

@@ -5,8 +5,6 @@
 // before the product (KAEL_EXTENSION_DECODING's layer_norm_linear), each warp normalises the row
 // itself as layer_norm's kernel does, so its packs never go through memory.
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 #include <typeinfo>
 
@@ -227,10 +225,7 @@ bool aligned(const void* pointer) {
 }
 
 bool enabled() {
-    static const bool on = [] {
-        const char* setting = std::getenv("KAEL_CUDA_GEMV");
-        return setting == nullptr || std::strcmp(setting, "0") != 0;
-    }();
+    static const bool on = !env_is_zero("KAEL_CUDA_GEMV");
     return on;
 }
 
@@ -300,10 +295,7 @@ kael_status layer_norm_linear(int32_t device, kael_dtype dtype, const void* a,
                            static_cast<const float4*>(norm_bias), static_cast<float>(eps),
                            static_cast<int>(sizes->inner)};
         // KAEL_CUDA_FUSED_NORM=0 declines every call (to compare with the composed ops).
-        static const bool fused = [] {
-            const char* setting = std::getenv("KAEL_CUDA_FUSED_NORM");
-            return setting == nullptr || std::strcmp(setting, "0") != 0;
-        }();
+        static const bool fused = !env_is_zero("KAEL_CUDA_FUSED_NORM");
         if (!fused || sizes->a_transposed != 0 ||
             !gemv_normed(dtype, a, b, bias, out, *sizes, residual, activation, norm)) {
             plugin::unsupported("layer_norm_linear takes one row of f32, bf16 or f16 here");

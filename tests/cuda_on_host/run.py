@@ -17,16 +17,7 @@ SOURCES = ["element_vector.cuh", "element_tiles.cuh", "element_walk.cuh", "eleme
 def split_top_level(text):
     """grid and block of a launch configuration; shared-memory bytes and the stream, when
     given, do not matter on the host."""
-    depth = 0
-    parts = []
-    start = 0
-    for i, c in enumerate(text):
-        depth += c in "(<"
-        depth -= c in ")>"
-        if c == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
+    parts = split_arguments(text)
     if len(parts) < 2:
         raise ValueError("no launch configuration in " + text)
     return parts[0], parts[1]

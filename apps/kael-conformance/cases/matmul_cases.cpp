@@ -121,46 +121,33 @@ BOOST_AUTO_TEST_CASE(linear_with_bias_shapes_layouts_dtypes) {
     }
 }
 
-// linear with its epilogue (gelu, a residual add) against the cpu's composed ops: one row (the
-// one-row kernel's fused epilogue, one to four warps a row), many rows (the product, then the
-// epilogue), strided x.
-BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
-    kael::manual_seed(25);
-    using ViewFn = std::function<Tensor(const Tensor&)>;
-    const ViewFn same = [](const Tensor& t) { return t; };
-    const ViewFn T = [](const Tensor& t) { return t.transpose(-1, -2); };
-    struct Case {
-        std::string name;
-        Shape x, weight;
-        ViewFn x_view;
-    };
-    const std::vector<Case> cases = {{"one_row", {1, 1, 768}, {2304, 768}, same},
-                                     {"one_row_long", {1, 3072}, {70, 3072}, same},
-                                     {"one_row_widest", {1, 4096}, {9, 4096}, same},
-                                     {"rows", {2, 5, 64}, {33, 64}, same},
-                                     {"transposed_x", {64, 7}, {9, 64}, T},
-                                     {"ragged_inner", {1, 66}, {7, 66}, same}};
-    for (const Case& c : cases) {
+namespace {
+
+using ViewFn = std::function<Tensor(const Tensor&)>;
+const ViewFn kSame = [](const Tensor& t) { return t; };
+const ViewFn kTransposed = [](const Tensor& t) { return t.transpose(-1, -2); };
+
+// A linear layer's x (read through x_view) and weight [out, in].
+struct LinearCase {
+    std::string name;
+    Shape x, weight;
+    ViewFn x_view;
+};
+
+// Every case x float dtype x gelu or not x the case's option (flag): check(case, its output
+// shape, dtype, gelu, option) inside a context naming them.
+template <typename Check>
+void over_linear_calls(const std::vector<LinearCase>& cases, const char* option,
+                       const Check& check) {
+    for (const LinearCase& c : cases) {
         Shape out = c.x_view(Tensor(kael::empty(c.x))).shape();
         out.back() = c.weight[0];
         for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
             for (const bool gelu : {false, true}) {
-                for (const bool with_bias : {false, true}) {
+                for (const bool flag : {false, true}) {
                     BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", " << c.name << ", gelu "
-                                                << gelu << ", bias " << with_bias) {
-                        run_and_compare(
-                            {{values(dtype, c.x, false), c.x_view},
-                             {values(dtype, c.weight, false)},
-                             {values(dtype, {c.weight[0]}, false)},
-                             {values(dtype, out, false)}},
-                            [&](const Tensors& x) {
-                                const kael::NoGradGuard no_grad;
-                                return Tensors{kael::linear(
-                                    x[0], x[1], with_bias ? x[2] : Tensor(),
-                                    gelu ? kael::Activation::GeluTanh : kael::Activation::None,
-                                    x[3])};
-                            },
-                            matmul_tolerance(700.0));
+                                                << gelu << ", " << option << " " << flag) {
+                        check(c, out, dtype, gelu, flag);
                     }
                 }
             }
@@ -168,53 +155,68 @@ BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
     }
 }
 
+kael::Activation activation_of(bool gelu) {
+    return gelu ? kael::Activation::GeluTanh : kael::Activation::None;
+}
+
+}  // namespace
+
+// linear with its epilogue (gelu, a residual add) against the cpu's composed ops: one row (the
+// one-row kernel's fused epilogue, one to four warps a row), many rows (the product, then the
+// epilogue), strided x.
+BOOST_AUTO_TEST_CASE(linear_with_an_epilogue) {
+    kael::manual_seed(25);
+    const std::vector<LinearCase> cases = {{"one_row", {1, 1, 768}, {2304, 768}, kSame},
+                                           {"one_row_long", {1, 3072}, {70, 3072}, kSame},
+                                           {"one_row_widest", {1, 4096}, {9, 4096}, kSame},
+                                           {"rows", {2, 5, 64}, {33, 64}, kSame},
+                                           {"transposed_x", {64, 7}, {9, 64}, kTransposed},
+                                           {"ragged_inner", {1, 66}, {7, 66}, kSame}};
+    over_linear_calls(
+        cases, "bias",
+        [](const LinearCase& c, const Shape& out, DType dtype, bool gelu, bool with_bias) {
+            run_and_compare(
+                {{values(dtype, c.x, false), c.x_view},
+                 {values(dtype, c.weight, false)},
+                 {values(dtype, {c.weight[0]}, false)},
+                 {values(dtype, out, false)}},
+                [&](const Tensors& x) {
+                    const kael::NoGradGuard no_grad;
+                    return Tensors{kael::linear(x[0], x[1], with_bias ? x[2] : Tensor(),
+                                                activation_of(gelu), x[3])};
+                },
+                matmul_tolerance(700.0));
+        });
+}
+
 // layer_norm_linear (a decoding step's norm fused into its product where the device has the
 // kernel: one row, up to 1024 wide) against the cpu's composed layer_norm and linear; the
 // shapes the kernel declines (rows, a wider row, a strided x) compose on the device too.
 BOOST_AUTO_TEST_CASE(layer_norm_linear_fused_and_composed) {
     kael::manual_seed(59);
-    using ViewFn = std::function<Tensor(const Tensor&)>;
-    const ViewFn same = [](const Tensor& t) { return t; };
-    const ViewFn T = [](const Tensor& t) { return t.transpose(-1, -2); };
-    struct Case {
-        std::string name;
-        Shape x, weight;
-        ViewFn x_view;
-    };
-    const std::vector<Case> cases = {{"one_row", {1, 1, 768}, {2304, 768}, same},
-                                     {"one_row_1024", {1, 1024}, {70, 1024}, same},
-                                     {"one_row_too_wide", {1, 2048}, {9, 2048}, same},
-                                     {"rows", {2, 5, 64}, {33, 64}, same},
-                                     {"transposed_x", {64, 1}, {9, 64}, T},
-                                     {"ragged_inner", {1, 66}, {7, 66}, same}};
-    for (const Case& c : cases) {
-        Shape out = c.x_view(Tensor(kael::empty(c.x))).shape();
-        out.back() = c.weight[0];
-        const std::int64_t inner = c.weight[1];
-        for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
-            for (const bool gelu : {false, true}) {
-                for (const bool affine : {false, true}) {
-                    BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", " << c.name << ", gelu "
-                                                << gelu << ", affine norm and bias " << affine) {
-                        run_and_compare(
-                            {{values(dtype, c.x, false), c.x_view},
-                             {values(dtype, {inner}, false)},
-                             {values(dtype, {inner}, false)},
-                             {values(dtype, c.weight, false)},
-                             {values(dtype, {c.weight[0]}, false)},
-                             {values(dtype, out, false)}},
-                            [&](const Tensors& x) {
-                                const kael::NoGradGuard no_grad;
-                                return Tensors{kael::layer_norm_linear(
-                                    x[0], affine ? x[1] : Tensor(), affine ? x[2] : Tensor(), 1e-5,
-                                    x[3], affine ? x[4] : Tensor(),
-                                    gelu ? kael::Activation::GeluTanh : kael::Activation::None,
-                                    gelu ? Tensor() : x[5])};
-                            },
-                            matmul_tolerance(700.0));
-                    }
-                }
-            }
-        }
-    }
+    const std::vector<LinearCase> cases = {{"one_row", {1, 1, 768}, {2304, 768}, kSame},
+                                           {"one_row_1024", {1, 1024}, {70, 1024}, kSame},
+                                           {"one_row_too_wide", {1, 2048}, {9, 2048}, kSame},
+                                           {"rows", {2, 5, 64}, {33, 64}, kSame},
+                                           {"transposed_x", {64, 1}, {9, 64}, kTransposed},
+                                           {"ragged_inner", {1, 66}, {7, 66}, kSame}};
+    over_linear_calls(
+        cases, "affine norm and bias",
+        [](const LinearCase& c, const Shape& out, DType dtype, bool gelu, bool affine) {
+            const std::int64_t inner = c.weight[1];
+            run_and_compare(
+                {{values(dtype, c.x, false), c.x_view},
+                 {values(dtype, {inner}, false)},
+                 {values(dtype, {inner}, false)},
+                 {values(dtype, c.weight, false)},
+                 {values(dtype, {c.weight[0]}, false)},
+                 {values(dtype, out, false)}},
+                [&](const Tensors& x) {
+                    const kael::NoGradGuard no_grad;
+                    return Tensors{kael::layer_norm_linear(
+                        x[0], affine ? x[1] : Tensor(), affine ? x[2] : Tensor(), 1e-5, x[3],
+                        affine ? x[4] : Tensor(), activation_of(gelu), gelu ? Tensor() : x[5])};
+                },
+                matmul_tolerance(700.0));
+        });
 }

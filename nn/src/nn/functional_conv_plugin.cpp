@@ -68,19 +68,14 @@ std::vector<Tensor> differentiable_gradients(const ComposedCell& composed,
     return result;
 }
 
-const void* plugin_extension(const Device& device, const char* name) {
-    const kael_plugin* table = kael::detail::backend_for(device).table();
-    return KAEL_HAS_SLOT(table, extension) && table->extension != nullptr ? table->extension(name)
-                                                                          : nullptr;
+const void* plugin_extension(const Device& device, const char* name, std::size_t least_size) {
+    return kael::detail::backend_for(device).extension(name, least_size);
 }
 
 Tensor plugin_conv(const ConvCall& call) {
     const Device device = call.input.device();
-    const auto* plugin =
-        static_cast<const kael_convolution*>(plugin_extension(device, KAEL_EXTENSION_CONVOLUTION));
-    if (plugin != nullptr && plugin->struct_size < sizeof(kael_convolution)) {
-        plugin = nullptr;
-    }
+    const auto* plugin = static_cast<const kael_convolution*>(
+        plugin_extension(device, KAEL_EXTENSION_CONVOLUTION, sizeof(kael_convolution)));
     if (plugin == nullptr || call.input.dtype() != call.weight.dtype() ||
         (call.bias.defined() && call.bias.dtype() != call.weight.dtype()) ||
         call.weight.device() != device || (call.bias.defined() && call.bias.device() != device)) {

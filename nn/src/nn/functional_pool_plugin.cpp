@@ -13,9 +13,9 @@ namespace kael::nn::detail {
 Tensor plugin_pool(const Tensor& x, const PoolGeometry& g, std::int32_t kind,
                    const Recompute& composed) {
     const Device device = x.device();
-    const auto* plugin =
-        static_cast<const kael_pooling*>(plugin_extension(device, KAEL_EXTENSION_POOLING));
-    if (plugin == nullptr || plugin->struct_size < sizeof(kael_pooling) || x.numel() == 0) {
+    const auto* plugin = static_cast<const kael_pooling*>(
+        plugin_extension(device, KAEL_EXTENSION_POOLING, sizeof(kael_pooling)));
+    if (plugin == nullptr || x.numel() == 0) {
         return {};
     }
     kael_pool_geometry geometry{};

@@ -1,5 +1,6 @@
 #pragma once
 // Checks and helpers shared by the nn sources (not installed).
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -38,8 +39,10 @@ using ComposedCell = std::function<std::vector<Tensor>(const std::vector<Tensor>
 [[nodiscard]] std::vector<Tensor> differentiable_gradients(const ComposedCell& composed,
                                                            const std::vector<Tensor>& grads,
                                                            const std::vector<Tensor>& inputs);
-// The extension table name of the plugin serving device, or nullptr (functional_conv_plugin.cpp).
-[[nodiscard]] const void* plugin_extension(const Device& device, const char* name);
+// The extension table name of the plugin serving device, or nullptr where it has none or its
+// struct_size is below least_size (functional_conv_plugin.cpp).
+[[nodiscard]] const void* plugin_extension(const Device& device, const char* name,
+                                           std::size_t least_size);
 // The device plugin's convolution (KAEL_EXTENSION_CONVOLUTION) recorded for autograd, or an
 // undefined tensor where the plugin has none or declines the call (functional_conv_plugin.cpp).
 [[nodiscard]] Tensor plugin_conv(const ConvCall& call);

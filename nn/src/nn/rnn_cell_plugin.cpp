@@ -52,9 +52,8 @@ void record_fused(
 }
 
 const kael_recurrent* recurrent_of(const Device& device) {
-    const auto* plugin =
-        static_cast<const kael_recurrent*>(plugin_extension(device, KAEL_EXTENSION_RECURRENT));
-    return plugin != nullptr && plugin->struct_size >= sizeof(kael_recurrent) ? plugin : nullptr;
+    return static_cast<const kael_recurrent*>(
+        plugin_extension(device, KAEL_EXTENSION_RECURRENT, sizeof(kael_recurrent)));
 }
 
 std::vector<Tensor> plugin_lstm_cell(const Tensor& x_gates, const Tensor& h_gates,
