@@ -20,6 +20,7 @@
 #include "cuda_kernels.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/plugin_extensions.h"
+#include "staging.h"
 
 namespace kael::cuda {
 
@@ -238,20 +239,6 @@ std::shared_ptr<Plan> plan_for(const kael_conv_geometry* geometry, kael_dtype dt
     }
     return found->second;
 }
-
-// Device scratch for one call, freed in stream order after it.
-class Scratch {
-public:
-    explicit Scratch(std::size_t bytes)
-        : block_(bytes > 0 ? device_malloc(static_cast<std::int64_t>(bytes)) : nullptr) {}
-    ~Scratch() { device_free(block_); }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-    [[nodiscard]] void* get() const { return block_; }
-
-private:
-    void* block_;
-};
 
 // cuDNN's scaling factors: double for f64 data, float otherwise.
 struct Scale {

@@ -16,7 +16,9 @@
 #include "cublas_loader.h"
 #include "cuda_context.h"
 #include "kael/kernels/abi_checks.h"
+#include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/matmul_layout.h"
+#include "staging.h"
 
 namespace kael::cuda {
 namespace {
@@ -129,6 +131,53 @@ std::uint32_t alignment_of(const void* address) {
     return alignment;
 }
 
+// The leading dimensions (elements) cuBLASLt is given for its A (kael's b), B (kael's a) and D
+// (out): the operands' own, or the padded rows of scratch copies.
+struct Leadings {
+    std::int64_t b;
+    std::int64_t a;
+    std::int64_t out;
+};
+
+bool padding_declined() {
+    static const bool declined = env_is_zero("KAEL_CUDA_GEMM_PAD");
+    return declined;
+}
+
+// cuBLASLt's tensor-core kernels need leading dimensions of whole 16 bytes (TMA's stride rule):
+// an operand of odd width, as GPT-2's 50257 logits, gets the old align-1 kernels at a fifth of
+// their speed. A product with at least 256 multiply-adds per copied element instead copies such
+// operands into scratch rows padded to 128 bytes, as torch.compile's pad_mm does
+// (KAEL_CUDA_GEMM_PAD=0 declines). A residual (C) is never staged: out then keeps its own rows.
+Leadings leadings_for(kael_dtype dtype, const kael_matmul_sizes& s, bool residual) {
+    const kernels::StoredMatrix b = kernels::stored_b(s);
+    const kernels::StoredMatrix a = kernels::stored_a(s);
+    const Leadings own{b.leading, a.leading, s.columns};
+    const std::int64_t size = kernels::dtype_size(dtype);
+    const bool tensor_cores =
+        dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16 ||
+        (dtype == KAEL_DTYPE_F32 && kernels::matmul_precision(s) != KAEL_MATMUL_PRECISION_HIGHEST);
+    const auto misaligned = [&](std::int64_t leading) { return leading * size % 16 != 0; };
+    if (!tensor_cores || padding_declined() || (residual && misaligned(own.out)) ||
+        !(misaligned(own.b) || misaligned(own.a) || misaligned(own.out))) {
+        return own;
+    }
+    double copied = 0;
+    for (const kernels::StoredMatrix& m : {b, a, kernels::StoredMatrix{s.rows, s.columns}}) {
+        copied += misaligned(m.leading) ? static_cast<double>(m.stored_rows * m.leading) : 0.0;
+    }
+    const double multiply_adds =
+        static_cast<double>(s.rows) * static_cast<double>(s.columns) * static_cast<double>(s.inner);
+    if (multiply_adds < 0x1p27 || multiply_adds < 256 * copied) {
+        return own;
+    }
+    const std::int64_t unit = 128 / size;
+    const auto pad = [&](std::int64_t leading) {
+        return misaligned(leading) ? (leading + unit - 1) / unit * unit : leading;
+    };
+    return {pad(own.b), pad(own.a), pad(own.out)};
+}
+
 struct DeviceState {
     cublasLtHandle_t handle = nullptr;
     void* workspace = nullptr;
@@ -136,7 +185,7 @@ struct DeviceState {
 
 // Row-major out = op(a) op(b) is column-major out^T = op(b)^T op(a)^T, as in cublas_loader.cpp.
 void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype, const kael_matmul_sizes& s,
-               bool with_bias, const std::uint32_t (&alignments)[3]) {
+               bool with_bias, const std::uint32_t (&alignments)[3], const Leadings& leadings) {
     const CublasLt& lt = cublaslt();
     const cudaDataType_t type = cuda_data_type(dtype);
     // Scales (alpha, beta) are f64 for f64 and f32 for the rest, which accumulate in f32.
@@ -157,12 +206,12 @@ void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype, const kae
     const kernels::StoredMatrix stored_b = kernels::stored_b(s);
     const kernels::StoredMatrix stored_a = kernels::stored_a(s);
     check(lt.layout_create(&plan.b_layout, type, u(stored_b.leading), u(stored_b.stored_rows),
-                           stored_b.leading),
+                           leadings.b),
           "cublasLtMatrixLayoutCreate");
     check(lt.layout_create(&plan.a_layout, type, u(stored_a.leading), u(stored_a.stored_rows),
-                           stored_a.leading),
+                           leadings.a),
           "cublasLtMatrixLayoutCreate");
-    check(lt.layout_create(&plan.out_layout, type, u(s.columns), u(s.rows), s.columns),
+    check(lt.layout_create(&plan.out_layout, type, u(s.columns), u(s.rows), leadings.out),
           "cublasLtMatrixLayoutCreate");
     cublasLtMatmulPreference_t preference = nullptr;
     check(lt.preference_create(&preference), "cublasLtMatmulPreferenceCreate");
@@ -281,8 +330,23 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
     if (with_bias && alignment_of(bias) < 16) {
         return false;  // the epilogue reads the bias in 16-byte units
     }
+    // Operands whose rows are not whole 16 bytes go through padded scratch (leadings_for).
+    const Leadings leadings = leadings_for(dtype, s, residual != nullptr);
+    const kernels::StoredMatrix stored_b = kernels::stored_b(s);
+    const kernels::StoredMatrix stored_a = kernels::stored_a(s);
+    const auto bytes = [&](std::int64_t rows, std::int64_t leading, std::int64_t own) {
+        return static_cast<std::size_t>(
+            leading == own ? 0 : rows * leading * kernels::dtype_size(dtype));
+    };
+    const Scratch staged_b(bytes(stored_b.stored_rows, leadings.b, stored_b.leading));
+    const Scratch staged_a(bytes(stored_a.stored_rows, leadings.a, stored_a.leading));
+    const Scratch staged_out(bytes(s.rows, leadings.out, s.columns));
+    const void* const b_used = staged_b.get() != nullptr ? staged_b.get() : b;
+    const void* const a_used = staged_a.get() != nullptr ? staged_a.get() : a;
+    void* const out_used = staged_out.get() != nullptr ? staged_out.get() : out;
     // Alignments of cuBLASLt's A (kael's b), B (kael's a) and C = D (out).
-    const std::uint32_t alignments[3] = {alignment_of(b), alignment_of(a), alignment_of(out)};
+    const std::uint32_t alignments[3] = {alignment_of(b_used), alignment_of(a_used),
+                                         alignment_of(out_used)};
     const std::uint32_t alignment_key = alignments[0] | alignments[1] << 9U | alignments[2] << 18U |
                                         (residual != nullptr ? 1U : 0U) << 27U;
     Plan* plan = nullptr;
@@ -303,7 +367,7 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
         auto found = plans.find(key);
         if (found == plans.end()) {
             found = plans.try_emplace(key).first;
-            make_plan(found->second, state, dtype, s, with_bias, alignments);
+            make_plan(found->second, state, dtype, s, with_bias, alignments, leadings);
         }
         plan = &found->second;
     }
@@ -322,12 +386,23 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
     }
     const void* one = f32 ? static_cast<const void*>(&one32) : &one64;
     const void* zero = f32 ? static_cast<const void*>(&zero32) : &zero64;
-    const Operands operands{one, residual != nullptr ? one : zero,    a, b,
-                            out, residual != nullptr ? residual : out};
+    if (b_used != b) {
+        copy_matrix(dtype, staged_b.get(), leadings.b, b, stored_b.leading, stored_b.stored_rows,
+                    stored_b.leading);
+    }
+    if (a_used != a) {
+        copy_matrix(dtype, staged_a.get(), leadings.a, a, stored_a.leading, stored_a.stored_rows,
+                    stored_a.leading);
+    }
+    const Operands operands{one,      residual != nullptr ? one : zero,         a_used, b_used,
+                            out_used, residual != nullptr ? residual : out_used};
     if (!plan->tuned) {
         tune(*plan, state, operands);
     }
     check(run(*plan, state, operands, plan->algo, launch_stream()), "cublasLtMatmul");
+    if (out_used != out) {
+        copy_matrix(dtype, out, s.columns, out_used, leadings.out, s.rows, s.columns);
+    }
     return true;
 }
 

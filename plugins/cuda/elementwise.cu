@@ -17,6 +17,7 @@
 #include "element_walk.cuh"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/tasks/element.h"
+#include "staging.h"
 
 namespace kael::cuda {
 namespace {
@@ -173,6 +174,26 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
         CudaElementRunner runner{*layout};
         kernels::dispatch_elementwise<true>(op, out_dtype, in_dtype, layout->operands, params, runner);
     });
+}
+
+void copy_matrix(kael_dtype dtype, void* target, std::int64_t target_leading, const void* source,
+                 std::int64_t source_leading, std::int64_t rows, std::int64_t columns) {
+    const auto size = static_cast<std::int64_t>(kernels::dtype_size(dtype));
+    kael_element_layout layout{};
+    layout.struct_size = sizeof layout;
+    layout.dims = 2;
+    layout.operands = 2;
+    layout.count = rows * columns;
+    layout.shape[0] = rows;
+    layout.shape[1] = columns;
+    layout.strides[0][0] = target_leading * size;
+    layout.strides[0][1] = size;
+    layout.strides[1][0] = source_leading * size;
+    layout.strides[1][1] = size;
+    layout.base[0] = target;
+    layout.base[1] = const_cast<void*>(source);
+    CudaElementRunner runner{layout};
+    kernels::dispatch_convert<true, true>(dtype, dtype, layout.operands, runner);
 }
 
 }  // namespace kael::cuda

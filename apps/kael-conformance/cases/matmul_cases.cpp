@@ -220,3 +220,35 @@ BOOST_AUTO_TEST_CASE(layer_norm_linear_fused_and_composed) {
                 matmul_tolerance(700.0));
         });
 }
+
+// Products whose rows are not whole 16 bytes (GPT-2's 50257 logits, scaled down): large enough
+// that the cuda plugin copies them into padded scratch for cuBLASLt's tensor-core kernels. The
+// logits with their bias, their gradient into x, and into the weight (a transposed a).
+BOOST_AUTO_TEST_CASE(products_of_odd_widths) {
+    kael::manual_seed(61);
+    const Shape x{272, 512};
+    const Shape weight{1025, 512};
+    const Shape grad{272, 1025};
+    for (const DType dtype : {DType::F32, DType::BF16, DType::F16}) {
+        BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", logits") {
+            run_and_compare(
+                {{values(dtype, x, false)},
+                 {values(dtype, weight, false)},
+                 {values(dtype, {weight[0]}, false)}},
+                [](const Tensors& t) { return Tensors{kael::linear(t[0], t[1], t[2])}; },
+                matmul_tolerance(700.0));
+        }
+        BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", gradient of x") {
+            run_and_compare(
+                {{values(dtype, grad, false)}, {values(dtype, weight, false)}},
+                [](const Tensors& t) { return Tensors{kael::matmul(t[0], t[1])}; },
+                matmul_tolerance(10.0 * static_cast<double>(grad[1])));
+        }
+        BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", gradient of the weight") {
+            run_and_compare(
+                {{values(dtype, grad, false), kTransposed}, {values(dtype, x, false)}},
+                [](const Tensors& t) { return Tensors{kael::matmul(t[0], t[1])}; },
+                matmul_tolerance(10.0 * static_cast<double>(x[0])));
+        }
+    }
+}
