@@ -171,6 +171,54 @@ def masked_select(input, mask):
     return input.expand(*shape)[mask.expand(*shape)]
 
 
+def outer(input, vec2):
+    """The outer product of two 1-D tensors: out[i, j] = input[i] * vec2[j], as torch.outer.
+
+    Example:
+        >>> kael.outer(kael.tensor([1., 2.]), kael.tensor([3., 4., 5.])).tolist()
+        [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]
+    """
+    _check_tensors("outer", input=input, vec2=vec2)
+    if input.dim() != 1 or vec2.dim() != 1:
+        raise ValueError(f"outer: expected 1-D tensors, got {input.dim()}-D and {vec2.dim()}-D")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
+
+
+def is_floating_point(input):
+    """Whether input's dtype is a floating one (float64, float32, bfloat16, float16).
+
+    Example:
+        >>> kael.is_floating_point(kael.zeros(2)), kael.is_floating_point(kael.arange(2))
+        (True, False)
+    """
+    _check_tensors("is_floating_point", input=input)
+    return input.dtype.is_floating_point
+
+
+def _moments(name, spread):
+    def moments(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
+        _check_tensors(name, input=input)
+        if isinstance(dim, builtins.bool):  # the legacy form: std_mean(input, unbiased)
+            dim, unbiased = None, dim
+        if correction is not None and unbiased is not None:
+            raise ValueError(f"{name}: give correction or unbiased, not both")
+        chosen = correction if correction is not None else \
+            (1 if unbiased is None else builtins.int(unbiased))
+        return (spread(input, dim, correction=chosen, keepdim=keepdim),
+                input.mean(dim, keepdim=keepdim) if dim is not None else input.mean())
+    moments.__name__ = name
+    moments.__doc__ = f"""({spread.__name__}, mean) of input over dim (all dims when None), as torch.{name}.
+
+    correction (default 1, Bessel's) or the legacy unbiased flag sets the divisor.
+
+    Example:
+        >>> s, m = kael.{name}(kael.tensor([1., 2., 3., 4.]))
+        >>> round(m.item(), 2)
+        2.5
+    """
+    return moments
+
+
 def _broadcast_shape(a, b):
     rank = max(len(a), len(b))
     a, b = (1,) * (rank - len(a)) + tuple(a), (1,) * (rank - len(b)) + tuple(b)
@@ -286,6 +334,8 @@ def install(namespace):
     Tensor.size = size
     Tensor.__format__ = _format
     Tensor.data = property(_data, _set_data, doc=_data.__doc__)
+    Tensor.outer = outer
+    Tensor.is_floating_point = is_floating_point
     Tensor.nelement = lambda self: self.numel()
     Tensor.nelement.__doc__ = "The number of elements (numel())."
     for name, function in (("mm", mm), ("bmm", bmm), ("isclose", isclose), ("equal", equal),
@@ -311,7 +361,10 @@ def install(namespace):
     if original_int is not None:
         Tensor.__int__ = to_int
     namespace.update(Size=Size, is_tensor=is_tensor, numel=numel, mm=mm, bmm=bmm, addmm=addmm,
-                     baddbmm=baddbmm, isclose=isclose, equal=equal, masked_select=masked_select)
+                     baddbmm=baddbmm, isclose=isclose, equal=equal, masked_select=masked_select,
+                     outer=outer, ger=outer, std_mean=_moments("std_mean", _kael.std),
+                     var_mean=_moments("var_mean", _kael.var),
+                     is_floating_point=is_floating_point)
     from . import autograd
     namespace["inference_mode"] = autograd.inference_mode
     namespace["bool"] = _kael.bool_  # torch.bool (bool_ stays: the builtin's name)

@@ -226,18 +226,28 @@ void bind_reductions_more(py::module_& module, py::class_<Tensor>& cls,
     }, py::arg("p") = "fro", py::arg("dim") = py::none(), py::arg("keepdim") = false);
     for (const bool is_std : {false, true}) {
         const char* name = is_std ? "std" : "var";
-        function_and_method(module, cls, name, is_std ? docs::std_ : docs::var,
-                            [is_std, name](const Tensor& a, py::handle dim,
-                                           std::int64_t correction, bool keepdim) {
-            if (dim.is_none() || PyIndex_Check(dim.ptr())) {
-                const auto d = optional_int(dim, name, "dim");
-                return is_std ? stddev(a, d, correction, keepdim)
-                              : var(a, d, correction, keepdim);
-            }
-            const Shape dims = int_or_ints(dim, name, "dim");
-            return is_std ? stddev(a, dims, correction, keepdim)
-                          : var(a, dims, correction, keepdim);
-        }, py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false);
+        function_and_method(
+            module, cls, name, is_std ? docs::std_ : docs::var,
+            [is_std, name](const Tensor& a, py::handle dim, std::int64_t correction, bool keepdim,
+                           py::handle unbiased) {
+                if (py::isinstance<py::bool_>(dim)) {  // the legacy form: var(unbiased)
+                    unbiased = dim;
+                    dim = py::none();
+                }
+                if (!unbiased.is_none()) {  // torch's older flag: Bessel's correction or none
+                    correction = unbiased.cast<bool>() ? 1 : 0;
+                }
+                if (dim.is_none() || PyIndex_Check(dim.ptr())) {
+                    const auto d = optional_int(dim, name, "dim");
+                    return is_std ? stddev(a, d, correction, keepdim)
+                                  : var(a, d, correction, keepdim);
+                }
+                const Shape dims = int_or_ints(dim, name, "dim");
+                return is_std ? stddev(a, dims, correction, keepdim)
+                              : var(a, dims, correction, keepdim);
+            },
+            py::arg("dim") = py::none(), py::arg("correction") = 1, py::arg("keepdim") = false,
+            py::arg("unbiased") = py::none());
     }
     function_and_method(module, cls, "cumprod", docs::cumprod, &cumprod, py::arg("dim"));
     module.def("einsum", [](const std::string& equation, const py::args& operands) {

@@ -42,15 +42,29 @@ void bind_layers(py::module_& nn_module) {
                       docs::weight)
         .def_readonly("padding_idx", &nn::Embedding::padding_idx, docs::padding_idx);
     py::class_<nn::LayerNorm, Module, std::shared_ptr<nn::LayerNorm>>(nn_module, "LayerNorm",
-                                                                     docs::LayerNorm)
-        .def(py::init([](std::int64_t dim, double eps, py::handle device) {
-                 return std::make_shared<nn::LayerNorm>(dim, eps, to_device(device));
+                                                                      docs::LayerNorm)
+        .def(py::init([](py::handle shape, double eps, bool affine, bool bias, py::handle device) {
+                 return std::make_shared<nn::LayerNorm>(
+                     int_or_ints(shape, "LayerNorm", "normalized_shape"), eps, to_device(device),
+                     affine, bias);
              }),
-             py::arg("normalized_shape"), py::arg("eps") = 1e-5, py::kw_only(),
+             py::arg("normalized_shape"), py::arg("eps") = 1e-5,
+             py::arg("elementwise_affine") = true, py::arg("bias") = true, py::kw_only(),
              py::arg("device") = py::none(), docs::LayerNorm_init)
-        .def_property("weight", [](const nn::LayerNorm& m) { return m.weight; }, set_weight,
-                      docs::weight)
-        .def_property("bias", [](const nn::LayerNorm& m) { return m.bias; }, set_bias, docs::bias)
+        .def_property(
+            "weight", [](const nn::LayerNorm& m) { return tensor_or_none(m.weight); }, set_weight,
+            docs::weight)
+        .def_property(
+            "bias", [](const nn::LayerNorm& m) { return tensor_or_none(m.bias); }, set_bias,
+            docs::bias)
+        .def_property_readonly(
+            "normalized_shape",
+            [](const nn::LayerNorm& m) {
+                return py::tuple(py::cast(std::vector<std::int64_t>(m.normalized_shape)));
+            },
+            "The trailing dims normalized, a tuple as torch's.")
+        .def_readonly("elementwise_affine", &nn::LayerNorm::elementwise_affine,
+                      "Whether the layer has a weight (and a bias unless bias=False).")
         .def_readonly("eps", &nn::LayerNorm::eps, docs::eps);
     py::class_<nn::ReLU, Module, std::shared_ptr<nn::ReLU>>(nn_module, "ReLU", docs::ReLU)
         .def(py::init<>(), docs::no_argument_init);

@@ -46,10 +46,13 @@ Example:
     (2, 8)
     >>> norm
     LayerNorm((8,), eps=1e-05, elementwise_affine=True))doc";
-inline constexpr const char* LayerNorm_init = R"doc(__init__(self, normalized_shape, eps=1e-05, *, device=None)
+inline constexpr const char* LayerNorm_init =
+    R"doc(__init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, *, device=None)
 --
 
-normalized_shape (int): the size of the last dim; eps is added to the variance.)doc";
+normalized_shape (int or tuple of ints): the trailing dims normalized together; eps is added to
+the variance; elementwise_affine=False leaves out weight and bias, bias=False the bias alone
+(both then None, as torch's).)doc";
 inline constexpr const char* eps = "The number added to the variance.";
 
 inline constexpr const char* ReLU = R"doc(max(x, 0) elementwise, as torch.nn.ReLU.

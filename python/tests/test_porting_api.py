@@ -229,3 +229,59 @@ def test_compile_on_cpu_runs_eagerly_and_says_why_once():
     with pytest.raises(RuntimeError, match="fullgraph=True.*records no device graphs"):
         kael.compile(layer, fullgraph=True)(kael.ones(1, 2))
     assert kael.compile(layer, disable=True) is layer
+
+
+def test_layer_norm_shapes_affine_and_bias_match_torch():
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    for shape, affine in ((4, True), ((3, 4), True), ((4,), False), ((3, 4), False)):
+        t = torch.nn.LayerNorm(shape, elementwise_affine=affine)
+        k = kael.nn.LayerNorm(shape, elementwise_affine=affine)
+        assert repr(k) == repr(t)
+        assert k.normalized_shape == t.normalized_shape
+        assert sorted(k.state_dict()) == sorted(t.state_dict())
+        if affine:
+            with torch.no_grad():
+                t.weight.uniform_()
+                t.bias.uniform_()
+            k.load_state_dict({n: kael.tensor(v.numpy()) for n, v in t.state_dict().items()})
+        same(k(kael.tensor(x)), t(torch.tensor(x)), rtol=1e-5, atol=1e-5)
+    # bias=False (torch 2.1's): a weight alone, the bias None, as torch's functional form.
+    k = kael.nn.LayerNorm(4, bias=False)
+    assert k.bias is None and [n for n, _ in k.named_parameters()] == ["weight"]
+    with kael.no_grad():
+        k.weight.copy_(kael.tensor([0.5, 1.0, 2.0, -1.0]))
+    expected = torch.nn.functional.layer_norm(torch.tensor(x), (4,),
+                                              torch.tensor([0.5, 1.0, 2.0, -1.0]), None)
+    same(k(kael.tensor(x)), expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="LayerNorm: normalized_shape"):
+        kael.nn.LayerNorm(())
+
+
+def test_moments_outer_and_dtype_queries_match_torch():
+    x = np.random.default_rng(4).standard_normal((3, 5)).astype(np.float32)
+    k, t = kael.tensor(x), torch.tensor(x)
+    for name in ("std_mean", "var_mean"):
+        for args, kwargs in (((), {}), ((1,), {}), ((1,), {"keepdim": True}),
+                             ((0,), {"unbiased": False}), ((False,), {}),
+                             ((1,), {"correction": 0})):
+            if "correction" in kwargs and torch.__version__ < "2":
+                continue  # torch 1.13's std_mean has no correction keyword
+            for ours, theirs in zip(getattr(kael, name)(k, *args, **kwargs),
+                                    getattr(torch, name)(t, *args, **kwargs)):
+                same(ours, theirs, rtol=1e-5, atol=1e-6)
+    same(kael.var_mean(k, 1, correction=0)[0], t.var(1, unbiased=False), rtol=1e-5)
+    for method in ("var", "std"):
+        same(getattr(k, method)(1, unbiased=False), getattr(t, method)(1, unbiased=False),
+             rtol=1e-5)
+        same(getattr(k, method)(False), getattr(t, method)(False), rtol=1e-5)
+    a, b = np.arange(3, dtype=np.float32), np.arange(4, dtype=np.float32) + 1
+    same(kael.outer(kael.tensor(a), kael.tensor(b)), torch.outer(torch.tensor(a), torch.tensor(b)))
+    same(kael.tensor(a).outer(kael.tensor(b)), torch.ger(torch.tensor(a), torch.tensor(b)))
+    with pytest.raises(ValueError, match="outer: expected 1-D"):
+        kael.outer(kael.ones(2, 2), kael.ones(2))
+    for dtype in ("float32", "float64", "bfloat16", "float16", "int64", "int32", "bool"):
+        ours, theirs = kael.zeros(2, dtype=getattr(kael, dtype)), \
+            torch.zeros(2, dtype=getattr(torch, dtype))
+        assert ours.is_floating_point() == theirs.is_floating_point() == \
+            kael.is_floating_point(ours)
+    assert kael.backends.mps.is_available() is torch.backends.mps.is_available() is False

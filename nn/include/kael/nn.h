@@ -173,12 +173,18 @@ public:
 class LayerNorm : public Module {
 public:
     explicit LayerNorm(std::int64_t dim, double eps = 1e-5, Device device = kCPU);
+    // PyTorch's whole form: over the trailing dims normalized_shape names; without
+    // elementwise_affine there is no weight and no bias, without bias no bias (undefined).
+    LayerNorm(Shape normalized_shape, double eps, Device device, bool elementwise_affine = true,
+              bool bias = true);
     Tensor forward(const Tensor& input) override;
     [[nodiscard]] std::string type_name() const override { return "LayerNorm"; }
     [[nodiscard]] std::string extra_repr() const override;
     Tensor weight;
     Tensor bias;
     double eps;
+    Shape normalized_shape;
+    bool elementwise_affine = true;
 };
 
 // A stateless layer of one function: its name and what it prints inside the parentheses.

@@ -68,22 +68,44 @@ std::string Embedding::extra_repr() const {
     return padding_idx ? text + ", padding_idx=" + std::to_string(*padding_idx) : text;
 }
 
-LayerNorm::LayerNorm(std::int64_t dim, double epsilon, Device device) : eps(epsilon) {
-    detail::require_positive(dim, "LayerNorm", "normalized_shape");
+LayerNorm::LayerNorm(std::int64_t dim, double epsilon, Device device)
+    : LayerNorm(Shape{dim}, epsilon, device) {}
+
+LayerNorm::LayerNorm(Shape shape, double epsilon, Device device, bool affine, bool with_bias)
+    : eps(epsilon), normalized_shape(std::move(shape)), elementwise_affine(affine) {
+    if (normalized_shape.empty()) {
+        throw ValueError("LayerNorm: normalized_shape must name at least one dim");
+    }
+    for (const std::int64_t dim : normalized_shape) {
+        detail::require_positive(dim, "LayerNorm", "normalized_shape");
+    }
     if (!(epsilon >= 0 && std::isfinite(epsilon))) {
         throw ValueError("LayerNorm: eps must be non-negative and finite, got " +
                          detail::format_number(epsilon));
     }
-    register_parameter("weight", weight, ones({dim}, DType::F32, device));
-    register_parameter("bias", bias, zeros({dim}, DType::F32, device));
+    if (affine) {
+        register_parameter("weight", weight, ones(normalized_shape, DType::F32, device));
+    }
+    if (affine && with_bias) {
+        register_parameter("bias", bias, zeros(normalized_shape, DType::F32, device));
+    }
 }
 
-Tensor LayerNorm::forward(const Tensor& input) { return layer_norm(input, weight, bias, eps); }
+Tensor LayerNorm::forward(const Tensor& input) {
+    if (normalized_shape.size() == 1) {  // the fused row op reads weight and bias as they are
+        return layer_norm(input, weight, bias, eps);
+    }
+    return functional::layer_norm(input, normalized_shape, weight, bias, eps);
+}
 
 std::string LayerNorm::extra_repr() const {
-    std::string text = "(";  // built in steps: GCC 12 warns falsely on "(" + std::string
-    text += std::to_string(weight.size(0));
-    return text + ",), eps=" + detail::format_number(eps) + ", elementwise_affine=True";
+    std::string text = "(";  // torch prints (4,) for one dim and (2, 3) for more
+    for (std::size_t i = 0; i < normalized_shape.size(); ++i) {
+        text += (i > 0 ? ", " : "") + std::to_string(normalized_shape[i]);
+    }
+    text += normalized_shape.size() == 1 ? ",)" : ")";
+    return text + ", eps=" + detail::format_number(eps) +
+           ", elementwise_affine=" + (elementwise_affine ? "True" : "False");
 }
 
 std::string GELU::extra_repr() const {

@@ -253,7 +253,8 @@ def _constructor_call(module):
                 f"dropout={module.dropout!r}, bias={module.in_proj_bias is not None}, "
                 f"batch_first={module.batch_first})")
     if cls.__name__ == "LayerNorm":
-        return f"LayerNorm({module.weight.shape[0]}, eps={module.eps!r})"
+        return (f"LayerNorm({module.normalized_shape!r}, eps={module.eps!r}, "
+                f"elementwise_affine={module.elementwise_affine}, bias={module.bias is not None})")
     if any(True for _ in module.named_children()):
         raise TypeError(f"cannot copy or pickle a kael.nn.{cls.__name__} (no recipe for a "
                         f"built-in module with children)")
