@@ -37,6 +37,10 @@ void bind_functional(py::module_& functional) {
                    arg("stride"), arg("dilation"), py::call_guard<py::gil_scoped_release>(),
                    "input [N, C, *S] -> [N, *O, C, *K]: every window of the kernel.");
     functional.def(
+        "convolution_library",
+        [](py::handle device) { return F::convolution_library(to_device(device)); }, arg("device"),
+        "What device's plugin convolves with (oneDNN, cuDNN), or \"\" (composed).");
+    functional.def(
         "pad_mode",
         py::overload_cast<const Tensor&, const Shape&, const std::string&, double>(&F::pad),
         arg("input"), arg("pad"), arg("mode"), arg("value") = 0.0,

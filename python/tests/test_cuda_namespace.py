@@ -89,3 +89,15 @@ def test_cuda_amp_is_amp_for_the_cuda_device_type():
     assert not scaler.is_enabled()
     with kael.cuda.amp.autocast(dtype=kael.bfloat16):
         assert kael.amp.is_autocast_enabled("cuda") and not kael.amp.is_autocast_enabled("cpu")
+
+
+def test_cudnn_is_available_means_a_real_gpu_convolving_with_cudnn():
+    library = kael._kael._nn._conv.convolution_library
+    # the cpu plugin convolves with oneDNN where it was built with it, else the core composes
+    assert library("cpu") == "" or "onednn" in library("cpu").lower()
+    if not kael.cuda.is_available():
+        assert kael.backends.cudnn.is_available() is False
+    else:
+        assert kael.backends.cudnn.is_available() == ("cudnn" in library("cuda:0").lower())
+    with pytest.raises(Exception, match="device"):
+        library("nowhere:0")

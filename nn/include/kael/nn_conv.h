@@ -14,6 +14,11 @@
 
 namespace kael::nn::functional {
 
+// What device's plugin convolves with (its KAEL_EXTENSION_CONVOLUTION's library: oneDNN on the
+// cpu plugin, cuDNN on the cuda one, loaded by this question), or "" where the core composes
+// every convolution from its ops.
+[[nodiscard]] std::string convolution_library(const Device& device);
+
 // input [N, C, *S] -> [N, *O, C, *K], O_i = (S_i - dilation_i * (K_i - 1) - 1) / stride_i + 1:
 // every window of the kernel, one row per output position. Differentiable (its backward adds
 // each window back in place).

@@ -162,3 +162,13 @@ Tensor plugin_conv(const ConvCall& call) {
 }
 
 }  // namespace kael::nn::detail
+
+namespace kael::nn::functional {
+
+std::string convolution_library(const Device& device) {
+    const auto* plugin = static_cast<const kael_convolution*>(
+        detail::plugin_extension(device, KAEL_EXTENSION_CONVOLUTION, sizeof(kael_convolution)));
+    return plugin != nullptr && plugin->library != nullptr ? plugin->library : "";
+}
+
+}  // namespace kael::nn::functional

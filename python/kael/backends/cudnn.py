@@ -1,9 +1,13 @@
-"""Settings PyTorch programs give cuDNN (torch.backends.cudnn). kael's kernels do not go
-through cuDNN, so benchmark, deterministic, enabled and allow_tf32 are recorded and read back but
-change nothing (TF32 in matmul is kael.backends.cuda.matmul.allow_tf32).
+"""cuDNN as PyTorch programs ask about it (torch.backends.cudnn). kael's cuda plugin convolves
+with cuDNN where it finds the library at run time (is_available says so); benchmark,
+deterministic, enabled and allow_tf32 are recorded and read back but change nothing (the plugin
+picks cuDNN's algorithms by its own heuristics; TF32 in matmul is
+kael.backends.cuda.matmul.allow_tf32).
 
     kael.backends.cudnn.benchmark = True
 """
+from .. import _kael
+
 benchmark = False
 deterministic = False
 enabled = True
@@ -11,13 +15,17 @@ allow_tf32 = True  # PyTorch's default; cuDNN's TF32 (convolutions), not matmul'
 
 
 def is_available():
-    """False: kael does not call cuDNN (its own kernels run every op).
+    """Whether cuda:0 is a real GPU whose plugin convolves with cuDNN (loaded by this call when
+    it was not yet): False on machines without a GPU, or where cuDNN is not found.
 
     Example:
-        >>> kael.backends.cudnn.is_available()
-        False
+        >>> isinstance(kael.backends.cudnn.is_available(), bool)
+        True
     """
-    return False
+    from .. import cuda
+    if not cuda.is_available():
+        return False
+    return "cudnn" in _kael._nn._conv.convolution_library("cuda:0").lower()
 
 
 def version():
