@@ -86,8 +86,9 @@ def main():
                 text = emulated(file.read())
             if name == "elementwise.cu":  # the runner only, not the plugin's entry points
                 text = text[:text.index("// Whether every byte of the fill value")]
-                text = text.replace('#include "cuda_kernels.h"\n', "") + \
-                    "}  // namespace\n}  // namespace kael::cuda\n"
+                for header in ("cuda_kernels.h", "staging.h"):  # the plugin's, not needed here
+                    text = text.replace(f'#include "{header}"\n', "")
+                text += "}  // namespace\n}  // namespace kael::cuda\n"
             with open(os.path.join(folder, name), "w") as file:
                 file.write(text)
         binary = os.path.join(folder, "elementwise_paths")
