@@ -178,7 +178,7 @@ kael_status elementwise(int32_t device, kael_element_op op, kael_dtype out_dtype
 
 void copy_matrix(kael_dtype dtype, void* target, std::int64_t target_leading, const void* source,
                  std::int64_t source_leading, std::int64_t rows, std::int64_t columns) {
-    const auto size = static_cast<std::int64_t>(kernels::dtype_size(dtype));
+    const std::int64_t size = kernels::dtype_size(dtype);
     kael_element_layout layout{};
     layout.struct_size = sizeof layout;
     layout.dims = 2;

@@ -72,10 +72,19 @@ const void* plugin_extension(const Device& device, const char* name, std::size_t
     return kael::detail::backend_for(device).extension(name, least_size);
 }
 
+namespace {
+
+// The device plugin's convolution extension, or null where the core composes convolutions.
+const kael_convolution* convolution_extension(const Device& device) {
+    return static_cast<const kael_convolution*>(
+        plugin_extension(device, KAEL_EXTENSION_CONVOLUTION, sizeof(kael_convolution)));
+}
+
+}  // namespace
+
 Tensor plugin_conv(const ConvCall& call) {
     const Device device = call.input.device();
-    const auto* plugin = static_cast<const kael_convolution*>(
-        plugin_extension(device, KAEL_EXTENSION_CONVOLUTION, sizeof(kael_convolution)));
+    const kael_convolution* plugin = convolution_extension(device);
     if (plugin == nullptr || call.input.dtype() != call.weight.dtype() ||
         (call.bias.defined() && call.bias.dtype() != call.weight.dtype()) ||
         call.weight.device() != device || (call.bias.defined() && call.bias.device() != device)) {
@@ -166,8 +175,7 @@ Tensor plugin_conv(const ConvCall& call) {
 namespace kael::nn::functional {
 
 std::string convolution_library(const Device& device) {
-    const auto* plugin = static_cast<const kael_convolution*>(
-        detail::plugin_extension(device, KAEL_EXTENSION_CONVOLUTION, sizeof(kael_convolution)));
+    const kael_convolution* plugin = detail::convolution_extension(device);
     return plugin != nullptr && plugin->library != nullptr ? plugin->library : "";
 }
 
