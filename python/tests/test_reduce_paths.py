@@ -8,10 +8,12 @@ import pytest
 import kael
 
 # (shape, dim): rows of 5 (a thread each), of 700 (a warp each), 3 rows of 50000 and one of
-# 2^20 (chunks of a block, merged by the last one), and columns of 40 and 300 down 3000 rows
-# (a tile too few to fill the GPU: split, merged by the last block), 600x500 over dim 0.
-SHAPES = [((2000, 5), 1), ((300, 700), 1), ((3, 50000), 1), ((1 << 20,), 0),
-          ((1, 3000, 40), 1), ((2, 3000, 300), 1), ((600, 500), 0)]
+# 2^20 (chunks of a block, merged by the last one), 40 rows of 9000 (on the cpu plugin, a few
+# blocks' partials kept on the stack per row, rows shared by the threads), and columns of 40 and
+# 300 down 3000 rows (a tile too few to fill the GPU: split, merged by the last block), 600x500
+# over dim 0.
+SHAPES = [((2000, 5), 1), ((300, 700), 1), ((3, 50000), 1), ((40, 9000), 1),
+          ((1 << 20,), 0), ((1, 3000, 40), 1), ((2, 3000, 300), 1), ((600, 500), 0)]
 
 
 def _values(shape, dtype, rng):
