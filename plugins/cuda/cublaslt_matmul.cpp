@@ -131,12 +131,21 @@ std::uint32_t alignment_of(const void* address) {
     return alignment;
 }
 
-// The leading dimensions (elements) cuBLASLt is given for its A (kael's b), B (kael's a) and D
-// (out): the operands' own, or the padded rows of scratch copies.
+// What cuBLASLt is given: the product's sizes (inner and columns possibly padded) and the leading
+// dimensions (elements) of its A (kael's b), B (kael's a) and D (out), the operands' own or those
+// of scratch copies.
 struct Leadings {
     std::int64_t b;
     std::int64_t a;
     std::int64_t out;
+};
+
+struct Staging {
+    kael_matmul_sizes sizes;
+    Leadings leadings;
+    bool b = false;  // copied into scratch
+    bool a = false;
+    bool out = false;
 };
 
 bool padding_declined() {
@@ -144,38 +153,87 @@ bool padding_declined() {
     return declined;
 }
 
-// cuBLASLt's tensor-core kernels need leading dimensions of whole 16 bytes (TMA's stride rule):
-// an operand of odd width, as GPT-2's 50257 logits, gets the old align-1 kernels at a fifth of
-// their speed. A product with at least 256 multiply-adds per copied element instead copies such
-// operands into scratch rows padded to 128 bytes, as torch.compile's pad_mm does
-// (KAEL_CUDA_GEMM_PAD=0 declines). A residual (C) is never staged: out then keeps its own rows.
-Leadings leadings_for(kael_dtype dtype, const kael_matmul_sizes& s, bool residual) {
+// cuBLASLt's tensor-core kernels need the contiguous extents and leading dimensions of whole 16
+// bytes: an operand of odd width, as GPT-2's 50257 logits, gets the old align-1 kernels at a fifth
+// of their speed, and padding only the rows' pitch is not enough where the odd extent is the inner
+// one or out's columns (measured on an H100). So, as torch.compile's pad_mm does, a product with
+// at least 256 multiply-adds per copied element pads inner and columns with zeros to whole 16
+// bytes in scratch copies whose rows are 128-byte aligned, and copies out's own columns back
+// (KAEL_CUDA_GEMM_PAD=0 declines). With a residual (C) out is never staged: its columns stay.
+Staging staging_for(kael_dtype dtype, const kael_matmul_sizes& s, bool residual) {
     const kernels::StoredMatrix b = kernels::stored_b(s);
     const kernels::StoredMatrix a = kernels::stored_a(s);
-    const Leadings own{b.leading, a.leading, s.columns};
+    const Staging own{s, {b.leading, a.leading, s.columns}};
     const std::int64_t size = kernels::dtype_size(dtype);
     const bool tensor_cores =
         dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16 ||
         (dtype == KAEL_DTYPE_F32 && kernels::matmul_precision(s) != KAEL_MATMUL_PRECISION_HIGHEST);
-    const auto misaligned = [&](std::int64_t leading) { return leading * size % 16 != 0; };
-    if (!tensor_cores || padding_declined() || (residual && misaligned(own.out)) ||
-        !(misaligned(own.b) || misaligned(own.a) || misaligned(own.out))) {
+    const auto misaligned = [&](std::int64_t extent) { return extent * size % 16 != 0; };
+    if (!tensor_cores || padding_declined() || (residual && misaligned(s.columns)) ||
+        !(misaligned(b.leading) || misaligned(a.leading) || misaligned(s.columns))) {
         return own;
     }
+    const std::int64_t granule = 16 / size;
+    const auto whole = [&](std::int64_t extent) {
+        return (extent + granule - 1) / granule * granule;
+    };
+    Staging staged{s, {}};
+    // inner is padded where an operand stores it contiguously (zeros add nothing to the sums)
+    if (s.a_transposed == 0 || s.b_transposed != 0) {
+        staged.sizes.inner = whole(s.inner);
+    }
+    staged.sizes.columns = whole(s.columns);
+    const kernels::StoredMatrix padded_b = kernels::stored_b(staged.sizes);
+    const kernels::StoredMatrix padded_a = kernels::stored_a(staged.sizes);
+    const std::int64_t unit = 128 / size;
+    const auto pitch = [&](std::int64_t leading) { return (leading + unit - 1) / unit * unit; };
+    const auto changed = [&](const kernels::StoredMatrix& from, const kernels::StoredMatrix& to) {
+        return misaligned(from.leading) || from.leading != to.leading ||
+               from.stored_rows != to.stored_rows;
+    };
     double copied = 0;
-    for (const kernels::StoredMatrix& m : {b, a, kernels::StoredMatrix{s.rows, s.columns}}) {
-        copied += misaligned(m.leading) ? static_cast<double>(m.stored_rows * m.leading) : 0.0;
+    staged.leadings = own.leadings;
+    staged.b = changed(b, padded_b);
+    staged.a = changed(a, padded_a);
+    staged.out = staged.sizes.columns != s.columns;
+    if (staged.b) {
+        staged.leadings.b = pitch(padded_b.leading);
+        copied += static_cast<double>(b.stored_rows * b.leading);
+    }
+    if (staged.a) {
+        staged.leadings.a = pitch(padded_a.leading);
+        copied += static_cast<double>(a.stored_rows * a.leading);
+    }
+    if (staged.out) {
+        staged.leadings.out = pitch(staged.sizes.columns);
+        copied += static_cast<double>(s.rows * s.columns);
     }
     const double multiply_adds =
         static_cast<double>(s.rows) * static_cast<double>(s.columns) * static_cast<double>(s.inner);
     if (multiply_adds < 0x1p27 || multiply_adds < 256 * copied) {
         return own;
     }
-    const std::int64_t unit = 128 / size;
-    const auto pad = [&](std::int64_t leading) {
-        return misaligned(leading) ? (leading + unit - 1) / unit * unit : leading;
-    };
-    return {pad(own.b), pad(own.a), pad(own.out)};
+    return staged;
+}
+
+// A stored matrix copied into scratch of `leading` elements a row and target.stored_rows rows,
+// the rest zero: pads of inner must add nothing, and no pad is left uninitialised.
+void stage_matrix(kael_dtype dtype, void* scratch, std::int64_t leading,
+                  const kernels::StoredMatrix& target, const void* source,
+                  const kernels::StoredMatrix& from) {
+    const auto size = static_cast<std::size_t>(kernels::dtype_size(dtype));
+    const auto u = [](std::int64_t value) { return static_cast<std::size_t>(value); };
+    if (leading > from.leading) {  // the columns past the source's, in its rows
+        KAEL_CUDA_CHECK(cudaMemset2DAsync(static_cast<char*>(scratch) + u(from.leading) * size,
+                                          u(leading) * size, 0, u(leading - from.leading) * size,
+                                          u(from.stored_rows), launch_stream()));
+    }
+    if (target.stored_rows > from.stored_rows) {  // whole rows past the source's
+        KAEL_CUDA_CHECK(cudaMemsetAsync(
+            static_cast<char*>(scratch) + u(from.stored_rows) * u(leading) * size, 0,
+            u(target.stored_rows - from.stored_rows) * u(leading) * size, launch_stream()));
+    }
+    copy_matrix(dtype, scratch, leading, source, from.leading, from.stored_rows, from.leading);
 }
 
 struct DeviceState {
@@ -186,6 +244,7 @@ struct DeviceState {
 // Row-major out = op(a) op(b) is column-major out^T = op(b)^T op(a)^T, as in cublas_loader.cpp.
 void make_plan(Plan& plan, const DeviceState& state, kael_dtype dtype, const kael_matmul_sizes& s,
                bool with_bias, const std::uint32_t (&alignments)[3], const Leadings& leadings) {
+    // s: the sizes cuBLASLt multiplies (staging_for's, padded where operands were staged)
     const CublasLt& lt = cublaslt();
     const cudaDataType_t type = cuda_data_type(dtype);
     // Scales (alpha, beta) are f64 for f64 and f32 for the rest, which accumulate in f32.
@@ -330,20 +389,27 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
     if (with_bias && alignment_of(bias) < 16) {
         return false;  // the epilogue reads the bias in 16-byte units
     }
-    // Operands whose rows are not whole 16 bytes go through padded scratch (leadings_for).
-    const Leadings leadings = leadings_for(dtype, s, residual != nullptr);
+    // Operands of odd widths go through zero-padded scratch (staging_for).
+    const Staging staging = staging_for(dtype, s, residual != nullptr);
+    const kael_matmul_sizes& padded = staging.sizes;
+    const Leadings& leadings = staging.leadings;
     const kernels::StoredMatrix stored_b = kernels::stored_b(s);
     const kernels::StoredMatrix stored_a = kernels::stored_a(s);
-    const auto bytes = [&](std::int64_t rows, std::int64_t leading, std::int64_t own) {
-        return static_cast<std::size_t>(
-            leading == own ? 0 : rows * leading * kernels::dtype_size(dtype));
+    const std::int64_t size = kernels::dtype_size(dtype);
+    const auto bytes = [&](bool staged, std::int64_t rows, std::int64_t leading) {
+        return static_cast<std::size_t>(staged ? rows * leading * size : 0);
     };
-    const Scratch staged_b(bytes(stored_b.stored_rows, leadings.b, stored_b.leading));
-    const Scratch staged_a(bytes(stored_a.stored_rows, leadings.a, stored_a.leading));
-    const Scratch staged_out(bytes(s.rows, leadings.out, s.columns));
-    const void* const b_used = staged_b.get() != nullptr ? staged_b.get() : b;
-    const void* const a_used = staged_a.get() != nullptr ? staged_a.get() : a;
-    void* const out_used = staged_out.get() != nullptr ? staged_out.get() : out;
+    const Scratch staged_b(bytes(staging.b, kernels::stored_b(padded).stored_rows, leadings.b));
+    const Scratch staged_a(bytes(staging.a, kernels::stored_a(padded).stored_rows, leadings.a));
+    const Scratch staged_out(bytes(staging.out, s.rows, leadings.out));
+    // The bias epilogue reads padded.columns values: a padded product's bias is copied, zeros
+    // after.
+    const bool bias_padded = with_bias && padded.columns != s.columns;
+    const Scratch staged_bias(bytes(bias_padded, 1, padded.columns));
+    const void* const b_used = staging.b ? staged_b.get() : b;
+    const void* const a_used = staging.a ? staged_a.get() : a;
+    void* const out_used = staging.out ? staged_out.get() : out;
+    const void* const bias_used = bias_padded ? staged_bias.get() : bias;
     // Alignments of cuBLASLt's A (kael's b), B (kael's a) and C = D (out).
     const std::uint32_t alignments[3] = {alignment_of(b_used), alignment_of(a_used),
                                          alignment_of(out_used)};
@@ -367,7 +433,7 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
         auto found = plans.find(key);
         if (found == plans.end()) {
             found = plans.try_emplace(key).first;
-            make_plan(found->second, state, dtype, s, with_bias, alignments, leadings);
+            make_plan(found->second, state, dtype, padded, with_bias, alignments, leadings);
         }
         plan = &found->second;
     }
@@ -381,18 +447,25 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
     const bool f32 = dtype != KAEL_DTYPE_F64;
     const std::lock_guard lock(plan->mutex);
     if (with_bias) {
-        check(lt.desc_set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+        check(lt.desc_set(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_used,
+                          sizeof bias_used),
               "BIAS_POINTER");
     }
     const void* one = f32 ? static_cast<const void*>(&one32) : &one64;
     const void* zero = f32 ? static_cast<const void*>(&zero32) : &zero64;
-    if (b_used != b) {
-        copy_matrix(dtype, staged_b.get(), leadings.b, b, stored_b.leading, stored_b.stored_rows,
-                    stored_b.leading);
+    if (staging.b) {
+        stage_matrix(dtype, staged_b.get(), leadings.b, kernels::stored_b(padded), b, stored_b);
     }
-    if (a_used != a) {
-        copy_matrix(dtype, staged_a.get(), leadings.a, a, stored_a.leading, stored_a.stored_rows,
-                    stored_a.leading);
+    if (staging.a) {
+        stage_matrix(dtype, staged_a.get(), leadings.a, kernels::stored_a(padded), a, stored_a);
+    }
+    if (bias_padded) {
+        const auto length = static_cast<std::size_t>(s.columns * size);
+        KAEL_CUDA_CHECK(cudaMemsetAsync(staged_bias.get(), 0,
+                                        static_cast<std::size_t>(padded.columns * size),
+                                        launch_stream()));
+        KAEL_CUDA_CHECK(cudaMemcpyAsync(staged_bias.get(), bias, length, cudaMemcpyDeviceToDevice,
+                                        launch_stream()));
     }
     const Operands operands{one,      residual != nullptr ? one : zero,         a_used, b_used,
                             out_used, residual != nullptr ? residual : out_used};
@@ -400,7 +473,7 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
         tune(*plan, state, operands);
     }
     check(run(*plan, state, operands, plan->algo, launch_stream()), "cublasLtMatmul");
-    if (out_used != out) {
+    if (staging.out) {
         copy_matrix(dtype, out, s.columns, out_used, leadings.out, s.rows, s.columns);
     }
     return true;

@@ -222,13 +222,14 @@ BOOST_AUTO_TEST_CASE(layer_norm_linear_fused_and_composed) {
 }
 
 // Products whose rows are not whole 16 bytes (GPT-2's 50257 logits, scaled down): large enough
-// that the cuda plugin copies them into padded scratch for cuBLASLt's tensor-core kernels. The
-// logits with their bias, their gradient into x, and into the weight (a transposed a).
+// (256 multiply-adds per copied element) that the cuda plugin pads them with zeros in scratch for
+// cuBLASLt's tensor-core kernels. The logits with their bias (columns and bias padded), their
+// gradient into x (inner padded), and into the weight (a transposed a, its pitch padded).
 BOOST_AUTO_TEST_CASE(products_of_odd_widths) {
     kael::manual_seed(61);
-    const Shape x{272, 512};
+    const Shape x{640, 512};
     const Shape weight{1025, 512};
-    const Shape grad{272, 1025};
+    const Shape grad{640, 1025};
     for (const DType dtype : {DType::F32, DType::BF16, DType::F16}) {
         BOOST_TEST_CONTEXT("dtype " << dtype_name(dtype) << ", logits") {
             run_and_compare(
