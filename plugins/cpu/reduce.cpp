@@ -138,9 +138,11 @@ typename R::State reduce_row(const Storage<In>* row, int64_t length, bool parall
     // allocation per row cost 5% of a 1024x8192 sum over its rows.
     constexpr int64_t kLocalBlocks = 8;
     typename R::State local[kLocalBlocks];
-    const auto allocated = std::make_unique<typename R::State[]>(
-        static_cast<size_t>(blocks > kLocalBlocks ? blocks : 0));
-    typename R::State* const partials = blocks > kLocalBlocks ? allocated.get() : local;
+    std::unique_ptr<typename R::State[]> allocated;  // new[] of 0 would still allocate
+    if (blocks > kLocalBlocks) {
+        allocated = std::make_unique<typename R::State[]>(static_cast<size_t>(blocks));
+    }
+    typename R::State* const partials = allocated ? allocated.get() : local;
     const auto fold_blocks = [&](int64_t begin, int64_t end) {
         for (int64_t block = begin; block < end; ++block) {
             partials[block] =
