@@ -177,7 +177,7 @@ Staging staging_for(kael_dtype dtype, const kael_matmul_sizes& s, bool residual)
     const auto whole = [&](std::int64_t extent) {
         return (extent + granule - 1) / granule * granule;
     };
-    Staging staged{s, {}};
+    Staging staged = own;
     // inner is padded where an operand stores it contiguously (zeros add nothing to the sums)
     if (s.a_transposed == 0 || s.b_transposed != 0) {
         staged.sizes.inner = whole(s.inner);
@@ -192,7 +192,6 @@ Staging staging_for(kael_dtype dtype, const kael_matmul_sizes& s, bool residual)
                from.stored_rows != to.stored_rows;
     };
     double copied = 0;
-    staged.leadings = own.leadings;
     staged.b = changed(b, padded_b);
     staged.a = changed(a, padded_a);
     staged.out = staged.sizes.columns != s.columns;
@@ -395,12 +394,14 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
     const Leadings& leadings = staging.leadings;
     const kernels::StoredMatrix stored_b = kernels::stored_b(s);
     const kernels::StoredMatrix stored_a = kernels::stored_a(s);
+    const kernels::StoredMatrix padded_b = kernels::stored_b(padded);
+    const kernels::StoredMatrix padded_a = kernels::stored_a(padded);
     const std::int64_t size = kernels::dtype_size(dtype);
     const auto bytes = [&](bool staged, std::int64_t rows, std::int64_t leading) {
         return static_cast<std::size_t>(staged ? rows * leading * size : 0);
     };
-    const Scratch staged_b(bytes(staging.b, kernels::stored_b(padded).stored_rows, leadings.b));
-    const Scratch staged_a(bytes(staging.a, kernels::stored_a(padded).stored_rows, leadings.a));
+    const Scratch staged_b(bytes(staging.b, padded_b.stored_rows, leadings.b));
+    const Scratch staged_a(bytes(staging.a, padded_a.stored_rows, leadings.a));
     const Scratch staged_out(bytes(staging.out, s.rows, leadings.out));
     // The bias epilogue reads padded.columns values: a padded product's bias is copied, zeros
     // after.
@@ -454,18 +455,18 @@ bool cublaslt_matmul(kael_dtype dtype, const void* a, const void* b, const void*
     const void* one = f32 ? static_cast<const void*>(&one32) : &one64;
     const void* zero = f32 ? static_cast<const void*>(&zero32) : &zero64;
     if (staging.b) {
-        stage_matrix(dtype, staged_b.get(), leadings.b, kernels::stored_b(padded), b, stored_b);
+        stage_matrix(dtype, staged_b.get(), leadings.b, padded_b, b, stored_b);
     }
     if (staging.a) {
-        stage_matrix(dtype, staged_a.get(), leadings.a, kernels::stored_a(padded), a, stored_a);
+        stage_matrix(dtype, staged_a.get(), leadings.a, padded_a, a, stored_a);
     }
-    if (bias_padded) {
+    if (bias_padded) {  // the bias, then zeros in the padded columns
         const auto length = static_cast<std::size_t>(s.columns * size);
-        KAEL_CUDA_CHECK(cudaMemsetAsync(staged_bias.get(), 0,
-                                        static_cast<std::size_t>(padded.columns * size),
-                                        launch_stream()));
         KAEL_CUDA_CHECK(cudaMemcpyAsync(staged_bias.get(), bias, length, cudaMemcpyDeviceToDevice,
                                         launch_stream()));
+        KAEL_CUDA_CHECK(cudaMemsetAsync(
+            static_cast<char*>(staged_bias.get()) + length, 0,
+            static_cast<std::size_t>((padded.columns - s.columns) * size), launch_stream()));
     }
     const Operands operands{one,      residual != nullptr ? one : zero,         a_used, b_used,
                             out_used, residual != nullptr ? residual : out_used};
