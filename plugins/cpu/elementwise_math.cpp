@@ -2,15 +2,13 @@
 // vector math (vector_math.h) in chunks that stay in L1, split across the pool.
 #include "elementwise_math.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "cpu_kernels.h"
+#include "gelu_exact.h"
 #include "vector_math.h"
 
 namespace kael::cpu {
@@ -40,74 +38,6 @@ template <bool kTimesX>
         out[i] = kTimesX ? in[i] * s : s;
     }
 }
-
-// Numerical Recipes' erfcc exponent -z^2 + P(t), t = 1 / (1 + z / 2), for z >= 0; P's
-// coefficients from the highest power down.
-constexpr int kErfcTerms = 10;
-constexpr float kErfcCoefficients[kErfcTerms] = {
-    0.17087277F,  -0.82215223F, 1.48851587F, -1.13520398F, 0.27886807F,
-    -0.18628806F, 0.09678418F,  0.37409196F, 1.00002368F,  -1.26551223F};
-
-[[gnu::always_inline]] inline float erfc_exponent(float z, float t) {
-    float p = kErfcCoefficients[0];
-    for (int k = 1; k < kErfcTerms; ++k) {
-        p = p * t + kErfcCoefficients[k];
-    }
-    return p - z * z;
-}
-
-constexpr float kInverseSqrt2 = 0.70710678118654752440F;
-constexpr float kLn2 = 0.69314718055994530942F;
-
-// GCC 12 takes the undefined merge operand inside some AVX-512 intrinsics (min, rcp14) for an
-// uninitialized variable once they are inlined out of a region that ignores the warning.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// e^a for -112 <= a <= 0, 16 lanes (Cephes' expf: a = n ln 2 + r, |r| <= ln 2 / 2, a degree-7
-// series in r, relative error about 1e-7), inline: libmvec's exp is a call that spills every zmm.
-[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 exp_nonpositive(__m512 a) {
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(a, _mm512_set1_ps(1.44269504088896341F)),
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375F), a);  // ln 2 in two parts
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4F), r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4F);
-    for (const float c : {1.3981999507e-3F, 8.3334519073e-3F, 4.1665795894e-2F, 1.6666665459e-1F,
-                          5.0000001201e-1F, 1.0F, 1.0F}) {
-        p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
-    }
-    return _mm512_scalef_ps(p, n);  // times 2^n, underflowing gradually to 0
-}
-
-// gelu (exact) 16 lanes at a time in one pass, h = erfc(|z|) / 2 as erfc_exponent's (its ln 2
-// taken into P's constant): t from rcp14 and one Newton step instead of a division, the exp
-// inline, about 40 vector ops a 16 lanes. z is clamped to 10.5, where h has underflowed to 0,
-// so an infinite x gives x, not NaN; a NaN x stays NaN.
-[[gnu::target("avx512f")]] void gelu_exact_avx512(const float* in, float* out, int64_t count) {
-    const __m512 one = _mm512_set1_ps(1.0F);
-    for (int64_t i = 0; i < count; i += 16) {
-        const __mmask16 lanes =
-            count - i >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1U << (count - i)) - 1U);
-        const __m512 x = _mm512_maskz_loadu_ps(lanes, in + i);
-        const __m512 z = _mm512_min_ps(
-            _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(kInverseSqrt2)), _mm512_set1_ps(10.5F));
-        const __m512 d = _mm512_fmadd_ps(_mm512_set1_ps(0.5F), z, one);
-        const __m512 r = _mm512_rcp14_ps(d);
-        const __m512 t = _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0F)));
-        __m512 p = _mm512_set1_ps(kErfcCoefficients[0]);
-        for (int k = 1; k < kErfcTerms; ++k) {  // P(t) - ln 2 by Horner's rule
-            const float c = kErfcCoefficients[k] - (k + 1 == kErfcTerms ? kLn2 : 0.0F);
-            p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c));
-        }
-        const __m512 h = _mm512_mul_ps(t, exp_nonpositive(_mm512_fnmadd_ps(z, z, p)));
-        // Phi(x) = h where the sign bit is set (so -0.0 stays -0.0), 1 - h elsewhere.
-        const __mmask16 negative =
-            _mm512_test_epi32_mask(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
-        _mm512_mask_storeu_ps(out + i, lanes,
-                              _mm512_mul_ps(x, _mm512_mask_sub_ps(h, ~negative, one, h)));
-    }
-}
-
-#pragma GCC diagnostic pop
 
 // The chunk's own loops (around libmvec's calls) are compiled for AVX-512 and AVX2 as well, below.
 // GCC cannot see that each loop writes scratch's first count elements before apply reads them.
@@ -194,6 +124,10 @@ constexpr float kLn2 = 0.69314718055994530942F;
 
 [[gnu::target("avx2")]] void vector_chunk_avx2(kael_element_op op, const float* in, float* out,
                                                int64_t count) {
+    if (op == KAEL_OP_GELU_EXACT) {
+        return gelu_exact_avx2(in, out,
+                               count);  // the chunk loop's three passes ran at 0.5 of PyTorch
+    }
     vector_chunk(op, in, out, count);
 }
 
