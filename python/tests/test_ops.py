@@ -142,6 +142,53 @@ def test_one_input_ops_of_permuted_tensors_keep_their_layout_as_torch(device, na
                                rtol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "lt",
+                                  "eq"])
+def test_ops_of_several_inputs_follow_the_first_full_sized_one_as_torch(device, name):
+    """The result takes the memory order of the first input with the result's shape (PyTorch's
+    TensorIterator lets it order the dims), so a permuted x walks memory in order and a kept
+    amax repeats along the runs (the cpu plugin's wide loops with a repeated operand). Strides
+    and values as torch's, for x against its amax keeping each dim, x contiguous or permuted,
+    both argument orders, and rows long enough for the vector loops and their tails."""
+    rng = np.random.default_rng(3)
+    values = (np.abs(rng.standard_normal((5, 37, 40))) + 0.5).astype(np.float32)
+    other = (np.abs(rng.standard_normal((5, 37, 40))) + 0.5).astype(np.float32)
+    base, reference = kael.tensor(values, device=device), torch.tensor(values)
+    full, full_reference = kael.tensor(other, device=device), torch.tensor(other)
+    function, torch_function = getattr(kael, name), getattr(torch, name)
+    for permutation in [(0, 1, 2), (2, 1, 0), (1, 2, 0)]:
+        x, x_reference = base.permute(*permutation), reference.permute(*permutation)
+        y, y_reference = full.reshape(x.shape), full_reference.reshape(x_reference.shape)
+        pairs = [(x, y, x_reference, y_reference), (y, x, y_reference, x_reference)]
+        for dims in [(1, 2), (0, 2), (0, 1)]:
+            kept, kept_reference = x.amax(dim=dims, keepdim=True), x_reference.amax(
+                dim=dims, keepdim=True)
+            pairs += [(x, kept, x_reference, kept_reference),
+                      (kept, x, kept_reference, x_reference)]
+        for a, b, a_reference, b_reference in pairs:
+            got, want = function(a, b), torch_function(a_reference, b_reference)
+            assert got.shape == tuple(want.shape)
+            assert got.stride() == want.stride(), (name, permutation, a.stride(), b.stride())
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-6)
+
+
+def test_in_place_ops_on_results_laid_out_as_a_permuted_input_keep_the_gradient(device):
+    """A result in its input's memory order is a tensor of its own, not a view of hidden
+    storage: an in-place op on it rewrites its own history, and the gradient reaches the input
+    (as torch's)."""
+    values = np.arange(12, dtype=np.float64).reshape(4, 3)
+    for make in [lambda lib, t: t * 1, lambda lib, t: -t, lambda lib, t: t + t]:
+        grads = []
+        for lib in (kael, torch):
+            a = lib.tensor(values, requires_grad=True)
+            y = make(lib, a.t())
+            assert y.stride() == (1, 3)
+            y.index_add_(1, lib.tensor([3, 0]), lib.ones(3, 2, dtype=lib.float64), alpha=2)
+            (y * y).sum().backward()
+            grads.append(a.grad.numpy())
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
 def test_unknown_operand_types_give_type_error():
     with pytest.raises(TypeError):
         kael.ones(2) + "x"
