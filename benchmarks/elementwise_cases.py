@@ -1,8 +1,12 @@
 """Elementwise cases generated from kael's op rows (kael/op_rows.h, read through
 kael._kael._op_rows()) and the binary arithmetic functions, each on a contiguous operand, a
-transposed one and (binary) against a broadcast row: an op is timed by being listed, as the
+transposed one and (binary) against a broadcast row; the arithmetic functions also against the
+operand's amax keeping each dim position of reduce_cases' cube (x - x.amax((0, 2), keepdim=True)
+keeps the middle dim), contiguous and transposed: an op is timed by being listed, as the
 reductions are (reduce_cases.py). Used by model_path_cases.op_cases."""
 import math
+
+import reduce_cases
 
 # Binary functions that are not op rows yet; the op rows' families follow them.
 ARITHMETIC = ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
@@ -48,4 +52,28 @@ def elementwise_cases(case_type, scale, sized):
                 function = getattr(lib, name)
                 return lambda: function(x, y)
             cases.append(case_type(f"elementwise {name}, {side}x{side}{layout}", setup, setup))
+    cases += kept_dim_cases(case_type, scale, sized)
+    return cases
+
+
+def kept_dim_cases(case_type, scale, sized):
+    """Every arithmetic function of x and a [1, 128, 1]-like operand (x's amax over the other
+    dims, kept), for each dim position, x contiguous or transposed: the broadcast operand repeats
+    along the innermost run or strides across it."""
+    cube = (sized(512, scale), 128, 128)
+    cases = []
+    for name in ARITHMETIC:
+        for where, dims in (("the first dim", (1, 2)), ("a middle dim", (0, 2)),
+                            ("the last dim", (0, 1))):
+            for transposed in (False, True):
+                def setup(lib, dev, name=name, dims=dims, transposed=transposed):
+                    values = "near-one" if name in POSITIVE else "randn"
+                    x = reduce_cases.operand(lib, dev, cube, values, transposed)
+                    kept = x.amax(dim=dims, keepdim=True)
+                    function = getattr(lib, name)
+                    return lambda: function(x, kept)
+                layout = ", transposed" if transposed else ""
+                cases.append(case_type(
+                    f"elementwise {name}, {'x'.join(map(str, cube))} and its amax keeping "
+                    f"{where}{layout}", setup, setup))
     return cases
