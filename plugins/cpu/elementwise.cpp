@@ -151,8 +151,13 @@ KAEL_WIDE_F32_TO_BOOL(IsPosInf)
 KAEL_WIDE_F32_TO_BOOL(IsNegInf)
 #undef KAEL_WIDE_F32_TO_BOOL
 
-// The ISA of the wide loops, looked up once: a call a run cost 6% of a broadcast row's time.
-const vector_math::Isa kIsa = vector_math::chosen_isa();
+// The ISA of the wide loops, looked up once (a call into vector_math a run cost 6% of a
+// broadcast row's time). A local static, not a global: zero before its initializer would read
+// as Avx512.
+[[gnu::always_inline]] inline vector_math::Isa wide_isa() {
+    static const vector_math::Isa isa = vector_math::chosen_isa();
+    return isa;
+}
 
 // repeated[k]: input k is one value for the whole run (a scalar or a broadcast dim, x - m with
 // m = x.amax(-1, keepdim=True)). The test is loop-invariant, so GCC's unswitching gives each
@@ -187,7 +192,7 @@ template <typename F, size_t... Input>
 template <typename F, size_t... Input>
 bool contiguous_f32_wide(std::byte* const* pointers, int64_t count, const F& function,
                          const bool* repeated) {
-    switch (kIsa) {
+    switch (wide_isa()) {
         case vector_math::Isa::Avx512:
             contiguous_f32_avx512<F, Input...>(pointers, count, function, repeated);
             return true;
