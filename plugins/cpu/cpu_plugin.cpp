@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -57,9 +58,53 @@ kael_status device_properties(int32_t device, kael_device_properties* properties
     });
 }
 
+// BatchNorm's and GroupNorm's affine step on f32 runs at this CPU's vector width: the shared
+// loop is compiled for the SSE2 baseline (a sixth of GroupNorm's fwd+bwd). The same operations
+// in the same order (no contraction into FMAs in ISO C++), so the same bits.
+template <bool kOther>
+[[gnu::always_inline]] inline void affine_f32(const float* data, float a, float b,
+                                              const float* other, float o, float* out,
+                                              std::int64_t count) {
+    for (std::int64_t j = 0; j < count; ++j) {
+        const float value = data[j] * a + b;
+        out[j] = kOther ? value + other[j] * o : value;
+    }
+}
+
+template <bool kOther>
+[[gnu::target("avx512f")]] void affine_f32_avx512(const float* data, float a, float b,
+                                                  const float* other, float o, float* out,
+                                                  std::int64_t count) {
+    affine_f32<kOther>(data, a, b, other, o, out, count);
+}
+
+template <bool kOther>
+[[gnu::target("avx2")]] void affine_f32_avx2(const float* data, float a, float b,
+                                             const float* other, float o, float* out,
+                                             std::int64_t count) {
+    affine_f32<kOther>(data, a, b, other, o, out, count);
+}
+
 // The channel kernels' fold: f32 runs through the fold compiled for this CPU's vector width
-// (reduce_rows_f32.h), the other dtypes through the shared one.
+// (reduce_rows_f32.h), the other dtypes through the shared one; likewise the affine step.
 struct ChannelFold {
+    template <typename S, typename C>
+    static void affine(const S* data, C a, C b, const S* other, C o, S* out, std::int64_t count) {
+        if constexpr (std::is_same_v<S, float>) {
+            static const vector_math::Isa isa = vector_math::chosen_isa();
+            if (isa == vector_math::Isa::Avx512) {
+                return other != nullptr
+                           ? affine_f32_avx512<true>(data, a, b, other, o, out, count)
+                           : affine_f32_avx512<false>(data, a, b, other, o, out, count);
+            }
+            if (isa == vector_math::Isa::Avx2) {
+                return other != nullptr ? affine_f32_avx2<true>(data, a, b, other, o, out, count)
+                                        : affine_f32_avx2<false>(data, a, b, other, o, out, count);
+            }
+        }
+        kernels::tasks::SharedChannelFold::affine(data, a, b, other, o, out, count);
+    }
+
     template <typename S, bool kGrad>
     static void run(const S* values, const S* grads, double center, std::int64_t rows,
                     std::int64_t inner, std::int64_t stride, double* sums, double* products) {

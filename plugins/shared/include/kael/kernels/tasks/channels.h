@@ -80,6 +80,23 @@ struct SharedChannelFold {
             products[lane] = p[lane];
         }
     }
+
+    // out[j] = data[j] * a + b (+ other[j] * o) for j < count, in the stat type C: ChannelAffine's
+    // run (a plugin's own may be wider, with the same operations in the same order).
+    template <typename S, typename C>
+    KAEL_HD static void affine(const S* data, C a, C b, const S* other, C o, S* out,
+                               std::int64_t count) {
+        if (other != nullptr) {
+            for (std::int64_t j = 0; j < count; ++j) {
+                out[j] = convert_value<S>(convert_value<C>(data[j]) * a + b +
+                                          convert_value<C>(other[j]) * o);
+            }
+        } else {
+            for (std::int64_t j = 0; j < count; ++j) {
+                out[j] = convert_value<S>(convert_value<C>(data[j]) * a + b);
+            }
+        }
+    }
 };
 
 // Partials [channels * pieces][2] of channel item / pieces over its piece's rows. Moments (grad
@@ -162,8 +179,8 @@ struct ChannelFinish {
 };
 
 // out = data * scale[c] + shift[c] (+ other * other_scale[c]), one row of inner values an item,
-// computed in the stat type.
-template <typename S>
+// computed in the stat type by Fold::affine.
+template <typename S, typename Fold = SharedChannelFold>
 struct ChannelAffine {
     const S* data;
     const ChannelStat<S>* scale;
@@ -175,22 +192,11 @@ struct ChannelAffine {
 
     [[nodiscard]] std::int64_t cost() const { return layout.inner * (other != nullptr ? 2 : 1); }
     KAEL_HD void operator()(std::int64_t row) const {
-        using C = ChannelStat<S>;
         const std::int64_t c = row % layout.channels;
         const std::int64_t begin = row * layout.inner;
-        const C a = scale[c];
-        const C b = shift[c];
-        if (other != nullptr) {
-            const C o = other_scale[c];
-            for (std::int64_t j = begin; j < begin + layout.inner; ++j) {
-                out[j] = convert_value<S>(convert_value<C>(data[j]) * a + b +
-                                          convert_value<C>(other[j]) * o);
-            }
-        } else {
-            for (std::int64_t j = begin; j < begin + layout.inner; ++j) {
-                out[j] = convert_value<S>(convert_value<C>(data[j]) * a + b);
-            }
-        }
+        Fold::affine(data + begin, scale[c], shift[c], other != nullptr ? other + begin : nullptr,
+                     other != nullptr ? other_scale[c] : ChannelStat<S>{}, out + begin,
+                     layout.inner);
     }
 };
 
@@ -258,12 +264,12 @@ struct ChannelTasks {
             with_channels_dtype("affine", dtype, outer, channels, inner, [&](auto tag) {
                 using S = TagType<decltype(tag)>;
                 using C = ChannelStat<S>;
-                Launcher::for_each(
-                    outer * channels,
-                    ChannelAffine<S>{static_cast<const S*>(data), static_cast<const C*>(scale),
-                                     static_cast<const C*>(shift), static_cast<const S*>(other),
-                                     static_cast<const C*>(other_scale), static_cast<S*>(out),
-                                     channel_layout(outer, channels, inner)});
+                Launcher::for_each(outer * channels,
+                                   ChannelAffine<S, Fold>{
+                                       static_cast<const S*>(data), static_cast<const C*>(scale),
+                                       static_cast<const C*>(shift), static_cast<const S*>(other),
+                                       static_cast<const C*>(other_scale), static_cast<S*>(out),
+                                       channel_layout(outer, channels, inner)});
             });
         });
     }
