@@ -91,7 +91,7 @@ struct ChannelFold {
     template <typename S, typename C>
     static void affine(const S* data, C a, C b, const S* other, C o, S* out, std::int64_t count) {
         if constexpr (std::is_same_v<S, float>) {
-            static const vector_math::Isa isa = vector_math::chosen_isa();
+            const vector_math::Isa isa = vector_math::chosen_isa();
             if (isa == vector_math::Isa::Avx512) {
                 return other != nullptr
                            ? affine_f32_avx512<true>(data, a, b, other, o, out, count)

@@ -151,14 +151,6 @@ KAEL_WIDE_F32_TO_BOOL(IsPosInf)
 KAEL_WIDE_F32_TO_BOOL(IsNegInf)
 #undef KAEL_WIDE_F32_TO_BOOL
 
-// The ISA of the wide loops, looked up once (a call into vector_math a run cost 6% of a
-// broadcast row's time). A local static, not a global: zero before its initializer would read
-// as Avx512.
-[[gnu::always_inline]] inline vector_math::Isa wide_isa() {
-    static const vector_math::Isa isa = vector_math::chosen_isa();
-    return isa;
-}
-
 // repeated[k]: input k is one value for the whole run (a scalar or a broadcast dim, x - m with
 // m = x.amax(-1, keepdim=True)). The test is loop-invariant, so GCC's unswitching gives each
 // combination its own vector loop; spelling the value out in a buffer first cost x - m of a
@@ -192,7 +184,7 @@ template <typename F, size_t... Input>
 template <typename F, size_t... Input>
 bool contiguous_f32_wide(std::byte* const* pointers, int64_t count, const F& function,
                          const bool* repeated) {
-    switch (wide_isa()) {
+    switch (vector_math::chosen_isa()) {
         case vector_math::Isa::Avx512:
             contiguous_f32_avx512<F, Input...>(pointers, count, function, repeated);
             return true;
@@ -209,13 +201,15 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
     const bool contiguous = strides[0] == int64_t{sizeof(Storage<Out>)} &&
                             ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)}) && ...);
     std::byte* const out = pointers[0];
+    // Contiguous output and inputs that are contiguous or one repeated value (a scalar or a
+    // broadcast dim: where(mask, 0.0, x), x * 2, x - x.amax(-1, keepdim=True)).
+    const bool repeats[] = {strides[Input + 1] == 0 ...};
+    const bool flat_or_repeated =
+        strides[0] == int64_t{sizeof(Storage<Out>)} &&
+        ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)} || repeats[Input]) && ...);
     if constexpr (kWideF32<F> || kWideF32ToBool<F>) {
-        const bool repeated[] = {strides[Input + 1] == 0 ...};
-        const bool flat_or_repeated =
-            strides[0] == int64_t{sizeof(Storage<Out>)} &&
-            ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)} || repeated[Input]) && ...);
         if (flat_or_repeated && count >= 16 &&
-            contiguous_f32_wide<F, Input...>(pointers, count, function, repeated)) {
+            contiguous_f32_wide<F, Input...>(pointers, count, function, repeats)) {
             return;
         }
     }
@@ -228,13 +222,9 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
         }
         return;
     }
-    // Contiguous output and inputs that are contiguous or one repeated value (a scalar or a
-    // broadcast dim: where(mask, 0.0, x), x * 2): the repeated ones are spelled out in an L1
-    // buffer once, then the run goes through the contiguous loop a chunk at a time.
+    // Other functors: the repeated inputs are spelled out in an L1 buffer once, then the run
+    // goes through the contiguous loop a chunk at a time.
     constexpr int64_t kChunk = 256;
-    const bool flat_or_repeated =
-        strides[0] == int64_t{sizeof(Storage<Out>)} &&
-        ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)} || strides[Input + 1] == 0) && ...);
     // Runs as short as a row broadcast against its reduced max (x - x.amax(-1, keepdim=True),
     // 128 elements) take this path too: the scalar loop below ran them at 0.3 of PyTorch's speed.
     if (flat_or_repeated && count >= 16) {
@@ -244,7 +234,7 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
         const int64_t spelled = std::min(kChunk, count);
         (
             [&] {
-                if (strides[Input + 1] == 0) {  // a typed fill: vector stores, not a copy each
+                if (repeats[Input]) {  // a typed fill: vector stores, not a copy each
                     Storage<Ins> value;
                     std::memcpy(&value, pointers[Input + 1], sizeof value);
                     std::fill_n(reinterpret_cast<Storage<Ins>*>(repeated[Input]), spelled, value);
@@ -254,7 +244,7 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
         for (int64_t done = 0; done < count; done += kChunk) {
             std::byte* const chunk[] = {
                 out + done * int64_t{sizeof(Storage<Out>)},
-                (strides[Input + 1] == 0
+                (repeats[Input]
                      ? repeated[Input]
                      : pointers[Input + 1] + done * int64_t{sizeof(Storage<Ins>)})...};
             inner_loop<Out, Ins...>(chunk, flat_strides, std::min(kChunk, count - done), function,

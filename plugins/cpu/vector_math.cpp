@@ -140,7 +140,7 @@ void power(const float* base, const float* exponent, float* out, std::int64_t co
     }
 }
 
-Isa chosen_isa() {
+Isa detected_isa() {
     return chosen();
 }
 

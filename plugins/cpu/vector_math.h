@@ -20,8 +20,13 @@ void power(const float* base, const float* exponent, float* out, std::int64_t co
 enum class Isa { Avx512, Avx2, Sse, Scalar };
 
 // The one apply uses, and the plugin's other per-ISA loops too (reduce_dims.cpp,
-// layer_norm_f32.cpp): the CPU's widest, lowered by KAEL_CPU_VECTOR_ISA.
-Isa chosen_isa();
+// layer_norm_f32.cpp): the CPU's widest, lowered by KAEL_CPU_VECTOR_ISA. Looked up once and
+// inline: a call into vector_math.cpp per run cost 6% of a 128-wide broadcast row's time.
+Isa detected_isa();
+inline Isa chosen_isa() {
+    static const Isa isa = detected_isa();
+    return isa;
+}
 // Its name: "avx512", "avx2", "sse" or "scalar".
 const char* isa();
 
