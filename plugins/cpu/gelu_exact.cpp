@@ -10,7 +10,12 @@
 namespace kael::cpu {
 namespace {
 
-// e^r for |r| <= ln 2 / 2 by Horner's rule from r^7 down (Cephes' expf, relative error ~1e-7).
+// e^a = 2^n e^r, n = round(a log2 e), r = a - n ln 2 with ln 2 in two parts (the high one exact
+// in n ln 2); e^r for |r| <= ln 2 / 2 by Horner's rule from r^7 down (Cephes' expf, relative
+// error ~1e-7).
+constexpr float kLog2E = 1.44269504088896341F;
+constexpr float kLn2High = 0.693359375F;
+constexpr float kLn2Low = -2.12194440e-4F;
 constexpr float kExpLeading = 1.9875691500e-4F;
 constexpr float kExpCoefficients[] = {1.3981999507e-3F,
                                       8.3334519073e-3F,
@@ -33,10 +38,10 @@ template <int kVectors>
     __m512 r[kVectors];
     __m512 p[kVectors];
     for (int v = 0; v < kVectors; ++v) {
-        n[v] = _mm512_roundscale_ps(_mm512_mul_ps(a[v], _mm512_set1_ps(1.44269504088896341F)),
+        n[v] = _mm512_roundscale_ps(_mm512_mul_ps(a[v], _mm512_set1_ps(kLog2E)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        r[v] = _mm512_fnmadd_ps(n[v], _mm512_set1_ps(0.693359375F), a[v]);  // ln 2 in two parts
-        r[v] = _mm512_fnmadd_ps(n[v], _mm512_set1_ps(-2.12194440e-4F), r[v]);
+        r[v] = _mm512_fnmadd_ps(n[v], _mm512_set1_ps(kLn2High), a[v]);
+        r[v] = _mm512_fnmadd_ps(n[v], _mm512_set1_ps(kLn2Low), r[v]);
         p[v] = _mm512_set1_ps(kExpLeading);
     }
     for (const float c : kExpCoefficients) {
@@ -147,10 +152,10 @@ template <int kVectors, bool kMasked>
     __m256 r[kVectors];
     for (int v = 0; v < kVectors; ++v) {  // e^a, a = -z^2 + P - ln 2, as exp_nonpositive
         const __m256 a = _mm256_fnmadd_ps(z[v], z[v], h[v]);
-        n[v] = _mm256_round_ps(_mm256_mul_ps(a, _mm256_set1_ps(1.44269504088896341F)),
+        n[v] = _mm256_round_ps(_mm256_mul_ps(a, _mm256_set1_ps(kLog2E)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        r[v] = _mm256_fnmadd_ps(n[v], _mm256_set1_ps(0.693359375F), a);
-        r[v] = _mm256_fnmadd_ps(n[v], _mm256_set1_ps(-2.12194440e-4F), r[v]);
+        r[v] = _mm256_fnmadd_ps(n[v], _mm256_set1_ps(kLn2High), a);
+        r[v] = _mm256_fnmadd_ps(n[v], _mm256_set1_ps(kLn2Low), r[v]);
         h[v] = _mm256_set1_ps(kExpLeading);
     }
     for (const float c : kExpCoefficients) {
