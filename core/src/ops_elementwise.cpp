@@ -4,7 +4,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -67,19 +66,20 @@ std::optional<Tensor> empty_in_input_order(std::span<const Tensor> inputs, const
                input.strides()[static_cast<std::size_t>(y)];
     });
     Shape stored(order.size());
-    Shape back(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
         stored[i] = input.shape()[static_cast<std::size_t>(order[i])];
-        back[static_cast<std::size_t>(order[i])] = static_cast<std::int64_t>(i);
     }
-    // A tensor of its own, not a view of the stored one: an in-place op on the result (y =
-    // x.t() * 1; y.index_add_(...)) would otherwise rewrite the hidden base's history, and the
-    // gradient stop there.
-    TensorImpl permuted = empty(stored, dtype, input.device()).permute(back).impl();
-    permuted.view_base = nullptr;
-    permuted.base_history = 0;
-    permuted.autograd = nullptr;
-    return Tensor(std::make_shared<TensorImpl>(std::move(permuted)));
+    // The stored tensor itself with its dims put back in the input's order, not a permute()
+    // view of it: an in-place op on a view (y = x.t() * 1; y.index_add_(...)) rewrites the
+    // hidden base's history, and the gradient would stop there.
+    Tensor out = empty(stored, dtype, input.device());
+    TensorImpl& impl = out.impl();
+    const Shape packed = impl.strides;
+    impl.shape = input.shape();
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        impl.strides[static_cast<std::size_t>(order[i])] = packed[i];
+    }
+    return out;
 }
 
 // inputs as a span: binary ops pass an array, no vector per call (host overhead).
