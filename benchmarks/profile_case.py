@@ -21,7 +21,7 @@ def main():
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     cases = model_path_cases.op_cases(arguments.scale) + \
-        model_path_cases.model_cases(arguments.scale)
+        model_path_cases.gpu_cases(arguments.scale) + model_path_cases.model_cases(arguments.scale)
     case = next(c for c in cases if arguments.filter in c.name)
     if arguments.lib == "kael":
         import kael
