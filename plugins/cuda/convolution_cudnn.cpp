@@ -2,10 +2,12 @@
 // CUDA convolutions use. libcudnn.so.9 is dlopen'ed at the first convolution, as cuBLAS is, so
 // the plugin never depends on it: without it (or for uneven padding, which cuDNN lacks) a call
 // is declined and the core composes the convolution from sliding windows and cuBLAS products.
+// 1x1 convolutions of stride 1 go to cuBLAS products instead (convolution_pointwise.h).
 // Descriptors and the algorithms cuDNN's heuristics rank first are made once per geometry;
 // deterministic algorithms are preferred, so results repeat run to run as the other kernels do.
 // Built without cudnn.h (KAEL_CUDA_CUDNN_HEADER 0), the extension is absent.
 #if KAEL_CUDA_CUDNN_HEADER
+#include "convolution_pointwise.h"
 #include "cudnn_loader.h"
 #endif
 
@@ -210,11 +212,16 @@ std::shared_ptr<Plan> make_plan(const kael_conv_geometry& g, kael_dtype dtype) {
     return plan;
 }
 
-// The plan of a geometry, made at its first call; null when cuDNN declines it.
-std::shared_ptr<Plan> plan_for(const kael_conv_geometry* geometry, kael_dtype dtype) {
+const kael_conv_geometry& checked(const kael_conv_geometry* geometry) {
     if (geometry == nullptr || geometry->struct_size < sizeof(kael_conv_geometry)) {
         plugin::invalid("convolution geometry is null or from an older ABI");
     }
+    return *geometry;
+}
+
+// The plan of a geometry, made at its first call; null when cuDNN declines it.
+std::shared_ptr<Plan> plan_for(const kael_conv_geometry* geometry, kael_dtype dtype) {
+    static_cast<void>(checked(geometry));
     if (!cudnn().unavailable.empty()) {
         plugin::unsupported("cuDNN is not available: " + cudnn().unavailable);
     }
@@ -331,6 +338,13 @@ kael_status forward(int32_t device, kael_dtype dtype, const kael_conv_geometry* 
                     const void* input, const void* weight, const void* bias, void* output) {
     return plugin::guarded("cuda.convolution_forward", [&] {
         use_device(device);
+        if (pointwise(checked(geometry), dtype)) {
+            pointwise_forward(dtype, *geometry, input, weight, output);
+            if (bias != nullptr) {
+                add_bias(device, dtype, *geometry, output, bias);
+            }
+            return;
+        }
         const std::shared_ptr<Plan> plan = plan_for(geometry, dtype);
         const Scratch scratch(plan->forward_bytes);
         KAEL_CUDNN_CHECK(cudnnConvolutionForward(
@@ -347,6 +361,9 @@ kael_status backward_input(int32_t device, kael_dtype dtype, const kael_conv_geo
                            const void* grad_output, const void* weight, void* grad_input) {
     return plugin::guarded("cuda.convolution_backward_input", [&] {
         use_device(device);
+        if (pointwise(checked(geometry), dtype)) {
+            return pointwise_backward_input(dtype, *geometry, grad_output, weight, grad_input);
+        }
         const std::shared_ptr<Plan> plan = plan_for(geometry, dtype);
         const std::lock_guard lock(plan->mutex);
         if (!plan->data_ready) {
@@ -388,6 +405,13 @@ kael_status backward_weight(int32_t device, kael_dtype dtype, const kael_conv_ge
                             void* grad_bias) {
     return plugin::guarded("cuda.convolution_backward_weight", [&] {
         use_device(device);
+        if (pointwise(checked(geometry), dtype) &&
+            pointwise_backward_weight(device, dtype, *geometry, grad_output, input, grad_weight)) {
+            if (grad_bias != nullptr) {
+                bias_gradient(device, dtype, *geometry, grad_output, grad_bias);
+            }
+            return;
+        }
         const std::shared_ptr<Plan> plan = plan_for(geometry, dtype);
         const std::lock_guard lock(plan->mutex);
         if (!plan->filter_ready) {

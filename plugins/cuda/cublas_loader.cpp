@@ -115,7 +115,7 @@ cublasHandle_t handle_for_current_device() {
 // first and neither operand is copied. Stored a is rows x inner (inner x rows when transposed).
 // Scales are f64 for f64 products and f32 otherwise (bf16/f16 accumulate in f32).
 void multiply(kael_dtype dtype, const void* a, const void* b, void* out, const kael_matmul_sizes& s,
-              bool accumulate) {
+              bool accumulate, kael_dtype out_dtype) {
     const Cublas& library = cublas();
     const bool f64 = dtype == KAEL_DTYPE_F64;
     const double one64 = 1;
@@ -125,6 +125,7 @@ void multiply(kael_dtype dtype, const void* a, const void* b, void* out, const k
     const void* one = f64 ? static_cast<const void*>(&one64) : &one32;
     const void* beta = f64 ? static_cast<const void*>(&beta64) : &beta32;
     const cudaDataType_t type = cuda_data_type(dtype);
+    const cudaDataType_t out_type = cuda_data_type(out_dtype);
     const cublasComputeType_t compute = compute_type(dtype, kernels::matmul_precision(s));
     const auto columns = static_cast<int>(s.columns);
     const auto rows = static_cast<int>(s.rows);
@@ -136,14 +137,14 @@ void multiply(kael_dtype dtype, const void* a, const void* b, void* out, const k
     cublasHandle_t handle = handle_for_current_device();
     if (s.batches == 1) {
         KAEL_CUBLAS_CHECK(library.gemm(handle, b_operation, a_operation, columns, rows, inner, one,
-                                       b, type, b_leading, a, type, a_leading, beta, out, type,
+                                       b, type, b_leading, a, type, a_leading, beta, out, out_type,
                                        columns, compute, CUBLAS_GEMM_DEFAULT));
         return;
     }
     // Batch stride 0 hands every batch the same matrix, which cuBLAS reads without copying.
     KAEL_CUBLAS_CHECK(library.gemm_strided(
         handle, b_operation, a_operation, columns, rows, inner, one, b, type, b_leading,
-        s.b_batch_stride, a, type, a_leading, s.a_batch_stride, beta, out, type, columns,
+        s.b_batch_stride, a, type, a_leading, s.a_batch_stride, beta, out, out_type, columns,
         static_cast<long long>(s.rows) * s.columns, static_cast<int>(s.batches), compute,
         CUBLAS_GEMM_DEFAULT));
 }
@@ -198,7 +199,13 @@ cublasComputeType_t compute_type(kael_dtype dtype, std::int32_t precision) {
 
 void cublas_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
                    const kael_matmul_sizes& sizes, bool accumulate) {
-    multiply(dtype, a, b, out, sizes, accumulate);
+    multiply(dtype, a, b, out, sizes, accumulate, dtype);
+}
+
+void cublas_matmul_wide(kael_dtype dtype, const void* a, const void* b, void* out,
+                        const kael_matmul_sizes& sizes) {
+    multiply(dtype, a, b, out, sizes, false,
+             dtype == KAEL_DTYPE_F64 ? KAEL_DTYPE_F64 : KAEL_DTYPE_F32);
 }
 
 }  // namespace kael::cuda

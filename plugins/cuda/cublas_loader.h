@@ -46,4 +46,9 @@ cublasComputeType_t compute_type(kael_dtype dtype, std::int32_t precision);
 void cublas_matmul(kael_dtype dtype, const void* a, const void* b, void* out,
                    const kael_matmul_sizes& sizes, bool accumulate = false);
 
+// The same product (accumulate off) with out in f32 (f64 for f64 operands): each product of a
+// bf16/f16 batch summed in f32 and never rounded to the dtype, for a caller that adds batches.
+void cublas_matmul_wide(kael_dtype dtype, const void* a, const void* b, void* out,
+                        const kael_matmul_sizes& sizes);
+
 }  // namespace kael::cuda

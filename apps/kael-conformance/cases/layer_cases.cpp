@@ -31,6 +31,9 @@ std::vector<Geometry> geometries() {
         {"conv2d_groups", {2, 4, 6, 6}, {6, 2, 3, 3}, {1}, {0}, {1}, 2},
         {"conv2d_depthwise", {2, 4, 6, 5}, {4, 1, 3, 3}, {1}, {1}, {1}, 4},
         {"conv2d_1x1", {3, 5, 4, 4}, {7, 5, 1, 1}, {1}, {0}, {1}},
+        // One sample: the cuda plugin's pointwise weight gradient is then a single product.
+        {"conv1d_1x1_one_sample", {1, 6, 5}, {4, 6, 1}, {1}, {0}, {1}},
+        {"conv3d_1x1", {2, 3, 2, 3, 2}, {5, 3, 1, 1, 1}, {1}, {0}, {1}},
         {"conv2d_same_even_kernel", {2, 3, 6, 7}, {4, 3, 2, 2}, {1}, {0}, {1}, 1, true},
         {"conv3d", {1, 2, 4, 5, 6}, {3, 2, 2, 3, 2}, {1}, {1}, {1}},
         {"conv2d_empty_batch", {0, 3, 5, 5}, {4, 3, 3, 3}, {1}, {1}, {1}},

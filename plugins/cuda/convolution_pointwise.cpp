@@ -1,0 +1,153 @@
+#include "convolution_pointwise.h"
+
+#include <climits>
+
+#include "cublas_loader.h"
+#include "cuda_context.h"
+#include "cuda_kernels.h"
+#include "kael/kernels/element_dispatch.h"
+#include "staging.h"
+
+namespace kael::cuda {
+namespace {
+
+// The per-sample products of a weight gradient live in scratch until they are added: beyond
+// this the call is left to cuDNN, which needs none.
+constexpr std::int64_t kMostScratchBytes = std::int64_t{256} << 20;
+
+std::int64_t positions(const kael_conv_geometry& g) {
+    std::int64_t total = 1;
+    for (int i = 0; i < g.spatial; ++i) {
+        total *= g.output[i];
+    }
+    return total;
+}
+
+kael_matmul_sizes product(const kael_conv_geometry& g, std::int64_t rows, std::int64_t inner,
+                          std::int64_t columns) {
+    kael_matmul_sizes s{};
+    s.struct_size = sizeof(s);
+    s.batches = g.batch;
+    s.rows = rows;
+    s.inner = inner;
+    s.columns = columns;
+    s.precision = g.precision;
+    return s;
+}
+
+void require(kael_status status) {
+    if (status != KAEL_STATUS_OK) {
+        throw plugin::StatusError(status, plugin::last_error());
+    }
+}
+
+void zero(void* target, std::int64_t bytes) {
+    if (bytes > 0) {
+        KAEL_CUDA_CHECK(
+            cudaMemsetAsync(target, 0, static_cast<std::size_t>(bytes), launch_stream()));
+    }
+}
+
+}  // namespace
+
+bool pointwise(const kael_conv_geometry& g, kael_dtype dtype) {
+    static const bool declined = env_is_zero("KAEL_CUDA_CONV_GEMM");
+    if (declined || g.groups != 1 || g.spatial < 1 || g.spatial > 3 ||
+        !cublas_unavailable_reason().empty()) {
+        return false;
+    }
+    for (int i = 0; i < g.spatial; ++i) {
+        if (g.kernel[i] != 1 || g.stride[i] != 1 || g.padding_before[i] != 0 ||
+            g.padding_after[i] != 0 || g.output[i] != g.input[i]) {
+            return false;
+        }
+    }
+    const std::int64_t sizes[] = {g.batch, g.in_channels, g.out_channels, positions(g)};
+    for (const std::int64_t size : sizes) {
+        if (size < 0 || size > INT_MAX) {
+            return false;
+        }
+    }
+    return dtype == KAEL_DTYPE_F32 || dtype == KAEL_DTYPE_F64 || dtype == KAEL_DTYPE_BF16 ||
+           dtype == KAEL_DTYPE_F16;
+}
+
+void pointwise_forward(kael_dtype dtype, const kael_conv_geometry& g, const void* input,
+                       const void* weight, void* output) {
+    const std::int64_t p = positions(g);
+    if (g.batch == 0 || g.out_channels == 0 || p == 0) {
+        return;
+    }
+    if (g.in_channels == 0) {  // an empty sum
+        return zero(output, g.batch * g.out_channels * p * kernels::dtype_size(dtype));
+    }
+    kael_matmul_sizes s = product(g, g.out_channels, g.in_channels, p);
+    s.a_batch_stride = 0;  // every sample meets the same weight
+    s.b_batch_stride = g.in_channels * p;
+    cublas_matmul(dtype, weight, input, output, s);
+}
+
+void pointwise_backward_input(kael_dtype dtype, const kael_conv_geometry& g,
+                              const void* grad_output, const void* weight, void* grad_input) {
+    const std::int64_t p = positions(g);
+    if (g.batch == 0 || g.in_channels == 0 || p == 0) {
+        return;
+    }
+    if (g.out_channels == 0) {
+        return zero(grad_input, g.batch * g.in_channels * p * kernels::dtype_size(dtype));
+    }
+    kael_matmul_sizes s = product(g, g.in_channels, g.out_channels, p);
+    s.a_transposed = 1;  // weight is stored [OC, IC]
+    s.a_batch_stride = 0;
+    s.b_batch_stride = g.out_channels * p;
+    cublas_matmul(dtype, weight, grad_output, grad_input, s);
+}
+
+bool pointwise_backward_weight(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g,
+                               const void* grad_output, const void* input, void* grad_weight) {
+    const std::int64_t p = positions(g);
+    const std::int64_t weights = g.out_channels * g.in_channels;
+    if (weights == 0) {
+        return true;
+    }
+    if (g.batch == 0 || p == 0) {
+        zero(grad_weight, weights * kernels::dtype_size(dtype));
+        return true;
+    }
+    kael_matmul_sizes s = product(g, g.out_channels, p, g.in_channels);
+    s.b_transposed = 1;  // input[n] is stored [IC, P]
+    s.a_batch_stride = g.out_channels * p;
+    s.b_batch_stride = g.in_channels * p;
+    if (g.batch == 1) {  // one product, summed in f32 and rounded once by cuBLAS itself
+        cublas_matmul(dtype, grad_output, input, grad_weight, s);
+        return true;
+    }
+    const kael_dtype wide = dtype == KAEL_DTYPE_F64 ? KAEL_DTYPE_F64 : KAEL_DTYPE_F32;
+    const std::int64_t wide_bytes = kernels::dtype_size(wide);
+    if (g.batch * weights * wide_bytes > kMostScratchBytes) {
+        return false;
+    }
+    const Scratch partials(static_cast<std::size_t>(g.batch * weights * wide_bytes));
+    cublas_matmul_wide(dtype, grad_output, input, partials.get(), s);
+    const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+    const Scratch sums(static_cast<std::size_t>(low ? weights * wide_bytes : 0));
+    // The samples' products added in f32 (f64) by the plugin's column sums: deterministic.
+    require(reduce_dims(device, KAEL_REDUCE_SUM, wide, wide, low ? sums.get() : grad_weight,
+                        partials.get(), 1, g.batch, weights));
+    if (low) {
+        kael_element_layout layout{};
+        layout.struct_size = sizeof(layout);
+        layout.dims = 1;
+        layout.operands = 2;
+        layout.shape[0] = weights;
+        layout.count = weights;
+        layout.strides[0][0] = kernels::dtype_size(dtype);
+        layout.strides[1][0] = wide_bytes;
+        layout.base[0] = grad_weight;
+        layout.base[1] = sums.get();
+        require(convert(device, dtype, wide, &layout));
+    }
+    return true;
+}
+
+}  // namespace kael::cuda

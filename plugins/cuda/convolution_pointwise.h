@@ -1,0 +1,30 @@
+#pragma once
+// 1x1 convolutions (stride 1, no padding, one group) as cuBLAS products over the batch, ahead
+// of cuDNN in the convolution extension (convolution_cudnn.cpp): per sample the layer is
+// weight [OC, IC] x input [IC, positions], which needs no layout change in NCHW.
+#include <cstdint>
+
+#include "kael/plugin_api.h"
+#include "kael/plugin_extensions.h"
+
+namespace kael::cuda {
+
+// Whether the geometry is such a convolution and cuBLAS takes it (KAEL_CUDA_CONV_GEMM=0 leaves
+// every convolution to cuDNN).
+bool pointwise(const kael_conv_geometry& g, kael_dtype dtype);
+
+// output [N, OC, P] = weight x input[n] for each sample (no bias).
+void pointwise_forward(kael_dtype dtype, const kael_conv_geometry& g, const void* input,
+                       const void* weight, void* output);
+
+// grad_input [N, IC, P] = weight^T x grad_output[n].
+void pointwise_backward_input(kael_dtype dtype, const kael_conv_geometry& g,
+                              const void* grad_output, const void* weight, void* grad_input);
+
+// grad_weight [OC, IC] = the sum over n of grad_output[n] x input[n]^T, each sample's product
+// kept in f32 (f64) and the samples added in it, rounded once; false, having done nothing,
+// where the per-sample products would need more scratch than kMostScratchBytes.
+bool pointwise_backward_weight(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g,
+                               const void* grad_output, const void* input, void* grad_weight);
+
+}  // namespace kael::cuda
