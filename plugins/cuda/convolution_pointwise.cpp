@@ -124,10 +124,16 @@ bool pointwise_backward_weight(std::int32_t device, kael_dtype dtype, const kael
     }
     const kael_dtype wide = dtype == KAEL_DTYPE_F64 ? KAEL_DTYPE_F64 : KAEL_DTYPE_F32;
     const std::int64_t wide_bytes = kernels::dtype_size(wide);
-    if (g.batch * weights * wide_bytes > kMostScratchBytes) {
+    // The partial products are written and read once: worth it where that is less traffic than
+    // the operands themselves (ResNet's 1x1 layers at 56x56 and 28x28), not where the positions
+    // are few and the weight large (512 -> 2048 at 7x7: 256 MiB of partials for 8 MiB of data).
+    const std::int64_t partial_bytes = g.batch * weights * wide_bytes;
+    const std::int64_t operand_bytes =
+        g.batch * (g.in_channels + g.out_channels) * p * kernels::dtype_size(dtype);
+    if (partial_bytes > kMostScratchBytes || partial_bytes > operand_bytes) {
         return false;
     }
-    const Scratch partials(static_cast<std::size_t>(g.batch * weights * wide_bytes));
+    const Scratch partials(static_cast<std::size_t>(partial_bytes));
     cublas_matmul_wide(dtype, grad_output, input, partials.get(), s);
     const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
     const Scratch sums(static_cast<std::size_t>(low ? weights * wide_bytes : 0));

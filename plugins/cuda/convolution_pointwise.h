@@ -23,7 +23,8 @@ void pointwise_backward_input(kael_dtype dtype, const kael_conv_geometry& g,
 
 // grad_weight [OC, IC] = the sum over n of grad_output[n] x input[n]^T, each sample's product
 // kept in f32 (f64) and the samples added in it, rounded once; false, having done nothing,
-// where the per-sample products would need more scratch than kMostScratchBytes.
+// where the per-sample products would outweigh the operands (few positions, a large weight) or
+// need more than 256 MiB: cuDNN then takes it.
 bool pointwise_backward_weight(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g,
                                const void* grad_output, const void* input, void* grad_weight);
 
