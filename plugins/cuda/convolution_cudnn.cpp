@@ -149,10 +149,14 @@ const Perf* chosen(const Perf* results, int count, cudnnMathType_t math) {
 
 // cuDNN's results for one pass: its Find call (which times every algorithm once, allocating
 // what it needs) at a geometry's first call, its heuristics where Find fails (out of memory).
+// Find runs twice and the second's times count: the first run of an algorithm loads its
+// kernels' module (lazily, since CUDA 12), and those timings had bf16 3x3 convolutions on an
+// H100 choose cuDNN's non-tensor-core implicit GEMM (0.5 ms where torch's took 0.03 ms).
 template <typename Perf, typename Find, typename Get>
 int algorithm_results(Perf* results, int capacity, Find&& find, Get&& get) {
     int count = 0;
-    if (find(capacity, &count, results) == CUDNN_STATUS_SUCCESS && count > 0) {
+    if (find(capacity, &count, results) == CUDNN_STATUS_SUCCESS && count > 0 &&
+        find(capacity, &count, results) == CUDNN_STATUS_SUCCESS && count > 0) {
         return count;
     }
     check_cudnn(get(capacity, &count, results), "cudnnGetConvolution*Algorithm_v7");
