@@ -15,14 +15,6 @@ namespace {
 // this the call is left to cuDNN, which needs none.
 constexpr std::int64_t kMostScratchBytes = std::int64_t{256} << 20;
 
-std::int64_t positions(const kael_conv_geometry& g) {
-    std::int64_t total = 1;
-    for (int i = 0; i < g.spatial; ++i) {
-        total *= g.output[i];
-    }
-    return total;
-}
-
 kael_matmul_sizes product(const kael_conv_geometry& g, std::int64_t rows, std::int64_t inner,
                           std::int64_t columns) {
     kael_matmul_sizes s{};
@@ -35,12 +27,6 @@ kael_matmul_sizes product(const kael_conv_geometry& g, std::int64_t rows, std::i
     return s;
 }
 
-void require(kael_status status) {
-    if (status != KAEL_STATUS_OK) {
-        throw plugin::StatusError(status, plugin::last_error());
-    }
-}
-
 void zero(void* target, std::int64_t bytes) {
     if (bytes > 0) {
         KAEL_CUDA_CHECK(
@@ -49,6 +35,81 @@ void zero(void* target, std::int64_t bytes) {
 }
 
 }  // namespace
+
+void require(kael_status status) {
+    if (status != KAEL_STATUS_OK) {
+        throw plugin::StatusError(status, plugin::last_error());
+    }
+}
+
+std::int64_t positions(const kael_conv_geometry& g) {
+    std::int64_t total = 1;
+    for (int i = 0; i < g.spatial; ++i) {
+        total *= g.output[i];
+    }
+    return total;
+}
+
+// output[n, c, p] += bias[c] through this plugin's own elementwise kernel: cuDNN's AddTensor
+// lacks bfloat16.
+void add_bias(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g, void* output,
+              const void* bias) {
+    const std::int64_t size = kernels::dtype_size(dtype);
+    const std::int64_t spatial = positions(g);
+    kael_element_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.dims = 3;
+    layout.operands = 3;
+    layout.shape[0] = g.batch;
+    layout.shape[1] = g.out_channels;
+    layout.shape[2] = spatial;
+    layout.count = g.batch * g.out_channels * spatial;
+    const std::int64_t dense[] = {g.out_channels * spatial * size, spatial * size, size};
+    for (int d = 0; d < 3; ++d) {
+        layout.strides[0][d] = dense[d];
+        layout.strides[1][d] = dense[d];
+        layout.strides[2][d] = d == 1 ? size : 0;
+    }
+    layout.base[0] = output;
+    layout.base[1] = output;
+    layout.base[2] = const_cast<void*>(bias);
+    kael_element_params params{};
+    params.struct_size = sizeof(params);
+    require(elementwise(device, KAEL_OP_PLUS, dtype, dtype, &layout, &params));
+}
+
+// grad_bias[c] = the sum of grad_output[n, c, p] over n and p: one pass of this plugin's
+// per-channel sums (channels.cu; deterministic), which add bf16/f16 in f32, rounded once by
+// convert. Their second sums (of grad times grad less a zero mean) are discarded.
+void bias_gradient(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g,
+                   const void* grad_output, void* grad_bias) {
+    const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
+    const kael_dtype stat = low ? KAEL_DTYPE_F32 : dtype;
+    const std::int64_t stat_bytes = g.out_channels * kernels::dtype_size(stat);
+    const Scratch zero_mean(static_cast<std::size_t>(stat_bytes));
+    const Scratch discarded(static_cast<std::size_t>(stat_bytes));
+    const Scratch sums(static_cast<std::size_t>(low ? stat_bytes : 0));
+    KAEL_CUDA_CHECK(
+        cudaMemsetAsync(zero_mean.get(), 0, static_cast<std::size_t>(stat_bytes), launch_stream()));
+    require(channels()->backward_sums(device, dtype, g.batch, g.out_channels, positions(g),
+                                      grad_output, grad_output, zero_mean.get(),
+                                      low ? sums.get() : grad_bias, discarded.get()));
+    if (!low) {
+        return;
+    }
+    kael_element_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.dims = 1;
+    layout.operands = 2;
+    layout.shape[0] = g.out_channels;
+    layout.count = g.out_channels;
+    layout.strides[0][0] = kernels::dtype_size(dtype);
+    layout.strides[1][0] = kernels::dtype_size(stat);
+    layout.base[0] = grad_bias;
+    layout.base[1] = sums.get();
+    require(convert(device, dtype, stat, &layout));
+}
+
 
 bool pointwise(const kael_conv_geometry& g, kael_dtype dtype) {
     static const bool declined = env_is_zero("KAEL_CUDA_CONV_GEMM");

@@ -1,13 +1,26 @@
 #pragma once
 // 1x1 convolutions (stride 1, no padding, one group) as cuBLAS products over the batch, ahead
 // of cuDNN in the convolution extension (convolution_cudnn.cpp): per sample the layer is
-// weight [OC, IC] x input [IC, positions], which needs no layout change in NCHW.
+// weight [OC, IC] x input [IC, positions], which needs no layout change in NCHW. Also the bias
+// steps both paths share.
 #include <cstdint>
 
 #include "kael/plugin_api.h"
 #include "kael/plugin_extensions.h"
 
 namespace kael::cuda {
+
+// Shared by the cuDNN and cuBLAS paths. require: an entry of this plugin called from here
+// fails this call with its message. positions: the output's spatial sizes multiplied.
+void require(kael_status status);
+std::int64_t positions(const kael_conv_geometry& g);
+// output[n, c, p] += bias[c] through this plugin's own elementwise kernel (cuDNN's AddTensor
+// lacks bfloat16).
+void add_bias(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g, void* output,
+              const void* bias);
+// grad_bias[c] = the sum of grad_output[n, c, p] over n and p, by the per-channel sums.
+void bias_gradient(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g,
+                   const void* grad_output, void* grad_bias);
 
 // Whether the geometry is such a convolution and cuBLAS takes it (KAEL_CUDA_CONV_GEMM=0 leaves
 // every convolution to cuDNN).
