@@ -110,7 +110,6 @@ void bias_gradient(std::int32_t device, kael_dtype dtype, const kael_conv_geomet
     require(convert(device, dtype, stat, &layout));
 }
 
-
 bool pointwise(const kael_conv_geometry& g, kael_dtype dtype) {
     static const bool declined = env_is_zero("KAEL_CUDA_CONV_GEMM");
     if (declined || g.groups != 1 || g.spatial < 1 || g.spatial > 3 ||
