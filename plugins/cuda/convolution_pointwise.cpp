@@ -6,6 +6,7 @@
 #include "cuda_context.h"
 #include "cuda_kernels.h"
 #include "kael/kernels/element_dispatch.h"
+#include "kael/kernels/tasks/reduce_finished.h"
 #include "staging.h"
 
 namespace kael::cuda {
@@ -34,14 +35,7 @@ void zero(void* target, std::int64_t bytes) {
     }
 }
 
-}  // namespace
-
-void require(kael_status status) {
-    if (status != KAEL_STATUS_OK) {
-        throw plugin::StatusError(status, plugin::last_error());
-    }
-}
-
+// Output positions per channel (the output's spatial sizes multiplied).
 std::int64_t positions(const kael_conv_geometry& g) {
     std::int64_t total = 1;
     for (int i = 0; i < g.spatial; ++i) {
@@ -49,6 +43,24 @@ std::int64_t positions(const kael_conv_geometry& g) {
     }
     return total;
 }
+
+// target[i] = source[i] (count f32 sums) rounded once to dtype, by this plugin's convert.
+void narrow_into(std::int32_t device, kael_dtype dtype, void* target, const void* source,
+                 std::int64_t count) {
+    kael_element_layout layout{};
+    layout.struct_size = sizeof(layout);
+    layout.dims = 1;
+    layout.operands = 2;
+    layout.shape[0] = count;
+    layout.count = count;
+    layout.strides[0][0] = kernels::dtype_size(dtype);
+    layout.strides[1][0] = kernels::dtype_size(KAEL_DTYPE_F32);
+    layout.base[0] = target;
+    layout.base[1] = const_cast<void*>(source);
+    kernels::tasks::throw_on_failure(convert(device, dtype, KAEL_DTYPE_F32, &layout));
+}
+
+}  // namespace
 
 // output[n, c, p] += bias[c] through this plugin's own elementwise kernel: cuDNN's AddTensor
 // lacks bfloat16.
@@ -75,7 +87,8 @@ void add_bias(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g
     layout.base[2] = const_cast<void*>(bias);
     kael_element_params params{};
     params.struct_size = sizeof(params);
-    require(elementwise(device, KAEL_OP_PLUS, dtype, dtype, &layout, &params));
+    kernels::tasks::throw_on_failure(
+        elementwise(device, KAEL_OP_PLUS, dtype, dtype, &layout, &params));
 }
 
 // grad_bias[c] = the sum of grad_output[n, c, p] over n and p: one pass of this plugin's
@@ -89,25 +102,13 @@ void bias_gradient(std::int32_t device, kael_dtype dtype, const kael_conv_geomet
     const Scratch zero_mean(static_cast<std::size_t>(stat_bytes));
     const Scratch discarded(static_cast<std::size_t>(stat_bytes));
     const Scratch sums(static_cast<std::size_t>(low ? stat_bytes : 0));
-    KAEL_CUDA_CHECK(
-        cudaMemsetAsync(zero_mean.get(), 0, static_cast<std::size_t>(stat_bytes), launch_stream()));
-    require(channels()->backward_sums(device, dtype, g.batch, g.out_channels, positions(g),
-                                      grad_output, grad_output, zero_mean.get(),
-                                      low ? sums.get() : grad_bias, discarded.get()));
-    if (!low) {
-        return;
+    zero(zero_mean.get(), stat_bytes);
+    kernels::tasks::throw_on_failure(channels()->backward_sums(
+        device, dtype, g.batch, g.out_channels, positions(g), grad_output, grad_output,
+        zero_mean.get(), low ? sums.get() : grad_bias, discarded.get()));
+    if (low) {
+        narrow_into(device, dtype, grad_bias, sums.get(), g.out_channels);
     }
-    kael_element_layout layout{};
-    layout.struct_size = sizeof(layout);
-    layout.dims = 1;
-    layout.operands = 2;
-    layout.shape[0] = g.out_channels;
-    layout.count = g.out_channels;
-    layout.strides[0][0] = kernels::dtype_size(dtype);
-    layout.strides[1][0] = kernels::dtype_size(stat);
-    layout.base[0] = grad_bias;
-    layout.base[1] = sums.get();
-    require(convert(device, dtype, stat, &layout));
 }
 
 bool pointwise(const kael_conv_geometry& g, kael_dtype dtype) {
@@ -198,20 +199,11 @@ bool pointwise_backward_weight(std::int32_t device, kael_dtype dtype, const kael
     const bool low = dtype == KAEL_DTYPE_BF16 || dtype == KAEL_DTYPE_F16;
     const Scratch sums(static_cast<std::size_t>(low ? weights * wide_bytes : 0));
     // The samples' products added in f32 (f64) by the plugin's column sums: deterministic.
-    require(reduce_dims(device, KAEL_REDUCE_SUM, wide, wide, low ? sums.get() : grad_weight,
-                        partials.get(), 1, g.batch, weights));
+    kernels::tasks::throw_on_failure(reduce_dims(device, KAEL_REDUCE_SUM, wide, wide,
+                                                 low ? sums.get() : grad_weight, partials.get(), 1,
+                                                 g.batch, weights));
     if (low) {
-        kael_element_layout layout{};
-        layout.struct_size = sizeof(layout);
-        layout.dims = 1;
-        layout.operands = 2;
-        layout.shape[0] = weights;
-        layout.count = weights;
-        layout.strides[0][0] = kernels::dtype_size(dtype);
-        layout.strides[1][0] = wide_bytes;
-        layout.base[0] = grad_weight;
-        layout.base[1] = sums.get();
-        require(convert(device, dtype, wide, &layout));
+        narrow_into(device, dtype, grad_weight, sums.get(), weights);
     }
     return true;
 }

@@ -10,10 +10,7 @@
 
 namespace kael::cuda {
 
-// Shared by the cuDNN and cuBLAS paths. require: an entry of this plugin called from here
-// fails this call with its message. positions: the output's spatial sizes multiplied.
-void require(kael_status status);
-std::int64_t positions(const kael_conv_geometry& g);
+// Shared by the cuDNN and cuBLAS paths.
 // output[n, c, p] += bias[c] through this plugin's own elementwise kernel (cuDNN's AddTensor
 // lacks bfloat16).
 void add_bias(std::int32_t device, kael_dtype dtype, const kael_conv_geometry& g, void* output,
