@@ -2,7 +2,7 @@
 # On the GPU machine (no apt): builds kael there, cuda plugin, test suites, kael-conformance and
 # the Python module for its Python. Boost.Test's library is missing there, so the suites compile
 # it from Boost's headers (KAEL_BOOST_TEST_HEADER_ONLY). Headers and
-# libraries that machine lacks (nlohmann-json, PCRE2, zlib) come from third_party/gpu_deps,
+# libraries that machine lacks (nlohmann-json, PCRE2, zlib, gloo) come from third_party/gpu_deps,
 # copied from a Debian machine by scripts/cuda/gpu_deps.sh. Usage: scripts/cuda/build_on_gpu.sh <build dir>
 # KAEL_GPU_SUITES=0 leaves the suites out (a benchmark-only build, about a minute shorter).
 set -euo pipefail
@@ -23,7 +23,8 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$c
     -DKAEL_BOOST_TEST_HEADER_ONLY=ON -DKAEL_BUILD_PYTHON=ON -DKAEL_WERROR=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real \
     -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DPython3_EXECUTABLE="$py" \
     -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" \
-    -Dnlohmann_json_DIR="$deps/share/cmake/nlohmann_json" -DZLIB_ROOT="$deps" >/dev/null
+    -Dnlohmann_json_DIR="$deps/share/cmake/nlohmann_json" -DZLIB_ROOT="$deps" \
+    -DGloo_DIR="$deps/share/cmake/Gloo" >/dev/null
 cmake --build "$build" -j16 2>&1 | grep -E "error|Error" -A3 | head -40 || true
 core=$(find "$build/lib" -name 'libkael_core.so.0' | head -1)
 grep -q 'NEEDED.*libstdc++.so.6' <(readelf -dW "$core") ||

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a Debian machine, before scripts/cuda/build_on_gpu.sh: copies into third_party/gpu_deps
 # (git-ignored) what the GPU machine lacks for building kael: nlohmann-json's headers and CMake
-# package, PCRE2's header, library and a relocatable pkg-config file, zlib's headers and library.
+# package, PCRE2's header, library and a relocatable pkg-config file, zlib's headers and library,
+# and gloo (libgloo-dev: the cpu plugin's collectives) with the libraries it needs at run time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 deps=$root/third_party/gpu_deps
@@ -19,4 +20,28 @@ Version: 10.42
 Libs: -L${prefix}/lib -lpcre2-8
 Cflags: -I${prefix}/include
 PC
+if [[ -f /usr/lib/libgloo.so.0 ]]; then
+    cp -r /usr/include/gloo "$deps/include/"
+    cp -L /usr/lib/libgloo.so.0 "$deps/lib/libgloo.so.0"
+    # gloo's own needs (hiredis, ibverbs, libnl) by soname, as ldd resolves them here.
+    needs=()
+    while read -r soname path; do
+        cp -L "$path" "$deps/lib/$soname"
+        needs+=("\${_gloo}/lib/$soname")
+    done < <(ldd /usr/lib/libgloo.so.0 | awk '$1 ~ /^lib(hiredis|ibverbs|nl-3|nl-route-3)\./ {print $1, $3}')
+    mkdir -p "$deps/share/cmake/Gloo"
+    cat > "$deps/share/cmake/Gloo/GlooConfig.cmake" <<CONFIG
+# gloo copied from Debian by scripts/cuda/gpu_deps.sh. Its own libraries are linked as direct
+# needs of whoever links gloo, so that binary's RUNPATH finds them where the machine has none.
+get_filename_component(_gloo "\${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+if(NOT TARGET gloo)
+  add_library(gloo SHARED IMPORTED)
+  set_target_properties(gloo PROPERTIES IMPORTED_LOCATION "\${_gloo}/lib/libgloo.so.0"
+    INTERFACE_INCLUDE_DIRECTORIES "\${_gloo}/include"
+    INTERFACE_LINK_OPTIONS "LINKER:--push-state,--no-as-needed;$(IFS=";"; echo "${needs[*]}");LINKER:--pop-state")
+endif()
+CONFIG
+else
+    echo "gpu_deps.sh: no libgloo-dev here: the GPU build's cpu plugin will have no collectives" >&2
+fi
 echo "wrote $deps; carry third_party to the GPU machine"
