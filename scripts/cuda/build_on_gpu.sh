@@ -26,6 +26,13 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$c
     -Dnlohmann_json_DIR="$deps/share/cmake/nlohmann_json" -DZLIB_ROOT="$deps" \
     -DGloo_DIR="$deps/share/cmake/Gloo" >/dev/null
 cmake --build "$build" -j16 2>&1 | grep -E "error|Error" -A3 | head -40 || true
+# gloo and the libraries it needs beside the cpu plugin that links them (its RUNPATH is $ORIGIN),
+# since that machine has none of them.
+if [[ -f $deps/lib/libgloo.so.0 ]]; then
+    for plugins in "$build"/lib/*/kael/plugins; do
+        cp "$deps"/lib/lib{gloo,hiredis,ibverbs,nl-3,nl-route-3}.so.* "$plugins/"
+    done
+fi
 core=$(find "$build/lib" -name 'libkael_core.so.0' | head -1)
 grep -q 'NEEDED.*libstdc++.so.6' <(readelf -dW "$core") ||
     { echo "build_on_gpu.sh: $core links libstdc++ statically ($cxx); use a g++ that links libstdc++.so.6" >&2; exit 1; }

@@ -66,6 +66,7 @@ class DistributedDataParallel(Module):
 
     def _reset(self):
         self._totals = {}  # id(param) -> its local gradient sum this step
+        self._pending = [len(members) for members in self._buckets]  # gradients still to come
         self._works = {}  # bucket index -> (Work, flat tensor)
         self._launched = 0  # buckets start in index order, the same on every rank
         self._fresh = {}
@@ -78,11 +79,11 @@ class DistributedDataParallel(Module):
         self._totals[id(param)] = total
         self._fresh[id(param)] = fresh  # .grad will be the engine's tensor: replace it
         self._ready += 1
+        self._pending[self._bucket_of[id(param)]] -= 1
         # Complete buckets start in index order, as PyTorch's: a rank whose gradients arrive in
         # another order (or that found parameters unused at forward) pairs its all-reduces
         # with the others' all the same.
-        while self._launched < len(self._buckets) and all(
-                id(p) in self._totals for p in self._buckets[self._launched]):
+        while self._launched < len(self._buckets) and not self._pending[self._launched]:
             members = self._buckets[self._launched]
             flat = _kael.cat([self._totals[id(p)].reshape(-1) for p in members])
             work = _dist.all_reduce(flat, group=self._group, async_op=True)
@@ -119,17 +120,19 @@ class DistributedDataParallel(Module):
             for index, members in enumerate(self._buckets):
                 work, flat = self._works[index]
                 work.wait()
-                averaged = flat / world
-                offset = 0
-                for p in members:
-                    piece = averaged[offset:offset + p.numel()].reshape(p.shape)
-                    offset += p.numel()
+                if world > 1:
+                    flat.div_(world)  # the step's own buffer: averaged in place
+                # Fresh gradients become views of the averaged buffer (no copy a parameter, as
+                # PyTorch's gradient_as_bucket_view); a .grad the user kept is written in place.
+                pieces = flat.split([p.numel() for p in members])
+                for p, piece in zip(members, pieces):
                     if used is not None and not used[self._position[id(p)]]:
                         continue
+                    piece = piece.view(p.shape)
                     if p is param:  # accumulated after this hook: into a cleared .grad
-                        mine = piece.clone()
+                        mine = piece
                     elif p.grad is None or self._fresh[id(p)]:
-                        p.grad = piece.clone()
+                        p.grad = piece
                     else:
                         p.grad.copy_(piece)
         if param is not None:
