@@ -40,14 +40,17 @@ inline PoolPlan pool_plan(const kael_pool_geometry& g) {
     plan.kind = g.kind;
     plan.input_plane = 1;
     plan.output_plane = 1;
+    // The spatial dims are the plan's last ones, so the innermost loops walk the last dim.
+    const int unused = 3 - static_cast<int>(g.spatial);
     for (int d = 0; d < 3; ++d) {
-        const bool used = d < g.spatial;
-        plan.input[d] = used ? g.input[d] : 1;
-        plan.kernel[d] = used ? g.kernel[d] : 1;
-        plan.output[d] = used ? g.output[d] : 1;
-        plan.stride[d] = used ? g.stride[d] : 1;
-        plan.padding[d] = used ? g.padding_before[d] : 0;
-        plan.dilation[d] = used && g.kind == KAEL_POOL_MAX ? g.dilation[d] : 1;
+        const bool used = d >= unused;
+        const int s = used ? d - unused : 0;
+        plan.input[d] = used ? g.input[s] : 1;
+        plan.kernel[d] = used ? g.kernel[s] : 1;
+        plan.output[d] = used ? g.output[s] : 1;
+        plan.stride[d] = used ? g.stride[s] : 1;
+        plan.padding[d] = used ? g.padding_before[s] : 0;
+        plan.dilation[d] = used && g.kind == KAEL_POOL_MAX ? g.dilation[s] : 1;
         plan.input_plane *= plan.input[d];
         plan.output_plane *= plan.output[d];
         plan.by_input[d] = divider(plan.input[d]);
@@ -78,6 +81,23 @@ KAEL_HD inline std::int64_t unflatten(std::int64_t item, const PoolDivider& plan
     return p;
 }
 
+// The steps k in [first, last) of a window along one dim whose cells start + k * step lie in
+// [0, size); empty when none do. A step of 1 (every average pool) divides nothing.
+KAEL_HD inline void window(std::int32_t start, std::int32_t size, std::int32_t step,
+                           std::int32_t kernel, std::int32_t& first, std::int32_t& last) {
+    const std::int32_t room = size - start;  // cells from start to the input's end
+    if (step == 1) {
+        first = start < 0 ? -start : 0;
+        last = room < kernel ? room : kernel;
+    } else {
+        first = start < 0 ? (step - 1 - start) / step : 0;
+        last = room <= 0 ? 0 : min_of((room + step - 1) / step, kernel);
+    }
+    if (last < first) {
+        last = first;
+    }
+}
+
 template <typename S>
 struct PoolForward {
     const S* input;
@@ -91,33 +111,30 @@ struct PoolForward {
         const S* source =
             input + unflatten(item, plan.by_output_plane, plan.by_output, o) * plan.input_plane;
         // Every position is below 2^31 (pools()): the window's index math in 32 bits, which a
-        // GPU does in one instruction where 64-bit multiplies take several.
+        // GPU does in one instruction where 64-bit multiplies take several. Each dim's window
+        // is clamped to the input first, so the loops below read without a check a cell.
         std::int32_t start[3];
         std::int32_t size[3];
         std::int32_t step[3];
-        std::int32_t kernel[3];
+        std::int32_t first[3];
+        std::int32_t last[3];
         for (int d = 0; d < 3; ++d) {
             start[d] = static_cast<std::int32_t>(o[d] * plan.stride[d] - plan.padding[d]);
             size[d] = static_cast<std::int32_t>(plan.input[d]);
             step[d] = static_cast<std::int32_t>(plan.dilation[d]);
-            kernel[d] = static_cast<std::int32_t>(plan.kernel[d]);
+            window(start[d], size[d], step[d], static_cast<std::int32_t>(plan.kernel[d]),
+                   first[d], last[d]);
         }
         const bool is_max = plan.kind == KAEL_POOL_MAX;
         C best = -static_cast<C>(INFINITY);
         C sum = 0;
         std::int32_t where = -1;
-        std::int32_t cells = 0;
-        for (std::int32_t k0 = 0; k0 < kernel[0]; ++k0) {
+        for (std::int32_t k0 = first[0]; k0 < last[0]; ++k0) {
             const std::int32_t i0 = start[0] + k0 * step[0];
-            for (std::int32_t k1 = 0; k1 < kernel[1]; ++k1) {
-                const std::int32_t i1 = start[1] + k1 * step[1];
-                for (std::int32_t k2 = 0; k2 < kernel[2]; ++k2) {
-                    const std::int32_t i2 = start[2] + k2 * step[2];
-                    if (i0 < 0 || i0 >= size[0] || i1 < 0 || i1 >= size[1] || i2 < 0 ||
-                        i2 >= size[2]) {
-                        continue;
-                    }
-                    const std::int32_t flat = (i0 * size[1] + i1) * size[2] + i2;
+            for (std::int32_t k1 = first[1]; k1 < last[1]; ++k1) {
+                const std::int32_t row = (i0 * size[1] + start[1] + k1 * step[1]) * size[2];
+                for (std::int32_t k2 = first[2]; k2 < last[2]; ++k2) {
+                    const std::int32_t flat = row + start[2] + k2 * step[2];
                     const C value = convert_value<C>(source[flat]);
                     if (is_max) {
                         if (where < 0 || value > best || value != value) {
@@ -126,7 +143,6 @@ struct PoolForward {
                         }
                     } else {
                         sum += value;
-                        ++cells;
                     }
                 }
             }
@@ -136,9 +152,10 @@ struct PoolForward {
             positions[item] = where < 0 ? 0 : where;
             return;
         }
-        const std::int32_t divisor = plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING
-                                         ? kernel[0] * kernel[1] * kernel[2]
-                                         : cells;
+        const auto divisor = static_cast<std::int32_t>(
+            plan.kind == KAEL_POOL_AVG_INCLUDE_PADDING
+                ? plan.kernel[0] * plan.kernel[1] * plan.kernel[2]
+                : (last[0] - first[0]) * (last[1] - first[1]) * (last[2] - first[2]));
         output[item] = convert_value<S>(sum / static_cast<C>(divisor));
     }
 };
