@@ -122,8 +122,8 @@ struct PoolForward {
             start[d] = static_cast<std::int32_t>(o[d] * plan.stride[d] - plan.padding[d]);
             size[d] = static_cast<std::int32_t>(plan.input[d]);
             step[d] = static_cast<std::int32_t>(plan.dilation[d]);
-            window(start[d], size[d], step[d], static_cast<std::int32_t>(plan.kernel[d]),
-                   first[d], last[d]);
+            window(start[d], size[d], step[d], static_cast<std::int32_t>(plan.kernel[d]), first[d],
+                   last[d]);
         }
         const bool is_max = plan.kind == KAEL_POOL_MAX;
         C best = -static_cast<C>(INFINITY);
