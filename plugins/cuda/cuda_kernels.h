@@ -24,6 +24,12 @@ void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int6
 void reduce_rows_finished(kael_reduce_op op, kael_dtype dtype, void* results, const void* data,
                           std::int64_t length, std::int64_t rows, double scale, bool root);
 
+// bf16/f16 rows (reduce.cu): sum, prod, max and min folded in f32, results in in_dtype or f32
+// (finished: a sum times scale, as mean); other calls declined (plugin::unsupported).
+void reduce_rows_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                               void* results, const void* data, std::int64_t length,
+                               std::int64_t rows, bool finished, double scale);
+
 // KAEL_EXTENSION_COLLECTIVES on NCCL (collectives_nccl.cpp).
 const kael_collectives* collectives();
 

@@ -110,13 +110,14 @@ kael_plugin make_table() {
     description.priority = 100;  // outranks the emulated plugin (10) when it has devices
     description.device_type = "cuda";
     description.memory_flags = 0;
-    // fill and convert (bf16/f16 and the narrow integers); matmul through cuBLAS(Lt) and the
-    // low-precision elementwise ops (16-byte loads of 8 elements), accumulated or computed in f32
-    description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL |
-                              KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE |
-                              KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION |
-                              KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS |
-                              KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX | KAEL_DTYPE_FLAG_NARROW_INT;
+    // fill and convert (bf16/f16 and the narrow integers); matmul through cuBLAS(Lt), the
+    // low-precision elementwise ops (16-byte loads of 8 elements) and sum, prod, max, min and mean
+    // (reduce.cu, reduce_dims.cu), accumulated or computed in f32
+    description.dtype_flags =
+        KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL |
+        KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE | KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION |
+        KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS | KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX |
+        KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE | KAEL_DTYPE_FLAG_NARROW_INT;
     description.dlpack_device_type = 2;  // kDLCUDA
     description.build_info = build_info();
     description.probe = probe;

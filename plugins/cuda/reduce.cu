@@ -78,10 +78,9 @@ __device__ typename R::State fold_pairs(const float* row, std::int64_t begin, st
 
 // A lane's 16-byte packs of row_data[begin, end) (begin a multiple of a pack) folded into
 // folded, as packs or (kOneByOne) element by element; returns where the packs end.
-template <bool kOneByOne, typename R, typename In>
-__device__ std::int64_t fold_packs(LaneFold<R, In>& folded, const Storage<In>* row_data,
-                                   std::int64_t begin, std::int64_t end, int thread, int threads) {
-    using S = Storage<In>;
+template <bool kOneByOne, typename R, typename In, typename S>
+__device__ std::int64_t fold_packs(LaneFold<R, In>& folded, const S* row_data, std::int64_t begin,
+                                   std::int64_t end, int thread, int threads) {
     constexpr int kWidth = 16 / sizeof(S);
     const auto* packs = reinterpret_cast<const Pack<S>*>(row_data);
     const std::int64_t pack_end = end / kWidth;
@@ -91,7 +90,7 @@ __device__ std::int64_t fold_packs(LaneFold<R, In>& folded, const Storage<In>* r
         In values[kWidth];
 #pragma unroll
         for (int i = 0; i < kWidth; ++i) {
-            values[i] = load_element<In>(&pack_values.values[i]);
+            values[i] = read_as<In>(&pack_values.values[i]);
         }
         if constexpr (kOneByOne) {
 #pragma unroll
@@ -106,10 +105,10 @@ __device__ std::int64_t fold_packs(LaneFold<R, In>& folded, const Storage<In>* r
 }
 
 // fold_span_warps for the other reducers: each thread's elements in order into its LaneFold.
-template <typename R, typename In>
-__device__ LaneFold<R, In> fold_lanes(const Storage<In>* row_data, std::int64_t begin,
-                                      std::int64_t end, int thread, int threads, bool vectorized) {
-    const In shift = load_element<In>(row_data + begin);
+template <typename R, typename In, typename E>
+__device__ LaneFold<R, In> fold_lanes(const E* row_data, std::int64_t begin, std::int64_t end,
+                                      int thread, int threads, bool vectorized) {
+    const In shift = read_as<In>(row_data + begin);
     const auto fresh = [&] {
         return LaneFold<R, In>(seed<R>([&] { return R::first(shift, begin); }), shift);
     };
@@ -123,69 +122,69 @@ __device__ LaneFold<R, In> fold_lanes(const Storage<In>* row_data, std::int64_t 
         }
     }
     for (std::int64_t i = scalar_begin + thread; i < end; i += threads) {
-        folded.add(load_element<In>(row_data + i), i);
+        folded.add(read_as<In>(row_data + i), i);
     }
     return folded;
 }
 
 // The elements [begin, end) of row_data folded by `threads` threads from `thread` on, merged
 // within each warp (the result is lane 0's); every thread of the warp calls this.
-template <typename R, typename In>
-__device__ typename R::State fold_span_warps(const Storage<In>* row_data, std::int64_t begin,
+template <typename R, typename In, typename E>
+__device__ typename R::State fold_span_warps(const E* row_data, std::int64_t begin,
                                              std::int64_t end, int thread, int threads,
                                              bool vectorized) {
-    if constexpr (tasks::kPaired<R>) {
+    if constexpr (tasks::kPaired<R> && std::is_same_v<E, float>) {
         return warp_combine<R>(fold_pairs<R>(reinterpret_cast<const float*>(row_data), begin, end,
                                              thread, threads, vectorized));
     } else {
-        return fold_lanes<R, In>(row_data, begin, end, thread, threads, vectorized).warp_result();
+        return fold_lanes<R, In, E>(row_data, begin, end, thread, threads, vectorized)
+            .warp_result();
     }
 }
 
-template <typename R, typename In>
+template <typename R, typename In, typename E>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    reduce_short_rows(const Storage<In>* data, Results results, std::int64_t length,
-                      std::int64_t rows) {
+    reduce_short_rows(const E* data, Results results, std::int64_t length, std::int64_t rows) {
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
     for (std::int64_t row = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
          row < rows; row += stride) {
-        const Storage<In>* row_data = data + row * length;
+        const E* row_data = data + row * length;
         if (length == 0) {  // only reducers with an identity get here (the core refuses others)
             if constexpr (R::kHasIdentity) {
-                store_result<R, In>(results, row, R::identity());
+                store_result<R, In, E>(results, row, R::identity());
             }
             continue;
         }
-        auto state = R::first(load_element<In>(row_data), 0);
+        auto state = R::first(read_as<In>(row_data), 0);
         for (std::int64_t i = 1; i < length; ++i) {
-            state = R::step(state, load_element<In>(row_data + i), i);
+            state = R::step(state, read_as<In>(row_data + i), i);
         }
-        store_result<R, In>(results, row, state);
+        store_result<R, In, E>(results, row, state);
     }
 }
 
-template <typename R, typename In>
+template <typename R, typename In, typename E>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    reduce_warp_rows(const Storage<In>* data, Results results, std::int64_t length,
-                     std::int64_t rows, bool vectorized) {
+    reduce_warp_rows(const E* data, Results results, std::int64_t length, std::int64_t rows,
+                     bool vectorized) {
     const int lane = static_cast<int>(threadIdx.x) % kWarp;
     const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / kWarp;
     std::int64_t row = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp;
     for (; row < rows; row += warps) {
         const auto state =
-            fold_span_warps<R, In>(data + row * length, 0, length, lane, kWarp, vectorized);
+            fold_span_warps<R, In, E>(data + row * length, 0, length, lane, kWarp, vectorized);
         if (lane == 0) {
-            store_result<R, In>(results, row, state);
+            store_result<R, In, E>(results, row, state);
         }
     }
 }
 
 // One block per chunk of chunk_length elements; chunks_per_row > 1 meet at the row's counter.
-template <typename R, typename In>
+template <typename R, typename In, typename E>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    reduce_chunks(const Storage<In>* data, Results results, typename R::State* partials,
-                  unsigned* counters, std::int64_t length, std::int64_t chunk_length,
-                  std::int64_t chunks_per_row, std::int64_t chunk_count, bool vectorized) {
+    reduce_chunks(const E* data, Results results, typename R::State* partials, unsigned* counters,
+                  std::int64_t length, std::int64_t chunk_length, std::int64_t chunks_per_row,
+                  std::int64_t chunk_count, bool vectorized) {
     using State = typename R::State;
     __shared__ State warps[kThreadsPerBlock / kWarp];
     __shared__ bool last;
@@ -194,13 +193,13 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         const std::int64_t row = chunk / chunks_per_row;
         const std::int64_t begin = (chunk % chunks_per_row) * chunk_length;
         const std::int64_t end = tasks::min_of(length, begin + chunk_length);
-        const Storage<In>* row_data = data + row * length;
+        const E* row_data = data + row * length;
         State state = block_combine_warps<R>(
-            fold_span_warps<R, In>(row_data, begin, end, thread, kThreadsPerBlock, vectorized),
+            fold_span_warps<R, In, E>(row_data, begin, end, thread, kThreadsPerBlock, vectorized),
             warps);
         if (chunks_per_row == 1) {
             if (thread == 0) {
-                store_result<R, In>(results, row, state);
+                store_result<R, In, E>(results, row, state);
             }
             continue;
         }
@@ -218,7 +217,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         }
         merged = block_combine<R>(merged, warps);
         if (thread == 0) {
-            store_result<R, In>(results, row, merged);
+            store_result<R, In, E>(results, row, merged);
         }
     }
 }
@@ -228,12 +227,13 @@ int block_grid(Kernel kernel, std::int64_t wanted) {
     return grid_blocks(reinterpret_cast<const void*>(kernel), wanted);
 }
 
-template <typename R, typename In>
+// E: how the elements are stored (In's own storage, or bf16/f16 folded as float).
+template <typename R, typename In, typename E = Storage<In>>
 void reduce_rows(Results results, const void* data, std::int64_t length, std::int64_t rows) {
     using State = typename R::State;
-    const auto* input = static_cast<const Storage<In>*>(data);
+    const auto* input = static_cast<const E*>(data);
     if (length <= kShortRow) {
-        const auto kernel = &reduce_short_rows<R, In>;
+        const auto kernel = &reduce_short_rows<R, In, E>;
         kernel<<<block_grid(kernel, blocks_for(rows)), kThreadsPerBlock, 0, launch_stream()>>>(
             input, results, length, rows);
         check_launch(typeid(R), __FILE__, __LINE__);
@@ -243,9 +243,9 @@ void reduce_rows(Results results, const void* data, std::int64_t length, std::in
     // (a vocabulary of 50257 logits, say), and the elements after them fold one by one.
     const bool vectorized =
         reinterpret_cast<std::uintptr_t>(data) % 16 == 0 &&
-        (rows == 1 || (length * static_cast<std::int64_t>(sizeof(Storage<In>))) % 16 == 0);
+        (rows == 1 || (length * static_cast<std::int64_t>(sizeof(E))) % 16 == 0);
     if (length <= kWarpRow || rows >= kWarpRows) {
-        const auto kernel = &reduce_warp_rows<R, In>;
+        const auto kernel = &reduce_warp_rows<R, In, E>;
         kernel<<<warp_grid(kernel, rows), kThreadsPerBlock, 0, launch_stream()>>>(
             input, results, length, rows, vectorized);
         check_launch(typeid(R), __FILE__, __LINE__);
@@ -256,7 +256,7 @@ void reduce_rows(Results results, const void* data, std::int64_t length, std::in
     // A multiple of 64 elements, so every chunk starts on a 16-byte boundary of its row.
     const std::int64_t chunk_length = tasks::ceil_div(tasks::ceil_div(length, chunks), 64) * 64;
     chunks = tasks::ceil_div(length, chunk_length);
-    const auto kernel = &reduce_chunks<R, In>;
+    const auto kernel = &reduce_chunks<R, In, E>;
     const int blocks = block_grid(kernel, rows * chunks);
     if (chunks == 1) {
         kernel<<<blocks, kThreadsPerBlock, 0, launch_stream()>>>(
@@ -286,6 +286,17 @@ void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int6
     });
 }
 
+void reduce_rows_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                               void* results, const void* data, std::int64_t length,
+                               std::int64_t rows, bool finished, double scale) {
+    with_low_precision_reducer(op, in_dtype, out_dtype, length, finished, [&](auto tag) {
+        using Tag = decltype(tag);
+        reduce_rows<typename Tag::Reducer, float, typename Tag::Element>(
+            Results{results, nullptr, finished, false, scale, out_dtype == in_dtype}, data, length,
+            rows);
+    });
+}
+
 void reduce_rows_finished(kael_reduce_op op, kael_dtype dtype, void* results, const void* data,
                           std::int64_t length, std::int64_t rows, double scale, bool root) {
     tasks::with_reducer(op, dtype, [&](auto tag) {
@@ -299,6 +310,16 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
                    void* results, const void* data, int64_t chunk_size, int64_t output_count) {
     return plugin::guarded("cuda.reduce", [&] {
         use_device(device);
+        if (kernels::is_low_precision(in_dtype)) {
+            if (output_count > 0 && (results == nullptr || data == nullptr)) {
+                plugin::invalid("reduce: null results or data");
+            }
+            if (output_count > 0) {
+                reduce_rows_low_precision(op, out_dtype, in_dtype, results, data, chunk_size,
+                                          output_count, false, 1.0);
+            }
+            return;
+        }
         tasks::check_reduce_call(op, out_dtype, in_dtype, results, data, chunk_size, output_count);
         if (output_count == 0) {
             return;

@@ -162,7 +162,56 @@ struct Results {
     bool finished = false;
     bool root = false;
     double scale = 1.0;
+    bool narrow = false;  // bf16/f16 input: results in its dtype (else f32 partials for the core)
 };
+
+// An element stored as E read as In: bf16/f16 widened to float (the low-precision reductions
+// fold in f32 with the f32 reducers), any other as it is.
+template <typename In, typename E>
+__device__ In read_as(const E* address) {
+    if constexpr (kernels::is_low_precision_v<E>) {
+        return kernels::to_float(*address);
+    } else {
+        return kernels::load_element<In>(address);
+    }
+}
+
+// bf16/f16 sum, prod, max and min (the ABI's low-precision reduce): read as stored and folded in
+// f32; results in the input's dtype (finished: sum only, scaled, as mean) or f32 partials.
+// Everything else is declined, and the core reduces an f32 twin on the device.
+template <typename R, typename E>
+struct LowPrecisionTag {
+    using Reducer = R;
+    using Element = E;
+};
+
+template <typename Visit>
+void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dtype out_dtype,
+                                std::int64_t size, bool finished, Visit&& visit) {
+    const bool extreme = op == KAEL_REDUCE_MAX || op == KAEL_REDUCE_MIN;
+    const bool takes = finished ? op == KAEL_REDUCE_SUM
+                                : op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || extreme;
+    if (!takes || size == 0 || (out_dtype != in_dtype && out_dtype != KAEL_DTYPE_F32)) {
+        plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
+                            plugin::dtype_name(in_dtype) + " here (the core reduces it in f32)");
+    }
+    const auto by_op = [&](auto element) {
+        using E = decltype(element);
+        switch (op) {
+            case KAEL_REDUCE_SUM:
+                return visit(LowPrecisionTag<tasks::Accumulate<float, false>, E>{});
+            case KAEL_REDUCE_PROD:
+                return visit(LowPrecisionTag<tasks::Accumulate<float, true>, E>{});
+            case KAEL_REDUCE_MAX: return visit(LowPrecisionTag<tasks::Extreme<float, true>, E>{});
+            default: return visit(LowPrecisionTag<tasks::Extreme<float, false>, E>{});
+        }
+    };
+    if (in_dtype == KAEL_DTYPE_BF16) {
+        by_op(kernels::BFloat16{});
+    } else {
+        by_op(kernels::Half{});
+    }
+}
 
 // max/min with their indices in one pass: ArgExtreme's state is both, so it stores both.
 template <typename R>
@@ -172,9 +221,20 @@ inline constexpr bool kIndexed = false;
 template <typename R>
 inline constexpr bool kIndexed<Indexed<R>> = true;
 
-template <typename R, typename In>
+template <typename R, typename In, typename E = Storage<In>>
 __device__ void store_result(const Results& results, std::int64_t output, typename R::State state) {
-    if constexpr (kIndexed<R>) {
+    if constexpr (kernels::is_low_precision_v<E>) {
+        float value = R::finish(state);
+        if (results.finished) {
+            value = static_cast<float>(
+                tasks::finished(static_cast<double>(value), results.scale, results.root));
+        }
+        if (results.narrow || results.finished) {
+            static_cast<E*>(results.values)[output] = kernels::from_float<E>(value);
+        } else {
+            static_cast<float*>(results.values)[output] = value;
+        }
+    } else if constexpr (kIndexed<R>) {
         kernels::store_element<In>(static_cast<Storage<In>*>(results.values) + output, state.value);
         results.indices[output] = state.index;
     } else {

@@ -66,16 +66,16 @@ ColumnGrid column_grid(std::int64_t outer, std::int64_t size, std::int64_t inner
 }
 
 // Rows [begin, end) of one column, every `step`-th from `first`, folded in order into lane.
-template <typename R, typename In>
-__device__ void fold_column(LaneFold<R, In>& lane, const Storage<In>* column, std::int64_t inner,
+template <typename R, typename In, typename E>
+__device__ void fold_column(LaneFold<R, In>& lane, const E* column, std::int64_t inner,
                             std::int64_t first, std::int64_t end, std::int64_t step) {
     std::int64_t i = first;
-    constexpr int kUnroll = kRowUnroll<In>;
+    constexpr int kUnroll = kRowUnroll<E>;
     for (; i + (kUnroll - 1) * step < end; i += kUnroll * step) {
         In values[kUnroll];
 #pragma unroll
         for (int k = 0; k < kUnroll; ++k) {
-            values[k] = load_element<In>(column + (i + k * step) * inner);
+            values[k] = read_as<In>(column + (i + k * step) * inner);
         }
 #pragma unroll
         for (int k = 0; k < kUnroll; ++k) {
@@ -83,7 +83,7 @@ __device__ void fold_column(LaneFold<R, In>& lane, const Storage<In>* column, st
         }
     }
     for (; i < end; i += step) {
-        lane.add(load_element<In>(column + i * inner), i);
+        lane.add(read_as<In>(column + i * inner), i);
     }
 }
 
@@ -148,10 +148,10 @@ __device__ typename R::State merge_groups(typename R::State state, typename R::S
 
 // With splits > 1, each block writes its columns' partials (partials[split * outputs + output])
 // and the last block of a tile to arrive at counters[tile] merges them in split order.
-template <typename R, typename In>
+template <typename R, typename In, typename E>
 __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
-    reduce_columns(const Storage<In>* data, Results results, typename R::State* partials,
-                   unsigned* counters, std::int64_t size, std::int64_t inner, ColumnGrid grid) {
+    reduce_columns(const E* data, Results results, typename R::State* partials, unsigned* counters,
+                   std::int64_t size, std::int64_t inner, ColumnGrid grid) {
     using State = typename R::State;
     __shared__ State states[kColumnThreads];
     __shared__ bool last;
@@ -167,21 +167,21 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
         const std::int64_t output = o * inner + j;
         State state{};
         if (active) {
-            const Storage<In>* column = data + o * size * inner + j;
-            if constexpr (tasks::kPaired<R>) {
+            const E* column = data + o * size * inner + j;
+            if constexpr (tasks::kPaired<R> && std::is_same_v<E, float>) {
                 state = fold_column_pairs<R>(reinterpret_cast<const float*>(column), inner, begin,
                                              end, group, grid.groups);
             } else {
-                const In shift = load_element<In>(column + begin * inner);
+                const In shift = read_as<In>(column + begin * inner);
                 LaneFold<R, In> lane(seed<R>([&] { return R::first(shift, begin); }), shift);
-                fold_column<R, In>(lane, column, inner, begin + group, end, grid.groups);
+                fold_column<R, In, E>(lane, column, inner, begin + group, end, grid.groups);
                 state = lane.result();
             }
         }
         state = merge_groups<R>(state, states, grid, active, group);
         if (grid.splits == 1) {
             if (active && group == 0) {
-                store_result<R, In>(results, output, state);
+                store_result<R, In, E>(results, output, state);
             }
             continue;
         }
@@ -200,28 +200,28 @@ __global__ void __launch_bounds__(kColumnThreads, kColumnBlocksPerSm)
         }
         state = merge_groups<R>(state, states, grid, active, group);
         if (active && group == 0) {
-            store_result<R, In>(results, output, state);
+            store_result<R, In, E>(results, output, state);
         }
     }
 }
 
-// size > 0, inner > 1.
-template <typename R, typename In>
+// size > 0, inner > 1; E as reduce_rows' (reduce.cu).
+template <typename R, typename In, typename E = Storage<In>>
 void reduce_column_tiles(Results results, const void* data, std::int64_t outer, std::int64_t size,
                          std::int64_t inner) {
     using State = typename R::State;
-    const auto* input = static_cast<const Storage<In>*>(data);
+    const auto* input = static_cast<const E*>(data);
     const ColumnGrid grid = column_grid(outer, size, inner);
     const dim3 blocks(static_cast<unsigned>(tasks::min_of(grid.tiles, kMaxGridX)),
                       static_cast<unsigned>(grid.splits));
     if (grid.splits == 1) {
-        reduce_columns<R, In><<<blocks, kColumnThreads, 0, launch_stream()>>>(
+        reduce_columns<R, In, E><<<blocks, kColumnThreads, 0, launch_stream()>>>(
             input, results, nullptr, nullptr, size, inner, grid);
         check_launch(typeid(R), __FILE__, __LINE__);
         return;
     }
     const Workspace workspace(grid.outputs * grid.splits * std::int64_t{sizeof(State)}, grid.tiles);
-    reduce_columns<R, In><<<blocks, kColumnThreads, 0, launch_stream()>>>(
+    reduce_columns<R, In, E><<<blocks, kColumnThreads, 0, launch_stream()>>>(
         input, results, static_cast<State*>(workspace.partials()), workspace.counters(), size,
         inner, grid);
     check_launch(typeid(R), __FILE__, __LINE__);
@@ -243,6 +243,26 @@ void reduce_columns_or_empty(Results results, const void* data, std::int64_t out
     reduce_column_tiles<R, In>(results, data, outer, size, inner);
 }
 
+// bf16/f16 columns (size > 0, inner > 1), as reduce_rows_low_precision's rows.
+void reduce_columns_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
+                                  void* results, const void* data, std::int64_t outer,
+                                  std::int64_t size, std::int64_t inner, bool finished,
+                                  double scale) {
+    with_low_precision_reducer(op, in_dtype, out_dtype, size, finished, [&](auto tag) {
+        using Tag = decltype(tag);
+        reduce_column_tiles<typename Tag::Reducer, float, typename Tag::Element>(
+            Results{results, nullptr, finished, false, scale, out_dtype == in_dtype}, data, outer,
+            size, inner);
+    });
+}
+
+// A low-precision call's pointers (the shared checks take f32, f64, i64 and bool only).
+void check_low_precision_call(const void* results, const void* data, std::int64_t outputs) {
+    if (outputs > 0 && (results == nullptr || data == nullptr)) {
+        plugin::invalid("reduce_dims: null results or data");
+    }
+}
+
 }  // namespace
 
 kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
@@ -253,6 +273,14 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cuda.reduce_dims", [&] {
         use_device(device);
+        if (kernels::is_low_precision(in_dtype)) {
+            check_low_precision_call(results, data, outer * inner);
+            if (outer * inner > 0) {
+                reduce_columns_low_precision(op, out_dtype, in_dtype, results, data, outer, size,
+                                             inner, false, 1.0);
+            }
+            return;
+        }
         if (!tasks::check_reduce_dims_call(op, out_dtype, in_dtype, results, data, outer, size,
                                            inner)) {
             return;
@@ -270,6 +298,23 @@ kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype d
                                  double scale, int32_t root) {
     return plugin::guarded("cuda.reduce_dims_finished", [&] {
         use_device(device);
+        if (kernels::is_low_precision(dtype)) {  // mean: a sum scaled, stored in the dtype
+            check_low_precision_call(results, data, outer * inner);
+            if (outer * inner == 0) {
+                return;
+            }
+            if (root != 0) {
+                plugin::unsupported("a root of a bf16/f16 reduction (the core reduces it in f32)");
+            }
+            if (inner == 1) {
+                reduce_rows_low_precision(op, dtype, dtype, results, data, size, outer, true,
+                                          scale);
+            } else {
+                reduce_columns_low_precision(op, dtype, dtype, results, data, outer, size, inner,
+                                             true, scale);
+            }
+            return;
+        }
         tasks::check_reduce_finished_call(op, dtype);
         if (!tasks::check_reduce_dims_call(op, tasks::reduce_out_dtype(op, dtype), dtype, results,
                                            data, outer, size, inner)) {
