@@ -189,5 +189,7 @@ def model_cases(scale):
 
 def gpu_cases(scale):
     """The cases only the GPU benchmark times: ResNet-50's convolutions (the layers issue's GPU
-    bar; on the cpu, bf16 convolutions have no library path in either library worth a bar)."""
-    return conv_cases.resnet50_conv_cases(Case, scale, sized)
+    bar; on the cpu, bf16 convolutions have no library path in either library worth a bar) and
+    the bf16 reductions."""
+    return conv_cases.resnet50_conv_cases(Case, scale, sized) + \
+        reduce_cases.low_precision_reduction_cases(Case, scale, sized)

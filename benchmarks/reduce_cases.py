@@ -60,10 +60,11 @@ ACTIVATIONS = (
 )
 
 
-def operand(lib, dev, shape, values, transposed):
+def operand(lib, dev, shape, values, transposed, dtype=None):
     """A tensor of shape (the logical shape of the timed operand) with the reduction's values;
     transposed: a view of the last two dims of a contiguous tensor, so no dim has stride 1 where
-    the contiguous case has it."""
+    the contiguous case has it; dtype: the name of a float dtype to store them in (float32 if
+    None)."""
     stored = list(shape)
     if transposed:
         stored[-1], stored[-2] = stored[-2], stored[-1]
@@ -72,15 +73,18 @@ def operand(lib, dev, shape, values, transposed):
         x = x > 0
     elif values == "near-one":
         x = x * 0.01 + 1
+    if dtype is not None:
+        x = x.to(getattr(lib, dtype))
     return x.transpose(-1, -2) if transposed else x
 
 
-def reduction_case(case_type, reduction, shape, where, dims, transposed):
+def reduction_case(case_type, reduction, shape, where, dims, transposed, dtype=None):
     layout = ", transposed" if transposed else ""
-    name = (f"{reduction.name} over {where}, {'x'.join(map(str, shape))}{layout}")
+    stored = f", {dtype}" if dtype else ""
+    name = (f"{reduction.name} over {where}, {'x'.join(map(str, shape))}{layout}{stored}")
 
     def setup(lib, dev):
-        x = operand(lib, dev, shape, reduction.values, transposed)
+        x = operand(lib, dev, shape, reduction.values, transposed, dtype)
         return lambda: reduction.call(lib, x, dims)
     return case_type(name, setup, setup)
 
@@ -107,6 +111,15 @@ def reduction_cases(case_type, scale, sized):
     cases.append(reduction_case(case_type, REDUCTIONS[0], (1024,), "the whole tensor", None,
                                 False))
     return cases
+
+
+def low_precision_reduction_cases(case_type, scale, sized):
+    """Every float reduction of bfloat16 at every position of the cube, contiguous or transposed
+    (the GPU benchmark's: the cpu's bf16 reductions are low_precision_vs_torch.py's)."""
+    cube = (sized(512, scale), 128, 128)
+    return [reduction_case(case_type, reduction, cube, where, dims, transposed, "bfloat16")
+            for reduction in REDUCTIONS if reduction.values != "bool"
+            for where, dims in positions(reduction) for transposed in (False, True)]
 
 
 def activation_cases(case_type, scale, sized):

@@ -188,9 +188,11 @@ struct LowPrecisionTag {
 template <typename Visit>
 void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dtype out_dtype,
                                 std::int64_t size, bool finished, Visit&& visit) {
+    static const bool declined = env_is_zero("KAEL_CUDA_LOW_PRECISION_REDUCE");
     const bool extreme = op == KAEL_REDUCE_MAX || op == KAEL_REDUCE_MIN;
-    const bool takes = finished ? op == KAEL_REDUCE_SUM
-                                : op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || extreme;
+    const bool takes =
+        !declined && (finished ? op == KAEL_REDUCE_SUM
+                               : op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || extreme);
     if (!takes || size == 0 || (out_dtype != in_dtype && out_dtype != KAEL_DTYPE_F32)) {
         plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
                             plugin::dtype_name(in_dtype) + " here (the core reduces it in f32)");
