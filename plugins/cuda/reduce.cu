@@ -311,9 +311,7 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
     return plugin::guarded("cuda.reduce", [&] {
         use_device(device);
         if (kernels::is_low_precision(in_dtype)) {
-            if (output_count > 0 && (results == nullptr || data == nullptr)) {
-                plugin::invalid("reduce: null results or data");
-            }
+            check_low_precision_call("reduce", results, data, output_count, chunk_size);
             if (output_count > 0) {
                 reduce_rows_low_precision(op, out_dtype, in_dtype, results, data, chunk_size,
                                           output_count, false, 1.0);

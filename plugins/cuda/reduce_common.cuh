@@ -185,6 +185,18 @@ struct LowPrecisionTag {
     using Element = E;
 };
 
+// A low-precision call's sizes and pointers (the shared checks take f32, f64, i64 and bool
+// only); an empty run may come without data (with_low_precision_reducer then declines it).
+inline void check_low_precision_call(const char* slot, const void* results, const void* data,
+                                     std::int64_t outputs, std::int64_t size) {
+    if (outputs < 0 || size < 0) {
+        plugin::invalid(std::string(slot) + ": negative sizes");
+    }
+    if (outputs > 0 && (results == nullptr || (size > 0 && data == nullptr))) {
+        plugin::invalid(std::string(slot) + ": null results or data");
+    }
+}
+
 template <typename Visit>
 void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dtype out_dtype,
                                 std::int64_t size, bool finished, Visit&& visit) {

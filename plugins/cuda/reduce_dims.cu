@@ -256,13 +256,6 @@ void reduce_columns_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_
     });
 }
 
-// A low-precision call's pointers (the shared checks take f32, f64, i64 and bool only).
-void check_low_precision_call(const void* results, const void* data, std::int64_t outputs) {
-    if (outputs > 0 && (results == nullptr || data == nullptr)) {
-        plugin::invalid("reduce_dims: null results or data");
-    }
-}
-
 }  // namespace
 
 kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
@@ -274,7 +267,7 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     return plugin::guarded("cuda.reduce_dims", [&] {
         use_device(device);
         if (kernels::is_low_precision(in_dtype)) {
-            check_low_precision_call(results, data, outer * inner);
+            check_low_precision_call("reduce_dims", results, data, outer * inner, size);
             if (outer * inner > 0) {
                 reduce_columns_low_precision(op, out_dtype, in_dtype, results, data, outer, size,
                                              inner, false, 1.0);
@@ -299,7 +292,7 @@ kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype d
     return plugin::guarded("cuda.reduce_dims_finished", [&] {
         use_device(device);
         if (kernels::is_low_precision(dtype)) {  // mean: a sum scaled, stored in the dtype
-            check_low_precision_call(results, data, outer * inner);
+            check_low_precision_call("reduce_dims_finished", results, data, outer * inner, size);
             if (outer * inner == 0) {
                 return;
             }
