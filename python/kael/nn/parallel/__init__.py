@@ -24,6 +24,9 @@ class DistributedDataParallel(Module):
     parameters it does not reach count as ready with a zero gradient, and one more small
     all-reduce per step tells which were used on any rank (the others keep their .grad), as in
     PyTorch. Without it, a backward that leaves one out is reported at the next forward.
+    An empty .grad becomes a view of its bucket's averaged buffer whatever
+    gradient_as_bucket_view says (PyTorch's False copies each out: the same values, one copy a
+    parameter more); a .grad that exists is written in place.
 
     Example:
         >>> kael.nn.parallel.DistributedDataParallel  # doctest: +ELLIPSIS
