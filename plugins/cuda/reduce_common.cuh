@@ -176,9 +176,7 @@ __device__ In read_as(const E* address) {
     }
 }
 
-// bf16/f16 sum, prod, max and min (the ABI's low-precision reduce): read as stored and folded in
-// f32; results in the input's dtype (finished: sum only, scaled, as mean) or f32 partials.
-// Everything else is declined, and the core reduces an f32 twin on the device.
+// The reducer and stored element of a low-precision call.
 template <typename R, typename E>
 struct LowPrecisionTag {
     using Reducer = R;
@@ -197,6 +195,9 @@ inline void check_low_precision_call(const char* slot, const void* results, cons
     }
 }
 
+// bf16/f16 sum, prod, max and min (the ABI's low-precision reduce): read as stored and folded in
+// f32; results in the input's dtype (finished: sum only, scaled, as mean) or f32 partials.
+// Everything else is declined, and the core reduces an f32 twin on the device.
 template <typename Visit>
 void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dtype out_dtype,
                                 std::int64_t size, bool finished, Visit&& visit) {
