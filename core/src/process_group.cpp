@@ -2,12 +2,13 @@
 // their device moves them through its KAEL_EXTENSION_COLLECTIVES communicator, made on first use
 // per device through the store (keys "<prefix>/<device>/...").
 #include "backend.h"
-#include "process_group_internal.h"
 #include "kael/autograd.h"
 #include "kael/distributed.h"
 #include "kael/error.h"
 #include "kael/ops.h"
 #include "kernel_calls.h"
+#include "pinned_memory.h"
+#include "process_group_internal.h"
 
 namespace kael::distributed {
 
@@ -31,12 +32,34 @@ kael_collective_op abi_op(ReduceOp op) {
 bool staged(const std::string& backend, const Tensor& tensor) {
     return backend == "gloo" && tensor.device().type() != "cpu";
 }
+// The host copy is page-locked where the device's plugin offers it (KAEL_EXTENSION_HOST_MEMORY):
+// the H100 moved pageable copies at a fifth of the rate of torch's pinned staging.
 Tensor on_host(const Tensor& tensor) {
     const NoGradGuard no_grad;
-    return tensor.detach().to(kCPU).contiguous();
+    const Tensor source = tensor.detach().contiguous();
+    if (!detail::offers_pinned_memory(source.device())) {
+        return source.to(kCPU);
+    }
+    Tensor host = detail::pinned_empty(source.shape(), source.dtype(), source.device());
+    if (host.numel() > 0) {
+        detail::transfer(host.device_data(), kCPU, source.device_data(), source.device(),
+                         host.nbytes());
+    }
+    return host;
 }
+// A contiguous target takes the host copy straight into its storage; any other through a
+// device copy.
 void write_back(const Tensor& target, const Tensor& host) {
     const NoGradGuard no_grad;
+    if (target.is_contiguous() && target.dtype() == host.dtype() &&
+        target.numel() == host.numel()) {
+        if (host.numel() > 0) {
+            detail::transfer(target.device_data(), target.device(), host.device_data(), kCPU,
+                             host.nbytes());
+            target.impl().storage->bump_version();
+        }
+        return;
+    }
     Tensor written = target;
     written.copy_(host.to(target.device()));
 }

@@ -36,6 +36,7 @@ void Storage::move_to(const Device& target) {
     std::swap(device_, moved.device_);
     std::swap(backend_, moved.backend_);
     std::swap(external_release_, moved.external_release_);
+    std::swap(pinned_, moved.pinned_);
 }
 
 Storage::~Storage() {

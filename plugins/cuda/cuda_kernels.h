@@ -41,6 +41,8 @@ const kael_pooling* pooling();
 const kael_recurrent* recurrent();
 // KAEL_EXTENSION_CHANNELS (channels.cu): per-channel moments, backward sums and affine maps.
 const kael_channels* channels();
+// KAEL_EXTENSION_HOST_MEMORY (memory.cpp): cudaHostAlloc's page-locked host memory.
+const kael_host_memory* host_memory();
 // KAEL_EXTENSION_DECODING: the layer norm fused into a one-row product (gemv.cu) and the
 // decoding attention that stores the step's key and value itself (attention.cu).
 kael_status layer_norm_linear(int32_t device, kael_dtype dtype, const void* a,

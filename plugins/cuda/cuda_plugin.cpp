@@ -79,7 +79,8 @@ const kael_decoding* decoding_kernels() {
 
 // The model kernels, NCCL's collectives (loaded at the first communicator), cuDNN's
 // convolutions (loaded at the first), pooling and the recurrent cells on the shared tasks,
-// per-channel statistics (channels.cu) and a decoding step's fused kernels.
+// per-channel statistics (channels.cu), a decoding step's fused kernels and page-locked host
+// memory.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_COLLECTIVES) == 0) {
         return collectives();
@@ -98,6 +99,9 @@ const void* extension(const char* name) {
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_DECODING) == 0) {
         return decoding_kernels();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_HOST_MEMORY) == 0) {
+        return host_memory();
     }
     return model::extension(name);
 }

@@ -101,14 +101,23 @@ void device_free(void* block) noexcept {
     static_cast<void>(cudaGetLastError());
 }
 
+namespace {
+
+// allocate's and host_memory's arguments.
+void check_allocation(int64_t bytes, void* const* block) {
+    if (block == nullptr) {
+        plugin::invalid("block is null");
+    }
+    if (bytes <= 0) {
+        plugin::invalid("allocation size must be positive, got " + std::to_string(bytes));
+    }
+}
+
+}  // namespace
+
 kael_status allocate(int32_t device, int64_t bytes, void** block) {
     return plugin::guarded("cuda.allocate", [&] {
-        if (block == nullptr) {
-            plugin::invalid("block is null");
-        }
-        if (bytes <= 0) {
-            plugin::invalid("allocation size must be positive, got " + std::to_string(bytes));
-        }
+        check_allocation(bytes, block);
         // An allocation queues no work, so a held index check stays held for the row gather
         // that may follow (an index_select allocates its output between check and gather).
         if (device != current_device()) {
@@ -177,6 +186,39 @@ kael_status copy_within_device(int32_t device, void* target, const void* source,
                                             cudaMemcpyDeviceToDevice, launch_stream()));
         }
     });
+}
+
+namespace {
+
+kael_status host_allocate(int32_t device, int64_t bytes, void** block) {
+    return plugin::guarded("cuda.host_memory.allocate", [&] {
+        check_allocation(bytes, block);
+        use_device(device);
+        // Portable: pinned for every device's copies, whichever device asked.
+        const cudaError_t status =
+            cudaHostAlloc(block, static_cast<size_t>(bytes), cudaHostAllocPortable);
+        if (status != cudaSuccess) {
+            static_cast<void>(cudaGetLastError());
+            throw plugin::StatusError(
+                KAEL_STATUS_OUT_OF_MEMORY,
+                "cannot allocate " + std::to_string(bytes) +
+                    " bytes of page-locked host memory: " + cudaGetErrorString(status));
+        }
+    });
+}
+
+void host_release(int32_t /*device*/, void* block) {
+    if (block != nullptr) {
+        static_cast<void>(cudaFreeHost(block));
+        static_cast<void>(cudaGetLastError());
+    }
+}
+
+}  // namespace
+
+const kael_host_memory* host_memory() {
+    static const kael_host_memory made = {sizeof(kael_host_memory), host_allocate, host_release};
+    return &made;
 }
 
 kael_status synchronize(int32_t device) {

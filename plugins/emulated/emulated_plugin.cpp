@@ -1,11 +1,12 @@
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "emulated_kernels.h"
 #include "kael/kernels/plugin_support.h"
-#include "kael/kernels/tasks/pooling.h"
 #include "kael/kernels/tasks/channels.h"
+#include "kael/kernels/tasks/pooling.h"
 #include "kael/kernels/tasks/recurrent.h"
 #include "kael/plugin_api.h"
 
@@ -30,8 +31,35 @@ namespace model {
 KAEL_DEFINE_MODEL_EXTENSION((void)kernels)
 }  // namespace model
 
-// The model kernels, and pooling, the recurrent cells and per-channel statistics on the shared
-// tasks.
+// KAEL_EXTENSION_HOST_MEMORY: ordinary aligned host memory (there is nothing to pin here), so
+// the core's pinned-memory path runs on machines without a GPU.
+kael_status host_allocate(int32_t device, int64_t bytes, void** block) {
+    return plugin::guarded("emulated.host_memory.allocate", [&] {
+        check_device(device);
+        if (block == nullptr || bytes <= 0) {
+            plugin::invalid("host_memory.allocate: null block or size " + std::to_string(bytes));
+        }
+        constexpr int64_t kAlignment = 64;
+        *block = std::aligned_alloc(kAlignment, static_cast<std::size_t>((bytes + kAlignment - 1) /
+                                                                         kAlignment * kAlignment));
+        if (*block == nullptr) {
+            throw plugin::StatusError(KAEL_STATUS_OUT_OF_MEMORY,
+                                      "cannot allocate " + std::to_string(bytes) + " host bytes");
+        }
+    });
+}
+
+void host_release(int32_t /*device*/, void* block) {
+    std::free(block);
+}
+
+const kael_host_memory* host_memory() {
+    static const kael_host_memory made = {sizeof(kael_host_memory), host_allocate, host_release};
+    return &made;
+}
+
+// The model kernels, pooling, the recurrent cells and per-channel statistics on the shared
+// tasks, and host memory.
 const void* extension(const char* name) {
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_POOLING) == 0) {
         return kernels::tasks::PoolingTasks<Launcher, &check_device>::table();
@@ -41,6 +69,9 @@ const void* extension(const char* name) {
     }
     if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_CHANNELS) == 0) {
         return kernels::tasks::ChannelTasks<Launcher, &check_device>::table();
+    }
+    if (name != nullptr && std::strcmp(name, KAEL_EXTENSION_HOST_MEMORY) == 0) {
+        return host_memory();
     }
     return model::extension(name);
 }

@@ -262,15 +262,6 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
-def _pin_memory(self):
-    """The tensor itself: kael's host tensors are not page-locked, and a copy to a device
-    (to(device, non_blocking=True) too) completes before it returns, so there is nothing to
-    overlap. Kept for PyTorch programs' loaders."""
-    if self.device.type != "cpu":
-        raise RuntimeError(f"pin_memory: only cpu tensors can be pinned, not {self.device}")
-    return self
-
-
 def _data(self):
     """The tensor's values without its autograd history (detach()): writing to it, or
     assigning a tensor of the same shape to .data, changes the values autograd does not see."""
@@ -350,9 +341,6 @@ def install(namespace):
     Tensor.register_hook = _register_hook
     Tensor.retain_grad = _retain_grad
     Tensor.detach_ = _detach_
-    Tensor.pin_memory = _pin_memory
-    Tensor.is_pinned = lambda self: False
-    Tensor.is_pinned.__doc__ = "False: kael has no page-locked host tensors (see pin_memory)."
     _legacy_types.install(namespace)
     original_int = Tensor.__int__ if hasattr(Tensor, "__int__") else None
 

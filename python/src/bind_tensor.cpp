@@ -260,7 +260,15 @@ void bind_views_and_copies(py::class_<Tensor>& cls) {
         .def("zero_", [](Tensor& t) -> Tensor& { return t.fill_(0); }, docs::tensor("zero_"))
         .def("move_to_", [](Tensor& t, py::handle d) -> Tensor& {
             return t.move_to_(to_device(d, "move_to_"));
-        }, py::arg("device"), docs::tensor("move_to_"));
+        }, py::arg("device"), docs::tensor("move_to_"))
+        .def("pin_memory", [](py::object self, py::handle d) -> py::object {
+            const auto& t = self.cast<const Tensor&>();
+            const Tensor pinned =
+                d.is_none() ? t.pin_memory() : t.pin_memory(to_device(d, "pin_memory"));
+            return pinned.same_impl(t) ? self : py::cast(pinned);  // self when already pinned
+        }, py::arg("device") = py::none(), docs::tensor("pin_memory"))
+        .def("is_pinned", [](const Tensor& t, py::handle /*device*/) { return t.is_pinned(); },
+             py::arg("device") = py::none(), docs::tensor("is_pinned"));
 }
 
 void bind_operators(py::class_<Tensor>& cls) {

@@ -47,6 +47,13 @@ constexpr Method kMethods[] = {
      "dtype=; self when nothing changes; differentiable."},
     {"move_to_", "move_to_(self, device)",
      "Moves this tensor's storage to device in place: every view of it follows; returns self."},
+    {"pin_memory", "pin_memory(self, device=None)",
+     "A copy of this cpu tensor in page-locked host memory, which device (default cuda:0) copies "
+     "to and from at full speed; self when already pinned. RuntimeError where the tensor is not "
+     "on cpu or no plugin serving device offers such memory (the cuda plugin's needs a GPU; the "
+     "emulated device serves ordinary memory through the same path)."},
+    {"is_pinned", "is_pinned(self, device=None)",
+     "Whether this tensor's storage is page-locked host memory (pin_memory())."},
     {"float", "float(self)", "self as float32."},
     {"double", "double(self)", "self as float64."},
     {"half", "half(self)", "self as float16 (rounded to nearest even)."},
@@ -59,8 +66,7 @@ constexpr Method kMethods[] = {
     {"stride", "stride(self)", "The stride of each dimension in elements, as a tuple."},
     {"storage_offset", "storage_offset(self)",
      "Where the first element is in the storage, in elements."},
-    {"data_ptr", "data_ptr(self)",
-     "The address of the first element (a device address on a GPU)."},
+    {"data_ptr", "data_ptr(self)", "The address of the first element (a device address on a GPU)."},
     {"view", "view(self, *shape)",
      "A view with another shape and the same elements (one size may be -1); ValueError when "
      "the strides do not allow it (use reshape)."},

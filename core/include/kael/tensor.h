@@ -53,6 +53,9 @@ public:
     // autograd compares it with the version a saved tensor had, as PyTorch's version counter.
     [[nodiscard]] std::uint64_t version() const { return version_.load(); }
     void bump_version() { version_.fetch_add(1); }
+    // Page-locked host memory from a device plugin (KAEL_EXTENSION_HOST_MEMORY): pin_memory().
+    [[nodiscard]] bool pinned() const { return pinned_; }
+    void mark_pinned() { pinned_ = true; }
 
 private:
     void* data_ = nullptr;
@@ -61,6 +64,7 @@ private:
     const detail::Backend* backend_ = nullptr;
     std::function<void()> external_release_;  // set for adopted memory only
     std::atomic<std::uint64_t> version_{0};
+    bool pinned_ = false;
 };
 
 struct TensorImpl {
@@ -145,6 +149,14 @@ public:
     // Moves this tensor's storage to device in place: every handle to it and every view of it
     // (an optimizer's, a module's) sees the new device. The gradient, when defined, moves too.
     Tensor& move_to_(const Device& device);
+    // A copy in page-locked host memory from the plugin serving device (by default cuda:0),
+    // which that device copies to and from at full speed (KAEL_EXTENSION_HOST_MEMORY); the
+    // tensor itself when already pinned. DeviceError for a tensor not on cpu, or where no
+    // plugin serving device offers such memory.
+    [[nodiscard]] Tensor pin_memory() const;
+    [[nodiscard]] Tensor pin_memory(const Device& device) const;
+    // Whether the storage is page-locked host memory (pin_memory()).
+    [[nodiscard]] bool is_pinned() const;
     // This tensor becomes data's elements (sharing data's storage, shape and dtype) for every
     // handle to it, as PyTorch's `t.data = data`: its autograd state stays, a defined gradient
     // is converted to the new dtype. Views made before keep the old elements.

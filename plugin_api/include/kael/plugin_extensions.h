@@ -293,6 +293,23 @@ typedef struct kael_decoding {
                                     const kael_cache_append* append);
 } kael_decoding;
 
+/* Since 1.18: page-locked ("pinned") host memory for the plugin's device, which it copies to and
+ * from at the link's full speed (cudaHostAlloc on the cuda plugin, where pageable memory moves
+ * through a staging buffer at a fraction of it). The core gives it to cpu tensors:
+ * Tensor::pin_memory() and the gloo backend's host copies of the device's tensors. Absent,
+ * pin_memory raises and staging uses ordinary host memory. The memory is host-addressable and
+ * read and written by the cpu plugin like any other host memory. */
+#define KAEL_EXTENSION_HOST_MEMORY "kael.host_memory"
+
+typedef struct kael_host_memory {
+    size_t struct_size; /* sizeof(kael_host_memory) as the plugin was built */
+    /* bytes (> 0) of page-locked host memory into *block, aligned to 64 bytes at least;
+     * KAEL_STATUS_OUT_OF_MEMORY when none is left. */
+    kael_status (*allocate)(int32_t device, int64_t bytes, void** block);
+    /* Gives back a block from allocate (NULL: nothing); never fails. */
+    void (*release)(int32_t device, void* block);
+} kael_host_memory;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -306,6 +323,7 @@ static_assert(sizeof(kael_pool_geometry) == 8 * 25, "pooling geometry ABI size")
 static_assert(sizeof(kael_pooling) == 8 * 5, "pooling ABI size");
 static_assert(sizeof(kael_recurrent) == 8 * 5, "recurrent ABI size");
 static_assert(sizeof(kael_channels) == 8 * 4, "channels ABI size");
+static_assert(sizeof(kael_host_memory) == 8 * 3, "host memory ABI size");
 #endif
 
 #endif /* KAEL_PLUGIN_EXTENSIONS_H */

@@ -1,5 +1,7 @@
 """kael.utils.data.dataloader: DataLoader and default_collate (torch's
 torch.utils.data.dataloader)."""
+import warnings
+
 import kael
 
 from . import IterableDataset, _batches_by_index
@@ -49,6 +51,9 @@ class DataLoader:
         collate_fn: joins a list of items (default_collate).
         generator (kael.Generator, optional): the shuffle's generator; kael's process
             generator when None.
+        pin_memory (bool): each batch's tensors copied into page-locked host memory
+            (Tensor.pin_memory), where a real GPU serves cuda:0; elsewhere a warning, once,
+            and batches as they are (PyTorch's rule).
 
     A TensorDataset (or a Subset of one) with the default collate is batched with one
     index_select per tensor.
@@ -65,6 +70,7 @@ class DataLoader:
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
                  generator=None, **unused):
         self.dataset, self.generator = dataset, generator
+        self.pin_memory = bool(pin_memory)
         self.batch_size, self.drop_last = batch_size, drop_last
         self.collate_fn = collate_fn or default_collate
         self._default_collate = collate_fn is None
@@ -92,6 +98,18 @@ class DataLoader:
         return len(self.batch_sampler) if self.batch_sampler is not None else len(self.sampler)
 
     def __iter__(self):
+        if not self.pin_memory:
+            yield from self._batches()
+            return
+        if not kael.cuda.is_available():
+            warnings.warn("'pin_memory' argument is set as true but no GPU serves cuda:0, so "
+                          "batches are not pinned", stacklevel=2)
+            yield from self._batches()
+            return
+        for batch in self._batches():
+            yield _pinned(batch)
+
+    def _batches(self):
         if self._iterable:
             yield from self._iterate_stream()
             return
@@ -118,3 +136,16 @@ class DataLoader:
                 batch = []
         if batch and not self.drop_last:
             yield self.collate_fn(batch)
+
+
+def _pinned(batch):
+    """batch with every tensor in it copied into page-locked host memory (pin_memory)."""
+    if isinstance(batch, kael.Tensor):
+        return batch.pin_memory()
+    if isinstance(batch, dict):
+        return {key: _pinned(value) for key, value in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(_pinned(field) for field in batch))
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(_pinned(item) for item in batch)
+    return batch
