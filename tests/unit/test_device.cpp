@@ -4,7 +4,9 @@
 #include "kael/device.h"
 #include "kael/dtype.h"
 #include "kael/error.h"
+#include "kael/ops.h"
 #include "kael/registry.h"
+#include "kael/tensor.h"
 
 using kael::Device;
 
@@ -81,4 +83,21 @@ BOOST_AUTO_TEST_CASE(dtypes_have_sizes_names_and_promotion) {
     BOOST_TEST((kael::parse_dtype("half") == DType::F16));
     BOOST_TEST((kael::parse_dtype("bfloat16") == DType::BF16));
     BOOST_CHECK_THROW((void)kael::parse_dtype("f8"), kael::ValueError);
+}
+
+// The emulated plugin serves cuda:0 in the build tree and hands out host memory through its
+// kael.host_memory extension, as the cuda plugin does with cudaHostAlloc.
+BOOST_AUTO_TEST_CASE(pinned_host_tensors_come_from_the_device_plugin) {
+    const kael::Tensor x = kael::arange(0, 12).reshape({3, 4}).transpose(0, 1);
+    const kael::Tensor pinned = x.pin_memory();
+    BOOST_TEST(pinned.is_pinned());
+    BOOST_TEST(!x.is_pinned());
+    BOOST_TEST(pinned.device().is_cpu());
+    BOOST_TEST(pinned.is_contiguous());
+    BOOST_TEST(pinned.to_vector<float>() == x.contiguous().to_vector<float>());
+    BOOST_TEST(pinned.pin_memory().same_impl(pinned));
+    BOOST_TEST(pinned.to(Device("cuda")).to(kael::kCPU).to_vector<float>() ==
+               x.contiguous().to_vector<float>());
+    BOOST_CHECK_THROW((void)x.pin_memory(kael::kCPU), kael::DeviceError);
+    BOOST_CHECK_THROW((void)x.to(Device("cuda")).pin_memory(), kael::DeviceError);
 }
