@@ -51,8 +51,7 @@ Tensor on_host(const Tensor& tensor) {
 // device copy.
 void write_back(const Tensor& target, const Tensor& host) {
     const NoGradGuard no_grad;
-    if (target.is_contiguous() && target.dtype() == host.dtype() &&
-        target.numel() == host.numel()) {
+    if (target.is_contiguous()) {  // host is on_host(target): same shape and dtype
         if (host.numel() > 0) {
             detail::transfer(target.device_data(), target.device(), host.device_data(), kCPU,
                              host.nbytes());

@@ -244,7 +244,7 @@ __device__ void store_result(const Results& results, std::int64_t output, typena
             value = static_cast<float>(
                 tasks::finished(static_cast<double>(value), results.scale, results.root));
         }
-        if (results.narrow || results.finished) {
+        if (results.narrow) {  // finished results are always in the dtype
             static_cast<E*>(results.values)[output] = kernels::from_float<E>(value);
         } else {
             static_cast<float*>(results.values)[output] = value;

@@ -30,7 +30,7 @@ cmake --build "$build" -j16 2>&1 | grep -E "error|Error" -A3 | head -40 || true
 # since that machine has none of them.
 if [[ -f $deps/lib/libgloo.so.0 ]]; then
     for plugins in "$build"/lib/*/kael/plugins; do
-        cp "$deps"/lib/lib{gloo,hiredis,ibverbs,nl-3,nl-route-3}.so.* "$plugins/"
+        cp "$deps"/lib/lib*.so.* "$plugins/"  # gpu_deps.sh's versioned names are gloo's set
     done
 fi
 core=$(find "$build/lib" -name 'libkael_core.so.0' | head -1)

@@ -23,7 +23,8 @@ PC
 if [[ -f /usr/lib/libgloo.so.0 ]]; then
     cp -r /usr/include/gloo "$deps/include/"
     cp -L /usr/lib/libgloo.so.0 "$deps/lib/libgloo.so.0"
-    # gloo's own needs (hiredis, ibverbs, libnl) by soname, as ldd resolves them here.
+    # gloo's own needs (hiredis, ibverbs, libnl) by soname, as ldd resolves them here. Versioned
+    # names (lib*.so.N) are gloo's set alone: build_on_gpu.sh copies those beside the cpu plugin.
     needs=()
     while read -r soname path; do
         cp -L "$path" "$deps/lib/$soname"

@@ -174,9 +174,12 @@ KAEL_HD inline void reaching(const PoolPlan& plan, int d, std::int64_t i, std::i
 
 // Cells of an average window inside the input (padding excluded) along one dim.
 KAEL_HD inline std::int64_t inside(const PoolPlan& plan, int d, std::int64_t o) {
-    const std::int64_t start = o * plan.stride[d] - plan.padding[d];
-    const std::int64_t end = min_of(start + plan.kernel[d], plan.input[d]);
-    return end - (start < 0 ? 0 : start);
+    std::int32_t first = 0;
+    std::int32_t last = 0;
+    window(static_cast<std::int32_t>(o * plan.stride[d] - plan.padding[d]),
+           static_cast<std::int32_t>(plan.input[d]), 1, static_cast<std::int32_t>(plan.kernel[d]),
+           first, last);
+    return last - first;
 }
 
 template <typename S>
