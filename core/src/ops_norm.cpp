@@ -356,9 +356,9 @@ Tensor cumprod(const Tensor& input, std::int64_t dim) {
     if (input.dim() == 0) {
         return out;
     }
-    // f32 products run in f64, as the scan slot's and PyTorch's: [1e30, 1e30, 1e-30, 1e-30]
-    // passes 1e60 on its way to 1.
-    if (out.dtype() == DType::F32) {
+    // f32 (and bf16/f16) products run in f64, as the scan slot's and PyTorch's: [1e30, 1e30,
+    // 1e-30, 1e-30] passes 1e60 on its way to 1, and a low-precision result is rounded once.
+    if (out.dtype() == DType::F32 || is_low_precision(out.dtype())) {
         out = out.to(DType::F64);
     }
     // Hillis-Steele scan: after the round with shift s, element i holds the product of the

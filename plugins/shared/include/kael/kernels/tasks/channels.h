@@ -174,7 +174,7 @@ struct ChannelFinish {
         const double dof = count - correction > 0 ? count - correction : 0.0;
         first_out[c] =
             static_cast<ChannelStat<S>>(convert_value<double>(data[layout.run(0, c)]) + offset);
-        second_out[c] = static_cast<ChannelStat<S>>((m2 > 0 ? m2 : 0.0) / dof);
+        second_out[c] = static_cast<ChannelStat<S>>((m2 < 0 ? 0.0 : m2) / dof);  // NaN stays
     }
 };
 
