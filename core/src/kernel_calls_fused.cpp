@@ -353,14 +353,17 @@ void reduce_indexed(kael_reduce_op op, const Tensor& values, const Tensor& indic
     if (outer * inner == 0) {
         return;
     }
-    run("reduce_indexed", {values, indices}, {block}, KAEL_SLOT_CHECK(reduce_indexed),
+    run(
+        "reduce_indexed", {values, indices}, {block}, KAEL_SLOT_CHECK(reduce_indexed),
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
             backend.check(backend.table()->reduce_indexed(
                               device, op, abi(ins[0].dtype()), outs[0].device_data(),
                               static_cast<std::int64_t*>(outs[1].device_data()),
                               ins[0].device_data(), outer, size, inner),
                           op == KAEL_REDUCE_ARGMAX ? "max" : "min");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_INDEXED});
 }
 
 void attention(const Tensor& out, const Tensor& lse, const Tensor& q, const Tensor& k,

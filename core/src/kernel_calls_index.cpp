@@ -130,13 +130,16 @@ void scan(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in, std
     if (outer == 0 || size == 0 || inner == 0) {
         return;
     }
-    run("scan", {out}, {contiguous_in}, KAEL_SLOT_CHECK(scan),
+    run(
+        "scan", {out}, {contiguous_in}, KAEL_SLOT_CHECK(scan),
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
             backend.check(backend.table()->scan(device, op, abi(outs[0].dtype()),
                                                 abi(ins[0].dtype()), outs[0].device_data(),
                                                 ins[0].device_data(), outer, size, inner),
                           op == KAEL_REDUCE_PROD ? "cumprod" : "cumsum");
-        });
+        },
+        Aliasing::None,
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_SCAN});
 }
 
 Tensor scanned(kael_reduce_op op, const Tensor& a, std::int64_t d) {

@@ -185,10 +185,11 @@ Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bo
         const Finish* pass_finish = last_pass ? finish : nullptr;
         DType pass_dtype =
             pass_finish != nullptr ? current.dtype() : reduced_dtype(op, current.dtype());
-        // bf16/f16 sums and products keep their partial results in f32 between passes; the
-        // result is rounded once, below.
+        // bf16/f16 sums, products, norms and logsumexps keep their partial results in f32
+        // between passes; the result is rounded once, below.
         if (!last_pass && is_low_precision(a.dtype()) &&
-            (op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD)) {
+            (op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || op == KAEL_REDUCE_NORM2 ||
+             op == KAEL_REDUCE_LOGSUMEXP)) {
             pass_dtype = DType::F32;
         }
         Tensor next = empty({outer * inner}, pass_dtype, a.device());

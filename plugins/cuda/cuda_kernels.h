@@ -17,6 +17,7 @@ KAEL_DECLARE_PLUGIN_ENTRIES();
 KAEL_DECLARE_ENTRY(matmul_epilogue);
 KAEL_DECLARE_ENTRY(scan);
 KAEL_DECLARE_ENTRY(reduce_indexed);
+// dtype may be bf16/f16 (values in that dtype).
 void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int64_t* indices,
                          const void* data, std::int64_t length, std::int64_t rows);
 // The rows of reduce_dims_finished (inner == 1, or any empty reduction; reduce.cu), the call
@@ -24,11 +25,12 @@ void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int6
 void reduce_rows_finished(kael_reduce_op op, kael_dtype dtype, void* results, const void* data,
                           std::int64_t length, std::int64_t rows, double scale, bool root);
 
-// bf16/f16 rows (reduce.cu): sum, prod, max and min folded in f32, results in in_dtype or f32
-// (finished: a sum times scale, as mean); other calls declined (plugin::unsupported).
+// bf16/f16 rows (reduce.cu), folded by the f32 reducers: results as with_low_precision_reducer
+// (reduce_common.cuh) says (finished: times scale, or its root); other calls declined
+// (plugin::unsupported).
 void reduce_rows_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                                void* results, const void* data, std::int64_t length,
-                               std::int64_t rows, bool finished, double scale);
+                               std::int64_t rows, bool finished, double scale, bool root);
 
 // KAEL_EXTENSION_COLLECTIVES on NCCL (collectives_nccl.cpp).
 const kael_collectives* collectives();

@@ -115,13 +115,15 @@ kael_plugin make_table() {
     description.device_type = "cuda";
     description.memory_flags = 0;
     // fill and convert (bf16/f16 and the narrow integers); matmul through cuBLAS(Lt), the
-    // low-precision elementwise ops (16-byte loads of 8 elements) and sum, prod, max, min and mean
-    // (reduce.cu, reduce_dims.cu), accumulated or computed in f32
+    // low-precision elementwise ops (16-byte loads of 8 elements), the reductions (reduce.cu,
+    // reduce_dims.cu: every reducer, max/min with indices) and scans (scan.cu), accumulated or
+    // computed in f32 or wider
     description.dtype_flags =
         KAEL_DTYPE_FLAG_LOW_PRECISION | KAEL_DTYPE_FLAG_LOW_PRECISION_MATMUL |
         KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE | KAEL_DTYPE_FLAG_LOW_PRECISION_ATTENTION |
         KAEL_DTYPE_FLAG_LOW_PRECISION_ROWS | KAEL_DTYPE_FLAG_LOW_PRECISION_INDEX |
-        KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE | KAEL_DTYPE_FLAG_NARROW_INT;
+        KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE | KAEL_DTYPE_FLAG_LOW_PRECISION_INDEXED |
+        KAEL_DTYPE_FLAG_LOW_PRECISION_SCAN | KAEL_DTYPE_FLAG_NARROW_INT;
     description.dlpack_device_type = 2;  // kDLCUDA
     description.build_info = build_info();
     description.probe = probe;

@@ -275,24 +275,25 @@ void reduce_rows(Results results, const void* data, std::int64_t length, std::in
 
 void reduce_rows_indexed(bool largest, kael_dtype dtype, void* values, std::int64_t* indices,
                          const void* data, std::int64_t length, std::int64_t rows) {
-    kernels::with_dtype(dtype, [&](auto tag) {
-        using In = kernels::TagType<decltype(tag)>;
+    with_stored_element(dtype, [&](auto in, auto element) {
+        using In = decltype(in);
+        using E = decltype(element);
         const Results results{values, indices};
         if (largest) {
-            reduce_rows<Indexed<tasks::ArgExtreme<In, true>>, In>(results, data, length, rows);
+            reduce_rows<Indexed<tasks::ArgExtreme<In, true>>, In, E>(results, data, length, rows);
         } else {
-            reduce_rows<Indexed<tasks::ArgExtreme<In, false>>, In>(results, data, length, rows);
+            reduce_rows<Indexed<tasks::ArgExtreme<In, false>>, In, E>(results, data, length, rows);
         }
     });
 }
 
 void reduce_rows_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                                void* results, const void* data, std::int64_t length,
-                               std::int64_t rows, bool finished, double scale) {
+                               std::int64_t rows, bool finished, double scale, bool root) {
     with_low_precision_reducer(op, in_dtype, out_dtype, length, finished, [&](auto tag) {
         using Tag = decltype(tag);
         reduce_rows<typename Tag::Reducer, float, typename Tag::Element>(
-            Results{results, nullptr, finished, false, scale, out_dtype == in_dtype}, data, length,
+            Results{results, nullptr, finished, root, scale, out_dtype == in_dtype}, data, length,
             rows);
     });
 }
@@ -314,7 +315,7 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
             check_low_precision_call("reduce", results, data, output_count, chunk_size);
             if (output_count > 0) {
                 reduce_rows_low_precision(op, out_dtype, in_dtype, results, data, chunk_size,
-                                          output_count, false, 1.0);
+                                          output_count, false, 1.0, false);
             }
             return;
         }

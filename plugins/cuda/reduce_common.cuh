@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cuda_launch.cuh"
+#include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/tasks/reduce.h"
 #include "kael/kernels/tasks/reduce_finished.h"
 
@@ -195,36 +196,57 @@ inline void check_low_precision_call(const char* slot, const void* results, cons
     }
 }
 
-// bf16/f16 sum, prod, max and min (the ABI's low-precision reduce): read as stored and folded in
-// f32; results in the input's dtype (finished: sum only, scaled, as mean) or f32 partials.
-// Everything else is declined, and the core reduces an f32 twin on the device.
+// bf16/f16 reductions (the ABI's low-precision reduce): read as stored and folded by the f32
+// reducer (tasks::with_reducer's). Plain calls: argmax/argmin write int64; sum, prod, max, min,
+// norm2 and logsumexp the input's dtype or f32 partials. Finished calls (mean, var, std, norm,
+// logsumexp): sum, variance, norm2 and logsumexp, in the input's dtype. The variance only
+// finishes (its partials are not f32 values), and empty runs are declined: the core then
+// reduces an f32 twin on the device.
 template <typename Visit>
 void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dtype out_dtype,
                                 std::int64_t size, bool finished, Visit&& visit) {
     static const bool declined = env_is_zero("KAEL_CUDA_LOW_PRECISION_REDUCE");
-    const bool extreme = op == KAEL_REDUCE_MAX || op == KAEL_REDUCE_MIN;
-    const bool takes =
-        !declined && (finished ? op == KAEL_REDUCE_SUM
-                               : op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || extreme);
-    if (!takes || size == 0 || (out_dtype != in_dtype && out_dtype != KAEL_DTYPE_F32)) {
+    const bool arg = op == KAEL_REDUCE_ARGMAX || op == KAEL_REDUCE_ARGMIN;
+    bool takes = false;
+    if (finished) {
+        takes = op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_VARIANCE || op == KAEL_REDUCE_NORM2 ||
+                op == KAEL_REDUCE_LOGSUMEXP;
+    } else if (arg) {
+        takes = out_dtype == KAEL_DTYPE_I64;
+    } else {
+        takes =
+            op != KAEL_REDUCE_VARIANCE && (out_dtype == in_dtype || out_dtype == KAEL_DTYPE_F32);
+    }
+    if (declined || !takes || size == 0) {
         plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
                             plugin::dtype_name(in_dtype) + " here (the core reduces it in f32)");
     }
     const auto by_op = [&](auto element) {
         using E = decltype(element);
-        switch (op) {
-            case KAEL_REDUCE_SUM:
-                return visit(LowPrecisionTag<tasks::Accumulate<float, false>, E>{});
-            case KAEL_REDUCE_PROD:
-                return visit(LowPrecisionTag<tasks::Accumulate<float, true>, E>{});
-            case KAEL_REDUCE_MAX: return visit(LowPrecisionTag<tasks::Extreme<float, true>, E>{});
-            default: return visit(LowPrecisionTag<tasks::Extreme<float, false>, E>{});
-        }
+        tasks::with_reducer(op, KAEL_DTYPE_F32, [&](auto tag) {
+            return visit(LowPrecisionTag<typename decltype(tag)::Reducer, E>{});
+        });
     };
     if (in_dtype == KAEL_DTYPE_BF16) {
         by_op(kernels::BFloat16{});
     } else {
         by_op(kernels::Half{});
+    }
+}
+
+// Calls visit(In, E) for the elements of dtype: bf16/f16 stored as E and read as float, any
+// other dtype as itself (max/min with indices, whose values keep the stored dtype).
+template <typename Visit>
+void with_stored_element(kael_dtype dtype, Visit&& visit) {
+    if (dtype == KAEL_DTYPE_BF16) {
+        visit(float{}, kernels::BFloat16{});
+    } else if (dtype == KAEL_DTYPE_F16) {
+        visit(float{}, kernels::Half{});
+    } else {
+        kernels::with_dtype(dtype, [&](auto tag) {
+            using In = kernels::TagType<decltype(tag)>;
+            visit(In{}, Storage<In>{});
+        });
     }
 }
 
@@ -238,20 +260,28 @@ inline constexpr bool kIndexed<Indexed<R>> = true;
 
 template <typename R, typename In, typename E = Storage<In>>
 __device__ void store_result(const Results& results, std::int64_t output, typename R::State state) {
-    if constexpr (kernels::is_low_precision_v<E>) {
-        float value = R::finish(state);
+    if constexpr (kIndexed<R>) {
+        if constexpr (kernels::is_low_precision_v<E>) {
+            static_cast<E*>(results.values)[output] = kernels::from_float<E>(state.value);
+        } else {
+            kernels::store_element<In>(static_cast<Storage<In>*>(results.values) + output,
+                                       state.value);
+        }
+        results.indices[output] = state.index;
+    } else if constexpr (kernels::is_low_precision_v<E> &&
+                         std::is_integral_v<typename R::Out>) {  // argmax/argmin
+        static_cast<std::int64_t*>(results.values)[output] = R::finish(state);
+    } else if constexpr (kernels::is_low_precision_v<E>) {
+        auto value = static_cast<double>(R::finish(state));
         if (results.finished) {
-            value = static_cast<float>(
-                tasks::finished(static_cast<double>(value), results.scale, results.root));
+            value = tasks::finished(value, results.scale, results.root);
         }
         if (results.narrow) {  // finished results are always in the dtype
-            static_cast<E*>(results.values)[output] = kernels::from_float<E>(value);
+            static_cast<E*>(results.values)[output] =
+                kernels::from_float<E>(static_cast<float>(value));
         } else {
-            static_cast<float*>(results.values)[output] = value;
+            static_cast<float*>(results.values)[output] = static_cast<float>(value);
         }
-    } else if constexpr (kIndexed<R>) {
-        kernels::store_element<In>(static_cast<Storage<In>*>(results.values) + output, state.value);
-        results.indices[output] = state.index;
     } else {
         if constexpr (std::is_floating_point_v<In>) {
             if (results.finished) {

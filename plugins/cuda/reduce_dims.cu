@@ -247,11 +247,11 @@ void reduce_columns_or_empty(Results results, const void* data, std::int64_t out
 void reduce_columns_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                                   void* results, const void* data, std::int64_t outer,
                                   std::int64_t size, std::int64_t inner, bool finished,
-                                  double scale) {
+                                  double scale, bool root) {
     with_low_precision_reducer(op, in_dtype, out_dtype, size, finished, [&](auto tag) {
         using Tag = decltype(tag);
         reduce_column_tiles<typename Tag::Reducer, float, typename Tag::Element>(
-            Results{results, nullptr, finished, false, scale, out_dtype == in_dtype}, data, outer,
+            Results{results, nullptr, finished, root, scale, out_dtype == in_dtype}, data, outer,
             size, inner);
     });
 }
@@ -270,7 +270,7 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
             check_low_precision_call("reduce_dims", results, data, outer * inner, size);
             if (outer * inner > 0) {
                 reduce_columns_low_precision(op, out_dtype, in_dtype, results, data, outer, size,
-                                             inner, false, 1.0);
+                                             inner, false, 1.0, false);
             }
             return;
         }
@@ -291,20 +291,17 @@ kael_status reduce_dims_finished(int32_t device, kael_reduce_op op, kael_dtype d
                                  double scale, int32_t root) {
     return plugin::guarded("cuda.reduce_dims_finished", [&] {
         use_device(device);
-        if (kernels::is_low_precision(dtype)) {  // mean: a sum scaled, stored in the dtype
+        if (kernels::is_low_precision(dtype)) {  // mean, var, std, norm, logsumexp in the dtype
             check_low_precision_call("reduce_dims_finished", results, data, outer * inner, size);
             if (outer * inner == 0) {
                 return;
             }
-            if (root != 0) {
-                plugin::unsupported("a root of a bf16/f16 reduction (the core reduces it in f32)");
-            }
             if (inner == 1) {
-                reduce_rows_low_precision(op, dtype, dtype, results, data, size, outer, true,
-                                          scale);
+                reduce_rows_low_precision(op, dtype, dtype, results, data, size, outer, true, scale,
+                                          root != 0);
             } else {
                 reduce_columns_low_precision(op, dtype, dtype, results, data, outer, size, inner,
-                                             true, scale);
+                                             true, scale, root != 0);
             }
             return;
         }
@@ -332,8 +329,20 @@ kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, 
                            int64_t inner) {
     return plugin::guarded("cuda.reduce_indexed", [&] {
         use_device(device);
-        const bool largest =
-            tasks::check_reduce_indexed_call(op, dtype, values, indices, data, outer, size, inner);
+        bool largest = op == KAEL_REDUCE_ARGMAX;
+        if (kernels::is_low_precision(dtype)) {  // values in the dtype, compared in f32
+            static const bool declined = env_is_zero("KAEL_CUDA_LOW_PRECISION_REDUCE");
+            if (declined || (op != KAEL_REDUCE_ARGMAX && op != KAEL_REDUCE_ARGMIN)) {
+                plugin::unsupported("reduce_indexed of bf16/f16 here (the core uses f32)");
+            }
+            check_low_precision_call("reduce_indexed", values, data, outer * inner, size);
+            if (outer * inner > 0 && (indices == nullptr || size == 0)) {
+                plugin::invalid("reduce_indexed: null indices or an empty run");
+            }
+        } else {
+            largest = tasks::check_reduce_indexed_call(op, dtype, values, indices, data, outer,
+                                                       size, inner);
+        }
         if (outer * inner == 0) {
             return;
         }
@@ -341,15 +350,16 @@ kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, 
             reduce_rows_indexed(largest, dtype, values, indices, data, size, outer);
             return;
         }
-        kernels::with_dtype(dtype, [&](auto tag) {
-            using In = kernels::TagType<decltype(tag)>;
+        with_stored_element(dtype, [&](auto in, auto element) {
+            using In = decltype(in);
+            using E = decltype(element);
             const Results results{values, indices};
             if (largest) {
-                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, true>>, In>(results, data, outer,
-                                                                              size, inner);
+                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, true>>, In, E>(
+                    results, data, outer, size, inner);
             } else {
-                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, false>>, In>(results, data, outer,
-                                                                               size, inner);
+                reduce_column_tiles<Indexed<tasks::ArgExtreme<In, false>>, In, E>(
+                    results, data, outer, size, inner);
             }
         });
     });

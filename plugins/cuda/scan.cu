@@ -4,7 +4,12 @@
 // tiles of 32 x kItems: each lane scans its run, a shuffle scan adds the runs' totals and the
 // carry of the tiles before. A few long rows go where one warp per row would leave the GPU idle:
 // cub::DeviceScan for f32/f64 (scan_long_rows.cuh), the cumsum slot's units for other sums.
-// Floats accumulate in double; integers and bool in uint64, which wraps as the ABI asks.
+// Floats accumulate in double; integers and bool in uint64, which wraps as the ABI asks. bf16/f16
+// (E) are read as float and written in their dtype, and their few long rows go through CUB as
+// cuda_bf16.h's and cuda_fp16.h's types (converted to double on load, rounded once on store).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -44,55 +49,71 @@ __device__ __forceinline__ A identity() {
     return kMultiply ? A{1} : A{0};
 }
 
-template <typename In>
-__device__ __forceinline__ Accum<In> load_accum(const Storage<In>* at) {
-    return static_cast<Accum<In>>(load_element<In>(at));
+// Where results go: bf16/f16 in their own dtype.
+template <typename In, typename E>
+using Target = std::conditional_t<kernels::is_low_precision_v<E>, E, Written<In>>;
+
+template <typename In, typename E>
+__device__ __forceinline__ Accum<In> load_accum(const E* at) {
+    if constexpr (kernels::is_low_precision_v<E>) {
+        return static_cast<Accum<In>>(kernels::to_float(*at));
+    } else {
+        return static_cast<Accum<In>>(load_element<In>(at));
+    }
 }
 
-template <bool kMultiply, typename In>
+template <typename In, typename E>
+__device__ __forceinline__ Target<In, E> written(Accum<In> value) {
+    if constexpr (kernels::is_low_precision_v<E>) {
+        return kernels::from_float<E>(static_cast<float>(value));
+    } else {
+        return static_cast<Written<In>>(value);
+    }
+}
+
+template <bool kMultiply, typename In, typename E>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    scan_columns(const Storage<In>* data, Written<In>* out, std::int64_t size, std::int64_t inner,
+    scan_columns(const E* data, Target<In, E>* out, std::int64_t size, std::int64_t inner,
                  std::int64_t columns) {
     using A = Accum<In>;
     const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
     for (std::int64_t c = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
          c < columns; c += stride) {
         const std::int64_t start = c / inner * size * inner + c % inner;
-        const Storage<In>* in = data + start;
-        Written<In>* target = out + start;
+        const E* in = data + start;
+        Target<In, E>* target = out + start;
         A acc = identity<kMultiply, A>();
         std::int64_t i = 0;
         for (; i + kUnroll <= size; i += kUnroll) {
             A values[kUnroll];
 #pragma unroll
             for (int k = 0; k < kUnroll; ++k) {
-                values[k] = load_accum<In>(in + (i + k) * inner);
+                values[k] = load_accum<In, E>(in + (i + k) * inner);
             }
 #pragma unroll
             for (int k = 0; k < kUnroll; ++k) {
                 acc = apply<kMultiply>(acc, values[k]);
-                target[(i + k) * inner] = static_cast<Written<In>>(acc);
+                target[(i + k) * inner] = written<In, E>(acc);
             }
         }
         for (; i < size; ++i) {
-            acc = apply<kMultiply>(acc, load_accum<In>(in + i * inner));
-            target[i * inner] = static_cast<Written<In>>(acc);
+            acc = apply<kMultiply>(acc, load_accum<In, E>(in + i * inner));
+            target[i * inner] = written<In, E>(acc);
         }
     }
 }
 
-template <bool kMultiply, typename In>
+template <bool kMultiply, typename In, typename E>
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    scan_warp_rows(const Storage<In>* data, Written<In>* out, std::int64_t size,
-                   std::int64_t rows) {
+    scan_warp_rows(const E* data, Target<In, E>* out, std::int64_t size, std::int64_t rows) {
     using A = Accum<In>;
     const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
     const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / kWarpSize;
     std::int64_t row =
         (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarpSize;
     for (; row < rows; row += warps) {
-        const Storage<In>* in = data + row * size;
-        Written<In>* target = out + row * size;
+        const E* in = data + row * size;
+        Target<In, E>* target = out + row * size;
         A carry = identity<kMultiply, A>();
         for (std::int64_t base = 0; base < size; base += kWarpSize * kItems) {
             const std::int64_t first = base + std::int64_t{lane} * kItems;
@@ -101,7 +122,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 #pragma unroll
             for (int k = 0; k < kItems; ++k) {
                 if (first + k < size) {
-                    total = apply<kMultiply>(total, load_accum<In>(in + first + k));
+                    total = apply<kMultiply>(total, load_accum<In, E>(in + first + k));
                 }
                 run[k] = total;
             }
@@ -119,7 +140,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 #pragma unroll
             for (int k = 0; k < kItems; ++k) {
                 if (first + k < size) {
-                    target[first + k] = static_cast<Written<In>>(apply<kMultiply>(before, run[k]));
+                    target[first + k] = written<In, E>(apply<kMultiply>(before, run[k]));
                 }
             }
             carry = apply<kMultiply>(carry, __shfl_sync(0xffffffffu, scanned, kWarpSize - 1));
@@ -134,30 +155,79 @@ void launch(Kernel kernel, std::int64_t blocks_wanted, Args... args) {
     check_launch(typeid(Kernel), __FILE__, __LINE__);
 }
 
-template <bool kMultiply, typename In>
+template <bool kMultiply, typename In, typename E = Storage<In>>
 void scan(const void* data, void* out, std::int64_t outer, std::int64_t size, std::int64_t inner) {
-    const auto* input = static_cast<const Storage<In>*>(data);
-    auto* target = static_cast<Written<In>*>(out);
+    const auto* input = static_cast<const E*>(data);
+    auto* target = static_cast<Target<In, E>*>(out);
     if (inner > 1) {
-        launch(&scan_columns<kMultiply, In>, blocks_for(outer * inner), input, target, size,
+        launch(&scan_columns<kMultiply, In, E>, blocks_for(outer * inner), input, target, size,
                inner, outer * inner);
         return;
     }
-    if constexpr (std::is_same_v<In, float> || std::is_same_v<In, double>) {
+    if constexpr (std::is_same_v<E, float> || std::is_same_v<E, double>) {
         if (outer <= kLongRowsMax && size >= kLongRow && size <= INT_MAX) {
             using Op = std::conditional_t<kMultiply, MultiplyInDouble, AddInDouble>;
             scan_long_rows<Op, In>(input, target, size, outer);
             return;
         }
     }
-    launch(&scan_warp_rows<kMultiply, In>, blocks_for(outer, kThreadsPerBlock / kWarpSize),
+    launch(&scan_warp_rows<kMultiply, In, E>, blocks_for(outer, kThreadsPerBlock / kWarpSize),
            input, target, size, outer);
+}
+
+// bf16/f16 cumsum and cumprod (KAEL_DTYPE_FLAG_LOW_PRECISION_SCAN), written in the input's dtype.
+void scan_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
+                        const void* data, std::int64_t outer, std::int64_t size,
+                        std::int64_t inner) {
+    static const bool declined = env_is_zero("KAEL_CUDA_LOW_PRECISION_REDUCE");
+    if (declined || out_dtype != in_dtype || (op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD)) {
+        plugin::unsupported("this scan of bf16/f16 here (the core scans it in f32)");
+    }
+    if (outer < 0 || size < 0 || inner < 0) {
+        plugin::invalid("scan: negative outer, size or inner");
+    }
+    if (outer * size * inner == 0) {
+        return;
+    }
+    if (out == nullptr || data == nullptr) {
+        plugin::invalid("scan: null out or data");
+    }
+    const bool long_rows =
+        inner == 1 && outer <= kLongRowsMax && size >= kLongRow && size <= INT_MAX;
+    const auto run = [&](auto element, auto cuda_element) {
+        using E = decltype(element);
+        using C = decltype(cuda_element);  // E's bits as CUDA's type, for CUB
+        if (long_rows) {
+            const auto* input = static_cast<const C*>(data);
+            auto* target = static_cast<C*>(out);
+            if (op == KAEL_REDUCE_PROD) {
+                scan_long_rows<MultiplyInDouble, C>(input, target, size, outer);
+            } else {
+                scan_long_rows<AddInDouble, C>(input, target, size, outer);
+            }
+        } else if (op == KAEL_REDUCE_PROD) {
+            scan<true, float, E>(data, out, outer, size, inner);
+        } else {
+            scan<false, float, E>(data, out, outer, size, inner);
+        }
+    };
+    if (in_dtype == KAEL_DTYPE_BF16) {
+        run(kernels::BFloat16{}, __nv_bfloat16{});
+    } else {
+        run(kernels::Half{}, __half{});
+    }
 }
 
 }  // namespace
 
 kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                  void* out, const void* data, int64_t outer, int64_t size, int64_t inner) {
+    if (kernels::is_low_precision(in_dtype)) {
+        return plugin::guarded("cuda.scan", [&] {
+            use_device(device);
+            scan_low_precision(op, out_dtype, in_dtype, out, data, outer, size, inner);
+        });
+    }
     // Few long sums of other dtypes: the cumsum slot's units spread each row over the GPU.
     if (op == KAEL_REDUCE_SUM && inner == 1 && outer <= kLongRowsMax && size >= kLongRow) {
         return cumsum(device, out_dtype, in_dtype, out, data, size, outer);

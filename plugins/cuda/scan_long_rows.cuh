@@ -1,8 +1,8 @@
 #pragma once
-// A few long f32 or f64 rows scanned by CUB's single-pass scan each (DispatchScan, decoupled
-// look-back), accumulating in double as the cumsum and scan slots ask: 0.48 of PyTorch's speed
-// through a three-pass path for one row of 2^22. Its look-back may group a tile's predecessors
-// differently run to run (last bits of a double sum), as PyTorch's CUB scan does.
+// A few long f32, f64, bf16 or f16 rows scanned by CUB's single-pass scan each (DispatchScan,
+// decoupled look-back), accumulating in double as the cumsum and scan slots ask: 0.48 of
+// PyTorch's speed through a three-pass path for one row of 2^22. Its look-back may group a tile's
+// predecessors differently run to run (last bits of a double sum), as PyTorch's CUB scan does.
 #include <cstdint>
 #include <cub/device/device_scan.cuh>
 #include <cuda/std/functional>

@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 18
+#define KAEL_ABI_MINOR 19
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -223,8 +223,9 @@ typedef struct kael_plugin {
  * operand of that dtype, products accumulated in f32 and rounded once); low-precision
  * elementwise: so does elementwise (in_dtype bf16 or f16, computed in f32, rounded once);
  * low-precision reduce: so do reduce, reduce_dims and reduce_dims_finished (in_dtype bf16 or
- * f16, accumulated in f32, results in the op's out dtype: sum, prod, max and min write the
- * input's, or f32 for a first pass whose partial sums the core keeps wide). Since 1.13,
+ * f16, accumulated in f32 or wider, results in the op's out dtype: argmax and argmin int64,
+ * reduce_dims_finished the input's, the others the input's or f32 for a first pass whose
+ * partial results the core keeps wide). Since 1.13,
  * low-precision attention: attention and attention_backward take bf16/f16 q, k, v, out and
  * gradients, with lse in f32 (scores, softmax and sums in f32; products may round their
  * operands to the dtype, as FlashAttention's P V does); low-precision rows: layer_norm and
@@ -244,6 +245,11 @@ typedef struct kael_plugin {
  * with itself or with f32, f64, i64 or bool (the core routes other pairs through i64 or f32);
  * values out of range wrap, from floats through int64 (NaN gives 0). */
 #define KAEL_DTYPE_FLAG_NARROW_INT 128u
+/* Since 1.19, low-precision max/min with indices: reduce_indexed takes bf16/f16 data and writes
+ * its values in that dtype; low-precision scans: scan takes bf16/f16 data, accumulates in f32
+ * or wider and writes out in that dtype (in_dtype == out_dtype). Either may decline a call. */
+#define KAEL_DTYPE_FLAG_LOW_PRECISION_INDEXED 256u
+#define KAEL_DTYPE_FLAG_LOW_PRECISION_SCAN 512u
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
  * stores once the device's queued work is done (after synchronize()), and passes such blocks as
