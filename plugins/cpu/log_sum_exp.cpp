@@ -3,6 +3,7 @@
 // (vector_math) and sums in double. The shared reducer's online state would call a scalar exp
 // per element, four times slower than PyTorch's composed ops here. As PyTorch, an infinite max
 // shifts by 0, so all -inf give -inf and a +inf gives +inf.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -18,6 +19,8 @@ namespace {
 
 constexpr std::int64_t kChunk = 2048;  // elements a row item sums; a multiple of every lane count
 constexpr std::int64_t kTile = 512;    // columns a column item carries
+constexpr std::int64_t kMinColumnItems = 8;  // fewer column tiles than this cut the rows
+constexpr std::int64_t kMaxPieces = 16;
 
 template <typename T>
 void exp_in_place(T* values, std::int64_t count) {
@@ -118,22 +121,27 @@ void rows(T* out, const T* x, const T* shift, std::int64_t outer, std::int64_t s
     }
 }
 
-// Columns (inner > 1): an item carries kTile columns of one o down every row i, so each row's
-// stretch is read in order and exponentiated as one vector call.
+// Columns (inner > 1): an item carries kTile columns of one o down its piece of the rows i, so
+// each row's stretch is read in order and exponentiated as one vector call. Few tiles (128
+// columns under one o) cut i into pieces, so both threads work; the pieces depend only on the
+// shape, and their sums are added in order.
 template <typename T>
 void columns(T* out, const T* x, const T* shift, std::int64_t outer, std::int64_t size,
              std::int64_t inner) {
     const std::int64_t tiles = (inner + kTile - 1) / kTile;
-    parallel_ranges(outer * tiles, 2, [&](std::int64_t begin, std::int64_t end) {
+    const std::int64_t pieces =
+        outer * tiles >= kMinColumnItems ? 1 : std::clamp<std::int64_t>(size / 256, 1, kMaxPieces);
+    std::vector<double> partials(static_cast<std::size_t>(outer * tiles * pieces * kTile));
+    parallel_ranges(outer * tiles * pieces, 2, [&](std::int64_t begin, std::int64_t end) {
         const auto buffer = std::make_unique<T[]>(kTile);
-        const auto sums = std::make_unique<double[]>(kTile);
         for (std::int64_t item = begin; item < end; ++item) {
-            const std::int64_t o = item / tiles;
-            const std::int64_t first = item % tiles * kTile;
+            const std::int64_t piece = item % pieces;
+            const std::int64_t o = item / pieces / tiles;
+            const std::int64_t first = item / pieces % tiles * kTile;
             const std::int64_t width = std::min(kTile, inner - first);
             const T* column_shift = shift + o * inner + first;
-            std::fill(sums.get(), sums.get() + width, 0.0);
-            for (std::int64_t i = 0; i < size; ++i) {
+            double* sums = partials.data() + item * kTile;
+            for (std::int64_t i = size * piece / pieces; i < size * (piece + 1) / pieces; ++i) {
                 const T* stretch = x + (o * size + i) * inner + first;
                 for (std::int64_t j = 0; j < width; ++j) {
                     buffer[j] = stretch[j] - column_shift[j];
@@ -143,11 +151,19 @@ void columns(T* out, const T* x, const T* shift, std::int64_t outer, std::int64_
                     sums[j] += static_cast<double>(buffer[j]);
                 }
             }
-            for (std::int64_t j = 0; j < width; ++j) {
-                out[o * inner + first + j] = finish(sums[j], column_shift[j]);
-            }
         }
     });
+    for (std::int64_t tile = 0; tile < outer * tiles; ++tile) {
+        const std::int64_t o = tile / tiles;
+        const std::int64_t first = tile % tiles * kTile;
+        for (std::int64_t j = 0; j < std::min(kTile, inner - first); ++j) {
+            double total = 0.0;
+            for (std::int64_t piece = 0; piece < pieces; ++piece) {
+                total += partials[static_cast<std::size_t>((tile * pieces + piece) * kTile + j)];
+            }
+            out[o * inner + first + j] = finish(total, shift[o * inner + first + j]);
+        }
+    }
 }
 
 template <typename T>
