@@ -136,16 +136,24 @@ void check_extreme_dim(const Tensor& input, std::int64_t dim, const char* op) {
     }
 }
 
-// One pass where the plugin has the reduce_indexed slot, else the two reductions.
+// One pass where the plugin has the reduce_indexed slot, else the index reduction and the
+// elements gathered at its indices: each value is the element there (its zero's sign too, which
+// an amax's lanes may not keep), and the gradient goes to it, as PyTorch's max(dim).
 std::pair<Tensor, Tensor> extreme_with_indices(const Tensor& input, std::int64_t dim, bool keepdim,
                                                bool largest) {
     const char* op = largest ? "max" : "min";
     check_extreme_dim(input, dim, op);
-    if (input.dim() == 0 || input.numel() == 0 || !detail::has_reduce_indexed(input)) {
+    if (input.dim() == 0 || input.numel() == 0) {
         return largest ? std::pair{max(input, dim, keepdim), argmax(input, dim, keepdim)}
                        : std::pair{min(input, dim, keepdim), argmin(input, dim, keepdim)};
     }
     const std::int64_t d = detail::wrapped_dim(input, dim, op);
+    if (!detail::has_reduce_indexed(input)) {
+        Tensor indices = largest ? argmax(input, dim, true) : argmin(input, dim, true);
+        Tensor values = gather(input, d, indices);
+        return keepdim ? std::pair{values, indices}
+                       : std::pair{values.squeeze(d), indices.squeeze(d)};
+    }
     const autograd::Recording recording({input});
     auto [values, indices] = detail::reduce_indexed_over(
         largest ? KAEL_REDUCE_ARGMAX : KAEL_REDUCE_ARGMIN, input, static_cast<std::size_t>(d));

@@ -290,3 +290,48 @@ BOOST_AUTO_TEST_CASE(long_row_cumprod_matches_the_row_task) {
     values[15000] = std::numeric_limits<double>::infinity();
     check_blocked_scan(values, [](const Tensor& t) { return kael::cumprod(t, 1); }, 0.0, true);
 }
+
+// f32 argmax/argmin (the row's extreme, then the first element equal to it or the first NaN)
+// give the f64 path's in-order answer: rows short, block-sized and of several blocks, with a
+// NaN, -0 before +0 at the top, and runs of ties; max(dim) returns the element at that index.
+BOOST_AUTO_TEST_CASE(f32_arg_extremes_match_the_in_order_fold) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const std::int64_t columns : {64, 100, 4096, 9000}) {
+        const std::int64_t rows = 4;
+        std::vector<float> values(static_cast<size_t>(rows * columns));
+        for (size_t i = 0; i < values.size(); ++i) {
+            values[i] = static_cast<float>(static_cast<std::int64_t>(i * 7919 % 211) - 105);
+        }
+        const auto at = [&](std::int64_t row, std::int64_t column) -> float& {
+            return values[static_cast<size_t>(row * columns + column)];
+        };
+        at(0, columns - 3) = nan;  // a late NaN wins
+        at(0, columns - 1) = nan;
+        for (std::int64_t j = 0; j < columns; ++j) {
+            at(1, j) = -1.0F - static_cast<float>(j % 2);  // ties at both extremes
+            at(2, j) = 5.0F;                               // one long run of ties
+        }
+        at(1, columns / 2) = -0.0F;  // -0 before +0 at the top: the first one wins
+        at(1, columns - 1) = 0.0F;
+        const Tensor x32 = kael::tensor(values).view({rows, columns});
+        const Tensor x64 = x32.to(DType::F64);
+        for (const bool largest : {true, false}) {
+            const Tensor got = largest ? kael::argmax(x32, 1) : kael::argmin(x32, 1);
+            const Tensor want = largest ? kael::argmax(x64, 1) : kael::argmin(x64, 1);
+            BOOST_TEST(got.to_vector<std::int64_t>() == want.to_vector<std::int64_t>(),
+                       "columns " << columns << ", largest " << largest);
+            const auto [picked, indices] =
+                largest ? kael::max_with_indices(x32, 1) : kael::min_with_indices(x32, 1);
+            BOOST_TEST(indices.to_vector<std::int64_t>() == want.to_vector<std::int64_t>());
+            const std::vector<float> picked_values = picked.to_vector<float>();
+            const std::vector<std::int64_t> positions = want.to_vector<std::int64_t>();
+            for (std::int64_t row = 0; row < rows; ++row) {
+                const float expected = at(row, positions[static_cast<size_t>(row)]);
+                const float value = picked_values[static_cast<size_t>(row)];
+                BOOST_TEST((std::isnan(expected) ? std::isnan(value)
+                                                 : std::signbit(value) == std::signbit(expected) &&
+                                                       value == expected));
+            }
+        }
+    }
+}
