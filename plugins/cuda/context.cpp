@@ -128,6 +128,11 @@ bool env_is_zero(const char* name) {
     return value != nullptr && std::strcmp(value, "0") == 0;
 }
 
+bool low_precision_reduce_declined() {
+    static const bool declined = env_is_zero("KAEL_CUDA_LOW_PRECISION_REDUCE");
+    return declined;
+}
+
 bool early_launches() {
     return this_thread.dependent_launches && recording_graph();
 }

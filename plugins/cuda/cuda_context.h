@@ -33,6 +33,9 @@ std::int32_t current_device();
 // Whether the environment variable `name` is "0": the cuda plugin's settings that turn
 // something off (KAEL_CUDA_GEMV, KAEL_CUDA_PDL, KAEL_CUDNN, ...; plugins/cuda/README.md).
 bool env_is_zero(const char* name);
+// KAEL_CUDA_LOW_PRECISION_REDUCE=0: the bf16/f16 reductions and scans are declined (the core then
+// runs them over f32 twins), read once.
+bool low_precision_reduce_declined();
 
 // Multiprocessors of the current device, read once per device.
 int multiprocessor_count();

@@ -205,7 +205,6 @@ inline void check_low_precision_call(const char* slot, const void* results, cons
 template <typename Visit>
 void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dtype out_dtype,
                                 std::int64_t size, bool finished, Visit&& visit) {
-    static const bool declined = env_is_zero("KAEL_CUDA_LOW_PRECISION_REDUCE");
     const bool arg = op == KAEL_REDUCE_ARGMAX || op == KAEL_REDUCE_ARGMIN;
     bool takes = false;
     if (finished) {
@@ -217,7 +216,7 @@ void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dty
         takes =
             op != KAEL_REDUCE_VARIANCE && (out_dtype == in_dtype || out_dtype == KAEL_DTYPE_F32);
     }
-    if (declined || !takes || size == 0) {
+    if (low_precision_reduce_declined() || !takes || size == 0) {
         plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of " +
                             plugin::dtype_name(in_dtype) + " here (the core reduces it in f32)");
     }

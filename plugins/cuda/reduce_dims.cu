@@ -329,20 +329,13 @@ kael_status reduce_indexed(int32_t device, kael_reduce_op op, kael_dtype dtype, 
                            int64_t inner) {
     return plugin::guarded("cuda.reduce_indexed", [&] {
         use_device(device);
-        bool largest = op == KAEL_REDUCE_ARGMAX;
-        if (kernels::is_low_precision(dtype)) {  // values in the dtype, compared in f32
-            static const bool declined = env_is_zero("KAEL_CUDA_LOW_PRECISION_REDUCE");
-            if (declined || (op != KAEL_REDUCE_ARGMAX && op != KAEL_REDUCE_ARGMIN)) {
-                plugin::unsupported("reduce_indexed of bf16/f16 here (the core uses f32)");
-            }
-            check_low_precision_call("reduce_indexed", values, data, outer * inner, size);
-            if (outer * inner > 0 && (indices == nullptr || size == 0)) {
-                plugin::invalid("reduce_indexed: null indices or an empty run");
-            }
-        } else {
-            largest = tasks::check_reduce_indexed_call(op, dtype, values, indices, data, outer,
-                                                       size, inner);
+        // bf16/f16 (values in the dtype, compared in f32) are checked as the f32 call.
+        const bool low = kernels::is_low_precision(dtype);
+        if (low && low_precision_reduce_declined()) {
+            plugin::unsupported("reduce_indexed of bf16/f16 here (the core uses f32)");
         }
+        const bool largest = tasks::check_reduce_indexed_call(
+            op, low ? KAEL_DTYPE_F32 : dtype, values, indices, data, outer, size, inner);
         if (outer * inner == 0) {
             return;
         }

@@ -155,6 +155,21 @@ void launch(Kernel kernel, std::int64_t blocks_wanted, Args... args) {
     check_launch(typeid(Kernel), __FILE__, __LINE__);
 }
 
+// What CUB scans an element as: CUDA's bf16/f16 types for kael's (they convert to and from
+// double), any other as it is.
+template <typename E>
+struct CubElement {
+    using Type = E;
+};
+template <>
+struct CubElement<kernels::BFloat16> {
+    using Type = __nv_bfloat16;
+};
+template <>
+struct CubElement<kernels::Half> {
+    using Type = __half;
+};
+
 template <bool kMultiply, typename In, typename E = Storage<In>>
 void scan(const void* data, void* out, std::int64_t outer, std::int64_t size, std::int64_t inner) {
     const auto* input = static_cast<const E*>(data);
@@ -164,10 +179,12 @@ void scan(const void* data, void* out, std::int64_t outer, std::int64_t size, st
                inner, outer * inner);
         return;
     }
-    if constexpr (std::is_same_v<E, float> || std::is_same_v<E, double>) {
+    if constexpr (std::is_floating_point_v<E> || kernels::is_low_precision_v<E>) {
         if (outer <= kLongRowsMax && size >= kLongRow && size <= INT_MAX) {
             using Op = std::conditional_t<kMultiply, MultiplyInDouble, AddInDouble>;
-            scan_long_rows<Op, In>(input, target, size, outer);
+            using C = typename CubElement<E>::Type;
+            scan_long_rows<Op, C>(reinterpret_cast<const C*>(input), reinterpret_cast<C*>(target),
+                                  size, outer);
             return;
         }
     }
@@ -175,69 +192,38 @@ void scan(const void* data, void* out, std::int64_t outer, std::int64_t size, st
            input, target, size, outer);
 }
 
-// bf16/f16 cumsum and cumprod (KAEL_DTYPE_FLAG_LOW_PRECISION_SCAN), written in the input's dtype.
-void scan_low_precision(kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype, void* out,
-                        const void* data, std::int64_t outer, std::int64_t size,
-                        std::int64_t inner) {
-    static const bool declined = env_is_zero("KAEL_CUDA_LOW_PRECISION_REDUCE");
-    if (declined || out_dtype != in_dtype || (op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD)) {
-        plugin::unsupported("this scan of bf16/f16 here (the core scans it in f32)");
-    }
-    if (outer < 0 || size < 0 || inner < 0) {
-        plugin::invalid("scan: negative outer, size or inner");
-    }
-    if (outer * size * inner == 0) {
-        return;
-    }
-    if (out == nullptr || data == nullptr) {
-        plugin::invalid("scan: null out or data");
-    }
-    const bool long_rows =
-        inner == 1 && outer <= kLongRowsMax && size >= kLongRow && size <= INT_MAX;
-    const auto run = [&](auto element, auto cuda_element) {
-        using E = decltype(element);
-        using C = decltype(cuda_element);  // E's bits as CUDA's type, for CUB
-        if (long_rows) {
-            const auto* input = static_cast<const C*>(data);
-            auto* target = static_cast<C*>(out);
-            if (op == KAEL_REDUCE_PROD) {
-                scan_long_rows<MultiplyInDouble, C>(input, target, size, outer);
-            } else {
-                scan_long_rows<AddInDouble, C>(input, target, size, outer);
-            }
-        } else if (op == KAEL_REDUCE_PROD) {
-            scan<true, float, E>(data, out, outer, size, inner);
-        } else {
-            scan<false, float, E>(data, out, outer, size, inner);
-        }
-    };
-    if (in_dtype == KAEL_DTYPE_BF16) {
-        run(kernels::BFloat16{}, __nv_bfloat16{});
-    } else {
-        run(kernels::Half{}, __half{});
-    }
-}
-
 }  // namespace
 
 kael_status scan(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                  void* out, const void* data, int64_t outer, int64_t size, int64_t inner) {
-    if (kernels::is_low_precision(in_dtype)) {
-        return plugin::guarded("cuda.scan", [&] {
-            use_device(device);
-            scan_low_precision(op, out_dtype, in_dtype, out, data, outer, size, inner);
-        });
-    }
+    const bool low = kernels::is_low_precision(in_dtype);
     // Few long sums of other dtypes: the cumsum slot's units spread each row over the GPU.
-    if (op == KAEL_REDUCE_SUM && inner == 1 && outer <= kLongRowsMax && size >= kLongRow) {
+    if (!low && op == KAEL_REDUCE_SUM && inner == 1 && outer <= kLongRowsMax && size >= kLongRow) {
         return cumsum(device, out_dtype, in_dtype, out, data, size, outer);
     }
     return plugin::guarded("cuda.scan", [&] {
         use_device(device);
-        kernels::tasks::visit_scan_call(op, out_dtype, in_dtype, out, data, outer, size, inner,
-                                        [&]<bool kMultiply, typename In>() {
-                                            scan<kMultiply, In>(data, out, outer, size, inner);
-                                        });
+        if (low && (low_precision_reduce_declined() || out_dtype != in_dtype)) {
+            plugin::unsupported("this scan of bf16/f16 here (the core scans it in f32)");
+        }
+        // bf16/f16 (KAEL_DTYPE_FLAG_LOW_PRECISION_SCAN) are checked as the f32 call, then read
+        // from and written to their own storage.
+        const kael_dtype checked_out = low ? KAEL_DTYPE_F32 : out_dtype;
+        const kael_dtype checked_in = low ? KAEL_DTYPE_F32 : in_dtype;
+        kernels::tasks::visit_scan_call(
+            op, checked_out, checked_in, out, data, outer, size, inner,
+            [&]<bool kMultiply, typename In>() {
+                if constexpr (std::is_same_v<In, float>) {
+                    if (in_dtype == KAEL_DTYPE_BF16) {
+                        return scan<kMultiply, float, kernels::BFloat16>(data, out, outer, size,
+                                                                         inner);
+                    }
+                    if (in_dtype == KAEL_DTYPE_F16) {
+                        return scan<kMultiply, float, kernels::Half>(data, out, outer, size, inner);
+                    }
+                }
+                scan<kMultiply, In>(data, out, outer, size, inner);
+            });
     });
 }
 
