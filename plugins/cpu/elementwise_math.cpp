@@ -139,45 +139,10 @@ void vector_chunk_widest(kael_element_op op, const float* in, float* out, int64_
     }
 }
 
-// pow of f32 operands whose innermost dim is contiguous (a broadcast row too): libmvec's powf a
-// vector at a time, where the shared functor called libm's powf per element (0.7 of PyTorch's).
-bool run_power(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
-               const kael_element_layout& layout) {
-    if (op != KAEL_OP_POWER || out_dtype != KAEL_DTYPE_F32 || in_dtype != KAEL_DTYPE_F32 ||
-        layout.operands != 3 || layout.dims < 1 || layout.dims > 2) {
-        return false;
-    }
-    const int inner = layout.dims - 1;
-    for (int k = 0; k < 3; ++k) {
-        if (layout.strides[k][inner] != 4) {
-            return false;
-        }
-    }
-    const int64_t rows = layout.dims == 2 ? layout.shape[0] : 1;
-    const int64_t columns = layout.shape[inner];
-    const int64_t pieces = tasks_of(columns);  // kChunk columns a piece
-    const auto at = [&](int k, int64_t row, int64_t column) {
-        const int64_t outer = layout.dims == 2 ? row * layout.strides[k][0] : 0;
-        return reinterpret_cast<float*>(static_cast<char*>(layout.base[k]) + outer) + column;
-    };
-    parallel_ranges(rows * pieces, kMinParallelElements / kChunk, [&](int64_t begin, int64_t end) {
-        for (int64_t item = begin; item < end; ++item) {
-            const int64_t row = item / pieces;
-            const int64_t first = item % pieces * kChunk;
-            vector_math::power(at(1, row, first), at(2, row, first), at(0, row, first),
-                               std::min(kChunk, columns - first));
-        }
-    });
-    return true;
-}
-
 }  // namespace
 
 bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                      const kael_element_layout& layout) {
-    if (op == KAEL_OP_POWER) {
-        return run_power(op, out_dtype, in_dtype, layout);
-    }
     const bool supported = op == KAEL_OP_EXP || op == KAEL_OP_LOG || op == KAEL_OP_TANH ||
                            op == KAEL_OP_SIGMOID || op == KAEL_OP_GELU_TANH ||
                            op == KAEL_OP_GELU_EXACT || op == KAEL_OP_ERF || op == KAEL_OP_ERFC ||

@@ -5,9 +5,8 @@
 namespace kael::cpu {
 
 // Runs exp, log, tanh, sigmoid, gelu (exact or tanh) on contiguous f32 through glibc's vector
-// math, and pow on f32 operands whose innermost dim is contiguous (or a broadcast row) through
-// libmvec's powf, and returns true (out may be an input itself); false, having done nothing,
-// otherwise.
+// math and returns true (out may be an input itself); false, having done nothing, otherwise.
+// (pow's libmvec loop sits in elementwise.cpp's runs, which also spell out broadcast operands.)
 bool run_vector_math(kael_element_op op, kael_dtype out_dtype, kael_dtype in_dtype,
                      const kael_element_layout& layout);
 

@@ -288,7 +288,8 @@ BOOST_AUTO_TEST_CASE(transposing_layouts_walk_in_tiles) {
 
 // pow's vector path (libmvec's powf at each ISA ctest runs this with) against libm: bases of
 // both signs, exponents integer and not, zero, NaN and infinities, a length with a tail, a
-// broadcast row of exponents and in place; an exponent of 2 gives base * base exactly.
+// broadcast row of exponents, a column of them and one for a 3-d block (each repeated along the
+// inner run, spelled out in chunks) and in place; an exponent of 2 gives base * base exactly.
 BOOST_AUTO_TEST_CASE(vector_power_matches_libm) {
     std::vector<float> bases;
     std::vector<float> exponents;
@@ -311,10 +312,11 @@ BOOST_AUTO_TEST_CASE(vector_power_matches_libm) {
         if (std::isinf(want) || want == 0.0) return got == want;
         return std::abs(got - want) <= 1e-6 * std::abs(want);
     };
-    const auto count_wrong = [&](const std::vector<float>& got, std::int64_t columns) {
+    // exponent_of(i): which exponent element i of the result was raised to.
+    const auto count_wrong_at = [&](const std::vector<float>& got, auto exponent_of) {
         std::size_t wrong = 0;
         for (std::size_t i = 0; i < got.size(); ++i) {
-            const std::size_t e = columns == n ? i : i % static_cast<std::size_t>(columns);
+            const std::size_t e = exponent_of(i);
             const auto base = static_cast<double>(bases[i]);
             const auto exponent = static_cast<double>(exponents[e]);
             const bool squared = exponents[e] == 2.0F;
@@ -323,6 +325,11 @@ BOOST_AUTO_TEST_CASE(vector_power_matches_libm) {
                              : !same(got[i], std::pow(base, exponent));
         }
         return wrong;
+    };
+    const auto count_wrong = [&](const std::vector<float>& got, std::int64_t columns) {
+        return count_wrong_at(got, [&](std::size_t i) {
+            return columns == n ? i : i % static_cast<std::size_t>(columns);
+        });
     };
     const Tensor b = kael::tensor(bases);
     const Tensor e = kael::tensor(exponents);
@@ -333,6 +340,15 @@ BOOST_AUTO_TEST_CASE(vector_power_matches_libm) {
     const std::vector<float> row_result =
         kael::pow(grid, e.slice(0, 0, columns)).to_vector<float>();
     BOOST_TEST(count_wrong(row_result, columns) == 0U);
+    // The same grid against a column of 17 exponents, and as [17, 1, 61] against [17, 1, 1].
+    const std::vector<float> column_result =
+        kael::pow(grid, e.slice(0, 0, 17).view({17, 1})).to_vector<float>();
+    const auto by_row = [&](std::size_t i) { return i / static_cast<std::size_t>(columns); };
+    BOOST_TEST(count_wrong_at(column_result, by_row) == 0U);
+    const std::vector<float> block_result =
+        kael::pow(grid.view({17, 1, columns}), e.slice(0, 0, 17).view({17, 1, 1}))
+            .to_vector<float>();
+    BOOST_TEST(count_wrong_at(block_result, by_row) == 0U);
     Tensor in_place = b.clone();
     kael::pow_(in_place, e);
     BOOST_TEST(count_wrong(in_place.to_vector<float>(), n) == 0U);
