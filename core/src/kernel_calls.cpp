@@ -84,7 +84,7 @@ Tensor HostMirrors::mirror(const Tensor& tensor) {
     }
     auto impl = std::make_shared<TensorImpl>(tensor.impl());
     impl->storage = found->second;
-    return Tensor(impl);
+    return Tensor(std::move(impl));
 }
 
 void HostMirrors::write_back(std::span<const Tensor> originals) const {

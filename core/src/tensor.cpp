@@ -231,7 +231,7 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
     impl->shape = shape;
     impl->strides = contiguous_strides(shape);
     impl->dtype = dtype;
-    return Tensor(impl);
+    return Tensor(std::move(impl));
 }
 
 Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype,
@@ -266,7 +266,7 @@ Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dty
     impl->shape = shape;
     impl->strides = strides;
     impl->dtype = dtype;
-    return Tensor(impl);
+    return Tensor(std::move(impl));
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
