@@ -128,17 +128,19 @@ __device__ LaneFold<R, In> fold_lanes(const E* row_data, std::int64_t begin, std
 }
 
 // The elements [begin, end) of row_data folded by `threads` threads from `thread` on, merged
-// within each warp (the result is lane 0's); every thread of the warp calls this.
+// within each warp, or within each group of `width` lanes (the result is the group's first
+// lane's); every thread of the warp calls this.
 template <typename R, typename In, typename E>
 __device__ typename R::State fold_span_warps(const E* row_data, std::int64_t begin,
                                              std::int64_t end, int thread, int threads,
-                                             bool vectorized) {
+                                             bool vectorized, int width = kWarp) {
     if constexpr (tasks::kPaired<R> && std::is_same_v<E, float>) {
         return warp_combine<R>(fold_pairs<R>(reinterpret_cast<const float*>(row_data), begin, end,
-                                             thread, threads, vectorized));
+                                             thread, threads, vectorized),
+                               width);
     } else {
         return fold_lanes<R, In, E>(row_data, begin, end, thread, threads, vectorized)
-            .warp_result();
+            .warp_result(width);
     }
 }
 
@@ -163,6 +165,16 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     }
 }
 
+// Rows that may take fewer lanes than a warp: the arg extremes, whose result is the same whatever
+// lanes fold which elements (combine orders lanes by index). The other reducers keep a warp a
+// row, the fold order their results repeat with (f32 sums' paired fold, an extreme's -0.0).
+template <typename R>
+inline constexpr bool kGroupRows = false;
+template <typename In, bool kLargest>
+inline constexpr bool kGroupRows<tasks::ArgExtreme<In, kLargest>> = true;
+template <typename R>
+inline constexpr bool kGroupRows<Indexed<R>> = kGroupRows<R>;
+
 template <typename R, typename In, typename E>
 __global__ void __launch_bounds__(kThreadsPerBlock)
     reduce_warp_rows(const E* data, Results results, std::int64_t length, std::int64_t rows,
@@ -174,6 +186,30 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
         const auto state =
             fold_span_warps<R, In, E>(data + row * length, 0, length, lane, kWarp, vectorized);
         if (lane == 0) {
+            store_result<R, In, E>(results, row, state);
+        }
+    }
+}
+
+// reduce_warp_rows with a row a group of `width` lanes (16, 8 or 4): a bf16 row of 128 is 16
+// packs, and half a warp idled on it (argmax at 0.85 of PyTorch's speed). A warp's groups step
+// together, since their shuffles take every lane; a group past the last row folds that row
+// again, unstored. (A kernel of its own: a runtime width slowed the warp-a-row loops.)
+template <typename R, typename In, typename E>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    reduce_group_rows(const E* data, Results results, std::int64_t length, std::int64_t rows,
+                      bool vectorized, int width) {
+    const int lane = static_cast<int>(threadIdx.x) % width;
+    const int groups = kWarp / width;  // rows a warp takes at a time
+    const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * blockDim.x / kWarp;
+    const std::int64_t warp =
+        (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / kWarp;
+    const int group = static_cast<int>(threadIdx.x) % kWarp / width;
+    for (std::int64_t first = warp * groups; first < rows; first += warps * groups) {
+        const std::int64_t row = first + group;
+        const auto state = fold_span_warps<R, In, E>(data + tasks::min_of(row, rows - 1) * length,
+                                                     0, length, lane, width, vectorized, width);
+        if (lane == 0 && row < rows) {
             store_result<R, In, E>(results, row, state);
         }
     }
@@ -245,6 +281,21 @@ void reduce_rows(Results results, const void* data, std::int64_t length, std::in
         reinterpret_cast<std::uintptr_t>(data) % 16 == 0 &&
         (rows == 1 || (length * static_cast<std::int64_t>(sizeof(E))) % 16 == 0);
     if (length <= kWarpRow || rows >= kWarpRows) {
+        if constexpr (kGroupRows<R>) {  // the fewest lanes (at least 4) that cover the row
+            const std::int64_t pieces =
+                vectorized ? tasks::ceil_div(length * std::int64_t{sizeof(E)}, 16) : length;
+            int width = kWarp;
+            while (width > 4 && width / 2 >= pieces) {
+                width /= 2;
+            }
+            if (width < kWarp) {
+                const auto kernel = &reduce_group_rows<R, In, E>;
+                kernel<<<warp_grid(kernel, tasks::ceil_div(rows, kWarp / width)), kThreadsPerBlock,
+                         0, launch_stream()>>>(input, results, length, rows, vectorized, width);
+                check_launch(typeid(R), __FILE__, __LINE__);
+                return;
+            }
+        }
         const auto kernel = &reduce_warp_rows<R, In, E>;
         kernel<<<warp_grid(kernel, rows), kThreadsPerBlock, 0, launch_stream()>>>(
             input, results, length, rows, vectorized);
