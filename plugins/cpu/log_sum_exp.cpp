@@ -124,23 +124,28 @@ void rows(T* out, const T* x, const T* shift, std::int64_t outer, std::int64_t s
 // Columns (inner > 1): an item carries kTile columns of one o down its piece of the rows i, so
 // each row's stretch is read in order and exponentiated as one vector call. Few tiles (128
 // columns under one o) cut i into pieces, so both threads work; the pieces depend only on the
-// shape, and their sums are added in order.
+// shape, and their sums are added in order after them. Uncut items finish their own columns.
 template <typename T>
 void columns(T* out, const T* x, const T* shift, std::int64_t outer, std::int64_t size,
              std::int64_t inner) {
     const std::int64_t tiles = (inner + kTile - 1) / kTile;
     const std::int64_t pieces =
         outer * tiles >= kMinColumnItems ? 1 : std::clamp<std::int64_t>(size / 256, 1, kMaxPieces);
-    std::vector<double> partials(static_cast<std::size_t>(outer * tiles * pieces * kTile));
+    std::vector<double> partials(
+        static_cast<std::size_t>(pieces > 1 ? outer * tiles * pieces * kTile : 0));
     parallel_ranges(outer * tiles * pieces, 2, [&](std::int64_t begin, std::int64_t end) {
         const auto buffer = std::make_unique<T[]>(kTile);
+        const auto own = std::make_unique<double[]>(pieces > 1 ? 0 : kTile);
         for (std::int64_t item = begin; item < end; ++item) {
             const std::int64_t piece = item % pieces;
             const std::int64_t o = item / pieces / tiles;
             const std::int64_t first = item / pieces % tiles * kTile;
             const std::int64_t width = std::min(kTile, inner - first);
             const T* column_shift = shift + o * inner + first;
-            double* sums = partials.data() + item * kTile;
+            double* sums = pieces > 1 ? partials.data() + item * kTile : own.get();
+            if (pieces == 1) {
+                std::fill(sums, sums + width, 0.0);
+            }
             for (std::int64_t i = size * piece / pieces; i < size * (piece + 1) / pieces; ++i) {
                 const T* stretch = x + (o * size + i) * inner + first;
                 for (std::int64_t j = 0; j < width; ++j) {
@@ -151,9 +156,14 @@ void columns(T* out, const T* x, const T* shift, std::int64_t outer, std::int64_
                     sums[j] += static_cast<double>(buffer[j]);
                 }
             }
+            if (pieces == 1) {
+                for (std::int64_t j = 0; j < width; ++j) {
+                    out[o * inner + first + j] = finish(sums[j], column_shift[j]);
+                }
+            }
         }
     });
-    for (std::int64_t tile = 0; tile < outer * tiles; ++tile) {
+    for (std::int64_t tile = 0; pieces > 1 && tile < outer * tiles; ++tile) {
         const std::int64_t o = tile / tiles;
         const std::int64_t first = tile % tiles * kTile;
         for (std::int64_t j = 0; j < std::min(kTile, inner - first); ++j) {

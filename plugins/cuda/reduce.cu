@@ -128,19 +128,17 @@ __device__ LaneFold<R, In> fold_lanes(const E* row_data, std::int64_t begin, std
 }
 
 // The elements [begin, end) of row_data folded by `threads` threads from `thread` on, merged
-// within each warp, or within each group of `width` lanes (the result is the group's first
-// lane's); every thread of the warp calls this.
+// within each warp (the result is lane 0's); every thread of the warp calls this.
 template <typename R, typename In, typename E>
 __device__ typename R::State fold_span_warps(const E* row_data, std::int64_t begin,
                                              std::int64_t end, int thread, int threads,
-                                             bool vectorized, int width = kWarp) {
+                                             bool vectorized) {
     if constexpr (tasks::kPaired<R> && std::is_same_v<E, float>) {
         return warp_combine<R>(fold_pairs<R>(reinterpret_cast<const float*>(row_data), begin, end,
-                                             thread, threads, vectorized),
-                               width);
+                                             thread, threads, vectorized));
     } else {
         return fold_lanes<R, In, E>(row_data, begin, end, thread, threads, vectorized)
-            .warp_result(width);
+            .warp_result();
     }
 }
 
@@ -207,8 +205,9 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
     const int group = static_cast<int>(threadIdx.x) % kWarp / width;
     for (std::int64_t first = warp * groups; first < rows; first += warps * groups) {
         const std::int64_t row = first + group;
-        const auto state = fold_span_warps<R, In, E>(data + tasks::min_of(row, rows - 1) * length,
-                                                     0, length, lane, width, vectorized, width);
+        const auto folded = fold_lanes<R, In, E>(data + tasks::min_of(row, rows - 1) * length, 0,
+                                                 length, lane, width, vectorized);
+        const auto state = warp_combine<R>(folded.result(), width);
         if (lane == 0 && row < rows) {
             store_result<R, In, E>(results, row, state);
         }
