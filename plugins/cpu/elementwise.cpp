@@ -33,7 +33,10 @@ using tiles::transposing_dims;
 constexpr int64_t kMinParallelElements = int64_t{1} << 16;
 
 // Walks elements [begin, end) of the layout as runs along the innermost dimension. An N-d
-// counter carries between runs, so there is one division per call, not one per element.
+// counter carries between runs, so there is one division per call, not one per element. Whole
+// runs that follow each other along the next dimension go to span together (rows of them, that
+// dimension's strides in outer), so short runs pay the dispatch once per block: x + k of a
+// [64, 128, 128] x and a [1, 128, 1] k is 8192 runs of 128, where the walk took a third.
 template <typename Span>
 void for_each_span(const kael_element_layout& layout, int64_t begin, int64_t end, Span&& span) {
     const int operands = layout.operands;
@@ -43,7 +46,7 @@ void for_each_span(const kael_element_layout& layout, int64_t begin, int64_t end
         pointers[op] = static_cast<std::byte*>(layout.base[op]);
     }
     if (layout.dims == 0) {
-        span(pointers, inner_strides, int64_t{1});
+        span(pointers, inner_strides, int64_t{1}, int64_t{1}, inner_strides);
         return;
     }
     const int inner = layout.dims - 1;
@@ -56,16 +59,28 @@ void for_each_span(const kael_element_layout& layout, int64_t begin, int64_t end
             pointers[op] += coord[dim] * layout.strides[op][dim];
         }
     }
+    int64_t outer_strides[KAEL_MAX_OPERANDS] = {};
     for (int op = 0; op < operands; ++op) {
         inner_strides[op] = layout.strides[op][inner];
+        outer_strides[op] = inner > 0 ? layout.strides[op][inner - 1] : 0;
     }
     int64_t position = begin;
     while (position < end) {
         const int64_t run = std::min(layout.shape[inner] - coord[inner], end - position);
-        span(pointers, inner_strides, run);
-        position += run;
+        int64_t rows = 1;
+        if (inner > 0 && run == layout.shape[inner]) {
+            rows = std::min((end - position) / run, layout.shape[inner - 1] - coord[inner - 1]);
+        }
+        span(pointers, inner_strides, run, rows, outer_strides);
+        position += run * rows;
         if (position >= end) {
             break;
+        }
+        if (rows > 1) {  // to the last row's start; it then carries as a single run does
+            coord[inner - 1] += rows - 1;
+            for (int op = 0; op < operands; ++op) {
+                pointers[op] += (rows - 1) * outer_strides[op];
+            }
         }
         coord[inner] += run;
         for (int op = 0; op < operands; ++op) {
@@ -155,61 +170,73 @@ KAEL_WIDE_F32_TO_BOOL(IsNegInf)
 // m = x.amax(-1, keepdim=True)). The test is loop-invariant, so GCC's unswitching gives each
 // combination its own vector loop; spelling the value out in a buffer first cost x - m of a
 // 128-wide row 0.35 of PyTorch's speed.
+// `rows` such runs, the next starting `outer` bytes on (a repeated input's value read per row).
 template <typename F, size_t... Input>
 [[gnu::always_inline]] inline void contiguous_f32(std::byte* const* pointers, int64_t count,
+                                                  int64_t rows, const int64_t* outer,
                                                   const F& function, const bool* repeated) {
     using Result = std::conditional_t<kWideF32ToBool<F>, std::uint8_t, float>;  // bool: 0 or 1
-    auto* const out = reinterpret_cast<Result*>(pointers[0]);
-    const float* const in[] = {reinterpret_cast<const float*>(pointers[Input + 1])...};
     const bool repeats[] = {repeated[Input]...};
-    const float values[] = {*in[Input]...};
-    for (int64_t i = 0; i < count; ++i) {
-        out[i] = static_cast<Result>(function((repeats[Input] ? values[Input] : in[Input][i])...));
+    for (int64_t row = 0; row < rows; ++row) {
+        auto* const out = reinterpret_cast<Result*>(pointers[0] + row * outer[0]);
+        const float* const in[] = {
+            reinterpret_cast<const float*>(pointers[Input + 1] + row * outer[Input + 1])...};
+        const float values[] = {*in[Input]...};
+        for (int64_t i = 0; i < count; ++i) {
+            out[i] =
+                static_cast<Result>(function((repeats[Input] ? values[Input] : in[Input][i])...));
+        }
     }
 }
 
 template <typename F, size_t... Input>
 [[gnu::target("avx512f")]] void contiguous_f32_avx512(std::byte* const* pointers, int64_t count,
+                                                      int64_t rows, const int64_t* outer,
                                                       const F& function, const bool* repeated) {
-    contiguous_f32<F, Input...>(pointers, count, function, repeated);
+    contiguous_f32<F, Input...>(pointers, count, rows, outer, function, repeated);
 }
 
 template <typename F, size_t... Input>
 [[gnu::target("avx2")]] void contiguous_f32_avx2(std::byte* const* pointers, int64_t count,
+                                                 int64_t rows, const int64_t* outer,
                                                  const F& function, const bool* repeated) {
-    contiguous_f32<F, Input...>(pointers, count, function, repeated);
+    contiguous_f32<F, Input...>(pointers, count, rows, outer, function, repeated);
 }
 
-// Whether the run went through a wide loop.
+// Whether the runs went through a wide loop.
 template <typename F, size_t... Input>
-bool contiguous_f32_wide(std::byte* const* pointers, int64_t count, const F& function,
-                         const bool* repeated) {
+bool contiguous_f32_wide(std::byte* const* pointers, int64_t count, int64_t rows,
+                         const int64_t* outer, const F& function, const bool* repeated) {
     switch (vector_math::chosen_isa()) {
         case vector_math::Isa::Avx512:
-            contiguous_f32_avx512<F, Input...>(pointers, count, function, repeated);
+            contiguous_f32_avx512<F, Input...>(pointers, count, rows, outer, function, repeated);
             return true;
         case vector_math::Isa::Avx2:
-            contiguous_f32_avx2<F, Input...>(pointers, count, function, repeated);
+            contiguous_f32_avx2<F, Input...>(pointers, count, rows, outer, function, repeated);
             return true;
         default: return false;
     }
 }
 
+// A contiguous output whose inputs are contiguous or one repeated value each (a scalar or a
+// broadcast dim: where(mask, 0.0, x), x * 2, x - x.amax(-1, keepdim=True)); repeats: which.
+template <typename Out, typename... Ins, size_t... Input>
+bool flat_or_repeated(const int64_t* strides, const bool* repeats, std::index_sequence<Input...>) {
+    return strides[0] == int64_t{sizeof(Storage<Out>)} &&
+           ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)} || repeats[Input]) && ...);
+}
+
 template <typename Out, typename... Ins, typename F, size_t... Input>
 void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t count,
-                const F& function, std::index_sequence<Input...>) {
+                const F& function, std::index_sequence<Input...> inputs) {
     const bool contiguous = strides[0] == int64_t{sizeof(Storage<Out>)} &&
                             ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)}) && ...);
     std::byte* const out = pointers[0];
-    // Contiguous output and inputs that are contiguous or one repeated value (a scalar or a
-    // broadcast dim: where(mask, 0.0, x), x * 2, x - x.amax(-1, keepdim=True)).
     const bool repeats[] = {strides[Input + 1] == 0 ...};
-    const bool flat_or_repeated =
-        strides[0] == int64_t{sizeof(Storage<Out>)} &&
-        ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)} || repeats[Input]) && ...);
+    const bool flat = flat_or_repeated<Out, Ins...>(strides, repeats, inputs);
     if constexpr (kWideF32<F> || kWideF32ToBool<F>) {
-        if (flat_or_repeated && count >= 16 &&
-            contiguous_f32_wide<F, Input...>(pointers, count, function, repeats)) {
+        if (flat && count >= 16 &&
+            contiguous_f32_wide<F, Input...>(pointers, count, 1, strides, function, repeats)) {
             return;
         }
     }
@@ -237,7 +264,7 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
     constexpr int64_t kChunk = 256;
     // Runs as short as a row broadcast against its reduced max (x - x.amax(-1, keepdim=True),
     // 128 elements) take this path too: the scalar loop below ran them at 0.3 of PyTorch's speed.
-    if (flat_or_repeated && count >= 16) {
+    if (flat && count >= 16) {
         alignas(64) std::byte repeated[sizeof...(Ins)][kChunk * sizeof(std::int64_t)];
         const int64_t flat_strides[] = {int64_t{sizeof(Storage<Out>)},
                                         int64_t{sizeof(Storage<Ins>)}...};
@@ -254,9 +281,8 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
         for (int64_t done = 0; done < count; done += kChunk) {
             std::byte* const chunk[] = {
                 out + done * int64_t{sizeof(Storage<Out>)},
-                (repeats[Input]
-                     ? repeated[Input]
-                     : pointers[Input + 1] + done * int64_t{sizeof(Storage<Ins>)})...};
+                (repeats[Input] ? repeated[Input]
+                                : pointers[Input + 1] + done * int64_t{sizeof(Storage<Ins>)})...};
             inner_loop<Out, Ins...>(chunk, flat_strides, std::min(kChunk, count - done), function,
                                     std::index_sequence<Input...>{});
         }
@@ -266,6 +292,26 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
         store_element<Out>(
             out + i * strides[0],
             function(load_element<Ins>(pointers[Input + 1] + i * strides[Input + 1])...));
+    }
+}
+
+// `rows` runs of inner_loop, each `outer` bytes after the last: the wide f32 loops take them all
+// in one call, the others a run at a time.
+template <typename Out, typename... Ins, typename F, size_t... Input>
+void inner_rows(std::byte* const* pointers, const int64_t* strides, int64_t count, int64_t rows,
+                const int64_t* outer, const F& function, std::index_sequence<Input...> inputs) {
+    if constexpr (kWideF32<F> || kWideF32ToBool<F>) {
+        const bool repeats[] = {strides[Input + 1] == 0 ...};
+        if (rows > 1 && count >= 16 && flat_or_repeated<Out, Ins...>(strides, repeats, inputs) &&
+            contiguous_f32_wide<F, Input...>(pointers, count, rows, outer, function, repeats)) {
+            return;
+        }
+    }
+    std::byte* run[] = {pointers[0], pointers[Input + 1]...};
+    for (int64_t row = 0; row < rows; ++row) {
+        inner_loop<Out, Ins...>(run, strides, count, function, inputs);
+        run[0] += outer[0];
+        ((run[Input + 1] += outer[Input + 1]), ...);
     }
 }
 
@@ -292,9 +338,10 @@ struct LayoutRunner {
         }
         const auto walk = [&](int64_t begin, int64_t end) {
             for_each_span(layout, begin, end,
-                          [&](std::byte* const* pointers, const int64_t* strides, int64_t count) {
-                              inner_loop<Out, Ins...>(pointers, strides, count, function,
-                                                      std::index_sequence_for<Ins...>{});
+                          [&](std::byte* const* pointers, const int64_t* strides, int64_t count,
+                              int64_t rows, const int64_t* outer) {
+                              inner_rows<Out, Ins...>(pointers, strides, count, rows, outer,
+                                                      function, std::index_sequence_for<Ins...>{});
                           });
         };
         parallel_ranges(layout.count, kMinParallelElements, walk);

@@ -492,3 +492,67 @@ BOOST_AUTO_TEST_CASE(set_num_threads_changes_the_pool_at_run_time) {
     kael::set_num_threads(before);
     BOOST_TEST(kael::num_threads() == before);
 }
+
+// Runs that follow each other along the next dim go to the wide f32 loops as one block of rows
+// (elementwise.cpp's for_each_span), a broadcast operand's value read again for each row. Every
+// broadcast position, a transposed x, an integer op (run by run) and a bool result, element by
+// element against the loop below; 9x70x130 splits between threads in the middle of a row.
+BOOST_AUTO_TEST_CASE(broadcast_rows_match_element_by_element) {
+    const Shape shape{9, 70, 130};
+    const Tensor x = (iota(shape) * 0.37) - 3000.0;
+    const std::vector<float> xs = v<float>(x);
+    const std::vector<Shape> kept{{1, 70, 1}, {9, 1, 1}, {1, 1, 130}, {9, 70, 1}, {1, 70, 130}};
+    const int before = kael::num_threads();
+    for (const int threads : {1, 3}) {
+        kael::set_num_threads(threads);
+        for (const Shape& k_shape : kept) {
+            const Tensor k = iota(k_shape) * -1.5;
+            const std::vector<float> ks = v<float>(k);
+            // Element (a, b, c) of k broadcast to x's shape.
+            const auto k_at = [&](std::int64_t a, std::int64_t b, std::int64_t c) {
+                const std::int64_t index = (k_shape[0] == 1 ? 0 : a) * k_shape[1] * k_shape[2] +
+                                           (k_shape[1] == 1 ? 0 : b) * k_shape[2] +
+                                           (k_shape[2] == 1 ? 0 : c);
+                return ks[static_cast<std::size_t>(index)];
+            };
+            const std::vector<float> sums = v<float>(kael::add(x, k));
+            const std::vector<float> products = v<float>(kael::mul(k, x));
+            const std::vector<bool> above = v<bool>(kael::gt(x, k));
+            std::size_t wrong = 0;
+            for (std::int64_t a = 0; a < shape[0]; ++a) {
+                for (std::int64_t b = 0; b < shape[1]; ++b) {
+                    for (std::int64_t c = 0; c < shape[2]; ++c) {
+                        const auto i = static_cast<std::size_t>((a * shape[1] + b) * shape[2] + c);
+                        const float kv = k_at(a, b, c);
+                        wrong += sums[i] != xs[i] + kv;
+                        wrong += products[i] != kv * xs[i];
+                        wrong += above[i] != (xs[i] > kv);
+                    }
+                }
+            }
+            BOOST_TEST(wrong == 0U, "k of shape " << k_shape[0] << "x" << k_shape[1] << "x"
+                                                  << k_shape[2] << ", " << threads << " threads");
+        }
+        // A transposed x (its runs along memory, the tiles' path) and an integer op.
+        const Tensor xt = x.transpose(0, 2);
+        const Tensor kt = iota({130, 1, 1}) * 2.0;
+        const std::vector<float> got = v<float>(kael::sub(xt, kt));
+        const std::vector<float> xts = v<float>(xt.contiguous());
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            wrong += got[i] != xts[i] - 2.0F * static_cast<float>(i / (70 * 9));
+        }
+        BOOST_TEST(wrong == 0U);
+        const Tensor ints = iota(shape, DType::I64);
+        const Tensor step = iota({1, 70, 1}, DType::I64);
+        const std::vector<std::int64_t> int_sums = v<std::int64_t>(kael::add(ints, step));
+        std::size_t int_wrong = 0;
+        for (std::size_t i = 0; i < int_sums.size(); ++i) {
+            const auto want =
+                static_cast<std::int64_t>(i) + static_cast<std::int64_t>(i / 130 % 70);
+            int_wrong += int_sums[i] != want;
+        }
+        BOOST_TEST(int_wrong == 0U);
+    }
+    kael::set_num_threads(before);
+}
