@@ -99,9 +99,9 @@ struct LaneFold {
     __device__ bool overflowed() const {
         return false;
     }
-    // Lane 0's merge of the warp's lanes.
-    __device__ typename R::State warp_result() const {
-        return warp_combine<R>(state);
+    // Lane 0's merge of the warp's lanes (of each group of `width` lanes, warp_combine's).
+    __device__ typename R::State warp_result(int width = kWarp) const {
+        return warp_combine<R>(state, width);
     }
 };
 
@@ -144,14 +144,16 @@ struct LaneFold<tasks::Variance<In>, In> {
     // Every lane of a warp folds from the same shift (its row's or chunk's first element), so
     // the lanes' sums add: one division at the end instead of a Welford merge at each level.
     // Counts travel as 32-bit integers (a lane's span is far below 2^32 elements): one shuffle.
-    __device__ tasks::Moments warp_result() const {
+    __device__ tasks::Moments warp_result(int width = kWarp) const {
         tasks::ShiftedSums total = sums;
         auto count = static_cast<std::uint32_t>(sums.count);
 #pragma unroll
         for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-            count += __shfl_down_sync(0xffffffffu, count, offset);
-            total.sum += __shfl_down_sync(0xffffffffu, total.sum, offset);
-            total.squares += __shfl_down_sync(0xffffffffu, total.squares, offset);
+            if (offset < width) {  // warp-uniform, as in warp_combine
+                count += __shfl_down_sync(0xffffffffu, count, offset);
+                total.sum += __shfl_down_sync(0xffffffffu, total.sum, offset);
+                total.squares += __shfl_down_sync(0xffffffffu, total.squares, offset);
+            }
         }
         total.count = count;
         return total.result();
