@@ -320,8 +320,9 @@ struct LayoutRunner {
 
     template <typename Out, typename... Ins, typename F>
     void run(const F& function) const {
-        const auto row = [&](std::byte* const* pointers, const int64_t* strides, int64_t count) {
-            inner_loop<Out, Ins...>(pointers, strides, count, function,
+        const auto rows = [&](std::byte* const* pointers, const int64_t* strides, int64_t count,
+                              int64_t row_count, const int64_t* outer) {
+            inner_rows<Out, Ins...>(pointers, strides, count, row_count, outer, function,
                                     std::index_sequence_for<Ins...>{});
         };
         constexpr int64_t kItemSizes[] = {sizeof(Storage<Out>), sizeof(Storage<Ins>)...};
@@ -332,17 +333,12 @@ struct LayoutRunner {
                                   ((layout.shape[tiles.inner] + kTile - 1) / kTile);
             parallel_ranges(count, kMinParallelElements / (kTile * kTile),
                             [&](int64_t begin, int64_t end) {
-                                for_each_tile(layout, tiles, kItemSizes, begin, end, row);
+                                for_each_tile(layout, tiles, kItemSizes, begin, end, rows);
                             });
             return;
         }
         const auto walk = [&](int64_t begin, int64_t end) {
-            for_each_span(layout, begin, end,
-                          [&](std::byte* const* pointers, const int64_t* strides, int64_t count,
-                              int64_t rows, const int64_t* outer) {
-                              inner_rows<Out, Ins...>(pointers, strides, count, rows, outer,
-                                                      function, std::index_sequence_for<Ins...>{});
-                          });
+            for_each_span(layout, begin, end, rows);
         };
         parallel_ranges(layout.count, kMinParallelElements, walk);
     }

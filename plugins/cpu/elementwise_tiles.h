@@ -61,8 +61,7 @@ void gather_tile(std::byte* buffer, const std::byte* source, int64_t across_stri
 // gather_tile for 4-byte items with AVX2: 8x8 blocks transposed in registers (eight 32-byte loads
 // and stores, not 64 scalar moves), the tile's ragged edges by gather_tile itself. The scalar
 // moves were most of a + a.T's time.
-[[gnu::target("avx2")]] inline void gather_tile_4_avx2(std::byte* buffer,
-                                                       const std::byte* source,
+[[gnu::target("avx2")]] inline void gather_tile_4_avx2(std::byte* buffer, const std::byte* source,
                                                        int64_t inner_stride, int64_t rows,
                                                        int64_t columns) {
     auto* out = reinterpret_cast<float*>(buffer);
@@ -72,9 +71,8 @@ void gather_tile(std::byte* buffer, const std::byte* source, int64_t across_stri
         for (int64_t row = 0; row < full_rows; row += 8) {
             __m256 line[8];
             for (int k = 0; k < 8; ++k) {
-                line[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(
-                                              source + (column + k) * inner_stride) +
-                                          row);
+                line[k] = _mm256_loadu_ps(
+                    reinterpret_cast<const float*>(source + (column + k) * inner_stride) + row);
             }
             const __m256 a0 = _mm256_unpacklo_ps(line[0], line[1]);
             const __m256 a1 = _mm256_unpackhi_ps(line[0], line[1]);
@@ -110,7 +108,8 @@ void gather_tile(std::byte* buffer, const std::byte* source, int64_t across_stri
                                inner_stride, rows, columns - full_columns);
 }
 
-// Runs span over every row segment of every tile, tiles [begin, end) of the layout's tiling.
+// Runs span over every tile, tiles [begin, end) of the layout's tiling: span(pointers, strides,
+// columns, rows, outer) takes the tile's rows at once, row r at pointers + r * outer.
 // An input of 4- or 8-byte items that runs along `across` is first gathered into an L1 buffer
 // read in its memory order, so span sees contiguous rows (and their vector loop).
 template <typename Span>
@@ -174,16 +173,16 @@ void for_each_tile(const kael_element_layout& layout, const TileWalk& walk,
                                            inner_strides[op], rows, columns);
             }
         }
-        for (int64_t row = first_row; row < first_row + rows; ++row) {
-            std::byte* pointers[KAEL_MAX_OPERANDS] = {};
-            for (int op = 0; op < layout.operands; ++op) {
-                pointers[op] = gathered[op]
-                                   ? buffers[op - 1] + (row - first_row) * kTile * item_sizes[op]
-                                   : base[op] + row * layout.strides[op][walk.across] +
-                                         first_column * inner_strides[op];
-            }
-            span(pointers, row_strides, columns);
+        // The tile's rows in one call: row r of an operand starts outer[op] bytes after row r - 1.
+        std::byte* pointers[KAEL_MAX_OPERANDS] = {};
+        int64_t outer[KAEL_MAX_OPERANDS] = {};
+        for (int op = 0; op < layout.operands; ++op) {
+            outer[op] = gathered[op] ? kTile * item_sizes[op] : layout.strides[op][walk.across];
+            pointers[op] =
+                gathered[op] ? buffers[op - 1]
+                             : base[op] + first_row * outer[op] + first_column * inner_strides[op];
         }
+        span(pointers, row_strides, columns, rows, outer);
     }
 }
 

@@ -495,8 +495,9 @@ BOOST_AUTO_TEST_CASE(set_num_threads_changes_the_pool_at_run_time) {
 
 // Runs that follow each other along the next dim go to the wide f32 loops as one block of rows
 // (elementwise.cpp's for_each_span), a broadcast operand's value read again for each row. Every
-// broadcast position, a transposed x, an integer op (run by run) and a bool result, element by
-// element against the loop below; 9x70x130 splits between threads in the middle of a row.
+// broadcast position, a transposed x (and a 2-d transpose, walked in tiles), an integer op (run
+// by run) and a bool result, element by element against the loop below; 9x70x130 splits
+// between threads in the middle of a row.
 BOOST_AUTO_TEST_CASE(broadcast_rows_match_element_by_element) {
     const Shape shape{9, 70, 130};
     const Tensor x = (iota(shape) * 0.37) - 3000.0;
@@ -543,6 +544,23 @@ BOOST_AUTO_TEST_CASE(broadcast_rows_match_element_by_element) {
             wrong += got[i] != xts[i] - 2.0F * static_cast<float>(i / (70 * 9));
         }
         BOOST_TEST(wrong == 0U);
+        // A 2-d transpose (the tiles' path: 32x32 tiles, a tile's rows in one call, ragged edge
+        // tiles of 22 columns and 2 rows) against a contiguous operand and a column.
+        const Tensor x2 = x.view({630, 130}).transpose(0, 1);
+        const Tensor y2 = iota({130, 630}) * 0.5;
+        const Tensor column = iota({130, 1}) + 1.0;
+        const std::vector<float> ys = v<float>(y2);
+        const std::vector<float> tile_sums = v<float>(kael::add(x2, y2));
+        const std::vector<float> tile_products = v<float>(kael::mul(x2, column));
+        std::size_t tile_wrong = 0;
+        for (std::size_t i = 0; i < 130; ++i) {
+            for (std::size_t j = 0; j < 630; ++j) {
+                const float xv = xs[j * 130 + i];
+                tile_wrong += tile_sums[i * 630 + j] != xv + ys[i * 630 + j];
+                tile_wrong += tile_products[i * 630 + j] != xv * static_cast<float>(i + 1);
+            }
+        }
+        BOOST_TEST(tile_wrong == 0U);
         const Tensor ints = iota(shape, DType::I64);
         const Tensor step = iota({1, 70, 1}, DType::I64);
         const std::vector<std::int64_t> int_sums = v<std::int64_t>(kael::add(ints, step));
