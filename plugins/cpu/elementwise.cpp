@@ -109,6 +109,8 @@ bool flat_or_repeated(const int64_t* strides, const bool* repeats, std::index_se
            ((strides[Input + 1] == int64_t{sizeof(Storage<Ins>)} || repeats[Input]) && ...);
 }
 
+// One run that the wide f32 loops did not take (inner_rows tries them first): pow's vector
+// loop, the contiguous loop, repeated inputs spelled out in chunks, or the strided loop.
 template <typename Out, typename... Ins, typename F, size_t... Input>
 void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t count,
                 const F& function, std::index_sequence<Input...> inputs) {
@@ -117,12 +119,6 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
     std::byte* const out = pointers[0];
     const bool repeats[] = {strides[Input + 1] == 0 ...};
     const bool flat = flat_or_repeated<Out, Ins...>(strides, repeats, inputs);
-    if constexpr (kWideF32<F> || kWideF32ToBool<F>) {
-        if (flat && count >= 16 &&
-            contiguous_f32_wide<F, Input...>(pointers, count, 1, strides, function, repeats)) {
-            return;
-        }
-    }
     if constexpr (std::is_same_v<F, kernels::Power<float>>) {
         // libmvec's powf a vector at a time; the functor calls libm's per element (0.3-0.7 of
         // PyTorch's speed). Repeated operands reach here spelled out by the chunk path below.
@@ -178,14 +174,14 @@ void inner_loop(std::byte* const* pointers, const int64_t* strides, int64_t coun
     }
 }
 
-// `rows` runs of inner_loop, each `outer` bytes after the last: the wide f32 loops take them all
-// in one call, the others a run at a time.
+// `rows` runs, each `outer` bytes after the last: the wide f32 loops take them all in one call
+// (their test holds for every row alike), the others go to inner_loop a run at a time.
 template <typename Out, typename... Ins, typename F, size_t... Input>
 void inner_rows(std::byte* const* pointers, const int64_t* strides, int64_t count, int64_t rows,
                 const int64_t* outer, const F& function, std::index_sequence<Input...> inputs) {
     if constexpr (kWideF32<F> || kWideF32ToBool<F>) {
         const bool repeats[] = {strides[Input + 1] == 0 ...};
-        if (rows > 1 && count >= 16 && flat_or_repeated<Out, Ins...>(strides, repeats, inputs) &&
+        if (count >= 16 && flat_or_repeated<Out, Ins...>(strides, repeats, inputs) &&
             contiguous_f32_wide<F, Input...>(pointers, count, rows, outer, function, repeats)) {
             return;
         }
