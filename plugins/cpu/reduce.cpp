@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "convert_low_precision.h"
-#include "reduce_low_precision.h"
 #include "cpu_kernels.h"
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
 #include "reduce_lanes.h"
+#include "reduce_low_precision.h"
 #include "reduce_rows_f32.h"
 #include "vector_math.h"
 
@@ -205,8 +205,8 @@ void run_reduce(const char* op_name, void* results, const void* data, int64_t ch
     const auto reduce_rows = [&](int64_t begin, int64_t end) {
         if constexpr (RowsF32<R>::kHas) {
             if (chunk_size >= rows_f32::kMinCount && chunk_size <= kBlock) {
-                rows_f32::table().fold_rows(RowsF32<R>::kOp, input + begin * chunk_size,
-                                            chunk_size, end - begin, out + begin);
+                rows_f32::table().fold_rows(RowsF32<R>::kOp, input + begin * chunk_size, chunk_size,
+                                            end - begin, out + begin);
                 return;
             }
         }
@@ -228,7 +228,7 @@ constexpr int64_t kLowBlock = kBlock;  // f32 scratch per task: 16 KiB; the f32 
 // Reduces rows of f32 (contiguous, chunk_size each) into f32 results with the f32 kernels.
 void reduce_f32(kael_reduce_op op, const float* data, int64_t chunk_size, int64_t rows,
                 float* results) {
-    kernels::tasks::with_reducer(op, KAEL_DTYPE_F32, [&](auto tag) {
+    kernels::tasks::with_reducer_of<float>(op, KAEL_DTYPE_F32, [&](auto tag) {
         using Tag = decltype(tag);
         if constexpr (std::is_same_v<typename Tag::Reducer::Out, float>) {
             run_reduce<typename Tag::Reducer, float>("reduce", results, data, chunk_size, rows);
@@ -317,8 +317,7 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
     return plugin::guarded("cpu.reduce", [&] {
         check_device(device);
         if (kernels::is_low_precision(in_dtype)) {
-            reduce_low_precision(op, out_dtype, in_dtype, results, data, chunk_size,
-                                 output_count);
+            reduce_low_precision(op, out_dtype, in_dtype, results, data, chunk_size, output_count);
             return;
         }
         kernels::tasks::check_reduce_call(op, out_dtype, in_dtype, results, data, chunk_size,

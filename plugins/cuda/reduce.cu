@@ -171,17 +171,11 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 // depends on the fold order. bf16 rows of 128 on the H100: var 25.0 -> 15.3 us, logsumexp
 // 49.8 -> 28.1, sum 13.2 -> 11.3.
 template <typename R>
-inline constexpr bool kArgRows = false;
-template <typename In, bool kLargest>
-inline constexpr bool kArgRows<tasks::ArgExtreme<In, kLargest>> = true;
-template <typename R>
-inline constexpr bool kArgRows<Indexed<R>> = kArgRows<R>;
-template <typename R>
 inline constexpr bool kExtremeRows = false;
 template <typename In, bool kLargest>
 inline constexpr bool kExtremeRows<tasks::Extreme<In, kLargest>> = true;
 template <typename R, typename E>
-inline constexpr bool kGroupRows = kArgRows<R> ||
+inline constexpr bool kGroupRows = kIsPosition<typename R::State> ||  // the arg extremes
                                    (kernels::is_low_precision_v<E> && !kExtremeRows<R>);
 
 template <typename R, typename In, typename E>

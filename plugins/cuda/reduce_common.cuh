@@ -228,7 +228,7 @@ void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dty
     }
     const auto by_op = [&](auto element) {
         using E = decltype(element);
-        tasks::with_reducer(op, KAEL_DTYPE_F32, [&](auto tag) {
+        tasks::with_reducer_of<float>(op, KAEL_DTYPE_F32, [&](auto tag) {
             return visit(LowPrecisionTag<typename decltype(tag)::Reducer, E>{});
         });
     };

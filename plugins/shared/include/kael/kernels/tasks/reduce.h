@@ -340,36 +340,41 @@ struct ReducerTag {
     using Input = In;
 };
 
+// Calls visit(ReducerTag<R, In>{}) with the reducer of op over In (op already checked): for a
+// type fixed at compile time (the bf16/f16 reductions fold as float), no other In is compiled.
+template <typename In, typename Visit>
+void with_reducer_of(kael_reduce_op op, kael_dtype in_dtype, Visit&& visit) {
+    switch (op) {
+        case KAEL_REDUCE_SUM: return visit(ReducerTag<Accumulate<In, false>, In>{});
+        case KAEL_REDUCE_PROD: return visit(ReducerTag<Accumulate<In, true>, In>{});
+        case KAEL_REDUCE_MAX: return visit(ReducerTag<Extreme<In, true>, In>{});
+        case KAEL_REDUCE_MIN: return visit(ReducerTag<Extreme<In, false>, In>{});
+        case KAEL_REDUCE_ARGMAX: return visit(ReducerTag<ArgExtreme<In, true>, In>{});
+        case KAEL_REDUCE_VARIANCE:
+            // Floats only (check_reduce_call refuses the rest): two instantiations.
+            if constexpr (is_floating_v<In>) {
+                return visit(ReducerTag<Variance<In>, In>{});
+            }
+            plugin::unsupported(std::string("variance of ") + plugin::dtype_name(in_dtype));
+        case KAEL_REDUCE_NORM2:
+            if constexpr (is_floating_v<In>) {
+                return visit(ReducerTag<EuclideanNorm<In>, In>{});
+            }
+            plugin::unsupported(std::string("norm2 of ") + plugin::dtype_name(in_dtype));
+        case KAEL_REDUCE_LOGSUMEXP:
+            if constexpr (is_floating_v<In>) {
+                return visit(ReducerTag<LogSumExp<In>, In>{});
+            }
+            plugin::unsupported(std::string("logsumexp of ") + plugin::dtype_name(in_dtype));
+        default: return visit(ReducerTag<ArgExtreme<In, false>, In>{});
+    }
+}
+
 // Calls visit(ReducerTag<R, In>{}) with the reducer of op over in_dtype (op already checked).
 template <typename Visit>
 void with_reducer(kael_reduce_op op, kael_dtype in_dtype, Visit&& visit) {
-    with_dtype(in_dtype, [&](auto tag) {
-        using In = TagType<decltype(tag)>;
-        switch (op) {
-            case KAEL_REDUCE_SUM: return visit(ReducerTag<Accumulate<In, false>, In>{});
-            case KAEL_REDUCE_PROD: return visit(ReducerTag<Accumulate<In, true>, In>{});
-            case KAEL_REDUCE_MAX: return visit(ReducerTag<Extreme<In, true>, In>{});
-            case KAEL_REDUCE_MIN: return visit(ReducerTag<Extreme<In, false>, In>{});
-            case KAEL_REDUCE_ARGMAX: return visit(ReducerTag<ArgExtreme<In, true>, In>{});
-            case KAEL_REDUCE_VARIANCE:
-                // Floats only (check_reduce_call refuses the rest): two instantiations.
-                if constexpr (is_floating_v<In>) {
-                    return visit(ReducerTag<Variance<In>, In>{});
-                }
-                plugin::unsupported(std::string("variance of ") + plugin::dtype_name(in_dtype));
-            case KAEL_REDUCE_NORM2:
-                if constexpr (is_floating_v<In>) {
-                    return visit(ReducerTag<EuclideanNorm<In>, In>{});
-                }
-                plugin::unsupported(std::string("norm2 of ") + plugin::dtype_name(in_dtype));
-            case KAEL_REDUCE_LOGSUMEXP:
-                if constexpr (is_floating_v<In>) {
-                    return visit(ReducerTag<LogSumExp<In>, In>{});
-                }
-                plugin::unsupported(std::string("logsumexp of ") + plugin::dtype_name(in_dtype));
-            default: return visit(ReducerTag<ArgExtreme<In, false>, In>{});
-        }
-    });
+    with_dtype(in_dtype,
+               [&](auto tag) { with_reducer_of<TagType<decltype(tag)>>(op, in_dtype, visit); });
 }
 
 // The reduce slot: validates like the cpu plugin, then reduces every row.
