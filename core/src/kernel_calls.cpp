@@ -224,7 +224,8 @@ void reduce(kael_reduce_op op, const Tensor& out, const Tensor& input, std::int6
     if (rows == 0) {
         return;
     }
-    run("reduce", {out}, {input}, knows_reduce_op(op, KAEL_SLOT_CHECK(reduce)),
+    run(
+        "reduce", {out}, {input}, knows_reduce_op(op, KAEL_SLOT_CHECK(reduce)),
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
             backend.check(backend.table()->reduce(device, op, abi(outs[0].dtype()),
                                                   abi(ins[0].dtype()), outs[0].device_data(),
@@ -232,7 +233,14 @@ void reduce(kael_reduce_op op, const Tensor& out, const Tensor& input, std::int6
                           "reduce");
         },
         Aliasing::None,
-        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE});
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, reduce_low_precision_flags(out, input)});
+}
+
+std::uint32_t reduce_low_precision_flags(const Tensor& out, const Tensor& in) {
+    if (is_low_precision(out.dtype()) && in.dtype() == DType::F32) {
+        return KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE | KAEL_DTYPE_FLAG_LOW_PRECISION_LAST_PASS;
+    }
+    return KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE;
 }
 
 namespace {

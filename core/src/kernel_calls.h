@@ -35,14 +35,17 @@ inline void elementwise(kael_element_op op, const Tensor& out, const std::vector
 }
 void reduce(kael_reduce_op op, const Tensor& out, const Tensor& contiguous_in,
             std::int64_t chunk_size, std::int64_t rows);
-// out (outer x inner, contiguous) = op along i of block, a contiguous outer x size x inner run
-// of elements (a 1-d view of them). Plugins without the slot reduce rows after a device copy.
+// The dtype_flags a plugin needs to take reduce or reduce_dims as stored: a bf16/f16 last pass
+// over f32 partials (out low precision, in f32) needs KAEL_DTYPE_FLAG_LOW_PRECISION_LAST_PASS too.
+std::uint32_t reduce_low_precision_flags(const Tensor& out, const Tensor& in);
 // Whether t's plugin has the reduce_indexed slot; reduce_indexed() runs it: values
 // (a's dtype) and int64 indices of the max (op ARGMAX) or min (ARGMIN) along i.
 bool has_reduce_indexed(const Tensor& t);
 void reduce_indexed(kael_reduce_op op, const Tensor& values, const Tensor& indices,
                     const Tensor& block, std::int64_t outer, std::int64_t size,
                     std::int64_t inner);
+// out (outer x inner, contiguous) = op along i of block, a contiguous outer x size x inner run
+// of elements (a 1-d view of them). Plugins without the slot reduce rows after a device copy.
 void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std::int64_t outer,
                  std::int64_t size, std::int64_t inner);
 // Whether t's plugin takes reduce op `op` in reduce_dims (its ABI minor has the op).

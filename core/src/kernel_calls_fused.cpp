@@ -305,7 +305,8 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
         reduce(op, out, rows, size, outer * inner);
         return;
     }
-    run("reduce_dims", {out}, {block}, knows_reduce_op(op, KAEL_SLOT_CHECK(reduce_dims)),
+    run(
+        "reduce_dims", {out}, {block}, knows_reduce_op(op, KAEL_SLOT_CHECK(reduce_dims)),
         [&](const Backend& backend, int device, const auto& outs, const auto& ins) {
             backend.check(backend.table()->reduce_dims(device, op, abi(outs[0].dtype()),
                                                        abi(ins[0].dtype()), outs[0].device_data(),
@@ -313,7 +314,7 @@ void reduce_dims(kael_reduce_op op, const Tensor& out, const Tensor& block, std:
                           "reduce_dims");
         },
         Aliasing::None,
-        LowPrecisionUse{LowPrecision::WidenWriteOnly, KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE});
+        LowPrecisionUse{LowPrecision::WidenWriteOnly, reduce_low_precision_flags(out, block)});
 }
 
 bool serves_reduce_op(const Tensor& t, kael_reduce_op op) {

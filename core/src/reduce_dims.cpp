@@ -186,11 +186,16 @@ Tensor reduce_over_impl(kael_reduce_op op, const Tensor& a, const std::vector<bo
         DType pass_dtype =
             pass_finish != nullptr ? current.dtype() : reduced_dtype(op, current.dtype());
         // bf16/f16 sums, products, norms and logsumexps keep their partial results in f32
-        // between passes; the result is rounded once, below.
-        if (!last_pass && is_low_precision(a.dtype()) &&
+        // between passes and are rounded once: by the last pass where the plugin can (ABI 1.20's
+        // LAST_PASS; run() widens the call for one that cannot), else below (finished ones).
+        if (is_low_precision(a.dtype()) &&
             (op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || op == KAEL_REDUCE_NORM2 ||
              op == KAEL_REDUCE_LOGSUMEXP)) {
-            pass_dtype = DType::F32;
+            if (!last_pass) {
+                pass_dtype = DType::F32;
+            } else if (pass_finish == nullptr) {
+                pass_dtype = a.dtype();
+            }
         }
         Tensor next = empty({outer * inner}, pass_dtype, a.device());
         reduce_pass(op, next, current, outer, runs[k].size, inner, pass_finish);

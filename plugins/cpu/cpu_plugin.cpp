@@ -157,10 +157,12 @@ kael_plugin make_table() {
     description.device_type = "cpu";
     description.memory_flags = KAEL_MEMORY_HOST_ADDRESSABLE;
     // fill, convert, and contiguous elementwise ops and row reductions through f32 blocks
-    // (elementwise.cpp, reduce.cpp); fill and convert of the narrow integers
+    // (elementwise.cpp, reduce.cpp) with their last passes rounded in place (reduce_dims.cpp);
+    // fill and convert of the narrow integers
     description.dtype_flags = KAEL_DTYPE_FLAG_LOW_PRECISION |
                               KAEL_DTYPE_FLAG_LOW_PRECISION_ELEMENTWISE |
-                              KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE | KAEL_DTYPE_FLAG_NARROW_INT;
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_REDUCE |
+                              KAEL_DTYPE_FLAG_LOW_PRECISION_LAST_PASS | KAEL_DTYPE_FLAG_NARROW_INT;
     description.dlpack_device_type = 1;  // kDLCPU
     description.build_info = build_info();
     kael_plugin table = plugin::make_table(description);

@@ -12,6 +12,7 @@
 #include "kael/kernels/element_dispatch.h"
 #include "kael/kernels/element_functions.h"
 #include "kael/kernels/plugin_support.h"
+#include "kael/kernels/tasks/reduce_finished.h"
 #include "reduce_lanes.h"
 #include "reduce_low_precision.h"
 #include "reduce_rows_f32.h"
@@ -316,6 +317,13 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
                    void* results, const void* data, int64_t chunk_size, int64_t output_count) {
     return plugin::guarded("cpu.reduce", [&] {
         check_device(device);
+        if (in_dtype == KAEL_DTYPE_F32 && kernels::is_low_precision(out_dtype)) {
+            rounded_last_pass(op, out_dtype, results, output_count, [&](float* wide) {
+                kernels::tasks::throw_on_failure(reduce(device, op, KAEL_DTYPE_F32, KAEL_DTYPE_F32,
+                                                        wide, data, chunk_size, output_count));
+            });
+            return;
+        }
         if (kernels::is_low_precision(in_dtype)) {
             reduce_low_precision(op, out_dtype, in_dtype, results, data, chunk_size, output_count);
             return;

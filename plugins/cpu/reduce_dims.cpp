@@ -303,6 +303,13 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cpu.reduce_dims", [&] {
         check_device(device);
+        if (in_dtype == KAEL_DTYPE_F32 && kernels::is_low_precision(out_dtype)) {
+            rounded_last_pass(op, out_dtype, results, outer * inner, [&](float* wide) {
+                tasks::throw_on_failure(reduce_dims(device, op, KAEL_DTYPE_F32, KAEL_DTYPE_F32,
+                                                    wide, data, outer, size, inner));
+            });
+            return;
+        }
         if (kernels::is_low_precision(in_dtype)) {  // rows went to reduce above
             if (out_dtype == KAEL_DTYPE_F32) {      // a first pass, its partial sums kept in f32
                 low_precision_f32(op, in_dtype, data, outer, size, inner,

@@ -366,6 +366,14 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
                    void* results, const void* data, int64_t chunk_size, int64_t output_count) {
     return plugin::guarded("cuda.reduce", [&] {
         use_device(device);
+        if (is_last_pass(out_dtype, in_dtype)) {
+            with_last_pass_reducer(op, out_dtype, results, data, output_count, chunk_size,
+                                   [&](auto tag, const Results& stored) {
+                                       reduce_rows<typename decltype(tag)::Reducer, float>(
+                                           stored, data, chunk_size, output_count);
+                                   });
+            return;
+        }
         if (kernels::is_low_precision(in_dtype)) {
             check_low_precision_call("reduce", results, data, output_count, chunk_size);
             if (output_count > 0) {

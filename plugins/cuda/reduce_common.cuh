@@ -163,6 +163,9 @@ struct LaneFold<tasks::Variance<In>, In> {
 // Where results go: values (R::Out each) and, for reduce_indexed, the indices of the extremes.
 // A finished call (reduce_dims_finished) stores each float result r as r * scale, or its root,
 // in the input's dtype instead: mean, var and std in the reduction's own launch.
+// f32 results stored as they are, or rounded to bf16/f16 (ABI 1.20's last passes).
+enum class Rounding : std::uint8_t { None, BFloat16, Half };
+
 struct Results {
     void* values;
     std::int64_t* indices;  // null unless kIndexed
@@ -170,6 +173,7 @@ struct Results {
     bool root = false;
     double scale = 1.0;
     bool narrow = false;  // bf16/f16 input: results in its dtype (else f32 partials for the core)
+    Rounding rounding = Rounding::None;  // f32 input
 };
 
 // An element stored as E read as In: bf16/f16 widened to float (the low-precision reductions
@@ -239,6 +243,32 @@ void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dty
     }
 }
 
+// ABI 1.20's last pass (in_dtype f32, out_dtype bf16/f16): the f32 partials of a low-precision
+// sum, product, norm or logsumexp, folded as f32 and rounded as stored. Other ops and empty runs
+// are declined (the core then converts f32 results).
+inline bool is_last_pass(kael_dtype out_dtype, kael_dtype in_dtype) {
+    return in_dtype == KAEL_DTYPE_F32 && kernels::is_low_precision(out_dtype);
+}
+
+template <typename Visit>
+void with_last_pass_reducer(kael_reduce_op op, kael_dtype out_dtype, void* results,
+                            const void* data, std::int64_t outputs, std::int64_t size,
+                            Visit&& visit) {
+    check_low_precision_call("reduce_dims", results, data, outputs, size);
+    const bool takes = op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || op == KAEL_REDUCE_NORM2 ||
+                       op == KAEL_REDUCE_LOGSUMEXP;
+    if (low_precision_reduce_declined() || !takes || size == 0) {
+        plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of f32 partials into " +
+                            plugin::dtype_name(out_dtype) + " here (the core converts)");
+    }
+    if (outputs == 0) {
+        return;
+    }
+    Results stored{results, nullptr};
+    stored.rounding = out_dtype == KAEL_DTYPE_BF16 ? Rounding::BFloat16 : Rounding::Half;
+    tasks::with_reducer_of<float>(op, KAEL_DTYPE_F32, [&](auto tag) { return visit(tag, stored); });
+}
+
 // Calls visit(In, E) for the elements of dtype: bf16/f16 stored as E and read as float, any
 // other dtype as itself (max/min with indices, whose values keep the stored dtype).
 template <typename Visit>
@@ -288,6 +318,18 @@ __device__ void store_result(const Results& results, std::int64_t output, typena
             static_cast<float*>(results.values)[output] = static_cast<float>(value);
         }
     } else {
+        if constexpr (std::is_same_v<In, float> && std::is_same_v<typename R::Out, float>) {
+            if (results.rounding == Rounding::BFloat16) {
+                static_cast<kernels::BFloat16*>(results.values)[output] =
+                    kernels::from_float<kernels::BFloat16>(R::finish(state));
+                return;
+            }
+            if (results.rounding == Rounding::Half) {
+                static_cast<kernels::Half*>(results.values)[output] =
+                    kernels::from_float<kernels::Half>(R::finish(state));
+                return;
+            }
+        }
         if constexpr (std::is_floating_point_v<In>) {
             if (results.finished) {
                 const double value = static_cast<double>(R::finish(state));

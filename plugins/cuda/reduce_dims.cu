@@ -266,6 +266,14 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cuda.reduce_dims", [&] {
         use_device(device);
+        if (is_last_pass(out_dtype, in_dtype)) {
+            with_last_pass_reducer(op, out_dtype, results, data, outer * inner, size,
+                                   [&](auto tag, const Results& stored) {
+                                       reduce_column_tiles<typename decltype(tag)::Reducer, float>(
+                                           stored, data, outer, size, inner);
+                                   });
+            return;
+        }
         if (kernels::is_low_precision(in_dtype)) {
             check_low_precision_call("reduce_dims", results, data, outer * inner, size);
             if (outer * inner > 0) {

@@ -117,3 +117,30 @@ def test_variance_around_a_kept_dim_keeps_nan(kael_dtype, torch_dtype, device):
         want = getattr(reference, op)(dim=(0, 2)).numpy()
         assert np.allclose(got, want, rtol=1e-5, equal_nan=True), op
         assert np.isnan(got[2]) and not np.isnan(np.delete(got, 2)).any()
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("kael_dtype,torch_dtype", LOW)
+def test_reductions_over_separate_runs_are_rounded_once(kael_dtype, torch_dtype, transposed,
+                                                        device):
+    """Over dims (0, 2) a first pass keeps f32 partials and the last pass rounds them (ABI 1.20's
+    last pass for sums, norms and logsumexps, or a convert for a plugin without it or a mean). Integer elements make every f32 sum exact,
+    so the result must be that sum rounded once, to the bit."""
+    data = np.random.default_rng(14).integers(0, 4, (3, 70, 83)).astype(np.float32)
+    x = kael.tensor(data, device=device).to(kael_dtype)
+    reference = torch.tensor(data, dtype=torch.float64)
+    if transposed:
+        x, reference = x.transpose(0, 2), reference.transpose(0, 2)
+    got = x.sum(dim=(0, 2))
+    assert got.dtype == kael_dtype and got.device == x.device
+    want = reference.sum(dim=(0, 2)).to(torch_dtype).float()
+    assert np.array_equal(as_array(got), want.double().numpy())
+    scaled = x * (1 / 128) + 1  # exact in both dtypes
+    wide = reference * (1 / 128) + 1
+    for op, want in (("mean", wide.mean(dim=(0, 2))),
+                     ("norm", torch.linalg.vector_norm(wide, dim=(0, 2))),
+                     ("logsumexp", torch.logsumexp(wide, dim=(0, 2)))):
+        got = kael.logsumexp(scaled, dim=(0, 2)) if op == "logsumexp" else \
+            getattr(scaled, op)(dim=(0, 2))
+        assert got.dtype == kael_dtype, op
+        assert_within_one_step(got, want.to(torch_dtype).float(), kael_dtype)

@@ -23,7 +23,7 @@ BOOST_AUTO_TEST_CASE(cpu_plugin_has_abi_1_1_sequence_slots) {
                                   [](const auto& record) { return record.name == "cpu"; });
     BOOST_REQUIRE(cpu != records.end());
     BOOST_TEST(cpu->abi_minor == unsigned{KAEL_ABI_MINOR});
-    BOOST_TEST(kael::core_abi_version() == "1.19");
+    BOOST_TEST(kael::core_abi_version() == "1.20");
 }
 
 BOOST_AUTO_TEST_CASE(random_is_seeded_and_in_range) {

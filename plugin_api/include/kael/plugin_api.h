@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #define KAEL_ABI_MAJOR 1
-#define KAEL_ABI_MINOR 19
+#define KAEL_ABI_MINOR 20
 #define KAEL_PLUGIN_ENTRY kael_plugin_query
 #define KAEL_PLUGIN_ENTRY_NAME "kael_plugin_query"
 #define KAEL_PLUGIN_FILE_PREFIX "kael_plugin_"
@@ -250,6 +250,12 @@ typedef struct kael_plugin {
  * or wider and writes out in that dtype (in_dtype == out_dtype). Either may decline a call. */
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_INDEXED 256u
 #define KAEL_DTYPE_FLAG_LOW_PRECISION_SCAN 512u
+/* Since 1.20, low-precision last passes: reduce and reduce_dims take in_dtype f32 with out_dtype
+ * bf16 or f16 for SUM, PROD, NORM2 and LOGSUMEXP, the last pass of a bf16/f16 reduction over the
+ * f32 partial results of its first (folded as any f32 call, each result rounded once to nearest
+ * even, NaN kept), so the result needs no convert of its own. May decline a call (the core then
+ * writes f32 results and converts them). */
+#define KAEL_DTYPE_FLAG_LOW_PRECISION_LAST_PASS 1024u
 
 /* memory_flags bits. Host-addressable: the core may read and write blocks with plain loads and
  * stores once the device's queued work is done (after synchronize()), and passes such blocks as
