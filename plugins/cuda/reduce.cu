@@ -367,7 +367,7 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
     return plugin::guarded("cuda.reduce", [&] {
         use_device(device);
         if (is_last_pass(out_dtype, in_dtype)) {
-            with_last_pass_reducer(op, out_dtype, results, data, output_count, chunk_size,
+            with_last_pass_reducer("reduce", op, out_dtype, results, data, output_count, chunk_size,
                                    [&](auto tag, const Results& stored) {
                                        reduce_rows<typename decltype(tag)::Reducer, float>(
                                            stored, data, chunk_size, output_count);

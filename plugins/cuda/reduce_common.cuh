@@ -251,10 +251,10 @@ inline bool is_last_pass(kael_dtype out_dtype, kael_dtype in_dtype) {
 }
 
 template <typename Visit>
-void with_last_pass_reducer(kael_reduce_op op, kael_dtype out_dtype, void* results,
-                            const void* data, std::int64_t outputs, std::int64_t size,
-                            Visit&& visit) {
-    check_low_precision_call("reduce_dims", results, data, outputs, size);
+void with_last_pass_reducer(const char* slot, kael_reduce_op op, kael_dtype out_dtype,
+                            void* results, const void* data, std::int64_t outputs,
+                            std::int64_t size, Visit&& visit) {
+    check_low_precision_call(slot, results, data, outputs, size);
     const bool takes = op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || op == KAEL_REDUCE_NORM2 ||
                        op == KAEL_REDUCE_LOGSUMEXP;
     if (low_precision_reduce_declined() || !takes || size == 0) {

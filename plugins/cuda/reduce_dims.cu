@@ -113,8 +113,8 @@ __device__ typename R::State fold_column_pairs(const float* column, std::int64_t
         }
         for (std::int64_t row = group + first; row < tasks::min_of(end, group + kHalf);
              row += step, low += stride) {
-            state = R::merge(state, row + kHalf < end ? R::pair(low[0], low[partner])
-                                                      : R::lone(low[0]));
+            state = R::merge(state,
+                             row + kHalf < end ? R::pair(low[0], low[partner]) : R::lone(low[0]));
         }
     }
     return state;
@@ -267,7 +267,7 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     return plugin::guarded("cuda.reduce_dims", [&] {
         use_device(device);
         if (is_last_pass(out_dtype, in_dtype)) {
-            with_last_pass_reducer(op, out_dtype, results, data, outer * inner, size,
+            with_last_pass_reducer("reduce_dims", op, out_dtype, results, data, outer * inner, size,
                                    [&](auto tag, const Results& stored) {
                                        reduce_column_tiles<typename decltype(tag)::Reducer, float>(
                                            stored, data, outer, size, inner);
