@@ -160,12 +160,12 @@ struct LaneFold<tasks::Variance<In>, In> {
     }
 };
 
-// Where results go: values (R::Out each) and, for reduce_indexed, the indices of the extremes.
-// A finished call (reduce_dims_finished) stores each float result r as r * scale, or its root,
-// in the input's dtype instead: mean, var and std in the reduction's own launch.
 // f32 results stored as they are, or rounded to bf16/f16 (ABI 1.20's last passes).
 enum class Rounding : std::uint8_t { None, BFloat16, Half };
 
+// Where results go: values (R::Out each) and, for reduce_indexed, the indices of the extremes.
+// A finished call (reduce_dims_finished) stores each float result r as r * scale, or its root,
+// in the input's dtype instead: mean, var and std in the reduction's own launch.
 struct Results {
     void* values;
     std::int64_t* indices;  // null unless kIndexed
