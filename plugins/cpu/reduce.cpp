@@ -317,7 +317,7 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
                    void* results, const void* data, int64_t chunk_size, int64_t output_count) {
     return plugin::guarded("cpu.reduce", [&] {
         check_device(device);
-        if (in_dtype == KAEL_DTYPE_F32 && kernels::is_low_precision(out_dtype)) {
+        if (kernels::tasks::is_last_pass(out_dtype, in_dtype)) {
             rounded_last_pass(op, out_dtype, results, output_count, [&](float* wide) {
                 kernels::tasks::throw_on_failure(reduce(device, op, KAEL_DTYPE_F32, KAEL_DTYPE_F32,
                                                         wide, data, chunk_size, output_count));

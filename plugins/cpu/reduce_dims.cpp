@@ -303,7 +303,7 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cpu.reduce_dims", [&] {
         check_device(device);
-        if (in_dtype == KAEL_DTYPE_F32 && kernels::is_low_precision(out_dtype)) {
+        if (kernels::tasks::is_last_pass(out_dtype, in_dtype)) {
             rounded_last_pass(op, out_dtype, results, outer * inner, [&](float* wide) {
                 tasks::throw_on_failure(reduce_dims(device, op, KAEL_DTYPE_F32, KAEL_DTYPE_F32,
                                                     wide, data, outer, size, inner));

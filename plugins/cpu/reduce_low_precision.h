@@ -24,17 +24,12 @@ bool rows_low_precision(kael_reduce_op op, kael_dtype dtype, const void* data, i
 bool column_reduce_low_precision(kael_reduce_op op, kael_dtype dtype, const void* data,
                                  int64_t outer, int64_t size, int64_t inner, float* results);
 
-// ABI 1.20's last pass (in_dtype f32, out_dtype bf16/f16): reduce_f32(wide) writes the f32
-// sums, products, norms or logsumexps (op) of outputs rows or columns, rounded once into
-// results; other ops are declined.
+// ABI 1.20's last pass (kernels::tasks::is_last_pass): reduce_f32(wide) writes the f32 results
+// (op) of outputs rows or columns, rounded once into results; check_last_pass's ops only.
 template <typename ReduceF32>
 void rounded_last_pass(kael_reduce_op op, kael_dtype out_dtype, void* results, int64_t outputs,
                        ReduceF32&& reduce_f32) {
-    if (op != KAEL_REDUCE_SUM && op != KAEL_REDUCE_PROD && op != KAEL_REDUCE_NORM2 &&
-        op != KAEL_REDUCE_LOGSUMEXP) {
-        plugin::unsupported(std::string(kernels::tasks::reduce_op_name(op)) +
-                            " of f32 partials into " + plugin::dtype_name(out_dtype));
-    }
+    kernels::tasks::check_last_pass(op, out_dtype);
     std::vector<float> wide(static_cast<std::size_t>(outputs));
     reduce_f32(wide.data());
     convert_contiguous(out_dtype, KAEL_DTYPE_F32, wide.data(), results, outputs);

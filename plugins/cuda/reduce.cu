@@ -366,7 +366,7 @@ kael_status reduce(int32_t device, kael_reduce_op op, kael_dtype out_dtype, kael
                    void* results, const void* data, int64_t chunk_size, int64_t output_count) {
     return plugin::guarded("cuda.reduce", [&] {
         use_device(device);
-        if (is_last_pass(out_dtype, in_dtype)) {
+        if (tasks::is_last_pass(out_dtype, in_dtype)) {
             with_last_pass_reducer("reduce", op, out_dtype, results, data, output_count, chunk_size,
                                    [&](auto tag, const Results& stored) {
                                        reduce_rows<typename decltype(tag)::Reducer, float>(

@@ -243,24 +243,14 @@ void with_low_precision_reducer(kael_reduce_op op, kael_dtype in_dtype, kael_dty
     }
 }
 
-// ABI 1.20's last pass (in_dtype f32, out_dtype bf16/f16): the f32 partials of a low-precision
-// sum, product, norm or logsumexp, folded as f32 and rounded as stored. Other ops and empty runs
-// are declined (the core then converts f32 results).
-inline bool is_last_pass(kael_dtype out_dtype, kael_dtype in_dtype) {
-    return in_dtype == KAEL_DTYPE_F32 && kernels::is_low_precision(out_dtype);
-}
-
+// ABI 1.20's last pass (tasks::is_last_pass): the f32 kernels, their results rounded as stored.
+// Declined for empty runs and where low-precision reductions are turned off.
 template <typename Visit>
 void with_last_pass_reducer(const char* slot, kael_reduce_op op, kael_dtype out_dtype,
                             void* results, const void* data, std::int64_t outputs,
                             std::int64_t size, Visit&& visit) {
     check_low_precision_call(slot, results, data, outputs, size);
-    const bool takes = op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || op == KAEL_REDUCE_NORM2 ||
-                       op == KAEL_REDUCE_LOGSUMEXP;
-    if (low_precision_reduce_declined() || !takes || size == 0) {
-        plugin::unsupported(std::string(tasks::reduce_op_name(op)) + " of f32 partials into " +
-                            plugin::dtype_name(out_dtype) + " here (the core converts)");
-    }
+    tasks::check_last_pass(op, out_dtype, !low_precision_reduce_declined() && size > 0);
     if (outputs == 0) {
         return;
     }

@@ -266,7 +266,7 @@ kael_status reduce_dims(int32_t device, kael_reduce_op op, kael_dtype out_dtype,
     }
     return plugin::guarded("cuda.reduce_dims", [&] {
         use_device(device);
-        if (is_last_pass(out_dtype, in_dtype)) {
+        if (tasks::is_last_pass(out_dtype, in_dtype)) {
             with_last_pass_reducer("reduce_dims", op, out_dtype, results, data, outer * inner, size,
                                    [&](auto tag, const Results& stored) {
                                        reduce_column_tiles<typename decltype(tag)::Reducer, float>(

@@ -67,6 +67,24 @@ inline void check_reduce_call(kael_reduce_op op, kael_dtype out_dtype, kael_dtyp
     }
 }
 
+// ABI 1.20's last pass (KAEL_DTYPE_FLAG_LOW_PRECISION_LAST_PASS): f32 partials in, bf16/f16
+// results out, folded as f32 and rounded once as stored.
+inline bool is_last_pass(kael_dtype out_dtype, kael_dtype in_dtype) {
+    return in_dtype == KAEL_DTYPE_F32 && is_low_precision(out_dtype);
+}
+
+// Declines a last pass (unsupported: the core then converts f32 results) unless op folds its
+// partials as itself (sum, prod, norm2, logsumexp; a mean divides, extremes keep their dtype) and
+// the plugin takes this call (plugin_takes).
+inline void check_last_pass(kael_reduce_op op, kael_dtype out_dtype, bool plugin_takes = true) {
+    const bool folds = op == KAEL_REDUCE_SUM || op == KAEL_REDUCE_PROD || op == KAEL_REDUCE_NORM2 ||
+                       op == KAEL_REDUCE_LOGSUMEXP;
+    if (!folds || !plugin_takes) {
+        plugin::unsupported(std::string(reduce_op_name(op)) + " of f32 partials into " +
+                            plugin::dtype_name(out_dtype) + " (the core converts)");
+    }
+}
+
 // The reduce_indexed slot's checks; true for max (ARGMAX), false for min (ARGMIN).
 inline bool check_reduce_indexed_call(kael_reduce_op op, kael_dtype dtype, const void* values,
                                       const std::int64_t* indices, const void* data,
